@@ -1,0 +1,182 @@
+"""asv benchmarks: array I/O through zarr3c's public API on a LocalStore.
+
+The same workloads as ``asv_benchmarks/compare_peers.py`` (which runs them against the other
+Zarr implementations), sized so that one asv run stays short: a uint16 256^3 cube (32 MiB) of
+smooth gradients plus noise, 64^3 chunks (or 128^3 shards of 32^3 inner chunks), written into a
+temporary directory in ``setup``:
+
+- ``WriteAll.time_write_all``: ``a[...] = src`` (each sample overwrites the same chunks);
+- ``Read.time_read_all``: ``a[...]``;
+- ``Read.time_read_chunks``: every read unit (chunk, or inner chunk when sharded), in C order;
+- ``Read.time_random_reads``: 1,000 random 4^3 boxes, one after another;
+- ``Read.track_stored_bytes``: the bytes on disk (the compression achieved).
+
+Parameters: compression ``none`` / ``zstd`` (level 0, no checksum) x layout ``chunked`` /
+``sharded``.  A combination zarr3c cannot do yet (no ``shards=``), or a zarr3c that fails to
+import, raises ``NotImplementedError`` in ``setup``, which asv reports as skipped.  ``setup``
+checks the round trip once, so a wrong answer fails the benchmark instead of being timed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+try:
+    import zarr3c
+except Exception as exc:  # noqa: BLE001 - any import failure means "skip", with its reason
+    zarr3c = None
+    _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+else:
+    _IMPORT_ERROR = ""
+
+SIZE = 256
+CHUNK = 64
+SHARD = 128
+INNER = 32
+N_RANDOM = 1000
+BOX = 4
+COMPRESSIONS = ["none", "zstd"]
+LAYOUTS = ["chunked", "sharded"]
+
+_SOURCE: np.ndarray | None = None
+
+
+def source() -> np.ndarray:
+    """The uint16 ``SIZE``^3 source cube (built once per process; never modified)."""
+    global _SOURCE
+    if _SOURCE is None:
+        rng = np.random.default_rng(0)
+        j = np.arange(SIZE, dtype=np.uint16)
+        plane = (j[:, None] * np.uint16(3) + j[None, :]).astype(np.uint16)
+        src = np.empty((SIZE, SIZE, SIZE), dtype=np.uint16)
+        for i in range(SIZE):
+            np.add(plane, np.uint16(i * 7), out=src[i])
+            src[i] += rng.integers(0, 64, size=(SIZE, SIZE), dtype=np.uint16)
+        src.flags.writeable = False
+        _SOURCE = src
+    return _SOURCE
+
+
+def layout_kwargs(layout: str) -> dict[str, Any]:
+    """``chunks``/``shards`` arguments of ``create_array`` for a layout name."""
+    if layout == "chunked":
+        return {"chunks": (CHUNK,) * 3, "shards": None}
+    return {"chunks": (INNER,) * 3, "shards": (SHARD,) * 3}
+
+
+def compressors(compression: str) -> list[dict[str, Any]] | None:
+    """The ``compressors`` argument for a compression name."""
+    if compression == "none":
+        return None
+    return [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+
+
+def create(path: str, compression: str, layout: str) -> Any:
+    """Create the benchmark array at ``path``; unsupported setups raise NotImplementedError."""
+    if zarr3c is None:
+        raise NotImplementedError(f"zarr3c unavailable: {_IMPORT_ERROR}")
+    try:
+        return zarr3c.create_array(
+            zarr3c.LocalStore(path), shape=(SIZE,) * 3, dtype="uint16",
+            compressors=compressors(compression), fill_value=0, overwrite=True,
+            **layout_kwargs(layout),
+        )
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        if layout == "sharded":  # until zarr3c supports shards=, skip rather than fail
+            raise NotImplementedError(f"sharding: {type(exc).__name__}: {exc}") from exc
+        raise
+
+
+class WriteAll:
+    """Write the whole cube into an existing array."""
+
+    params = (COMPRESSIONS, LAYOUTS)
+    param_names = ["compression", "layout"]
+    number = 1
+    repeat = (3, 10, 10.0)
+    warmup_time = 0.0
+    timeout = 300.0
+
+    def setup(self, compression: str, layout: str) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
+        self.src = source()
+        self.arr = create(os.path.join(self.tmp, "a"), compression, layout)
+
+    def teardown(self, compression: str, layout: str) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def time_write_all(self, compression: str, layout: str) -> None:
+        self.arr[...] = self.src
+
+
+class Read:
+    """Read an array written once in ``setup`` (its files stay in the page cache)."""
+
+    params = (COMPRESSIONS, LAYOUTS)
+    param_names = ["compression", "layout"]
+    number = 1
+    repeat = (3, 10, 10.0)
+    timeout = 300.0
+
+    def setup(self, compression: str, layout: str) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
+        path = os.path.join(self.tmp, "a")
+        try:
+            src = source()
+            create(path, compression, layout)[...] = src
+            self.arr = zarr3c.open_array(zarr3c.LocalStore(path), mode="r")
+            back = np.asarray(self.arr[...])
+        except NotImplementedError:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        except Exception as exc:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            if layout == "sharded":
+                raise NotImplementedError(f"sharding: {type(exc).__name__}: {exc}") from exc
+            raise
+        if back.shape != src.shape or not np.array_equal(back, src):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise AssertionError(f"{compression}/{layout}: read back differs from what was written")
+        unit = layout_kwargs(layout)["chunks"]
+        self.chunk_sels = [
+            tuple(slice(o, o + c) for o, c in zip(origin, unit))
+            for origin in itertools.product(*(range(0, SIZE, c) for c in unit))
+        ]
+        rng = np.random.default_rng(1)
+        self.random_sels = [
+            tuple(slice(int(o), int(o) + BOX) for o in row)
+            for row in rng.integers(0, SIZE - BOX + 1, size=(N_RANDOM, 3))
+        ]
+        self.path = path
+
+    def teardown(self, compression: str, layout: str) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def time_read_all(self, compression: str, layout: str) -> None:
+        self.arr[...]
+
+    def time_read_chunks(self, compression: str, layout: str) -> None:
+        arr = self.arr
+        for sel in self.chunk_sels:
+            arr[sel]
+
+    def time_random_reads(self, compression: str, layout: str) -> None:
+        arr = self.arr
+        for sel in self.random_sels:
+            arr[sel]
+
+    def track_stored_bytes(self, compression: str, layout: str) -> int:
+        total = 0
+        for root, _, files in os.walk(self.path):
+            total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+        return total
+
+    track_stored_bytes.unit = "bytes"  # type: ignore[attr-defined]

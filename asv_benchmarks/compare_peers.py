@@ -1,0 +1,1091 @@
+"""Peer comparison: the same array workloads through zarr3c and the other Zarr v3 libraries.
+
+Runs, in one process and on the same source data, each workload through
+
+- ``zarr3c``;
+- ``zarr-python`` (3.x, its default ``BatchedCodecPipeline``);
+- ``zarrs-python`` (zarr-python with ``codec_pipeline.path = "zarrs.ZarrsCodecPipeline"``);
+- ``tensorstore`` (driver ``"zarr3"`` over a ``"file"`` kvstore);
+- ``limit`` (read workloads only): not a library but a bound: the chunk files read with plain
+  Python I/O and decoded with numcodecs' zstd over a ``ThreadPoolExecutor`` with
+  ``os.cpu_count()`` workers, i.e. the file read and decode of the same bytes split over the
+  cores, with nothing else (no metadata, no index parsing, no copy into an output array).
+  For ``random`` every read decodes each chunk it touches; for ``random_concurrent`` each
+  touched chunk is decoded once (reads in flight together may share a decode).
+
+and prints a table of times with the ratio of zarr3c to the fastest peer (the limit is not a
+peer) and the geometric mean of that ratio over the rows.
+
+The source is one uint16 cube (``--size``, default 512: 256 MiB) of smooth gradients plus
+noise, so that it is random-ish but compressible.  Rows are ``layout x compression x workload``:
+
+- layouts: ``chunked`` (``--chunk``\\ ^3 chunks) and ``sharded`` (``--shard``\\ ^3 shards of
+  ``--inner``\\ ^3 inner chunks); a layout an implementation cannot write is reported as
+  skipped with the reason, never timed;
+- compressions: ``none`` and ``zstd`` (level 0, no checksum);
+- workloads: ``write`` (all data, into a fresh array), ``read_all``, ``read_chunks`` (every
+  read unit -- a chunk, or an inner chunk when sharded -- one after another), ``random``
+  (``--nreads`` random 4^3 boxes one after another) and ``random_concurrent`` (the same boxes
+  issued concurrently).
+
+Each implementation writes its own copy (timed) and reads its own copy (the files are in the
+page cache: every read workload runs once untimed as a warm-up).  Each measurement is repeated
+``--repeat`` times and the minimum kept.  Every read result is compared with the source: a wrong
+answer is reported as ``WRONG`` and not timed.  An implementation that fails to import or
+raises is reported as ``unavailable: <reason>`` / ``error: <reason>``; the run goes on.
+
+Usage::
+
+    python asv_benchmarks/compare_peers.py                       # everything, 512^3
+    python asv_benchmarks/compare_peers.py --size 256 --repeat 1 # quick
+    python asv_benchmarks/compare_peers.py --only zarr3c,tensorstore --layouts chunked \\
+        --compressions zstd --workloads read_all,random --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import itertools
+import json
+import math
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+PEERS = ("zarr-python", "zarrs-python", "tensorstore")
+IMPLEMENTATIONS = ("zarr3c", *PEERS)
+LIMIT = "limit"
+ALL_COLUMNS = (*IMPLEMENTATIONS, LIMIT)
+WORKLOADS = ("write", "read_all", "read_chunks", "random", "random_concurrent")
+READ_WORKLOADS = WORKLOADS[1:]
+PER_READ_WORKLOADS = ("random", "random_concurrent")
+COMPRESSIONS = ("none", "zstd")
+LAYOUTS = ("chunked", "sharded")
+DTYPE = np.dtype("uint16")
+RANDOM_BOX = 4
+ZSTD_LEVEL = 0
+
+Selection = tuple[slice, ...]
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How an array is split into stored objects.
+
+    Parameters
+    ----------
+    name : str
+        ``"chunked"`` or ``"sharded"``.
+    chunks : tuple of int
+        The read unit: the chunk shape, or the inner chunk shape of a sharded array.
+    shards : tuple of int or None
+        The shard shape (the stored object), or None for an unsharded array.
+    """
+
+    name: str
+    chunks: tuple[int, ...]
+    shards: tuple[int, ...] | None = None
+
+    @property
+    def stored(self) -> tuple[int, ...]:
+        """Shape of one stored object (a chunk file or a shard file)."""
+        return self.shards if self.shards is not None else self.chunks
+
+
+@dataclass
+class Case:
+    """Everything a workload needs: the source, its layout, the selections to read."""
+
+    src: np.ndarray
+    layout: Layout
+    compression: str
+    chunk_selections: list[Selection]
+    random_selections: list[Selection]
+    threads: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.src.shape
+
+
+@dataclass
+class Result:
+    """One cell of the table: a workload timed for one implementation."""
+
+    layout: str
+    compression: str
+    workload: str
+    impl: str
+    status: str  # ok | unavailable | skipped | error | wrong
+    reason: str = ""
+    times_s: list[float] = field(default_factory=list)
+    unit: str = "ms"
+    value: float | None = None  # min time in `unit`
+    stored_bytes: int | None = None
+
+
+class Unavailable(Exception):
+    """An implementation cannot run here (import failure, missing feature)."""
+
+
+class Skipped(Exception):
+    """An implementation does not support a layout/compression combination."""
+
+
+def describe(exc: BaseException) -> str:
+    """One line naming an exception: ``Type: first line of the message`` (at most 200 chars)."""
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# --------------------------------------------------------------------------- source data
+
+
+def make_source(size: int, seed: int = 0) -> np.ndarray:
+    """A ``size``^3 uint16 cube: smooth gradients plus 6 bits of noise.
+
+    Built slab by slab so that the only large allocation is the result itself.
+    """
+    rng = np.random.default_rng(seed)
+    src = np.empty((size, size, size), dtype=DTYPE)
+    j = np.arange(size, dtype=np.uint16)
+    # Gradients along every axis keep neighbouring values close (compressible); the noise keeps
+    # zstd honest (it cannot collapse the data to nothing).
+    plane = (j[:, None] * np.uint16(3) + j[None, :]).astype(np.uint16)
+    for i in range(size):
+        np.add(plane, np.uint16((i * 7) % 4096), out=src[i])
+        src[i] += rng.integers(0, 64, size=(size, size), dtype=np.uint16)
+    return src
+
+
+def grid_selections(shape: Sequence[int], unit: Sequence[int]) -> list[Selection]:
+    """Every ``unit``-shaped block of ``shape`` in C order, clipped at the edges."""
+    ranges = [range(0, n, c) for n, c in zip(shape, unit)]
+    return [
+        tuple(slice(o, min(o + c, n)) for o, c, n in zip(origin, unit, shape))
+        for origin in itertools.product(*ranges)
+    ]
+
+
+def random_selections(shape: Sequence[int], n: int, box: int, seed: int = 1) -> list[Selection]:
+    """``n`` random ``box``^ndim selections inside ``shape`` (fixed seed: same for everyone)."""
+    rng = np.random.default_rng(seed)
+    origins = rng.integers(0, [max(1, s - box + 1) for s in shape], size=(n, len(shape)))
+    return [tuple(slice(int(o), int(o) + box) for o in row) for row in origins]
+
+
+def dir_size(path: str) -> int:
+    """Total size in bytes of the files under ``path``."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(root, f))
+    return total
+
+
+# --------------------------------------------------------------------------- implementations
+
+
+class Adapter:
+    """One implementation under test.
+
+    The harness calls, in order: :meth:`probe` (once), :meth:`check` (per case),
+    :meth:`session` around everything done for one case, then :meth:`create` + :meth:`write`
+    for each timed write (only ``write`` is timed), :meth:`open` once, and the read methods.
+    """
+
+    name = "?"
+
+    def probe(self) -> str:
+        """Import the implementation; return its version, or raise :class:`Unavailable`."""
+        raise NotImplementedError
+
+    def check(self, case: Case, root: str) -> None:
+        """Raise :class:`Skipped` if ``case`` cannot be run by this implementation."""
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Context around all the work for one case (zarrs-python sets its config here)."""
+        yield
+
+    def create(self, path: str, case: Case) -> None:
+        """Create an empty array at ``path`` (untimed); keep a handle for :meth:`write`."""
+        raise NotImplementedError
+
+    def write(self, src: np.ndarray) -> None:
+        """Write all of ``src`` into the array made by :meth:`create` (timed)."""
+        raise NotImplementedError
+
+    def open(self, path: str) -> None:
+        """Open the array at ``path`` for reading (untimed)."""
+        raise NotImplementedError
+
+    def read(self, sel: Selection) -> np.ndarray:
+        """Read one selection."""
+        raise NotImplementedError
+
+    def read_concurrent(self, sels: Sequence[Selection]) -> list[np.ndarray]:
+        """Read many selections, all in flight at once."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Drop handles."""
+
+
+def import_zarr3c() -> Any:
+    """``import zarr3c``; if it is not installed, from this checkout (needs built kernels)."""
+    import importlib
+
+    try:
+        return importlib.import_module("zarr3c")
+    except ModuleNotFoundError as exc:
+        if exc.name != "zarr3c":
+            raise
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, repo)
+    return importlib.import_module("zarr3c")
+
+
+class Zarr3cAdapter(Adapter):
+    """zarr3c through its public API (DESIGN.md, "Public API")."""
+
+    name = "zarr3c"
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self.arr: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._sharding: str | None = None  # None: not probed; "": supported; else the reason
+
+    def probe(self) -> str:
+        try:
+            zarr3c = import_zarr3c()
+        except Exception as exc:  # any import failure (missing build, syntax error) is a reason
+            raise Unavailable(describe(exc)) from exc
+        missing = [n for n in ("create_array", "open_array", "LocalStore") if not hasattr(zarr3c, n)]
+        if missing:
+            raise Unavailable(f"zarr3c has no {', '.join(missing)} yet")
+        self.zarr3c = zarr3c
+        return str(getattr(zarr3c, "__version__", "?"))
+
+    def _compressors(self, compression: str) -> list[dict[str, Any]] | None:
+        if compression == "none":
+            return None
+        return [{"name": "zstd", "configuration": {"level": ZSTD_LEVEL, "checksum": False}}]
+
+    def check(self, case: Case, root: str) -> None:
+        if case.layout.shards is None:
+            return
+        if self._sharding is None:
+            # Probe once, on a tiny array: the layout runs as soon as zarr3c supports shards=.
+            probe_dir = tempfile.mkdtemp(prefix="zarr3c-shard-probe-", dir=root)
+            try:
+                data = np.arange(8**3, dtype=DTYPE).reshape(8, 8, 8)
+                a = self.zarr3c.create_array(
+                    self.zarr3c.LocalStore(probe_dir), shape=data.shape, dtype=DTYPE,
+                    chunks=(2, 2, 2), shards=(4, 4, 4), compressors=None, fill_value=0,
+                )
+                a[...] = data
+                back = self.zarr3c.open_array(self.zarr3c.LocalStore(probe_dir), mode="r")[...]
+                ok = np.array_equal(np.asarray(back), data)
+                self._sharding = "" if ok else "not implemented (sharded round trip differs)"
+            except Exception as exc:
+                self._sharding = f"not implemented ({describe(exc)})"
+            finally:
+                shutil.rmtree(probe_dir, ignore_errors=True)
+        if self._sharding:
+            raise Skipped(self._sharding)
+
+    def create(self, path: str, case: Case) -> None:
+        z = self.zarr3c
+        self.arr = z.create_array(
+            z.LocalStore(path), shape=case.shape, dtype=DTYPE, chunks=case.layout.chunks,
+            shards=case.layout.shards, compressors=self._compressors(case.compression),
+            fill_value=0, overwrite=True,
+        )
+
+    def write(self, src: np.ndarray) -> None:
+        self.arr[...] = src
+
+    def open(self, path: str) -> None:
+        self.arr = self.zarr3c.open_array(self.zarr3c.LocalStore(path), mode="r")
+
+    def read(self, sel: Selection) -> np.ndarray:
+        return self.arr[sel]
+
+    def read_concurrent(self, sels: Sequence[Selection]) -> list[np.ndarray]:
+        # TODO(zarr3c batch API): when zarr3c grows a batched read (e.g. an
+        # ``Array.get_many(selections)`` that fans chunks out over its own pool and coalesces
+        # store requests), call it here instead of one a[...] per thread.
+        batch = getattr(self.arr, "get_many", None)
+        if callable(batch):
+            return list(batch(sels))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.threads)
+        return list(self._pool.map(self.arr.__getitem__, sels))
+
+    def close(self) -> None:
+        self.arr = None
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
+class ZarrPythonAdapter(Adapter):
+    """zarr-python 3 with its default codec pipeline."""
+
+    name = "zarr-python"
+
+    def __init__(self) -> None:
+        self.arr: Any = None
+
+    def probe(self) -> str:
+        try:
+            import zarr
+            import zarr.codecs
+            import zarr.storage
+            from zarr.core.sync import sync
+        except Exception as exc:
+            raise Unavailable(describe(exc)) from exc
+        if int(zarr.__version__.split(".")[0]) < 3:
+            raise Unavailable(f"zarr {zarr.__version__} is not 3.x")
+        self.zarr, self.sync = zarr, sync
+        return zarr.__version__
+
+    def check(self, case: Case, root: str) -> None:
+        pass
+
+    def create(self, path: str, case: Case) -> None:
+        zarr = self.zarr
+        compressors = (
+            None if case.compression == "none"
+            else zarr.codecs.ZstdCodec(level=ZSTD_LEVEL, checksum=False)
+        )
+        self.arr = zarr.create_array(
+            zarr.storage.LocalStore(path), shape=case.shape, dtype=DTYPE,
+            chunks=case.layout.chunks, shards=case.layout.shards, compressors=compressors,
+            fill_value=0, overwrite=True,
+        )
+        self._check_pipeline()
+
+    def write(self, src: np.ndarray) -> None:
+        self.arr[...] = src
+
+    def open(self, path: str) -> None:
+        store = self.zarr.storage.LocalStore(path, read_only=True)
+        self.arr = self.zarr.open_array(store, mode="r")
+        self._check_pipeline()
+
+    def _check_pipeline(self) -> None:
+        pass
+
+    def read(self, sel: Selection) -> np.ndarray:
+        return self.arr[sel]
+
+    def read_concurrent(self, sels: Sequence[Selection]) -> list[np.ndarray]:
+        async_arr = self.arr._async_array
+
+        async def gather() -> list[np.ndarray]:
+            return list(await asyncio.gather(*(async_arr.getitem(s) for s in sels)))
+
+        # zarr's own event loop (the one its stores are bound to), as Array.__getitem__ uses.
+        return self.sync(gather())
+
+    def close(self) -> None:
+        self.arr = None
+
+
+class ZarrsPythonAdapter(ZarrPythonAdapter):
+    """zarr-python 3 with the Rust ``zarrs.ZarrsCodecPipeline``."""
+
+    name = "zarrs-python"
+    PIPELINE = "zarrs.ZarrsCodecPipeline"
+
+    def probe(self) -> str:
+        zarr_version = super().probe()
+        try:
+            import zarrs
+        except Exception as exc:
+            raise Unavailable(describe(exc)) from exc
+        from importlib.metadata import version
+
+        return f"{version('zarrs')} (zarr {zarr_version})"
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        # The pipeline is chosen when an array is built, and some of its settings are read at
+        # call time: keep the config for the whole case rather than per call (a config context
+        # per random read would be timed too).
+        with self.zarr.config.set({"codec_pipeline.path": self.PIPELINE}):
+            yield
+
+    def _check_pipeline(self) -> None:
+        pipeline = type(self.arr._async_array.codec_pipeline).__name__
+        if pipeline != self.PIPELINE.rsplit(".", 1)[1]:
+            raise Unavailable(f"codec pipeline is {pipeline}, not {self.PIPELINE}")
+
+
+class TensorstoreAdapter(Adapter):
+    """tensorstore, driver ``zarr3`` over a ``file`` kvstore, default context (no cache)."""
+
+    name = "tensorstore"
+
+    def __init__(self) -> None:
+        self.arr: Any = None
+
+    def probe(self) -> str:
+        try:
+            import tensorstore
+        except Exception as exc:
+            raise Unavailable(describe(exc)) from exc
+        self.ts = tensorstore
+        from importlib.metadata import version
+
+        return version("tensorstore")
+
+    def _codecs(self, case: Case) -> list[dict[str, Any]]:
+        inner: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+        if case.compression == "zstd":
+            inner.append(
+                {"name": "zstd", "configuration": {"level": ZSTD_LEVEL, "checksum": False}}
+            )
+        if case.layout.shards is None:
+            return inner
+        return [{
+            "name": "sharding_indexed",
+            "configuration": {
+                "chunk_shape": list(case.layout.chunks),
+                "codecs": inner,
+                "index_codecs": [
+                    {"name": "bytes", "configuration": {"endian": "little"}},
+                    {"name": "crc32c"},
+                ],
+                "index_location": "end",
+            },
+        }]
+
+    def create(self, path: str, case: Case) -> None:
+        spec = {
+            "driver": "zarr3",
+            "kvstore": {"driver": "file", "path": path},
+            "metadata": {
+                "shape": list(case.shape),
+                "data_type": DTYPE.name,
+                "chunk_grid": {
+                    "name": "regular",
+                    "configuration": {"chunk_shape": list(case.layout.stored)},
+                },
+                "chunk_key_encoding": {"name": "default"},
+                "fill_value": 0,
+                "codecs": self._codecs(case),
+            },
+        }
+        self.arr = self.ts.open(spec, create=True, delete_existing=True).result()
+
+    def write(self, src: np.ndarray) -> None:
+        self.arr.write(src).result()
+
+    def open(self, path: str) -> None:
+        spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}
+        self.arr = self.ts.open(spec, open=True, read=True).result()
+
+    def read(self, sel: Selection) -> np.ndarray:
+        return self.arr[sel].read().result()
+
+    def read_concurrent(self, sels: Sequence[Selection]) -> list[np.ndarray]:
+        futures = [self.arr[s].read() for s in sels]
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        self.arr = None
+
+
+# --------------------------------------------------------------------------- the limit
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """Where one read unit's encoded bytes live: file, byte range, and which block it holds."""
+
+    path: str
+    offset: int
+    nbytes: int
+    block: tuple[int, ...]  # read-unit grid coordinates
+
+
+class LimitRunner:
+    """The bound: plain file reads + numcodecs zstd decodes over a thread pool, nothing else.
+
+    It writes its own copy of the array (zarr v3 chunk files ``c/i/j/k``, or shard files with an
+    end index of ``(offset, nbytes)`` uint64 pairs + crc32c, as zarr writes them) and keeps the
+    byte range of every read unit, so a read touches exactly the bytes a library must touch:
+    no metadata, no index parsing (the shard index is known from writing it), no assembly
+    into an output array.  Only reads are bounded: :meth:`write` (encode + file write over the
+    same pool) makes the copy, untimed.
+    """
+
+    name = LIMIT
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self.pool = ThreadPoolExecutor(max_workers=threads)
+        self.refs: dict[tuple[int, ...], ChunkRef] = {}
+        self.codec: Any = None
+
+    def probe(self) -> str:
+        try:
+            import numcodecs
+            from numcodecs import Zstd
+        except Exception as exc:
+            raise Unavailable(describe(exc)) from exc
+        self.Zstd = Zstd
+        return f"numcodecs {numcodecs.__version__}"
+
+    def _encode_block(self, case: Case, block: tuple[int, ...]) -> bytes:
+        unit = case.layout.chunks
+        sel = tuple(slice(b * c, min((b + 1) * c, n)) for b, c, n in zip(block, unit, case.shape))
+        part = case.src[sel]
+        if part.shape != unit:  # edge chunk: stored padded with the fill value, as zarr does
+            full = np.zeros(unit, dtype=DTYPE)
+            full[tuple(slice(0, s) for s in part.shape)] = part
+            part = full
+        raw = np.ascontiguousarray(part).astype("<u2", copy=False).tobytes()
+        return raw if self.codec is None else bytes(self.codec.encode(raw))
+
+    def create(self, path: str, case: Case) -> None:
+        self.codec = None if case.compression == "none" else self.Zstd(level=ZSTD_LEVEL)
+        os.makedirs(path, exist_ok=True)
+
+    def write(self, path: str, case: Case) -> None:
+        self.refs = {}
+        stored = case.layout.stored
+        unit = case.layout.chunks
+        per_stored = [s // u for s, u in zip(stored, unit)]
+        n_stored = [math.ceil(n / s) for n, s in zip(case.shape, stored)]
+        n_units = [math.ceil(n / u) for n, u in zip(case.shape, unit)]
+
+        def write_one(obj: tuple[int, ...]) -> list[ChunkRef]:
+            key = os.path.join(path, "c", *map(str, obj))
+            os.makedirs(os.path.dirname(key), exist_ok=True)
+            if case.layout.shards is None:
+                data = self._encode_block(case, obj)
+                with open(key, "wb") as f:
+                    f.write(data)
+                return [ChunkRef(key, 0, len(data), obj)]
+            import crc32c
+
+            parts: list[bytes] = []
+            index = np.full((*per_stored, 2), np.iinfo(np.uint64).max, dtype="<u8")
+            refs: list[ChunkRef] = []
+            offset = 0
+            for inner in itertools.product(*map(range, per_stored)):
+                block = tuple(o * p + i for o, p, i in zip(obj, per_stored, inner))
+                if any(b >= n for b, n in zip(block, n_units)):
+                    continue
+                data = self._encode_block(case, block)
+                parts.append(data)
+                index[inner] = (offset, len(data))
+                refs.append(ChunkRef(key, offset, len(data), block))
+                offset += len(data)
+            raw_index = index.tobytes()
+            with open(key, "wb") as f:
+                f.write(b"".join(parts))
+                f.write(raw_index)
+                f.write(crc32c.crc32c(raw_index).to_bytes(4, "little"))
+            return refs
+
+        objs = list(itertools.product(*map(range, n_stored)))
+        for refs in self.pool.map(write_one, objs):
+            for ref in refs:
+                self.refs[ref.block] = ref
+
+    def blocks_for(self, case: Case, workload: str) -> list[tuple[int, ...]]:
+        """The read units a workload must decode.
+
+        ``random``: every read decodes each unit it touches (sequential reads cannot share a
+        decode without a chunk cache, and the peers run without one).  ``random_concurrent``:
+        each touched unit once, because reads in flight together can share a decode
+        (tensorstore coalesces them), so the bound must allow for it.
+        """
+        unit = case.layout.chunks
+        if workload in ("read_all", "read_chunks"):
+            return [tuple(s.start // c for s, c in zip(sel, unit)) for sel in case.chunk_selections]
+        blocks: list[tuple[int, ...]] = []
+        for sel in case.random_selections:
+            ranges = [range(s.start // c, (s.stop - 1) // c + 1) for s, c in zip(sel, unit)]
+            blocks.extend(itertools.product(*ranges))
+        if workload == "random_concurrent":
+            blocks = list(dict.fromkeys(blocks))
+        return blocks
+
+    def _read_one(self, ref: ChunkRef) -> np.ndarray:
+        with open(ref.path, "rb", buffering=0) as f:
+            if ref.offset:
+                f.seek(ref.offset)
+            data = f.read(ref.nbytes)
+        if self.codec is not None:
+            data = self.codec.decode(data)
+        return np.frombuffer(data, dtype="<u2")
+
+    def read(self, refs: Sequence[ChunkRef]) -> list[np.ndarray]:
+        return list(self.pool.map(self._read_one, refs))
+
+    def verify(self, case: Case, refs: Sequence[ChunkRef], out: Sequence[np.ndarray]) -> str:
+        unit = case.layout.chunks
+        for ref, got in zip(refs, out):
+            sel = tuple(slice(b * c, min((b + 1) * c, n)) for b, c, n in zip(ref.block, unit, case.shape))
+            if got.size != math.prod(unit):
+                return f"block {ref.block}: {got.size} elements, expected {math.prod(unit)}"
+            got_block = got.reshape(unit)[tuple(slice(0, s.stop - s.start) for s in sel)]
+            if not np.array_equal(got_block, case.src[sel]):
+                return f"block {ref.block} differs from the source"
+        return ""
+
+    def close(self) -> None:
+        self.pool.shutdown()
+
+
+# --------------------------------------------------------------------------- verification
+
+
+def verify_one(got: Any, expected: np.ndarray, what: str) -> str:
+    """'' if ``got`` equals ``expected`` (shape, dtype kind, values), else what differs."""
+    got = np.asarray(got)
+    if got.shape != expected.shape:
+        return f"{what}: shape {got.shape}, expected {expected.shape}"
+    if got.dtype != expected.dtype:
+        return f"{what}: dtype {got.dtype}, expected {expected.dtype}"
+    if not np.array_equal(got, expected):
+        bad = int(np.count_nonzero(got != expected))
+        return f"{what}: {bad} of {expected.size} elements differ"
+    return ""
+
+
+def verify_many(outs: Sequence[Any], sels: Sequence[Selection], src: np.ndarray) -> str:
+    if len(outs) != len(sels):
+        return f"{len(outs)} results for {len(sels)} reads"
+    for out, sel in zip(outs, sels):
+        err = verify_one(out, src[sel], f"read {[(s.start, s.stop) for s in sel]}")
+        if err:
+            return err
+    return ""
+
+
+# --------------------------------------------------------------------------- the harness
+
+
+def time_min(fn: Callable[[], Any], check: Callable[[Any], str], repeat: int,
+             warmup: bool) -> tuple[list[float], str]:
+    """Run ``fn`` (once untimed if ``warmup``), then ``repeat`` timed runs; check every result.
+
+    Returns the times and '' or, at the first wrong result, ``([], what differs)``.
+    """
+    if warmup:
+        err = check(fn())
+        if err:
+            return [], err
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        dt = time.perf_counter() - t0
+        err = check(out)
+        del out
+        if err:
+            return [], err
+        times.append(dt)
+    return times, ""
+
+
+def finish(res: Result, times: list[float], nreads: int) -> Result:
+    res.times_s = times
+    best = min(times)
+    if res.workload in PER_READ_WORKLOADS:
+        res.unit, res.value = "us/read", best / nreads * 1e6
+    else:
+        res.unit, res.value = "ms", best * 1e3
+    res.status = "ok"
+    return res
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_adapter(adapter: Adapter, case: Case, workloads: Sequence[str], root: str,
+                repeat: int, keep: bool) -> list[Result]:
+    """All selected workloads of one case for one implementation; never raises."""
+    lay, comp = case.layout.name, case.compression
+    path = os.path.join(root, f"{adapter.name}-{lay}-{comp}")
+
+    def result(workload: str, status: str, reason: str = "") -> Result:
+        return Result(lay, comp, workload, adapter.name, status, reason)
+
+    try:
+        adapter.check(case, root)
+    except Skipped as exc:
+        return [result(w, "skipped", str(exc)) for w in workloads]
+    except Exception as exc:
+        return [result(w, "error", describe(exc)) for w in workloads]
+
+    out: list[Result] = []
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(adapter.session())
+        except Exception as exc:
+            return [result(w, "error", describe(exc)) for w in workloads]
+
+        # Write: each timed run writes a fresh array (untimed delete + create); when 'write' is
+        # not selected the data is still written once, untimed.
+        n_writes = repeat if "write" in workloads else 1
+        times: list[float] = []
+        write_error = ""
+        try:
+            for _ in range(n_writes):
+                shutil.rmtree(path, ignore_errors=True)
+                adapter.create(path, case)
+                gc.collect()
+                t0 = time.perf_counter()
+                adapter.write(case.src)
+                times.append(time.perf_counter() - t0)
+            adapter.close()
+        except Unavailable as exc:
+            write_error = f"unavailable: {exc}"
+        except Exception as exc:
+            write_error = f"error: {describe(exc)}"
+        if write_error:
+            status, _, reason = write_error.partition(": ")
+            return [result(w, status, reason if w == "write" else f"write failed: {reason}")
+                    for w in workloads]
+
+        try:
+            adapter.open(path)
+            readback = adapter.read(tuple(slice(None) for _ in case.shape))
+            mismatch = verify_one(readback, case.src, "read back after write")
+            del readback
+        except Exception as exc:
+            adapter.close()
+            reason = describe(exc)
+            return [result(w, "error", f"open/read back failed: {reason}") for w in workloads]
+        if "write" in workloads:
+            res = result("write", "wrong", mismatch) if mismatch else finish(
+                result("write", "ok"), times, 1)
+            res.stored_bytes = dir_size(path)
+            out.append(res)
+            log(f"  {adapter.name:13s} {lay}/{comp} write: "
+                + (f"{res.value:.1f} ms" if res.status == "ok" else f"{res.status} {res.reason}")
+                + f" ({res.stored_bytes} bytes stored)")
+
+        full = tuple(slice(None) for _ in case.shape)
+        plans: dict[str, tuple[Callable[[], Any], Callable[[Any], str], int]] = {
+            "read_all": (lambda: adapter.read(full),
+                         lambda o: verify_one(o, case.src, "read_all"), 1),
+            "read_chunks": (lambda: [adapter.read(s) for s in case.chunk_selections],
+                            lambda o: verify_many(o, case.chunk_selections, case.src),
+                            len(case.chunk_selections)),
+            "random": (lambda: [adapter.read(s) for s in case.random_selections],
+                       lambda o: verify_many(o, case.random_selections, case.src),
+                       len(case.random_selections)),
+            "random_concurrent": (lambda: adapter.read_concurrent(case.random_selections),
+                                  lambda o: verify_many(o, case.random_selections, case.src),
+                                  len(case.random_selections)),
+        }
+        for w in workloads:
+            if w == "write":
+                continue
+            fn, check, nreads = plans[w]
+            try:
+                times, err = time_min(fn, check, repeat, warmup=True)
+                res = result(w, "wrong", err) if err else finish(result(w, "ok"), times, nreads)
+            except Exception as exc:
+                res = result(w, "error", describe(exc))
+            out.append(res)
+            log(f"  {adapter.name:13s} {lay}/{comp} {w}: "
+                f"{f'{res.value:.1f} {res.unit}' if res.status == 'ok' else res.status + ' ' + res.reason}")
+        adapter.close()
+    if not keep:
+        shutil.rmtree(path, ignore_errors=True)
+    return out
+
+
+def run_limit(limit: LimitRunner, case: Case, workloads: Sequence[str], root: str,
+              repeat: int, keep: bool) -> list[Result]:
+    """The bound for every selected workload of one case; never raises."""
+    lay, comp = case.layout.name, case.compression
+    path = os.path.join(root, f"limit-{lay}-{comp}")
+    out: list[Result] = []
+    try:
+        # The limit bounds reads only: its copy is written untimed (no "write" cell).
+        shutil.rmtree(path, ignore_errors=True)
+        limit.create(path, case)
+        limit.write(path, case)
+    except Exception as exc:
+        return [Result(lay, comp, w, LIMIT, "error", describe(exc))
+                for w in workloads if w != "write"]
+    for w in workloads:
+        if w == "write":
+            continue
+        res = Result(lay, comp, w, LIMIT, "ok")
+        try:
+            refs = [limit.refs[b] for b in limit.blocks_for(case, w)]
+            times, err = time_min(lambda: limit.read(refs),
+                                  lambda o: limit.verify(case, refs, o), repeat, warmup=True)
+            nreads = len(case.random_selections) if w in PER_READ_WORKLOADS else 1
+            res = Result(lay, comp, w, LIMIT, "wrong", err) if err else finish(res, times, nreads)
+        except Exception as exc:
+            res = Result(lay, comp, w, LIMIT, "error", describe(exc))
+        out.append(res)
+        log(f"  {LIMIT:13s} {lay}/{comp} {w}: "
+            f"{f'{res.value:.1f} {res.unit}' if res.status == 'ok' else res.status + ' ' + res.reason}")
+    if not keep:
+        shutil.rmtree(path, ignore_errors=True)
+    return out
+
+
+# --------------------------------------------------------------------------- report
+
+
+def summarize(results: Sequence[Result]) -> tuple[list[dict[str, Any]], float | None, int]:
+    """One row per (layout, compression, workload) with the ratio zarr3c / fastest peer."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in results:
+        key = (r.layout, r.compression, r.workload)
+        row = rows.setdefault(key, {"layout": r.layout, "compression": r.compression,
+                                    "workload": r.workload, "cells": {}})
+        row["cells"][r.impl] = r
+    ratios = []
+    for row in rows.values():
+        cells = row["cells"]
+        peers = [cells[p] for p in PEERS if p in cells and cells[p].status == "ok"]
+        best = min(peers, key=lambda c: c.value) if peers else None
+        row["best_peer"] = best.impl if best else None
+        z = cells.get("zarr3c")
+        row["ratio"] = (z.value / best.value) if (best and z and z.status == "ok"
+                                                  and best.value) else None
+        lim = cells.get(LIMIT)
+        row["ratio_limit"] = (z.value / lim.value) if (z and z.status == "ok" and lim
+                                                       and lim.status == "ok" and lim.value) else None
+        if row["ratio"] is not None:
+            ratios.append(row["ratio"])
+    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+    return list(rows.values()), geo, len(ratios)
+
+
+def cell_text(r: Result | None) -> str:
+    if r is None:
+        return "-"
+    if r.status == "ok":
+        return f"{r.value:.1f}" if r.value >= 10 else f"{r.value:.2f}"
+    return {"wrong": "WRONG", "error": "ERROR", "unavailable": "n/a", "skipped": "skip"}.get(
+        r.status, r.status)
+
+
+def print_table(results: Sequence[Result], columns: Sequence[str], file: Any = sys.stdout) -> None:
+    rows, geo, n = summarize(results)
+    head = ["layout", "comp", "workload", "unit", *columns, "z3c/best", "best peer", "z3c/limit"]
+    table = [head]
+    for row in rows:
+        cells = row["cells"]
+        unit = "us/read" if row["workload"] in PER_READ_WORKLOADS else "ms"
+        table.append([
+            row["layout"], row["compression"], row["workload"], unit,
+            *(cell_text(cells.get(c)) for c in columns),
+            f"{row['ratio']:.2f}" if row["ratio"] is not None else "-",
+            row["best_peer"] or "-",
+            f"{row['ratio_limit']:.2f}" if row["ratio_limit"] is not None else "-",
+        ])
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for i, r in enumerate(table):
+        print("  ".join(c.ljust(w) if j < 4 or j == len(head) - 2 else c.rjust(w)
+                        for j, (c, w) in enumerate(zip(r, widths))), file=file)
+        if i == 0:
+            print("  ".join("-" * w for w in widths), file=file)
+    if geo is not None:
+        print(f"\ngeometric mean of zarr3c / fastest peer over {n} rows: {geo:.3f}", file=file)
+    else:
+        print("\ngeometric mean of zarr3c / fastest peer: n/a (no row with zarr3c and a peer)",
+              file=file)
+    notes: dict[tuple[str, str, str], None] = {}
+    for r in results:
+        if r.status != "ok":
+            notes[(r.impl, r.status, r.reason)] = None
+    if notes:
+        print("\nnot timed:", file=file)
+        for impl, status, reason in notes:
+            label = {"unavailable": "unavailable", "skipped": "skipped", "error": "error",
+                     "wrong": "WRONG ANSWER"}.get(status, status)
+            print(f"  {impl}: {label}: {reason}", file=file)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_list(text: str, allowed: Sequence[str], what: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in allowed]
+    if bad:
+        raise argparse.ArgumentTypeError(
+            f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)}")
+    return [a for a in allowed if a in items]  # canonical order
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        description="Compare zarr3c with zarr-python, zarrs-python and tensorstore.")
+    p.add_argument("--size", type=int, default=512, help="edge of the uint16 cube (512)")
+    p.add_argument("--chunk", type=int, default=64, help="chunk edge, chunked layout (64)")
+    p.add_argument("--shard", type=int, default=256,
+                   help="shard edge, sharded layout (256; clipped to --size)")
+    p.add_argument("--inner", type=int, default=32, help="inner chunk edge, sharded layout (32)")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs per cell; min is kept (3)")
+    p.add_argument("--nreads", type=int, default=1000, help="random 4^3 reads (1000)")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="threads for zarr3c's concurrent reads and the limit (os.cpu_count())")
+    p.add_argument("--only", type=lambda s: parse_list(s, ALL_COLUMNS, "implementation"),
+                   default=list(ALL_COLUMNS), help=f"comma list of {','.join(ALL_COLUMNS)}")
+    p.add_argument("--workloads", type=lambda s: parse_list(s, WORKLOADS, "workload"),
+                   default=list(WORKLOADS), help=f"comma list of {','.join(WORKLOADS)}")
+    p.add_argument("--compressions", type=lambda s: parse_list(s, COMPRESSIONS, "compression"),
+                   default=list(COMPRESSIONS), help=f"comma list of {','.join(COMPRESSIONS)}")
+    p.add_argument("--layouts", type=lambda s: parse_list(s, LAYOUTS, "layout"),
+                   default=list(LAYOUTS), help=f"comma list of {','.join(LAYOUTS)}")
+    p.add_argument("--tmpdir", default=None,
+                   help="where the copies are written (a fresh directory inside it)")
+    p.add_argument("--keep", action="store_true", help="keep the written copies")
+    p.add_argument("--json", dest="json_out", default=None, metavar="OUT",
+                   help="also write machine-readable results to OUT")
+    return p
+
+
+def make_adapters(names: Sequence[str], threads: int) -> list[Adapter]:
+    factories: dict[str, Callable[[], Adapter]] = {
+        "zarr3c": lambda: Zarr3cAdapter(threads),
+        "zarr-python": ZarrPythonAdapter,
+        "zarrs-python": ZarrsPythonAdapter,
+        "tensorstore": TensorstoreAdapter,
+    }
+    return [factories[n]() for n in names if n in factories]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if min(args.size, args.chunk, args.shard, args.inner, args.repeat, args.nreads) < 1:
+        raise SystemExit("sizes, --repeat and --nreads must be positive")
+    if args.size < RANDOM_BOX:
+        raise SystemExit(f"--size must be at least {RANDOM_BOX}")
+    shard = min(args.shard, args.size)
+    if shard % args.inner:
+        raise SystemExit(f"shard edge {shard} is not a multiple of --inner {args.inner}")
+
+    ndim = 3
+    layouts = {
+        "chunked": Layout("chunked", (args.chunk,) * ndim),
+        "sharded": Layout("sharded", (args.inner,) * ndim, (shard,) * ndim),
+    }
+
+    versions: dict[str, str] = {}
+    adapters: list[Adapter] = []
+    unavailable: dict[str, str] = {}
+    for adapter in make_adapters(args.only, args.threads):
+        try:
+            versions[adapter.name] = adapter.probe()
+            adapters.append(adapter)
+        except Unavailable as exc:
+            unavailable[adapter.name] = str(exc)
+        except Exception as exc:
+            unavailable[adapter.name] = describe(exc)
+    limit: LimitRunner | None = None
+    if LIMIT in args.only:
+        limit = LimitRunner(args.threads)
+        try:
+            versions[LIMIT] = limit.probe()
+        except Exception as exc:
+            unavailable[LIMIT] = str(exc)
+            limit.close()
+            limit = None
+
+    log(f"source: uint16 {args.size}^3 ({args.size**3 * 2 / 2**20:.0f} MiB), "
+        f"{os.cpu_count()} cpus, repeat {args.repeat}")
+    for name in args.only:
+        log(f"  {name:13s} {versions.get(name) or 'unavailable: ' + unavailable.get(name, '?')}")
+    t_src = time.perf_counter()
+    src = make_source(args.size)
+    log(f"  source built in {time.perf_counter() - t_src:.1f} s")
+    rand = random_selections(src.shape, args.nreads, RANDOM_BOX)
+
+    base = tempfile.mkdtemp(prefix="zarr3c-peers-", dir=args.tmpdir)
+    results: list[Result] = []
+    try:
+        for lay_name in args.layouts:
+            layout = layouts[lay_name]
+            chunk_sels = grid_selections(src.shape, layout.chunks)
+            for comp in args.compressions:
+                case = Case(src, layout, comp, chunk_sels, rand, args.threads)
+                log(f"[{lay_name} {comp}] stored {layout.stored}, read unit {layout.chunks}")
+                for name in args.only:
+                    if name in unavailable:
+                        results += [Result(lay_name, comp, w, name, "unavailable",
+                                           unavailable[name]) for w in args.workloads]
+                for adapter in adapters:
+                    results += run_adapter(adapter, case, args.workloads, base, args.repeat,
+                                           args.keep)
+                if limit is not None:
+                    results += run_limit(limit, case, args.workloads, base, args.repeat,
+                                         args.keep)
+    finally:
+        if limit is not None:
+            limit.close()
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+        else:
+            log(f"copies kept in {base}")
+
+    # Canonical order: layout, compression, workload, then column.
+    order = {n: i for i, n in enumerate(ALL_COLUMNS)}
+    results.sort(key=lambda r: (LAYOUTS.index(r.layout), COMPRESSIONS.index(r.compression),
+                                WORKLOADS.index(r.workload), order[r.impl]))
+    columns = [c for c in ALL_COLUMNS if c in args.only]
+    print(f"\nuint16 {args.size}^3, chunks {args.chunk}^3, shards {shard}^3 / {args.inner}^3, "
+          f"{args.nreads} random {RANDOM_BOX}^3 reads, min of {args.repeat}, "
+          f"{os.cpu_count()} cpus; times in ms, random rows in us/read\n")
+    print_table(results, columns)
+
+    if args.json_out:
+        rows, geo, n = summarize(results)
+        doc = {
+            "config": {k: v for k, v in vars(args).items() if k != "json_out"} | {"shard": shard},
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                        "python": sys.version.split()[0], "numpy": np.__version__},
+            "versions": versions,
+            "unavailable": unavailable,
+            "results": [asdict(r) for r in results],
+            "rows": [{k: v for k, v in row.items() if k != "cells"} for row in rows],
+            "geomean_zarr3c_over_best_peer": geo,
+            "geomean_rows": n,
+        }
+        with open(args.json_out, "w") as f:
+            json.dump(doc, f, indent=1)
+        log(f"results written to {args.json_out}")
+    return 1 if any(r.status == "wrong" for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

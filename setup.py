@@ -1,0 +1,46 @@
+"""Build the typed Cython kernels.
+
+All compiler directives live here, in one place.  ``ZARR3C_CYTHON_DEBUG=1`` turns bounds
+checks, wraparound and initialisation checks back on (CI runs the test suite once that way);
+the kernels validate their arguments before entering their ``nogil`` cores, which is what
+makes the unchecked release build sound.
+"""
+
+import os
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("ZARR3C_CYTHON_DEBUG", "") not in ("", "0")
+
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": not DEBUG,
+    "embedsignature": True,
+}
+
+KERNELS = ["copy", "grid", "layout"]
+
+extensions = [
+    Extension(
+        f"zarr3c._kernels.{name}",
+        [f"zarr3c/_kernels/{name}.pyx"],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O0", "-g"] if DEBUG else ["-O3"],
+    )
+    for name in KERNELS
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=DIRECTIVES,
+        # A debug build must not reuse C files generated without the checks.
+        force=DEBUG,
+    ),
+)

@@ -1,0 +1,33 @@
+"""zarr3c: a Cython-compiled, high-performance Zarr v3 library for Python.
+
+>>> import zarr3c, numpy as np
+>>> a = zarr3c.create_array("memory://", shape=(100, 100), dtype="uint16", chunks=(10, 10))
+>>> a[:10, :10] = 7
+>>> int(a[5, 5])
+7
+"""
+
+from zarr3c import errors
+from zarr3c.api import create_array, create_group, open, open_array, open_group
+from zarr3c.array import Array
+from zarr3c.concurrency import get_num_threads, set_num_threads
+from zarr3c.group import Group
+from zarr3c.stores import LocalStore, MemoryStore, Store
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "Group",
+    "LocalStore",
+    "MemoryStore",
+    "Store",
+    "create_array",
+    "create_group",
+    "errors",
+    "get_num_threads",
+    "open",
+    "open_array",
+    "open_group",
+    "set_num_threads",
+]

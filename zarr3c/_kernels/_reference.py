@@ -1,0 +1,242 @@
+"""Pure-numpy reference implementations of every compiled kernel (the tests' oracle).
+
+Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``layout.pyx``
+and ``grid.pyx`` (see the ``.pyi`` stubs), written the obvious way with numpy and Python
+integers and independently of the Cython code paths: strided regions become
+``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
+come from ``numpy.searchsorted`` and run-length grouping.  Not meant to be fast; meant to be
+clearly right.  Error messages are shorter than the kernels'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+from numpy.typing import NDArray
+
+__all__ = [
+    "copy_strided",
+    "fill_strided",
+    "byteswap",
+    "is_uniform",
+    "transpose_into",
+    "project_slice_regular",
+    "project_slice_offsets",
+    "locate_points_regular",
+    "locate_points_offsets",
+]
+
+_MAX_NDIM = 64
+
+
+def _ints(a: NDArray[np.int64]) -> list[int]:
+    return [int(v) for v in np.asarray(a, dtype=np.int64)]
+
+
+def _u8(buf: object) -> NDArray[np.uint8]:
+    arr = np.frombuffer(buf, dtype=np.uint8) if isinstance(buf, bytes) else np.asarray(buf)
+    if arr.dtype != np.uint8 or arr.ndim != 1:
+        raise ValueError("expected a 1-d uint8 buffer")
+    return arr
+
+
+def _region(
+    fn: str, name: str, buf: NDArray[np.uint8], offset: int, strides: Sequence[int],
+    shape: Sequence[int], itemsize: int, *, writeable: bool,
+) -> np.ndarray:
+    """A ``V<itemsize>`` view of a non-empty region of ``buf``, after a bounds check."""
+    lo = offset + sum(min(0, s) * (n - 1) for s, n in zip(strides, shape, strict=True))
+    hi = offset + sum(max(0, s) * (n - 1) for s, n in zip(strides, shape, strict=True))
+    hi += itemsize - 1
+    if lo < 0 or hi >= len(buf):
+        raise ValueError(f"{fn}: the region reaches outside {name}")
+    first = buf[offset : offset + itemsize].view(f"V{itemsize}")
+    return as_strided(first, shape=tuple(shape), strides=tuple(strides), writeable=writeable)
+
+
+def _check_common(
+    fn: str, shape: Sequence[int], strides: Sequence[Sequence[int]], offsets: Sequence[int],
+    itemsize: int,
+) -> bool:
+    """Shared argument checks; returns True if the region is empty."""
+    if any(len(s) != len(shape) for s in strides):
+        raise ValueError(f"{fn}: the stride arrays and the shape must have the same length")
+    if len(shape) > _MAX_NDIM:
+        raise ValueError(f"{fn}: too many dimensions")
+    if itemsize < 1:
+        raise ValueError(f"{fn}: itemsize must be >= 1")
+    if any(o < 0 for o in offsets):
+        raise ValueError(f"{fn}: negative offset")
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{fn}: negative extent")
+    return any(n == 0 for n in shape)
+
+
+def copy_strided(
+    src: NDArray[np.uint8], src_offset: int, src_strides: NDArray[np.int64],
+    dst: NDArray[np.uint8], dst_offset: int, dst_strides: NDArray[np.int64],
+    shape: NDArray[np.int64], itemsize: int,
+) -> None:
+    """Reference of :func:`zarr3c._kernels.copy.copy_strided`."""
+    src, sst, dstr, shp = _u8(src), _ints(src_strides), _ints(dst_strides), _ints(shape)
+    if _check_common("copy_strided", shp, [sst, dstr], [src_offset, dst_offset], itemsize):
+        return
+    s = _region("copy_strided", "src", src, src_offset, sst, shp, itemsize, writeable=False)
+    d = _region("copy_strided", "dst", dst, dst_offset, dstr, shp, itemsize, writeable=True)
+    d[...] = s
+
+
+def fill_strided(
+    dst: NDArray[np.uint8], dst_offset: int, dst_strides: NDArray[np.int64],
+    shape: NDArray[np.int64], value: NDArray[np.uint8],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.copy.fill_strided`."""
+    value = _u8(value)
+    itemsize = len(value)
+    dstr, shp = _ints(dst_strides), _ints(shape)
+    if itemsize < 1:
+        raise ValueError("fill_strided: value is empty")
+    if _check_common("fill_strided", shp, [dstr], [dst_offset], itemsize):
+        return
+    d = _region("fill_strided", "dst", dst, dst_offset, dstr, shp, itemsize, writeable=True)
+    d[...] = value.view(f"V{itemsize}")[0]
+
+
+def byteswap(buf: NDArray[np.uint8], width: int) -> None:
+    """Reference of :func:`zarr3c._kernels.copy.byteswap`."""
+    if width not in (1, 2, 4, 8, 16):
+        raise ValueError(f"byteswap: width = {width} is not one of 1, 2, 4, 8, 16")
+    if len(buf) % width:
+        raise ValueError("byteswap: len(buf) is not a multiple of width")
+    words = buf.reshape(-1, width)
+    words[...] = words[:, ::-1].copy()
+
+
+def is_uniform(buf: NDArray[np.uint8], value: NDArray[np.uint8]) -> bool:
+    """Reference of :func:`zarr3c._kernels.copy.is_uniform`."""
+    buf, value = _u8(buf), _u8(value)
+    if len(value) < 1:
+        raise ValueError("is_uniform: value is empty")
+    if len(buf) % len(value):
+        raise ValueError("is_uniform: len(buf) is not a multiple of len(value)")
+    return bool((buf.reshape(-1, len(value)) == value).all())
+
+
+def transpose_into(
+    src: NDArray[np.uint8], shape: NDArray[np.int64], order: NDArray[np.int64], itemsize: int,
+    dst: NDArray[np.uint8],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.layout.transpose_into`."""
+    src, shp, perm = _u8(src), _ints(shape), _ints(order)
+    if len(perm) != len(shp):
+        raise ValueError("transpose_into: len(order) differs from len(shape)")
+    if len(shp) > _MAX_NDIM:
+        raise ValueError("transpose_into: too many dimensions")
+    if itemsize < 1:
+        raise ValueError("transpose_into: itemsize must be >= 1")
+    if sorted(perm) != list(range(len(shp))):
+        raise ValueError("transpose_into: order is not a permutation")
+    if any(n < 0 for n in shp):
+        raise ValueError("transpose_into: negative extent")
+    nbytes = itemsize
+    for n in shp:
+        nbytes *= n
+    if len(src) != nbytes or len(dst) != nbytes:
+        raise ValueError("transpose_into: src and dst must hold prod(shape) * itemsize bytes")
+    if nbytes == 0:
+        return
+    chunk = src.view(f"V{itemsize}").reshape(shp)
+    dst.view(f"V{itemsize}")[...] = np.ascontiguousarray(chunk.transpose(perm)).reshape(-1)
+
+
+def _check_slice(fn: str, start: int, step: int, count: int) -> None:
+    if start < 0:
+        raise ValueError(f"{fn}: start is negative")
+    if step < 1:
+        raise ValueError(f"{fn}: step must be >= 1")
+    if count < 0:
+        raise ValueError(f"{fn}: count is negative")
+    if count > 0 and start + (count - 1) * step > np.iinfo(np.int64).max:
+        raise ValueError(f"{fn}: the last selected element overflows int64")
+
+
+def _check_offsets(fn: str, offsets: NDArray[np.int64]) -> list[int]:
+    off = _ints(offsets)
+    if len(off) < 1:
+        raise ValueError(f"{fn}: offsets is empty")
+    if off[0] != 0:
+        raise ValueError(f"{fn}: offsets[0] must be 0")
+    if any(b < a for a, b in zip(off, off[1:], strict=False)):
+        raise ValueError(f"{fn}: offsets must be non-decreasing")
+    return off
+
+
+def _rows(chunks: np.ndarray, local: np.ndarray) -> NDArray[np.int64]:
+    """Group per-element (chunk, local index) into (chunk, first local, count, position)."""
+    if len(chunks) == 0:
+        return np.empty((0, 4), dtype=np.int64)
+    starts = np.flatnonzero(np.diff(chunks, prepend=chunks[0] - 1))
+    counts = np.diff(np.append(starts, len(chunks)))
+    return np.stack([chunks[starts], local[starts], counts, starts], axis=1).astype(np.int64)
+
+
+def project_slice_regular(start: int, step: int, count: int, chunk_size: int) -> NDArray[np.int64]:
+    """Reference of :func:`zarr3c._kernels.grid.project_slice_regular`."""
+    _check_slice("project_slice_regular", start, step, count)
+    if chunk_size < 1:
+        raise ValueError("project_slice_regular: chunk_size must be >= 1")
+    idx = start + step * np.arange(count, dtype=np.int64)
+    return _rows(idx // chunk_size, idx % chunk_size)
+
+
+def project_slice_offsets(
+    start: int, step: int, count: int, offsets: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """Reference of :func:`zarr3c._kernels.grid.project_slice_offsets`."""
+    _check_slice("project_slice_offsets", start, step, count)
+    off = _check_offsets("project_slice_offsets", offsets)
+    if count > 0 and start + (count - 1) * step >= off[-1]:
+        raise ValueError("project_slice_offsets: the last selected index is out of range")
+    idx = start + step * np.arange(count, dtype=np.int64)
+    arr = np.asarray(off, dtype=np.int64)
+    chunks = np.searchsorted(arr, idx, side="right") - 1
+    return _rows(chunks, idx - arr[chunks])
+
+
+def _check_lengths(fn: str, *arrays: NDArray[np.int64]) -> None:
+    if len({len(a) for a in arrays}) != 1:
+        raise ValueError(f"{fn}: indices, chunk_index and local_index must have equal lengths")
+
+
+def locate_points_regular(
+    indices: NDArray[np.int64], chunk_size: int, chunk_index: NDArray[np.int64],
+    local_index: NDArray[np.int64],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.grid.locate_points_regular`."""
+    _check_lengths("locate_points_regular", indices, chunk_index, local_index)
+    if chunk_size < 1:
+        raise ValueError("locate_points_regular: chunk_size must be >= 1")
+    bad = np.flatnonzero(indices < 0)
+    good = len(indices) if len(bad) == 0 else int(bad[0])
+    chunk_index[:good] = indices[:good] // chunk_size
+    local_index[:good] = indices[:good] % chunk_size
+    if len(bad):
+        raise ValueError(f"locate_points_regular: indices[{good}] is negative")
+
+
+def locate_points_offsets(
+    indices: NDArray[np.int64], offsets: NDArray[np.int64], chunk_index: NDArray[np.int64],
+    local_index: NDArray[np.int64],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.grid.locate_points_offsets`."""
+    _check_lengths("locate_points_offsets", indices, chunk_index, local_index)
+    off = np.asarray(_check_offsets("locate_points_offsets", offsets), dtype=np.int64)
+    bad = np.flatnonzero((indices < 0) | (indices >= off[-1]))
+    good = len(indices) if len(bad) == 0 else int(bad[0])
+    chunks = np.searchsorted(off, indices[:good], side="right") - 1
+    chunk_index[:good] = chunks
+    local_index[:good] = indices[:good] - off[chunks]
+    if len(bad):
+        raise ValueError(f"locate_points_offsets: indices[{good}] is out of range")

@@ -1,0 +1,579 @@
+"""Dtype-agnostic strided N-d copy, fill, byte swap and uniformity test, in bytes.
+
+These are the innermost loops of chunk I/O: moving a decoded chunk (or a region of it) into a
+region of the output array and back, filling regions with the fill value, swapping byte order
+for the ``bytes`` codec's ``endian`` (seed 003, "Chunk encoding"), and spotting chunks equal to
+the fill value.  Arrays cross the boundary as flat ``uint8`` buffers plus an element size, a
+byte offset and byte strides, so one kernel serves every data type, e.g. the element
+``a[i, j]`` of a numpy view ``a`` over ``base`` is at byte
+``offset + i * a.strides[0] + j * a.strides[1]`` of ``base.view(np.uint8).reshape(-1)``.
+
+Each entry point validates its arguments in O(ndim) with overflow-free integer arithmetic, so
+that no argument whatsoever makes the ``noexcept nogil`` core touch a byte outside a buffer,
+then releases the GIL.  Pure-numpy twins are in :mod:`zarr3c._kernels._reference`.
+"""
+
+cimport cython
+from libc.stdint cimport INT64_MIN, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy, memset
+
+__all__ = ["copy_strided", "fill_strided", "byteswap", "is_uniform"]
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <stdlib.h>
+    #define zarr3c_bswap16(x) _byteswap_ushort(x)
+    #define zarr3c_bswap32(x) _byteswap_ulong(x)
+    #define zarr3c_bswap64(x) _byteswap_uint64(x)
+    #else
+    #define zarr3c_bswap16(x) __builtin_bswap16(x)
+    #define zarr3c_bswap32(x) __builtin_bswap32(x)
+    #define zarr3c_bswap64(x) __builtin_bswap64(x)
+    #endif
+    """
+    uint16_t zarr3c_bswap16(uint16_t x) noexcept nogil
+    uint32_t zarr3c_bswap32(uint32_t x) noexcept nogil
+    uint64_t zarr3c_bswap64(uint64_t x) noexcept nogil
+
+
+# -- argument checks (with the GIL; O(ndim)) -----------------------------------------------------
+
+
+cdef int _check_ndim(str fn, Py_ssize_t ndim, Py_ssize_t nsrc, Py_ssize_t ndst) except -1:
+    if nsrc != ndim or ndst != ndim:
+        raise ValueError(
+            f"{fn}: the stride arrays and the shape must have the same length "
+            f"(got {nsrc}, {ndst} and {ndim})"
+        )
+    if ndim > MAX_NDIM:
+        raise ValueError(f"{fn}: {ndim} dimensions, at most {MAX_NDIM} are supported")
+    return 0
+
+
+cdef int _check_shape(str fn, const int64_t[::1] shape) except -1:
+    """Raise on a negative extent; return 1 if the region is empty, else 0."""
+    cdef Py_ssize_t i
+    cdef int empty = 0
+    for i in range(shape.shape[0]):
+        if shape[i] < 0:
+            raise ValueError(f"{fn}: shape[{i}] = {shape[i]} is negative")
+        if shape[i] == 0:
+            empty = 1
+    return empty
+
+
+cdef int _check_offset(str fn, str name, int64_t offset) except -1:
+    if offset < 0:
+        raise ValueError(f"{fn}: {name}_offset = {offset} is negative")
+    return 0
+
+
+cdef int _check_region(
+    str fn, str name, Py_ssize_t buflen, int64_t offset,
+    const int64_t[::1] strides, const int64_t[::1] shape, int64_t itemsize,
+) except -1:
+    """Check that a non-empty region lies inside a buffer of ``buflen`` bytes.
+
+    Rather than computing the lowest and highest byte touched (which can overflow int64 for
+    absurd strides), spend two budgets: the bytes below the offset, which negative strides
+    use up, and the bytes above the first element, which positive strides use up.  Each step
+    compares before it multiplies, so nothing can wrap around.
+    """
+    cdef Py_ssize_t i
+    cdef int64_t below, above, st, n1
+    cdef bint ok = offset <= buflen and itemsize <= buflen - offset
+    if ok:
+        below = offset
+        above = buflen - offset - itemsize
+        for i in range(shape.shape[0]):
+            n1 = shape[i] - 1
+            st = strides[i]
+            if n1 == 0 or st == 0:
+                continue
+            if st == INT64_MIN:
+                ok = False
+                break
+            if st > 0:
+                if st > above // n1:
+                    ok = False
+                    break
+                above -= st * n1
+            else:
+                if -st > below // n1:
+                    ok = False
+                    break
+                below -= -st * n1
+    if not ok:
+        # Error path only: exact Python integers for the message.
+        lo = hi = int(offset)
+        for i in range(shape.shape[0]):
+            span = int(strides[i]) * (int(shape[i]) - 1)
+            if span < 0:
+                lo += span
+            else:
+                hi += span
+        hi += int(itemsize) - 1
+        raise ValueError(
+            f"{fn}: the region reaches outside {name}: it touches bytes [{lo}, {hi}] "
+            f"but {name} has {buflen} bytes"
+        )
+    return 0
+
+
+cdef inline const int64_t* _ptr(const int64_t[::1] a) noexcept:
+    # &a[0] is an IndexError in the bounds-checked build when a is empty (ndim 0).
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+# -- the iteration (nogil) -----------------------------------------------------------------------
+
+
+cdef Py_ssize_t _normalise(
+    const int64_t* shape, const int64_t* src_strides, const int64_t* dst_strides,
+    Py_ssize_t ndim, int64_t* src_offset, int64_t* dst_offset,
+    int64_t* n, int64_t* s, int64_t* d,
+) noexcept nogil:
+    """Reduce a (validated) region to the fewest dimensions that iterate the same elements.
+
+    Writes extents and strides into n, s, d (outermost first) and returns their number, or -1
+    if the region is empty.  Steps: drop extent-1 dimensions; flip dimensions with a negative
+    dst stride (element order is free since src and dst do not overlap) so writes go forward;
+    order dimensions by decreasing dst stride so the innermost loop writes the most compact
+    run; merge neighbours that are contiguous in both buffers, so that a run of elements
+    adjacent in src and in dst becomes one memcpy.
+    """
+    cdef Py_ssize_t i, j, k = 0
+    cdef int64_t ni, si, di
+    for i in range(ndim):
+        ni = shape[i]
+        if ni == 0:
+            return -1
+        if ni == 1:
+            continue
+        si = src_strides[i]
+        di = dst_strides[i]
+        if di < 0:
+            dst_offset[0] += di * (ni - 1)
+            src_offset[0] += si * (ni - 1)
+            di = -di
+            si = -si
+        # Stable insertion sort, descending dst stride.
+        j = k
+        while j > 0 and d[j - 1] < di:
+            n[j] = n[j - 1]
+            s[j] = s[j - 1]
+            d[j] = d[j - 1]
+            j -= 1
+        n[j] = ni
+        s[j] = si
+        d[j] = di
+        k += 1
+    if k == 0:
+        return 0
+    j = 0
+    for i in range(1, k):
+        # Outer dimension j is inner dimension i repeated n[j] times: one dimension.  The
+        # extent guard only matters for zero strides, where nothing else bounds the product.
+        if (s[j] == s[i] * n[i] and d[j] == d[i] * n[i]
+                and n[j] <= (<int64_t>0x7FFFFFFFFFFFFFFF) // n[i]):
+            n[j] *= n[i]
+            s[j] = s[i]
+            d[j] = d[i]
+        else:
+            j += 1
+            n[j] = n[i]
+            s[j] = s[i]
+            d[j] = d[i]
+    return j + 1
+
+
+cdef inline void _copy_run(
+    const uint8_t* src, int64_t so, int64_t ss, uint8_t* dst, int64_t do_, int64_t ds,
+    int64_t count, int64_t itemsize,
+) noexcept nogil:
+    # Fixed-size memcpy compiles to one unaligned load and store per element.
+    cdef int64_t k
+    if itemsize == 1:
+        for k in range(count):
+            dst[do_] = src[so]
+            so += ss
+            do_ += ds
+    elif itemsize == 2:
+        for k in range(count):
+            memcpy(dst + do_, src + so, 2)
+            so += ss
+            do_ += ds
+    elif itemsize == 4:
+        for k in range(count):
+            memcpy(dst + do_, src + so, 4)
+            so += ss
+            do_ += ds
+    elif itemsize == 8:
+        for k in range(count):
+            memcpy(dst + do_, src + so, 8)
+            so += ss
+            do_ += ds
+    elif itemsize == 16:
+        for k in range(count):
+            memcpy(dst + do_, src + so, 16)
+            so += ss
+            do_ += ds
+    else:
+        for k in range(count):
+            memcpy(dst + do_, src + so, <size_t>itemsize)
+            so += ss
+            do_ += ds
+
+
+cdef void copy_core(
+    const uint8_t* src, int64_t src_offset, const int64_t* src_strides,
+    uint8_t* dst, int64_t dst_offset, const int64_t* dst_strides,
+    const int64_t* shape, Py_ssize_t ndim, int64_t itemsize,
+) noexcept nogil:
+    """Copy a validated region; offsets are integers so no pointer ever leaves a buffer."""
+    cdef int64_t n[MAX_NDIM]
+    cdef int64_t s[MAX_NDIM]
+    cdef int64_t d[MAX_NDIM]
+    cdef int64_t idx[MAX_NDIM]
+    cdef int64_t so = src_offset, do_ = dst_offset
+    cdef Py_ssize_t nd, j, inner
+    cdef int64_t n0, s0, d0
+    cdef bint contiguous
+    nd = _normalise(shape, src_strides, dst_strides, ndim, &so, &do_, n, s, d)
+    if nd < 0:
+        return
+    if nd == 0:
+        memcpy(dst + do_, src + so, <size_t>itemsize)
+        return
+    inner = nd - 1
+    n0 = n[inner]
+    s0 = s[inner]
+    d0 = d[inner]
+    contiguous = s0 == itemsize and d0 == itemsize
+    for j in range(inner):
+        idx[j] = 0
+    while True:
+        if contiguous:
+            memcpy(dst + do_, src + so, <size_t>(n0 * itemsize))
+        else:
+            _copy_run(src, so, s0, dst, do_, d0, n0, itemsize)
+        j = inner - 1
+        while j >= 0:
+            idx[j] += 1
+            so += s[j]
+            do_ += d[j]
+            if idx[j] < n[j]:
+                break
+            idx[j] = 0
+            so -= s[j] * n[j]
+            do_ -= d[j] * n[j]
+            j -= 1
+        if j < 0:
+            break
+
+
+cdef inline void _fill_run(
+    uint8_t* dst, int64_t do_, int64_t ds, int64_t count, const uint8_t* value,
+    int64_t itemsize,
+) noexcept nogil:
+    cdef int64_t k
+    cdef uint8_t v1
+    if itemsize == 1:
+        v1 = value[0]
+        for k in range(count):
+            dst[do_] = v1
+            do_ += ds
+    elif itemsize == 2:
+        for k in range(count):
+            memcpy(dst + do_, value, 2)
+            do_ += ds
+    elif itemsize == 4:
+        for k in range(count):
+            memcpy(dst + do_, value, 4)
+            do_ += ds
+    elif itemsize == 8:
+        for k in range(count):
+            memcpy(dst + do_, value, 8)
+            do_ += ds
+    elif itemsize == 16:
+        for k in range(count):
+            memcpy(dst + do_, value, 16)
+            do_ += ds
+    else:
+        for k in range(count):
+            memcpy(dst + do_, value, <size_t>itemsize)
+            do_ += ds
+
+
+cdef void _fill_core(
+    uint8_t* dst, int64_t dst_offset, const int64_t* dst_strides, const int64_t* shape,
+    Py_ssize_t ndim, const uint8_t* value, int64_t itemsize,
+) noexcept nogil:
+    cdef int64_t n[MAX_NDIM]
+    cdef int64_t s[MAX_NDIM]
+    cdef int64_t d[MAX_NDIM]
+    cdef int64_t idx[MAX_NDIM]
+    cdef int64_t so = 0, do_ = dst_offset
+    cdef Py_ssize_t nd, j, inner
+    cdef int64_t n0, d0, k
+    cdef bint contiguous, one_byte = True
+    for k in range(1, itemsize):
+        if value[k] != value[0]:
+            one_byte = False
+            break
+    # The "src" strides are the dst strides, ignored afterwards.
+    nd = _normalise(shape, dst_strides, dst_strides, ndim, &so, &do_, n, s, d)
+    if nd < 0:
+        return
+    if nd == 0:
+        memcpy(dst + do_, value, <size_t>itemsize)
+        return
+    inner = nd - 1
+    n0 = n[inner]
+    d0 = d[inner]
+    contiguous = d0 == itemsize
+    for j in range(inner):
+        idx[j] = 0
+    while True:
+        if contiguous and one_byte:
+            # Zero and other byte-uniform fill values (the common case): memset.
+            memset(dst + do_, value[0], <size_t>(n0 * itemsize))
+        else:
+            _fill_run(dst, do_, d0, n0, value, itemsize)
+        j = inner - 1
+        while j >= 0:
+            idx[j] += 1
+            do_ += d[j]
+            if idx[j] < n[j]:
+                break
+            idx[j] = 0
+            do_ -= d[j] * n[j]
+            j -= 1
+        if j < 0:
+            break
+
+
+cdef void _byteswap_core(uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t width) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint16_t v16
+    cdef uint32_t v32
+    cdef uint64_t v64, w64
+    if width == 2:
+        for i in range(0, nbytes, 2):
+            memcpy(&v16, buf + i, 2)
+            v16 = zarr3c_bswap16(v16)
+            memcpy(buf + i, &v16, 2)
+    elif width == 4:
+        for i in range(0, nbytes, 4):
+            memcpy(&v32, buf + i, 4)
+            v32 = zarr3c_bswap32(v32)
+            memcpy(buf + i, &v32, 4)
+    elif width == 8:
+        for i in range(0, nbytes, 8):
+            memcpy(&v64, buf + i, 8)
+            v64 = zarr3c_bswap64(v64)
+            memcpy(buf + i, &v64, 8)
+    elif width == 16:
+        # Reversing 16 bytes = swapping the two halves and reversing each.
+        for i in range(0, nbytes, 16):
+            memcpy(&v64, buf + i, 8)
+            memcpy(&w64, buf + i + 8, 8)
+            v64 = zarr3c_bswap64(v64)
+            w64 = zarr3c_bswap64(w64)
+            memcpy(buf + i, &w64, 8)
+            memcpy(buf + i + 8, &v64, 8)
+
+
+cdef bint _is_uniform_core(const uint8_t* buf, Py_ssize_t nbytes, const uint8_t* value,
+                           Py_ssize_t width) noexcept nogil:
+    # buf repeats value iff it starts with value and is periodic with period width, i.e.
+    # buf[width:] == buf[:-width]: two memcmp calls, both vectorised by libc.
+    if nbytes == 0:
+        return True
+    if memcmp(buf, value, <size_t>width) != 0:
+        return False
+    return memcmp(buf + width, buf, <size_t>(nbytes - width)) == 0
+
+
+# -- entry points --------------------------------------------------------------------------------
+
+
+def copy_strided(
+    const uint8_t[::1] src not None,
+    int64_t src_offset,
+    const int64_t[::1] src_strides not None,
+    uint8_t[::1] dst not None,
+    int64_t dst_offset,
+    const int64_t[::1] dst_strides not None,
+    const int64_t[::1] shape not None,
+    int64_t itemsize,
+) -> None:
+    """Copy a strided N-d region of elements from one byte buffer into another.
+
+    Element ``idx`` (a tuple of ``len(shape)`` indices) of the region is the ``itemsize``
+    bytes at ``offset + sum(idx[i] * strides[i])`` of its buffer; every element of the dst
+    region receives the matching element of the src region.
+
+    Parameters
+    ----------
+    src : 1-d contiguous uint8 array (read-only arrays and bytes-backed arrays are accepted)
+        The source bytes.
+    src_offset : int
+        Byte offset of element ``(0, ..., 0)`` in ``src`` (>= 0).
+    src_strides : 1-d contiguous int64 array
+        Byte strides of the source region; negative (reversed views) and zero (broadcast)
+        strides are allowed.
+    dst : 1-d contiguous writable uint8 array
+        The destination bytes; must not overlap the src region.
+    dst_offset : int
+        Byte offset of element ``(0, ..., 0)`` in ``dst`` (>= 0).
+    dst_strides : 1-d contiguous int64 array
+        Byte strides of the destination region (may be negative).
+    shape : 1-d contiguous int64 array
+        Elements per dimension (>= 0); an empty array copies one element.
+    itemsize : int
+        Bytes per element (>= 1).
+
+    Raises
+    ------
+    ValueError
+        If the lengths of the strides and shape differ, an extent, offset or itemsize is out
+        of range, or a non-empty region reaches outside its buffer.
+
+    Notes
+    -----
+    Runs of elements contiguous in both buffers are copied with one ``memcpy``.  The GIL is
+    released during the copy.
+    """
+    cdef Py_ssize_t ndim = shape.shape[0]
+    _check_ndim("copy_strided", ndim, src_strides.shape[0], dst_strides.shape[0])
+    if itemsize < 1:
+        raise ValueError(f"copy_strided: itemsize = {itemsize} must be >= 1")
+    _check_offset("copy_strided", "src", src_offset)
+    _check_offset("copy_strided", "dst", dst_offset)
+    if _check_shape("copy_strided", shape):
+        return
+    _check_region("copy_strided", "src", src.shape[0], src_offset, src_strides, shape, itemsize)
+    _check_region("copy_strided", "dst", dst.shape[0], dst_offset, dst_strides, shape, itemsize)
+    cdef const uint8_t* sp = &src[0]
+    cdef uint8_t* dp = &dst[0]
+    cdef const int64_t* ssp = _ptr(src_strides)
+    cdef const int64_t* dsp = _ptr(dst_strides)
+    cdef const int64_t* shp = _ptr(shape)
+    with nogil:
+        copy_core(sp, src_offset, ssp, dp, dst_offset, dsp, shp, ndim, itemsize)
+
+
+def fill_strided(
+    uint8_t[::1] dst not None,
+    int64_t dst_offset,
+    const int64_t[::1] dst_strides not None,
+    const int64_t[::1] shape not None,
+    const uint8_t[::1] value not None,
+) -> None:
+    """Set every element of a strided N-d region of a byte buffer to one element value.
+
+    Parameters
+    ----------
+    dst : 1-d contiguous writable uint8 array
+        The destination bytes.
+    dst_offset : int
+        Byte offset of element ``(0, ..., 0)`` (>= 0).
+    dst_strides : 1-d contiguous int64 array
+        Byte strides (may be negative).
+    shape : 1-d contiguous int64 array
+        Elements per dimension (>= 0).
+    value : 1-d contiguous uint8 array
+        The element's bytes; its length (>= 1) is the itemsize.
+
+    Raises
+    ------
+    ValueError
+        On mismatched lengths, a negative extent or offset, an empty value, or a non-empty
+        region reaching outside ``dst``.
+
+    Notes
+    -----
+    Contiguous runs with a byte-uniform value (zero, in particular) are one ``memset``.
+    The GIL is released during the fill.
+    """
+    cdef Py_ssize_t ndim = shape.shape[0]
+    cdef int64_t itemsize = value.shape[0]
+    _check_ndim("fill_strided", ndim, dst_strides.shape[0], dst_strides.shape[0])
+    if itemsize < 1:
+        raise ValueError("fill_strided: value is empty (its length is the itemsize, >= 1)")
+    _check_offset("fill_strided", "dst", dst_offset)
+    if _check_shape("fill_strided", shape):
+        return
+    _check_region("fill_strided", "dst", dst.shape[0], dst_offset, dst_strides, shape, itemsize)
+    cdef uint8_t* dp = &dst[0]
+    cdef const uint8_t* vp = &value[0]
+    cdef const int64_t* dsp = _ptr(dst_strides)
+    cdef const int64_t* shp = _ptr(shape)
+    with nogil:
+        _fill_core(dp, dst_offset, dsp, shp, ndim, vp, itemsize)
+
+
+def byteswap(uint8_t[::1] buf not None, Py_ssize_t width) -> None:
+    """Reverse the byte order of each consecutive ``width``-byte word of ``buf``, in place.
+
+    Parameters
+    ----------
+    buf : 1-d contiguous writable uint8 array
+        The bytes; ``len(buf)`` must be a multiple of ``width``.
+    width : int
+        Word size in bytes: 1 (a no-op), 2, 4, 8 or 16.  For complex data types pass the
+        component width (``itemsize // 2``).
+
+    Raises
+    ------
+    ValueError
+        If ``width`` is not one of the above or does not divide ``len(buf)``.
+    """
+    cdef Py_ssize_t nbytes = buf.shape[0]
+    if width != 1 and width != 2 and width != 4 and width != 8 and width != 16:
+        raise ValueError(f"byteswap: width = {width} is not one of 1, 2, 4, 8, 16")
+    if nbytes % width != 0:
+        raise ValueError(f"byteswap: len(buf) = {nbytes} is not a multiple of width = {width}")
+    if nbytes == 0 or width == 1:
+        return
+    cdef uint8_t* bp = &buf[0]
+    with nogil:
+        _byteswap_core(bp, nbytes, width)
+
+
+def is_uniform(const uint8_t[::1] buf not None, const uint8_t[::1] value not None) -> bool:
+    """Whether ``buf`` is ``len(buf) // len(value)`` repetitions of ``value``, bit for bit.
+
+    Parameters
+    ----------
+    buf : 1-d contiguous uint8 array (read-only accepted)
+        The bytes to test; an empty buffer is uniform.
+    value : 1-d contiguous uint8 array
+        One element's bytes (length >= 1, dividing ``len(buf)``).
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is empty or its length does not divide ``len(buf)``.
+    """
+    cdef Py_ssize_t nbytes = buf.shape[0], width = value.shape[0]
+    cdef bint result
+    if width < 1:
+        raise ValueError("is_uniform: value is empty (its length is the itemsize, >= 1)")
+    if nbytes % width != 0:
+        raise ValueError(
+            f"is_uniform: len(buf) = {nbytes} is not a multiple of len(value) = {width}"
+        )
+    if nbytes == 0:
+        return True
+    cdef const uint8_t* bp = &buf[0]
+    cdef const uint8_t* vp = &value[0]
+    with nogil:
+        result = _is_uniform_core(bp, nbytes, vp, width)
+    return result

@@ -1,0 +1,40 @@
+"""Per-dimension projections of selections onto a chunk grid (contract; grid.pyx).
+
+A dimension's chunking is given either by a regular ``chunk_size`` (arithmetic) or by an int64
+``offsets`` array of length nchunks + 1 (offsets[0] == 0, strictly increasing; chunk i covers
+[offsets[i], offsets[i + 1])), searched by binary search.
+"""
+
+import numpy as np
+from numpy.typing import NDArray
+
+def project_slice_regular(
+    start: int, step: int, count: int, chunk_size: int
+) -> NDArray[np.int64]:
+    """Project the selection start, start+step, ..., (count elements; step >= 1) onto chunks.
+
+    Returns an int64 array of shape (n, 4), one row per chunk touched, in increasing chunk
+    order: (chunk index, index within the chunk of the first selected element, number of
+    selected elements in that chunk, position in the selection of the first one).
+    Validates start >= 0, step >= 1, count >= 0, chunk_size >= 1 (ValueError otherwise).
+    """
+
+def project_slice_offsets(
+    start: int, step: int, count: int, offsets: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """Same as project_slice_regular over an offsets array.  The last selected element
+    (start + (count - 1) * step) must be < offsets[-1] (ValueError otherwise)."""
+
+def locate_points_regular(
+    indices: NDArray[np.int64], chunk_size: int, chunk_index: NDArray[np.int64],
+    local_index: NDArray[np.int64],
+) -> None:
+    """For each index (0 <= index, checked), write index // chunk_size and index % chunk_size
+    into the caller-allocated outputs (same length as indices)."""
+
+def locate_points_offsets(
+    indices: NDArray[np.int64], offsets: NDArray[np.int64], chunk_index: NDArray[np.int64],
+    local_index: NDArray[np.int64],
+) -> None:
+    """Same over an offsets array (binary search: chunk i with offsets[i] <= x < offsets[i+1];
+    0 <= x < offsets[-1] checked)."""

@@ -1,0 +1,17 @@
+"""C/F layout conversion and transposes: the copy kernel with permuted strides."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+def transpose_into(
+    src: NDArray[np.uint8],  # C-contiguous chunk of shape `shape`, as bytes
+    shape: NDArray[np.int64],
+    order: NDArray[np.int64],  # a permutation of range(len(shape))
+    itemsize: int,
+    dst: NDArray[np.uint8],  # receives src.transpose(order) in C order; same byte length
+) -> None:
+    """dst = ascontiguousarray(src.reshape(shape).transpose(order)), bytewise.
+
+    Validates that order is a permutation, that both buffers hold prod(shape) * itemsize
+    bytes.  C<->F conversion is order = reversed(range(ndim)).
+    """

@@ -1,0 +1,693 @@
+"""The user-facing ``Array``: numpy-style reads and writes over chunks in a store.
+
+Reads project the selection onto the chunk grid (grid kernel), fetch and decode each touched
+chunk in a worker thread, and copy the selected elements straight into the output with one
+``copy_strided`` call per chunk; missing chunks are filled with the fill value in place.
+Writes do the reverse under a per-chunk lock: a chunk the selection covers entirely is built
+from the value alone, any other is read, modified and written back.  Chunks that end up equal
+to the fill value are erased instead of written (unless ``write_empty_chunks``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, MutableMapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
+from zarr3c.codecs.pipeline import (
+    CodecPipeline,
+    default_compressors,
+    default_serializer,
+    normalize_codec_like,
+)
+from zarr3c.concurrency import chunk_lock, map_unordered
+from zarr3c.errors import (
+    ArrayNotFoundError,
+    ContainsGroupError,
+    IndexingError,
+    MetadataError,
+    ReadOnlyError,
+    ShapeMismatchError,
+    UnsupportedFeatureError,
+)
+from zarr3c.hierarchy import prepare_node, read_node_metadata, write_metadata
+from zarr3c.indexing import BasicSelection, ChunkTask, c_strides, parse_basic_selection, plan_chunks
+from zarr3c.metadata import ArrayMetadata, GroupMetadata
+from zarr3c.metadata.data_types import DataType, data_type_from_numpy
+from zarr3c.paths import metadata_key, node_prefix
+from zarr3c.stores import Store
+
+__all__ = ["Array", "Attributes", "create_array", "open_array_at"]
+
+
+def _i64(values: Sequence[int]) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)
+
+
+class Attributes(MutableMapping[str, Any]):
+    """A node's user attributes; every change is written to its ``zarr.json`` at once."""
+
+    def __init__(self, node: Array | Any):
+        self._node = node
+
+    def _current(self) -> dict[str, Any]:
+        return self._node.metadata.attributes
+
+    def __getitem__(self, key: str) -> Any:
+        return self._current()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._node._update_attributes(lambda attrs: attrs.__setitem__(key, value))
+
+    def __delitem__(self, key: str) -> None:
+        def delete(attrs: dict[str, Any]) -> None:
+            if key not in attrs:
+                raise KeyError(key)
+            del attrs[key]
+
+        self._node._update_attributes(delete)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict(self._current()))
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
+        new = dict(*args, **kwargs)
+        self._node._update_attributes(lambda attrs: attrs.update(new))
+
+    def put(self, attributes: dict[str, Any]) -> None:
+        """Replace all attributes."""
+        new = dict(attributes)
+
+        def replace(attrs: dict[str, Any]) -> None:
+            attrs.clear()
+            attrs.update(new)
+
+        self._node._update_attributes(replace)
+
+    def asdict(self) -> dict[str, Any]:
+        return dict(self._current())
+
+    def __repr__(self) -> str:
+        return repr(self._current())
+
+
+def update_node_attributes(node: Any, change: Any) -> Any:
+    """Apply ``change`` (a function mutating a dict) to the node's stored attributes.
+
+    Re-reads the document under the metadata key's lock first, so concurrent attribute
+    updates through different objects are not lost.  Returns the new metadata.
+    """
+    if node.read_only:
+        raise ReadOnlyError(f"cannot set attributes: {node.path!r} was opened read-only")
+    key = metadata_key(node.path)
+    with chunk_lock(node.store, key):
+        current = read_node_metadata(node.store, node.path)
+        if current is None or type(current) is not type(node.metadata):
+            current = node.metadata
+        attrs = json.loads(json.dumps(current.attributes))
+        change(attrs)
+        try:
+            json.dumps(attrs, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise MetadataError(f"attributes must be JSON-serializable: {exc}",
+                                path="attributes", source=key) from None
+        new = current.evolve(attributes=attrs)
+        write_metadata(node.store, node.path, new)
+    return new
+
+
+class Array:
+    """A Zarr v3 array in a store.  Create with :func:`zarr3c.create_array`, open with
+    :func:`zarr3c.open_array`."""
+
+    def __init__(
+        self,
+        store: Store,
+        path: str,
+        metadata: ArrayMetadata,
+        *,
+        read_only: bool = False,
+        write_empty_chunks: bool = False,
+        order: str = "C",
+    ):
+        if order not in ("C", "F"):
+            raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+        key = metadata_key(path)
+        self._store = store
+        self._path = path
+        self._read_only = read_only or getattr(store, "read_only", False)
+        self._write_empty_chunks = bool(write_empty_chunks)
+        self._order = order
+        self._pipeline = CodecPipeline.from_codecs(
+            metadata.codecs,
+            dtype=metadata.dtype,
+            fill_value=metadata.fill_value_array,
+            source=key,
+        )
+        self._set_metadata(metadata)
+        self._pipeline.validate(self._chunk_shape, source=key)
+
+    def _set_metadata(self, metadata: ArrayMetadata) -> None:
+        self._metadata = metadata
+        grid = metadata.chunk_grid
+        self._chunk_shape = tuple(grid.chunk_shape)
+        self._dims = grid.dimensions(metadata.shape)
+        self._itemsize = metadata.dtype.itemsize
+        self._chunk_strides = c_strides(self._chunk_shape, self._itemsize)
+        self._fill_bytes = np.frombuffer(metadata.fill_value, dtype=np.uint8)
+        self._prefix = node_prefix(self._path)
+        self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
+
+    # -- properties ------------------------------------------------------------------------------
+
+    @property
+    def metadata(self) -> ArrayMetadata:
+        return self._metadata
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._metadata.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._metadata.dtype
+
+    @property
+    def data_type(self) -> DataType:
+        return self._metadata.data_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._itemsize
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        return self._chunk_shape
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        return None
+
+    @property
+    def fill_value(self) -> Any:
+        return self._metadata.fill_value_array[()]
+
+    @property
+    def order(self) -> str:
+        return self._order
+
+    @property
+    def write_empty_chunks(self) -> bool:
+        return self._write_empty_chunks
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    @property
+    def codecs(self) -> tuple[Any, ...]:
+        return self._pipeline.codecs
+
+    @property
+    def cdata_shape(self) -> tuple[int, ...]:
+        """Shape of the chunk grid."""
+        return tuple(d.nchunks for d in self._dims)
+
+    @property
+    def nchunks(self) -> int:
+        return math.prod(self.cdata_shape)
+
+    @property
+    def nchunks_initialized(self) -> int:
+        return sum(1 for _ in self._stored_chunks())
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<zarr3c.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            open_array_at,
+            (self._store, self._path, self._read_only, self._write_empty_chunks, self._order),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Array)
+            and other._store == self._store
+            and other._path == self._path
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self._store), self._path))
+
+    # -- chunks ----------------------------------------------------------------------------------
+
+    def chunk_key(self, coords: Sequence[int]) -> str:
+        """Store key of the chunk at grid coordinates ``coords``."""
+        return self._prefix + self._encode_key(tuple(coords))
+
+    def _stored_chunks(self) -> Iterator[tuple[str, tuple[int, ...]]]:
+        """Keys and coordinates of the chunks stored for this array, inside its grid."""
+        decode = self._metadata.chunk_key_encoding.decode_chunk_key
+        grid_shape = self.cdata_shape
+        prefix = self._prefix
+        keys = self._store.list_prefix(prefix) if prefix else self._store.list()
+        for key in keys:
+            rel = key[len(prefix):]
+            if rel == "zarr.json":
+                continue
+            coords = decode(rel)
+            if coords is None or len(coords) != len(grid_shape):
+                continue
+            if all(0 <= c < n for c, n in zip(coords, grid_shape, strict=True)):
+                yield key, coords
+
+    def _chunk_origin(self, coords: Sequence[int]) -> tuple[int, ...]:
+        return tuple(d.chunk_offset(c) for d, c in zip(self._dims, coords, strict=True))
+
+    def _decode_chunk(self, raw: Any, key: str) -> np.ndarray:
+        return self._pipeline.decode(raw, self._chunk_shape, key=key)
+
+    def _new_chunk(self, *, filled: bool) -> np.ndarray:
+        chunk = np.empty(self._chunk_shape, dtype=self.dtype)
+        if filled and chunk.size:
+            buf = chunk.reshape(-1).view(np.uint8)
+            fill_strided(buf, 0, _i64([self._itemsize]), _i64([chunk.size]), self._fill_bytes)
+        return chunk
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self.get_basic_selection(selection)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        data = self.get_basic_selection(Ellipsis)
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
+        """Read a basic selection (ints, slices with any step, ``...``, ``None``)."""
+        sel = parse_basic_selection(selection, self.shape)
+        out = self._read(sel)
+        result = out.reshape(sel.out_shape)
+        if self._order == "F" and result.ndim > 1:
+            result = np.asfortranarray(result)
+        if result.shape == () and not _has_ellipsis(selection):
+            return result[()]
+        return result
+
+    def _read(self, sel: BasicSelection) -> np.ndarray:
+        counts = sel.counts
+        out = np.empty(counts, dtype=self.dtype)
+        if out.size == 0:
+            return out
+        dst = out.reshape(-1).view(np.uint8)
+        out_strides = c_strides(counts, self._itemsize)
+        itemsize = self._itemsize
+        chunk_strides = self._chunk_strides
+        store = self._store
+
+        def read_chunk(task: ChunkTask) -> None:
+            key = self.chunk_key(task.coords)
+            dst_offset = sum(p * s for p, s in zip(task.out_start, out_strides))
+            dst_strides = _i64([d * s for d, s in zip(task.out_step, out_strides)])
+            shape = _i64(task.counts)
+            raw = store.get(key)
+            if raw is None:
+                fill_strided(dst, dst_offset, dst_strides, shape, self._fill_bytes)
+                return
+            chunk = self._decode_chunk(raw, key)
+            src = chunk.reshape(-1).view(np.uint8)
+            src_offset = sum(p * s for p, s in zip(task.local_start, chunk_strides))
+            src_strides = _i64([st * s for st, s in zip(task.local_step, chunk_strides)])
+            copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape,
+                         itemsize)
+
+        map_unordered(read_chunk, plan_chunks(sel, self._dims))
+        return out
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self.set_basic_selection(selection, value)
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"array {self.name!r} was opened read-only")
+
+    def _prepare_value(self, value: Any, sel: BasicSelection) -> np.ndarray:
+        """The value as a C-contiguous array of the selection's full-rank shape (or 0-d)."""
+        arr = np.asarray(value)
+        if arr.dtype != self.dtype:
+            try:
+                arr = arr.astype(self.dtype)
+            except (TypeError, ValueError) as exc:
+                raise ShapeMismatchError(
+                    f"cannot convert value of dtype {arr.dtype} to the array's dtype "
+                    f"{self.dtype}: {exc}"
+                ) from None
+        if arr.ndim == 0:
+            return arr.copy()  # (np.ascontiguousarray would make it 1-d)
+        try:
+            arr = np.broadcast_to(arr, sel.out_shape)
+        except ValueError:
+            raise ShapeMismatchError(
+                f"could not broadcast value of shape {np.shape(value)} "
+                f"to the selection's shape {sel.out_shape}"
+            ) from None
+        return np.ascontiguousarray(arr.reshape(sel.counts))
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        """Write ``value`` (broadcast as numpy does) into a basic selection."""
+        self._check_writable()
+        sel = parse_basic_selection(selection, self.shape)
+        src_arr = self._prepare_value(value, sel)
+        if sel.size == 0:
+            return
+        self._write(sel, src_arr)
+
+    def _write(self, sel: BasicSelection, value: np.ndarray) -> None:
+        itemsize = self._itemsize
+        scalar = value.ndim == 0
+        src = value.reshape(-1).view(np.uint8)
+        value_strides = c_strides(sel.counts, itemsize)
+        chunk_strides = self._chunk_strides
+        chunk_shape = self._chunk_shape
+        shape = self.shape
+        store = self._store
+
+        def write_chunk(task: ChunkTask) -> None:
+            key = self.chunk_key(task.coords)
+            origin = self._chunk_origin(task.coords)
+            counts = _i64(task.counts)
+            dst_offset = sum(p * s for p, s in zip(task.local_start, chunk_strides))
+            dst_strides = _i64([st * s for st, s in zip(task.local_step, chunk_strides)])
+            with chunk_lock(store, key):
+                if task.covers(chunk_shape, shape, origin):
+                    inside = all(o + c <= n for o, c, n in zip(origin, chunk_shape, shape))
+                    chunk = self._new_chunk(filled=not inside)
+                else:
+                    raw = store.get(key)
+                    if raw is None:
+                        chunk = self._new_chunk(filled=True)
+                    else:
+                        chunk = self._decode_chunk(raw, key)
+                        if not chunk.flags.writeable:
+                            chunk = chunk.copy()
+                dst = chunk.reshape(-1).view(np.uint8)
+                if scalar:
+                    fill_strided(dst, dst_offset, dst_strides, counts, src)
+                else:
+                    src_offset = sum(p * s for p, s in zip(task.out_start, value_strides))
+                    src_strides = _i64([d * s for d, s in zip(task.out_step, value_strides)])
+                    copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides,
+                                 counts, itemsize)
+                self._store_chunk(key, chunk)
+
+        map_unordered(write_chunk, plan_chunks(sel, self._dims))
+
+    def _store_chunk(self, key: str, chunk: np.ndarray) -> None:
+        """Write an encoded chunk, or erase it when it holds only the fill value."""
+        if not self._write_empty_chunks and is_uniform(
+            chunk.reshape(-1).view(np.uint8), self._fill_bytes
+        ):
+            self._store.erase(key)
+        else:
+            self._store.set(key, self._pipeline.encode(chunk))
+
+    # -- metadata updates -----------------------------------------------------------------------
+
+    def _update_attributes(self, change: Any) -> None:
+        self._set_metadata(update_node_attributes(self, change))
+
+    def resize(self, *shape: Any) -> None:
+        """Change the shape.  Chunks wholly outside the new shape are erased; where the array
+        shrinks inside a chunk, that chunk's outside part is reset to the fill value, so growing
+        the array again shows the fill value, not stale data."""
+        self._check_writable()
+        new_shape = _normalize_shape(shape[0] if len(shape) == 1 else shape)
+        if len(new_shape) != self.ndim:
+            raise ShapeMismatchError(
+                f"cannot resize a {self.ndim}-d array to shape {new_shape} ({len(new_shape)}-d)"
+            )
+        old_shape = self.shape
+        new_meta = self._metadata.evolve(
+            shape=new_shape, chunk_grid=self._metadata.chunk_grid.resized(new_shape)
+        )
+        # Metadata first: a crash in between leaves stray chunks outside the shape (ignored),
+        # never a declared region whose chunks were already erased.
+        write_metadata(self._store, self._path, new_meta)
+        old_stored = list(self._stored_chunks())
+        self._set_metadata(new_meta)
+        grid_shape = self.cdata_shape
+        outside = [k for k, c in old_stored
+                   if any(ci >= n for ci, n in zip(c, grid_shape, strict=True))]
+        if outside:
+            self._store.erase_values(outside)
+        shrunk = [i for i, (n, o) in enumerate(zip(new_shape, old_shape)) if n < o]
+        if not shrunk:
+            return
+        for key, coords in old_stored:
+            if key in outside:
+                continue
+            origin = self._chunk_origin(coords)
+            cut = [i for i in shrunk if origin[i] + self._chunk_shape[i] > new_shape[i]]
+            if cut:
+                self._reset_outside(key, origin, cut)
+
+    def _reset_outside(self, key: str, origin: Sequence[int], axes: Sequence[int]) -> None:
+        with chunk_lock(self._store, key):
+            raw = self._store.get(key)
+            if raw is None:
+                return
+            chunk = np.array(self._decode_chunk(raw, key))
+            fill = self._metadata.fill_value_array
+            for i in axes:
+                index = [slice(None)] * self.ndim
+                index[i] = slice(max(0, self.shape[i] - origin[i]), None)
+                chunk[tuple(index)] = fill
+            self._store_chunk(key, chunk)
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow the array along ``axis`` and write ``data`` there; returns the new shape."""
+        self._check_writable()
+        data = np.asarray(data)
+        if data.ndim != self.ndim:
+            raise ShapeMismatchError(
+                f"cannot append {data.ndim}-d data to a {self.ndim}-d array"
+            )
+        if not -self.ndim <= axis < self.ndim:
+            raise IndexingError(f"axis {axis} is out of bounds for a {self.ndim}-d array")
+        axis %= self.ndim
+        for i, (n, m) in enumerate(zip(self.shape, data.shape)):
+            if i != axis and n != m:
+                raise ShapeMismatchError(
+                    f"data shape {data.shape} does not match array shape {self.shape} "
+                    f"on axis {i}"
+                )
+        old = self.shape[axis]
+        new_shape = list(self.shape)
+        new_shape[axis] += data.shape[axis]
+        self.resize(tuple(new_shape))
+        region = [slice(None)] * self.ndim
+        region[axis] = slice(old, new_shape[axis])
+        self[tuple(region)] = data
+        return self.shape
+
+
+def _has_ellipsis(selection: Any) -> bool:
+    if selection is Ellipsis:
+        return True
+    return isinstance(selection, tuple) and any(s is Ellipsis for s in selection)
+
+
+def _normalize_shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
+        return (int(shape),)
+    try:
+        items = tuple(shape)
+    except TypeError:
+        raise MetadataError(f"shape must be an int or a sequence of ints, got {shape!r}",
+                            path="shape") from None
+    for i, n in enumerate(items):
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise MetadataError(f"must be a non-negative integer, got {n!r}", path=f"shape[{i}]")
+    return tuple(int(n) for n in items)
+
+
+def _guess_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
+    """A chunk shape of about ``target`` bytes: halve the longest dimension until it fits."""
+    chunks = [max(1, n) for n in shape]
+    while math.prod(chunks) * itemsize > target and max(chunks) > 1:
+        i = max(range(len(chunks)), key=lambda j: chunks[j])
+        chunks[i] = (chunks[i] + 1) // 2
+    return tuple(chunks)
+
+
+def _normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> list[int]:
+    if chunks == "auto" or chunks is None:
+        return list(_guess_chunks(shape, itemsize))
+    if isinstance(chunks, int | np.integer) and not isinstance(chunks, bool):
+        return [int(chunks)] * len(shape)
+    try:
+        items = list(chunks)
+    except TypeError:
+        raise MetadataError(f"chunks must be an int or a sequence of ints, got {chunks!r}",
+                            path="chunk_grid.configuration.chunk_shape") from None
+    if any(not isinstance(c, int | np.integer) and isinstance(c, Sequence) for c in items):
+        raise UnsupportedFeatureError(
+            "variable chunk edge lengths (rectilinear chunk grids) are not supported yet"
+        )
+    return [int(c) if isinstance(c, np.integer) else c for c in items]
+
+
+def _codec_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, dict | str) or not isinstance(value, Sequence):
+        return [value]
+    return list(value)
+
+
+def _normalize_chunk_key_encoding(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {"name": "default", "configuration": {"separator": "/"}}
+    if isinstance(value, str):
+        return {"name": value}
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    return dict(value)
+
+
+def build_array_metadata(
+    *,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = (),
+    serializer: Any = "auto",
+    compressors: Any = "auto",
+    fill_value: Any = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Sequence[str | None] | None = None,
+    codecs: Sequence[Any] | None = None,
+    source: str | None = None,
+) -> ArrayMetadata:
+    """Build and validate the metadata of a new array from create_array's arguments."""
+    if shards is not None:
+        raise UnsupportedFeatureError("sharding (shards=...) is not supported yet")
+    shape_t = _normalize_shape(shape)
+    data_type = data_type_from_numpy(dtype)
+    chunk_shape = _normalize_chunks(chunks, shape_t, data_type.itemsize)
+    if codecs is not None:
+        codec_dicts = [normalize_codec_like(c) for c in _codec_list(codecs)]
+    else:
+        ser = default_serializer(data_type.dtype) if serializer == "auto" else serializer
+        comps = default_compressors(data_type.dtype) if compressors == "auto" else compressors
+        codec_dicts = [
+            normalize_codec_like(c)
+            for c in [*_codec_list(filters), ser, *_codec_list(comps)]
+        ]
+    doc: dict[str, Any] = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(shape_t),
+        "data_type": data_type.name,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunk_shape}},
+        "chunk_key_encoding": _normalize_chunk_key_encoding(chunk_key_encoding),
+        "fill_value": data_type.fill_value_to_json(data_type.fill_value_from_python(fill_value)),
+        "codecs": codec_dicts,
+        "attributes": dict(attributes or {}),
+    }
+    if dimension_names is not None:
+        doc["dimension_names"] = list(dimension_names)
+    return ArrayMetadata.from_dict(doc, source=source)
+
+
+def create_array(
+    store: Store,
+    path: str,
+    *,
+    overwrite: bool = False,
+    write_empty_chunks: bool = False,
+    order: str = "C",
+    data: Any = None,
+    **kwargs: Any,
+) -> Array:
+    """Create an array at ``path`` (already normalised) in ``store``; see zarr3c.create_array."""
+    if store.read_only:
+        raise ReadOnlyError(f"cannot create an array in a read-only store at {path!r}")
+    if data is not None:
+        data = np.asarray(data)
+        kwargs.setdefault("shape", data.shape)
+        kwargs.setdefault("dtype", data.dtype)
+    metadata = build_array_metadata(source=metadata_key(path), **kwargs)
+    # Construct (and so validate the codec chain) before touching the store.
+    array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, order=order)
+    prepare_node(store, path, overwrite=overwrite)
+    write_metadata(store, path, metadata)
+    if data is not None:
+        array[...] = data
+    return array
+
+
+def open_array_at(
+    store: Store,
+    path: str,
+    read_only: bool = False,
+    write_empty_chunks: bool = False,
+    order: str = "C",
+) -> Array:
+    """Open the existing array at ``path``; raises ArrayNotFoundError / ContainsGroupError."""
+    metadata = read_node_metadata(store, path)
+    if metadata is None:
+        raise ArrayNotFoundError(f"no array at path {path!r} (no {metadata_key(path)!r})")
+    if isinstance(metadata, GroupMetadata):
+        raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
+    return Array(store, path, metadata, read_only=read_only,
+                 write_empty_chunks=write_empty_chunks, order=order)

@@ -1,0 +1,60 @@
+"""Chunk grids: how an array's index space is cut into chunks.
+
+The built-in ``regular`` grid lives in :mod:`zarr3c.chunk_grids.regular`; every grid, built-in
+or third-party, is found by name through :data:`zarr3c.registry.chunk_grids`.  A grid class
+provides ``from_dict(data, *, ndim, path, source)`` taking the whole ``chunk_grid`` object::
+
+    {"name": "regular", "configuration": {"chunk_shape": [10, 10]}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from zarr3c import registry
+from zarr3c.chunk_grids.regular import RegularChunkGrid, RegularDimension
+from zarr3c.errors import MetadataError
+
+__all__ = ["RegularChunkGrid", "RegularDimension", "parse_chunk_grid"]
+
+
+def parse_chunk_grid(
+    data: Any, *, ndim: int, path: str = "chunk_grid", source: str | None = None
+) -> Any:
+    """Parse a ``chunk_grid`` JSON value into a chunk grid object.
+
+    Parameters
+    ----------
+    data
+        The ``chunk_grid`` object (``{"name": ..., "configuration": {...}}``); a bare name
+        string is passed on as ``{"name": <string>}`` (the spec's short-hand).
+    ndim
+        The array's rank.
+    path, source
+        Where the value came from, for error messages.
+
+    Raises
+    ------
+    MetadataError
+        If ``data`` is not an object with a string ``name``, or the grid refuses it.
+    UnknownExtensionError
+        If no grid is registered under the name.
+    """
+    if isinstance(data, str):
+        data = {"name": data}
+    if not isinstance(data, Mapping):
+        raise MetadataError(
+            f"chunk grid must be an object with \"name\" and \"configuration\", got {data!r}",
+            path=path,
+            source=source,
+        )
+    name = data.get("name")
+    if not isinstance(name, str):
+        raise MetadataError(
+            f"chunk grid \"name\" must be a string, got {name!r}",
+            path=f"{path}.name",
+            source=source,
+        )
+    cls = registry.chunk_grids.get(name, path=f"{path}.name", source=source)
+    return cls.from_dict(data, ndim=ndim, path=path, source=source)

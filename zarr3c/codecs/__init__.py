@@ -1,0 +1,61 @@
+"""Codecs (seed 003, "Chunk encoding") and the codec pipeline that runs them.
+
+The codec classes are imported lazily (attribute access), like the registry's built-ins, so
+that importing :mod:`zarr3c.codecs` stays cheap; names resolve to codec objects only through
+:meth:`CodecPipeline.from_codecs`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from zarr3c.codecs.base import (
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    BytesBytesCodec,
+    ChunkSpec,
+    Codec,
+)
+from zarr3c.codecs.pipeline import (
+    CodecPipeline,
+    default_compressors,
+    default_serializer,
+    normalize_codec_like,
+    parse_codecs,
+)
+
+__all__ = [
+    "ArrayArrayCodec",
+    "ArrayBytesCodec",
+    "BloscCodec",
+    "BytesBytesCodec",
+    "BytesCodec",
+    "ChunkSpec",
+    "Codec",
+    "CodecPipeline",
+    "Crc32cCodec",
+    "GzipCodec",
+    "TransposeCodec",
+    "ZstdCodec",
+    "default_compressors",
+    "default_serializer",
+    "normalize_codec_like",
+    "parse_codecs",
+]
+
+_LAZY = {
+    "BytesCodec": "zarr3c.codecs.bytes",
+    "TransposeCodec": "zarr3c.codecs.transpose",
+    "GzipCodec": "zarr3c.codecs.gzip",
+    "ZstdCodec": "zarr3c.codecs.zstd",
+    "BloscCodec": "zarr3c.codecs.blosc",
+    "Crc32cCodec": "zarr3c.codecs.crc32c",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

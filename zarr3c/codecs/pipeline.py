@@ -1,0 +1,566 @@
+"""The codec pipeline: a chunk's ``codecs`` list resolved into codec objects and run in order.
+
+Seed 003, "Chunk encoding": a chain is ``array -> array`` codecs, then exactly one
+``array -> bytes`` codec (the serializer), then ``bytes -> bytes`` codecs; encoding runs them in
+order and decoding in reverse, each codec knowing the representation (shape, data type) it
+receives.  The list comes from ``zarr.json``::
+
+    "codecs": [{"name": "transpose", "configuration": {"order": [1, 0]}},
+               {"name": "bytes", "configuration": {"endian": "little"}},
+               {"name": "zstd", "configuration": {"level": 0, "checksum": false}}]
+
+:meth:`CodecPipeline.from_codecs` is the one place where codec names become codec objects
+(through :data:`zarr3c.registry.codecs`).  The chunk shape is given per call, since some chunk
+grids have chunks of several shapes; the representation chain of each shape is computed
+once and cached.  Also here: the defaults ``create_array`` uses (:func:`default_serializer`,
+:func:`default_compressors`) and :func:`normalize_codec_like`, which turns what users pass
+(dicts, names, codec objects, numcodecs or zarr-python codec instances) into codec dicts.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numcodecs.abc
+import numpy as np
+
+from zarr3c import registry
+from zarr3c.codecs.base import (
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    BytesBytesCodec,
+    ChunkSpec,
+    Codec,
+    as_byte_array,
+    has_byte_order,
+    native_dtype,
+)
+from zarr3c.errors import ChunkDecodeError, CodecError, MetadataError, ZarrError
+
+__all__ = [
+    "CodecPipeline",
+    "CodecLike",
+    "parse_codecs",
+    "normalize_codec_like",
+    "default_serializer",
+    "default_compressors",
+]
+
+#: what may name a codec: a JSON codec object, a bare name, an object with ``name`` and
+#: ``configuration`` attributes (metadata's NamedConfig), a codec instance, a numcodecs codec
+#: instance or a zarr-python codec object (anything with ``to_dict()``)
+CodecLike = Any
+
+_CODEC_OBJECT_KEYS = frozenset({"name", "configuration", "must_understand"})
+_KIND_ORDER = {"array->array": 0, "array->bytes": 1, "bytes->bytes": 2}
+# Distinct chunk shapes kept per pipeline; a rectilinear grid may have many, and recomputing
+# a chain is cheap, so the cache is simply reset when full.
+_MAX_CACHED_SHAPES = 4096
+
+
+def _with_source(exc: MetadataError, source: str | None) -> MetadataError:
+    """``exc`` re-made to name ``source`` (codecs raise errors that know only the JSON path)."""
+    if source is None or exc.source is not None:
+        return exc
+    message = str(exc)
+    if exc.path and message.startswith(f"{exc.path}: "):
+        message = message[len(exc.path) + 2 :]
+    new = type(exc).__new__(type(exc))
+    MetadataError.__init__(new, message, path=exc.path, source=source)
+    return new
+
+
+def _jsonify(value: Any) -> Any:
+    """A JSON-compatible copy: tuples -> lists, numpy scalars/arrays -> Python values."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonify(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonify(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonify(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, enum.Enum):
+        return _jsonify(value.value)  # zarr-python's enums (BloscShuffle, Endian, ...)
+    return value
+
+
+def _numcodec_to_dict(codec: Any) -> dict[str, Any]:
+    """A numcodecs codec instance as a v3 codec dict: the v3-native name where the encoding is
+    the same (zstd, gzip, blosc, crc32c at the end), else ``numcodecs.<id>``."""
+    config = dict(codec.get_config())
+    codec_id = config.pop("id")
+    if codec_id == "zstd":
+        return {
+            "name": "zstd",
+            "configuration": {
+                "level": int(config.get("level", 0)),
+                "checksum": bool(config.get("checksum", False)),
+            },
+        }
+    if codec_id == "gzip" and 0 <= int(config.get("level", 1)) <= 9:
+        return {"name": "gzip", "configuration": {"level": int(config.get("level", 1))}}
+    if codec_id == "blosc":
+        shuffle = int(config.get("shuffle", 1))
+        v3: dict[str, Any] = {}
+        typesize = getattr(codec, "_typesize", None)
+        if typesize is not None:
+            v3["typesize"] = int(typesize)
+        v3["cname"] = config.get("cname", "lz4")
+        v3["clevel"] = int(config.get("clevel", 5))
+        if shuffle in (0, 1, 2):
+            v3["shuffle"] = ("noshuffle", "shuffle", "bitshuffle")[shuffle]
+        # AUTOSHUFFLE (-1) picks bit- or byte-shuffle by itemsize, as the v3 codec's evolve does
+        v3["blocksize"] = int(config.get("blocksize", 0))
+        return {"name": "blosc", "configuration": v3}
+    if codec_id == "crc32c" and getattr(codec, "location", "end") == "end":
+        return {"name": "crc32c"}
+    return {"name": "numcodecs." + codec_id, "configuration": _jsonify(config)}
+
+
+def normalize_codec_like(x: CodecLike, *, path: str = "codec", source: str | None = None) -> dict:
+    """Turn a user's codec specification into a JSON codec object ``{"name", "configuration"?}``.
+
+    Parameters
+    ----------
+    x
+        A codec dict (copied), a bare name (``"crc32c"``), a zarr3c :class:`Codec`, an
+        object with ``name`` / ``configuration`` attributes, a numcodecs codec instance
+        (``numcodecs.Zstd(level=1)`` -> ``{"name": "zstd", ...}``; codecs without a v3 native
+        equivalent -> ``{"name": "numcodecs.<id>", ...}``), or a zarr-python codec object.
+    path, source
+        Named by errors.
+
+    Raises
+    ------
+    MetadataError
+        If ``x`` is none of these, or is a dict without a string ``name``.
+    """
+    if isinstance(x, Codec):
+        return x.to_dict()
+    if isinstance(x, str):
+        return {"name": x}
+    if isinstance(x, numcodecs.abc.Codec):
+        return _numcodec_to_dict(x)
+    if isinstance(x, Mapping):
+        out = _jsonify(x)
+    elif hasattr(x, "name") and hasattr(x, "configuration") and not callable(x.name):
+        out = {"name": x.name}
+        if x.configuration is not None:
+            out["configuration"] = _jsonify(x.configuration)
+    elif callable(getattr(x, "to_dict", None)):
+        out = _jsonify(x.to_dict())
+        if not isinstance(out, dict):
+            raise MetadataError(f"{x!r}.to_dict() is not a codec object", path=path, source=source)
+    else:
+        raise MetadataError(
+            f"cannot interpret {x!r} as a codec (expected a dict with 'name', a codec name, "
+            "or a codec object)",
+            path=path,
+            source=source,
+        )
+    if not isinstance(out.get("name"), str):
+        raise MetadataError(
+            f"codec object needs a string 'name', got {out.get('name')!r}",
+            path=f"{path}.name",
+            source=source,
+        )
+    return out
+
+
+def _resolve_one(x: CodecLike, *, path: str, source: str | None) -> Codec:
+    if isinstance(x, Codec):
+        return x
+    obj = normalize_codec_like(x, path=path, source=source)
+    for key in obj:
+        if key not in _CODEC_OBJECT_KEYS:
+            raise MetadataError("unknown field in a codec object", path=f"{path}.{key}", source=source)
+    name = obj["name"]
+    cls = registry.codecs.get(name, path=path, source=source)
+    try:
+        codec = cls.from_config(obj.get("configuration"), path=path)
+    except MetadataError as exc:
+        raise _with_source(exc, source) from None
+    except Exception as exc:
+        raise MetadataError(
+            f"invalid configuration for codec {name!r}: {exc}",
+            path=f"{path}.configuration",
+            source=source,
+        ) from None
+    if not isinstance(codec, Codec) or codec.kind not in _KIND_ORDER:
+        raise MetadataError(
+            f"codec {name!r} is registered as {cls!r}, which is not a zarr3c codec",
+            path=path,
+            source=source,
+        )
+    return codec
+
+
+def parse_codecs(
+    codecs: Iterable[CodecLike], *, path: str = "codecs", source: str | None = None
+) -> tuple[Codec, ...]:
+    """Resolve a codec list into codec objects and check the order of their kinds.
+
+    The order must be ``array->array*``, exactly one ``array->bytes``, ``bytes->bytes*``.
+
+    Raises
+    ------
+    UnknownExtensionError
+        A name no registered codec has; names ``codecs[i]``.
+    MetadataError
+        A bad configuration (``codecs[i].configuration.<field>``) or a bad order (``codecs[i]``).
+    """
+    if isinstance(codecs, str | bytes | Mapping) or not isinstance(codecs, Iterable):
+        raise MetadataError(f"must be a list of codecs, got {codecs!r}", path=path, source=source)
+    parsed = tuple(
+        _resolve_one(x, path=f"{path}[{i}]", source=source) for i, x in enumerate(codecs)
+    )
+    serializers = [i for i, c in enumerate(parsed) if c.kind == "array->bytes"]
+    if not serializers:
+        raise MetadataError(
+            "no array->bytes codec (e.g. {'name': 'bytes'}); a chain needs exactly one",
+            path=path,
+            source=source,
+        )
+    if len(serializers) > 1:
+        first, second = serializers[:2]
+        raise MetadataError(
+            f"a second array->bytes codec {parsed[second].name!r} (the first is "
+            f"{path}[{first}], {parsed[first].name!r}); a chain has exactly one",
+            path=f"{path}[{second}]",
+            source=source,
+        )
+    ab = serializers[0]
+    for i, codec in enumerate(parsed):
+        if i < ab and codec.kind == "bytes->bytes":
+            raise MetadataError(
+                f"bytes->bytes codec {codec.name!r} before the array->bytes codec "
+                f"({path}[{ab}], {parsed[ab].name!r})",
+                path=f"{path}[{i}]",
+                source=source,
+            )
+        if i > ab and codec.kind == "array->array":
+            raise MetadataError(
+                f"array->array codec {codec.name!r} after the array->bytes codec "
+                f"({path}[{ab}], {parsed[ab].name!r})",
+                path=f"{path}[{i}]",
+                source=source,
+            )
+    return parsed
+
+
+class _Chain:
+    """The representations of one chunk shape: what each array codec receives."""
+
+    __slots__ = ("array_specs", "bytes_spec")
+
+    def __init__(self, array_specs: tuple[ChunkSpec, ...], bytes_spec: ChunkSpec):
+        self.array_specs = array_specs
+        self.bytes_spec = bytes_spec
+
+
+class CodecPipeline:
+    """A resolved, validated codec chain for one array (its data type and fill value).
+
+    Build with :meth:`from_codecs`.  Stateless apart from a cache of representation chains
+    per chunk shape; thread-safe.
+
+    Attributes
+    ----------
+    codecs
+        All codecs, in order (evolved for the array's data type).
+    array_array, array_bytes, bytes_bytes
+        The codecs by kind.
+    dtype
+        The array's (native-endian) data type.
+    fill_value
+        A 0-d array of ``dtype``.
+    """
+
+    codecs: tuple[Codec, ...]
+    array_array: tuple[ArrayArrayCodec, ...]
+    array_bytes: ArrayBytesCodec
+    bytes_bytes: tuple[BytesBytesCodec, ...]
+
+    def __init__(
+        self,
+        codecs: Sequence[Codec],
+        *,
+        dtype: np.dtype,
+        fill_value: np.ndarray,
+        path: str = "codecs",
+        source: str | None = None,
+    ):
+        self.codecs = tuple(codecs)
+        self.dtype = dtype
+        self.fill_value = fill_value
+        self.path = path
+        self.source = source
+        self.array_array = tuple(c for c in self.codecs if isinstance(c, ArrayArrayCodec))
+        (self.array_bytes,) = (c for c in self.codecs if isinstance(c, ArrayBytesCodec))
+        self.bytes_bytes = tuple(c for c in self.codecs if isinstance(c, BytesBytesCodec))
+        self._chains: dict[tuple[int, ...], _Chain] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_codecs(
+        cls,
+        codecs: Iterable[CodecLike],
+        *,
+        dtype: np.dtype | str,
+        fill_value: Any = None,
+        path: str = "codecs",
+        source: str | None = None,
+    ) -> CodecPipeline:
+        """Resolve, order-check and evolve a codec list for an array.
+
+        Parameters
+        ----------
+        codecs
+            The ``codecs`` list: JSON codec objects, names, NamedConfig-like objects, codec
+            instances (see :func:`normalize_codec_like`).
+        dtype
+            The array's data type (converted to native byte order).
+        fill_value
+            The array's fill value (anything ``np.asarray(..., dtype)`` takes; None = zeros).
+        path, source
+            The JSON path of the list and the document it came from, named by errors.
+
+        Raises
+        ------
+        UnknownExtensionError, MetadataError
+            See :func:`parse_codecs`.
+        """
+        dtype = native_dtype(np.dtype(dtype))
+        fill = _as_fill(fill_value, dtype, path=path, source=source)
+        parsed = parse_codecs(codecs, path=path, source=source)
+        # As zarr-python: every codec sees the array's own representation type here (only
+        # data-type-derived defaults are filled, e.g. blosc typesize); shapes come per call.
+        spec = ChunkSpec(shape=(), dtype=dtype, fill_value=fill)
+        evolved = []
+        for i, codec in enumerate(parsed):
+            try:
+                evolved.append(codec.evolve(spec))
+            except MetadataError as exc:
+                raise _with_source(exc, source) from None
+            except Exception as exc:
+                raise MetadataError(
+                    f"codec {codec.name!r} cannot be used with data type {dtype}: {exc}",
+                    path=f"{path}[{i}]",
+                    source=source,
+                ) from None
+        return cls(evolved, dtype=dtype, fill_value=fill, path=path, source=source)
+
+    # -- representation chains ------------------------------------------------------------------
+
+    def _compute_chain(self, chunk_shape: tuple[int, ...], path: str, source: str | None) -> _Chain:
+        spec = ChunkSpec(shape=chunk_shape, dtype=self.dtype, fill_value=self.fill_value)
+        array_specs = []
+        for i, codec in enumerate(self.codecs):
+            codec_path = f"{path}[{i}]"
+            try:
+                codec.validate(spec, path=codec_path)
+                if isinstance(codec, ArrayArrayCodec):
+                    array_specs.append(spec)
+                    spec = codec.resolve(spec)
+                elif isinstance(codec, ArrayBytesCodec):
+                    bytes_spec = spec
+            except MetadataError as exc:
+                raise _with_source(exc, source) from None
+            except Exception as exc:
+                raise MetadataError(
+                    f"codec {codec.name!r} cannot take a chunk of shape {list(spec.shape)} "
+                    f"and data type {spec.dtype}: {exc}",
+                    path=codec_path,
+                    source=source,
+                ) from None
+        return _Chain(tuple(array_specs), bytes_spec)
+
+    def _chain(self, chunk_shape: tuple[int, ...]) -> _Chain:
+        chain = self._chains.get(chunk_shape)
+        if chain is None:
+            chain = self._compute_chain(chunk_shape, self.path, self.source)
+            with self._lock:
+                if len(self._chains) >= _MAX_CACHED_SHAPES:
+                    self._chains.clear()
+                self._chains[chunk_shape] = chain
+        return chain
+
+    def validate(
+        self, chunk_shape: Sequence[int], *, path: str | None = None, source: str | None = None
+    ) -> None:
+        """Check every codec can take chunks of ``chunk_shape`` (e.g. transpose order length
+        = ndim, bytes endian present for multi-byte types).
+
+        Raises
+        ------
+        MetadataError
+            Naming ``codecs[i]...`` (``path`` and ``source`` default to those given to
+            :meth:`from_codecs`).
+        """
+        shape = _as_shape(chunk_shape)
+        chain = self._compute_chain(
+            shape, path if path is not None else self.path, source if source is not None else self.source
+        )
+        with self._lock:
+            self._chains.setdefault(shape, chain)
+
+    # -- encode / decode --------------------------------------------------------------------------
+
+    def encode(self, chunk: np.ndarray) -> bytes | memoryview | np.ndarray:
+        """Encode one chunk (its shape is the chunk shape) into its stored bytes.
+
+        The result is bytes-like (``bytes``, or a 1-d ``uint8`` array) and may share memory
+        with ``chunk`` (a ``bytes``-only chain in native byte order does not copy): callers
+        that keep it beyond the next write to ``chunk`` must copy it.
+
+        Raises
+        ------
+        CodecError
+            If a codec fails (e.g. a data type a numcodecs codec does not support).
+        """
+        chunk = np.asarray(chunk)
+        if chunk.dtype != self.dtype:
+            chunk = chunk.astype(self.dtype)
+        if not chunk.flags.c_contiguous:
+            chunk = np.ascontiguousarray(chunk)
+        chain = self._chain(tuple(chunk.shape))
+        codec: Codec = self.array_bytes
+        try:
+            for codec, spec in zip(self.array_array, chain.array_specs, strict=True):
+                chunk = codec.encode(chunk, spec)
+            codec = self.array_bytes
+            data = codec.encode(chunk, chain.bytes_spec)
+            for codec in self.bytes_bytes:
+                data = codec.encode(data)
+        except ZarrError:
+            raise
+        except Exception as exc:
+            raise CodecError(f"codec {codec.name!r} failed to encode a chunk: {exc}") from exc
+        return data
+
+    def decode(
+        self,
+        data: bytes | bytearray | memoryview | np.ndarray,
+        chunk_shape: Sequence[int],
+        *,
+        key: str | None = None,
+    ) -> np.ndarray:
+        """Decode stored bytes into a chunk of ``chunk_shape``.
+
+        Returns a C-contiguous native-endian array of the array's data type; it may be a
+        read-only view of ``data``.
+
+        Raises
+        ------
+        ChunkDecodeError
+            (or its subclass ChecksumError) naming ``key``, for any failure: wrong length,
+            corrupt compressed data, checksum mismatch.
+        """
+        shape = _as_shape(chunk_shape)
+        chain = self._chain(shape)
+        codec: Codec = self.array_bytes
+        try:
+            buf: Any = as_byte_array(data)
+            for codec in reversed(self.bytes_bytes):
+                buf = codec.decode(buf)
+            codec = self.array_bytes
+            chunk = codec.decode(buf, chain.bytes_spec)
+            for codec, spec in zip(
+                reversed(self.array_array), reversed(chain.array_specs), strict=True
+            ):
+                chunk = codec.decode(chunk, spec)
+        except ChunkDecodeError as exc:
+            if exc.key is None and key is not None:
+                try:
+                    new = type(exc)(str(exc), key=key)
+                except TypeError:
+                    new = ChunkDecodeError(str(exc), key=key)
+                raise new from exc
+            raise
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise ChunkDecodeError(
+                f"{codec.name}: cannot decode ({type(exc).__name__}: {exc})", key=key
+            ) from exc
+        if chunk.shape != shape or chunk.dtype != self.dtype:
+            raise ChunkDecodeError(
+                f"decoded a chunk of shape {list(chunk.shape)} and data type {chunk.dtype}, "
+                f"expected {list(shape)} and {self.dtype}",
+                key=key,
+            )
+        if not chunk.flags.c_contiguous:
+            chunk = np.ascontiguousarray(chunk)
+        return chunk
+
+    def encoded_size(self, chunk_shape: Sequence[int]) -> int | None:
+        """The size in bytes of every encoded chunk of ``chunk_shape``, or None if it varies."""
+        chain = self._chain(_as_shape(chunk_shape))
+        size = self.array_bytes.encoded_size(chain.bytes_spec)
+        for codec in self.bytes_bytes:
+            if size is None:
+                return None
+            size = codec.encoded_size(size)
+        return size
+
+    # -- metadata ---------------------------------------------------------------------------------
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The JSON ``codecs`` list."""
+        return [c.to_dict() for c in self.codecs]
+
+    def __repr__(self) -> str:
+        return f"CodecPipeline({self.to_dicts()!r}, dtype={self.dtype})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CodecPipeline):
+            return NotImplemented
+        return (
+            self.dtype == other.dtype
+            and self.to_dicts() == other.to_dicts()
+            and self.fill_value.tobytes() == other.fill_value.tobytes()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _as_shape(chunk_shape: Sequence[int]) -> tuple[int, ...]:
+    shape = tuple(chunk_shape)
+    if not all(isinstance(s, int | np.integer) and not isinstance(s, bool) and s >= 0 for s in shape):
+        raise ValueError(f"a chunk shape is a sequence of non-negative integers, got {chunk_shape!r}")
+    return tuple(int(s) for s in shape)
+
+
+def _as_fill(fill_value: Any, dtype: np.dtype, *, path: str, source: str | None) -> np.ndarray:
+    if fill_value is None:
+        return np.zeros((), dtype=dtype)
+    if isinstance(fill_value, np.ndarray) and fill_value.dtype == dtype and fill_value.ndim == 0:
+        return fill_value
+    try:
+        fill = np.asarray(fill_value)
+        if fill.dtype != dtype:
+            fill = fill.astype(dtype) if fill.dtype.kind != "V" or dtype.kind != "V" else fill.view(dtype)
+        return fill.reshape(())
+    except Exception as exc:
+        raise MetadataError(
+            f"fill value {fill_value!r} does not fit data type {dtype}: {exc}",
+            path=path,
+            source=source,
+        ) from None
+
+
+def default_serializer(dtype: np.dtype | str) -> dict[str, Any]:
+    """The serializer zarr-python 3 writes by default: ``bytes``, little endian; the
+    ``endian`` field is omitted for data types without a byte order (1-byte and raw types)."""
+    if has_byte_order(np.dtype(dtype)):
+        return {"name": "bytes", "configuration": {"endian": "little"}}
+    return {"name": "bytes"}
+
+
+def default_compressors(dtype: np.dtype | str) -> list[dict[str, Any]]:
+    """The compressors zarr-python 3 writes by default: zstd, level 0, no checksum."""
+    return [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]

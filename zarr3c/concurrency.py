@@ -1,0 +1,137 @@
+"""Thread fan-out over chunks, and per-chunk-key locks.
+
+The core is synchronous; parallelism is a thread pool over chunks, which scales because the
+kernels and numcodecs release the GIL.  The pool size comes from ``ZARR3C_NUM_THREADS`` or the
+machine's cores, and can be changed with :func:`set_num_threads`.
+
+Writes take a lock per chunk key for their read-modify-write, so threads writing disjoint
+regions of the same chunk lose nothing, while unrelated chunks proceed in parallel.  Locks
+are keyed by the store's identity for locking (:func:`store_lock_id`) and the key, so two
+``Array`` objects over the same data share them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+__all__ = ["get_num_threads", "set_num_threads", "map_unordered", "chunk_lock", "store_lock_id"]
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_num_threads: int | None = None
+
+
+def _default_threads() -> int:
+    env = os.environ.get("ZARR3C_NUM_THREADS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    return max(1, os.cpu_count() or 1)
+
+
+def get_num_threads() -> int:
+    """Number of worker threads used for chunk-parallel reads and writes."""
+    return _num_threads if _num_threads is not None else _default_threads()
+
+
+def set_num_threads(n: int | None) -> None:
+    """Set the number of worker threads (None: back to the environment/machine default)."""
+    global _pool, _num_threads
+    if n is not None and (not isinstance(n, int) or n < 1):
+        raise ValueError(f"number of threads must be a positive int, got {n!r}")
+    with _pool_lock:
+        old, _pool = _pool, None
+        _num_threads = n
+    if old is not None:
+        old.shutdown(wait=False)
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(get_num_threads(), thread_name_prefix="zarr3c")
+        return _pool
+
+
+_in_worker = threading.local()
+
+
+def _run_in_worker(fn: Callable[[T], R], item: T) -> R:
+    _in_worker.active = True
+    try:
+        return fn(item)
+    finally:
+        _in_worker.active = False
+
+
+def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """Apply ``fn`` to every item, in parallel when there is more than one, and wait.
+
+    Runs inline for a single item, with one thread, or when called from a worker (nested
+    fan-out would otherwise deadlock a bounded pool).  The first exception is re-raised after
+    every started task has finished, so no task is still writing when the caller sees it.
+    """
+    items = list(items)
+    if len(items) <= 1 or get_num_threads() == 1 or getattr(_in_worker, "active", False):
+        return [fn(item) for item in items]
+    pool = _executor()
+    futures = [pool.submit(_run_in_worker, fn, item) for item in items]
+    results: list[Any] = []
+    error: BaseException | None = None
+    for fut in futures:
+        try:
+            results.append(fut.result())
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, after all tasks end
+            if error is None:
+                error = exc
+    if error is not None:
+        raise error
+    return results
+
+
+class _RefLock:
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+
+
+_locks_guard = threading.Lock()
+_locks: dict[tuple[Any, str], _RefLock] = {}
+
+
+def store_lock_id(store: Any) -> Any:
+    """What identifies a store's data for locking: its ``lock_id`` if it has one, else itself."""
+    lock_id = getattr(store, "lock_id", None)
+    return lock_id if lock_id is not None else id(store)
+
+
+@contextmanager
+def chunk_lock(store: Any, key: str) -> Iterator[None]:
+    """Hold the process-wide lock of ``key`` in ``store`` (created on demand, freed when unused)."""
+    ident = (store_lock_id(store), key)
+    with _locks_guard:
+        ref = _locks.get(ident)
+        if ref is None:
+            ref = _locks[ident] = _RefLock()
+        ref.users += 1
+    try:
+        with ref.lock:
+            yield
+    finally:
+        with _locks_guard:
+            ref.users -= 1
+            if ref.users == 0:
+                _locks.pop(ident, None)

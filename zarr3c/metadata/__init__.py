@@ -1,0 +1,65 @@
+"""Zarr v3 metadata documents (``zarr.json``): arrays, groups and their data types.
+
+Everything here is pure Python over JSON: chunk grids and chunk key encodings are resolved by
+name through :mod:`zarr3c.registry`, codecs stay named configurations.  Use
+:func:`parse_node_metadata` to read a ``zarr.json`` whose node type is not known yet::
+
+    {"zarr_format": 3, "node_type": "group", "attributes": {}}
+"""
+
+from __future__ import annotations
+
+from zarr3c.errors import MetadataError
+from zarr3c.metadata.array import ArrayMetadata, NamedConfig, check_zarr_format, load_json_object
+from zarr3c.metadata.data_types import (
+    CORE_DATA_TYPE_NAMES,
+    DataType,
+    data_type_from_numpy,
+    parse_data_type,
+)
+from zarr3c.metadata.group import GroupMetadata
+
+__all__ = [
+    "ArrayMetadata",
+    "CORE_DATA_TYPE_NAMES",
+    "DataType",
+    "GroupMetadata",
+    "NamedConfig",
+    "data_type_from_numpy",
+    "parse_data_type",
+    "parse_node_metadata",
+]
+
+
+def parse_node_metadata(
+    data: bytes | bytearray | memoryview | str, *, source: str | None = None
+) -> ArrayMetadata | GroupMetadata:
+    """Parse a ``zarr.json`` document of either node type.
+
+    Parameters
+    ----------
+    data
+        The document's bytes.
+    source
+        The store key or file it came from, for error messages.
+
+    Raises
+    ------
+    UnsupportedFormatError
+        If ``zarr_format`` is not 3.
+    MetadataError
+        If the document is not a JSON object, ``node_type`` is missing or is neither
+        ``"array"`` nor ``"group"``, or the document is invalid for its node type.
+    """
+    doc = load_json_object(data, source=source)
+    check_zarr_format(doc, source=source)
+    if "node_type" not in doc:
+        raise MetadataError("missing required field", path="node_type", source=source)
+    node_type = doc["node_type"]
+    if node_type == "array":
+        return ArrayMetadata.from_dict(doc, source=source)
+    if node_type == "group":
+        return GroupMetadata.from_dict(doc, source=source)
+    raise MetadataError(
+        f'must be "array" or "group", got {node_type!r}', path="node_type", source=source
+    )

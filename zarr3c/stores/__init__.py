@@ -1,0 +1,111 @@
+"""Stores: where a Zarr hierarchy's keys and values live (seed 003, "Abstract store interface").
+
+:func:`make_store` turns what users pass as ``store`` into a :class:`Store`::
+
+    make_store("data/example.zarr")          # LocalStore (also pathlib.Path, "file://...")
+    make_store("memory://")                  # a new MemoryStore
+    make_store({})                           # a MemoryStore over that dict
+    make_store(store, read_only=True)        # the store itself, or a read-only twin
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from zarr3c.errors import StoreError
+from zarr3c.stores.base import Store, validate_key, validate_prefix
+from zarr3c.stores.local import LocalStore
+from zarr3c.stores.memory import MemoryStore
+
+__all__ = [
+    "Store",
+    "MemoryStore",
+    "LocalStore",
+    "validate_key",
+    "validate_prefix",
+    "make_store",
+]
+
+# Two or more letters, so that Windows drive letters ("C:\\data") are not taken for schemes.
+_URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]+)://")
+
+
+def make_store(
+    store_like: Any,
+    *,
+    read_only: bool = False,
+    storage_options: dict[str, Any] | None = None,
+) -> Store:
+    """The :class:`Store` that ``store_like`` denotes.
+
+    Parameters
+    ----------
+    store_like
+        - a :class:`Store`: itself (a read-only twin from :meth:`Store.with_read_only` when
+          ``read_only`` is asked of a writable store; a read-only store stays read-only);
+        - a ``str`` or ``os.PathLike`` path, or a ``"file://<path>"`` URL: a
+          :class:`LocalStore` over that directory;
+        - ``"memory://"`` or None: a new, empty :class:`MemoryStore`;
+        - a ``dict``: a :class:`MemoryStore` over that dict (shared, not copied).
+    read_only
+        Open the store read-only.
+    storage_options
+        Options for remote (fsspec) stores; must be empty or None for the stores above.
+
+    Returns
+    -------
+    Store
+
+    Raises
+    ------
+    StoreError
+        For a remote URL (``s3://``, ``gs://``, ``http(s)://``, ...): remote stores need
+        zarr3c's optional fsspec support; or for ``storage_options`` given with a local or
+        in-memory store; or a LocalStore root that is not a directory.
+    TypeError
+        If ``store_like`` is none of the above.
+    """
+    if isinstance(store_like, Store):
+        _refuse_storage_options(storage_options, repr(store_like))
+        if read_only and not store_like.read_only:
+            return store_like.with_read_only(True)
+        return store_like
+    if store_like is None:
+        _refuse_storage_options(storage_options, "an in-memory store")
+        return MemoryStore(read_only=read_only)
+    if isinstance(store_like, dict):
+        _refuse_storage_options(storage_options, "a dict")
+        return MemoryStore(store_like, read_only=read_only)
+    if isinstance(store_like, str):
+        match = _URL_SCHEME.match(store_like)
+        if match is not None:
+            scheme = match.group(1).lower()
+            if scheme == "memory":
+                _refuse_storage_options(storage_options, store_like)
+                return MemoryStore(read_only=read_only)
+            if scheme == "file":
+                _refuse_storage_options(storage_options, store_like)
+                return LocalStore(store_like[match.end() :], read_only=read_only)
+            raise StoreError(
+                f"cannot open store URL {store_like!r}: remote stores ({scheme}://) need "
+                "zarr3c's optional fsspec support (FsspecStore), which is not available"
+            )
+        _refuse_storage_options(storage_options, store_like)
+        return LocalStore(store_like, read_only=read_only)
+    if isinstance(store_like, os.PathLike):
+        _refuse_storage_options(storage_options, os.fspath(store_like))
+        return LocalStore(store_like, read_only=read_only)
+    raise TypeError(
+        f"cannot make a store from a {type(store_like).__name__}: expected a Store, a path, "
+        "a URL, a dict or None"
+    )
+
+
+def _refuse_storage_options(storage_options: dict[str, Any] | None, what: Any) -> None:
+    if storage_options:
+        raise StoreError(
+            f"storage_options were given for {what!r} but are only used by remote (fsspec) "
+            "stores"
+        )

@@ -1,0 +1,538 @@
+"""The abstract store interface: key validation and the :class:`Store` base class.
+
+Follows seed 003 (core spec editor's draft, "Abstract store interface"): a store maps string
+keys to byte values and offers three capability sets, with the spec's operation names:
+
+- readable: ``get(key)``, ``get_partial_values([(key, (start, length)), ...])``
+- writeable: ``set``, ``set_partial_values([(key, start, value), ...])``, ``erase``,
+  ``erase_values``, ``erase_prefix``
+- listable: ``list()``, ``list_prefix(prefix)``, ``list_dir(prefix)`` (-> keys, prefixes)
+
+plus ``exists(key)``, the batched ``get_many(keys)`` and the capability flags
+``supports_writes``, ``supports_partial_writes`` and ``supports_listing``.  As the spec
+recommends, the partial and batched operations have fallbacks here, written in terms of the
+primitives, so that a new store needs only ``get``, ``set``, ``erase`` and ``list``.
+
+Keys are ``/``-separated paths such as ``"zarr.json"`` or ``"temp/c/0/1"``; prefixes are ``""``
+(the root) or a key followed by ``/`` (``"temp/c/"``).  The spec's key alphabet is narrower than
+what the ecosystem writes (zarr-python stores group names with spaces and non-ASCII letters),
+so validation only refuses what is ambiguous or dangerous: empty keys and segments, ``.`` and
+``..`` segments, a leading or trailing ``/``, backslashes and NUL.  With those rules no key can
+name a location outside a directory store's root.
+
+Byte ranges are ``(start, length)`` pairs: ``(10, 5)`` is ``value[10:15]``, ``(10, None)``
+is ``value[10:]`` and ``(-16, None)`` is the last 16 bytes (a suffix request, how shard
+indexes are read from the end of a shard).  A range past the end of a value returns the bytes
+that exist, as slicing does; a missing key gives ``None``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Any, ClassVar, TypeAlias
+
+from zarr3c.errors import InvalidKeyError, ReadOnlyError
+
+__all__ = [
+    "BytesLike",
+    "ByteRange",
+    "Store",
+    "validate_key",
+    "validate_prefix",
+    "as_byte_view",
+    "normalize_byte_range",
+    "resolve_byte_range",
+]
+
+#: What stores return from reads: an immutable or fresh buffer owned by the caller.
+BytesLike: TypeAlias = bytes | bytearray | memoryview
+
+#: ``(start, length)``; ``length`` None reads to the end; a negative ``start`` with ``length``
+#: None reads the last ``-start`` bytes.
+ByteRange: TypeAlias = tuple[int, int | None]
+
+
+# -- keys --------------------------------------------------------------------------------------
+
+
+def _key_problem(key: str) -> str | None:
+    """The reason ``key`` is not a valid store key, or None if it is."""
+    if not key:
+        return "a key must not be empty"
+    if "\x00" in key:
+        return "a key must not contain NUL characters"
+    if "\\" in key:
+        return "a key must not contain backslashes (the separator is '/')"
+    if key[0] == "/":
+        return "a key must not start with '/'"
+    if key[-1] == "/":
+        return "a key must not end with '/'"
+    if "//" in key:
+        return "a key must not contain empty path segments ('//')"
+    if "." in key:
+        for segment in key.split("/"):
+            if segment == "." or segment == "..":
+                return f"a key must not contain {segment!r} path segments"
+    return None
+
+
+def validate_key(key: Any) -> str:
+    """Check that ``key`` is a valid store key and return it.
+
+    A key is a non-empty ``str`` of ``/``-separated segments, none of them empty, ``.`` or
+    ``..``, without backslashes or NUL characters.  Any other character (spaces, non-ASCII
+    letters) is allowed, as the Zarr ecosystem writes them.
+
+    Parameters
+    ----------
+    key
+        The candidate key, e.g. ``"group/array/c/0/1"``.
+
+    Returns
+    -------
+    str
+        ``key`` unchanged.
+
+    Raises
+    ------
+    InvalidKeyError
+        If ``key`` is not a string or breaks a rule; the message names the key and the rule.
+    """
+    if not isinstance(key, str):
+        raise InvalidKeyError(f"invalid store key {key!r}: a key must be a str, not {type(key).__name__}")
+    problem = _key_problem(key)
+    if problem is not None:
+        raise InvalidKeyError(f"invalid store key {key!r}: {problem}")
+    return key
+
+
+def validate_prefix(prefix: Any) -> str:
+    """Check that ``prefix`` is a valid store prefix and return it.
+
+    A prefix is ``""`` (the root of the store) or a valid key followed by ``"/"``.
+
+    Raises
+    ------
+    InvalidKeyError
+        If ``prefix`` is not ``""`` and not a valid key plus ``"/"``; the message names it.
+    """
+    if not isinstance(prefix, str):
+        raise InvalidKeyError(
+            f"invalid store prefix {prefix!r}: a prefix must be a str, not {type(prefix).__name__}"
+        )
+    if prefix == "":
+        return prefix
+    if prefix[0] == "/":
+        raise InvalidKeyError(
+            f"invalid store prefix {prefix!r}: a prefix must not start with '/' "
+            "(the root is '')"
+        )
+    if prefix[-1] != "/":
+        raise InvalidKeyError(
+            f"invalid store prefix {prefix!r}: a prefix must be '' or end with '/'"
+        )
+    problem = _key_problem(prefix[:-1])
+    if problem is not None:
+        raise InvalidKeyError(f"invalid store prefix {prefix!r}: {problem}")
+    return prefix
+
+
+# -- values and ranges -------------------------------------------------------------------------
+
+
+def as_byte_view(value: Any, key: str) -> memoryview:
+    """A flat, contiguous, unsigned-byte view of a bytes-like ``value`` (no copy if possible).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` does not support the buffer protocol (a ``str``, an ``int``, ...); the
+        message names ``key``.
+    """
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(
+            f"value for store key {key!r} must be bytes-like, not {type(value).__name__}"
+        ) from None
+    if view.ndim == 1 and view.format == "B" and view.contiguous:
+        return view
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    return view.cast("B")
+
+
+def _as_int(x: Any) -> int | None:
+    """``x`` as a Python int (numpy integers too), or None if it is not an integer."""
+    if isinstance(x, bool):
+        return None
+    if type(x) is int:
+        return x
+    try:
+        return int(x.__index__())
+    except (AttributeError, TypeError):
+        return None
+
+
+def normalize_byte_range(key: str, byte_range: Any) -> tuple[int, int | None]:
+    """Check a ``(start, length)`` range and return it as a tuple of ``int`` / None.
+
+    ``None`` stands for the whole value (``(0, None)``).  ``start`` may be negative only
+    with ``length`` None (a suffix request); ``length`` must not be negative.
+
+    Raises
+    ------
+    InvalidKeyError
+        If the range is malformed; the message names the key and the range.
+    """
+    if byte_range is None:
+        return (0, None)
+    try:
+        start, length = byte_range
+    except (TypeError, ValueError):
+        raise InvalidKeyError(
+            f"invalid byte range {byte_range!r} for store key {key!r}: "
+            "expected a (start, length) pair"
+        ) from None
+    start = _as_int(start)
+    if start is None:
+        raise InvalidKeyError(
+            f"invalid byte range {byte_range!r} for store key {key!r}: start must be an integer"
+        )
+    if length is not None:
+        length = _as_int(length)
+        if length is None:
+            raise InvalidKeyError(
+                f"invalid byte range {byte_range!r} for store key {key!r}: "
+                "length must be an integer or None"
+            )
+    if length is not None:
+        if length < 0:
+            raise InvalidKeyError(
+                f"invalid byte range {byte_range!r} for store key {key!r}: "
+                "length must not be negative"
+            )
+        if start < 0:
+            raise InvalidKeyError(
+                f"invalid byte range {byte_range!r} for store key {key!r}: "
+                "a negative start (suffix request) needs length None"
+            )
+    return (start, length)
+
+
+def resolve_byte_range(start: int, length: int | None, size: int) -> tuple[int, int]:
+    """``[lo, hi)`` byte offsets of a normalized range in a value of ``size`` bytes.
+
+    Clipped to the value, so ``value[lo:hi]`` is exactly what the range denotes.
+    """
+    if start < 0:
+        return (max(size + start, 0), size)
+    lo = min(start, size)
+    hi = size if length is None else min(start + length, size)
+    return (lo, hi)
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+
+class Store(ABC):
+    """A key/value store holding a Zarr hierarchy (seed 003, "Abstract store interface").
+
+    Subclasses implement :meth:`get`, :meth:`set`, :meth:`erase` and :meth:`list`; every
+    other operation has a default here written in terms of those, which a subclass
+    overrides where it can do better.  Public methods validate their keys and prefixes
+    (:func:`validate_key`, :func:`validate_prefix`) and refuse writes on a read-only store
+    with :class:`~zarr3c.errors.ReadOnlyError`.
+
+    Parameters
+    ----------
+    read_only
+        Refuse every write (``set``, ``set_partial_values``, ``erase*``).
+
+    Notes
+    -----
+    Stores are thread-safe: the array layer reads and writes chunks from a thread pool.
+    Stores are used as context managers; :meth:`close` releases any resource the store
+    holds (file handles, connections).
+    """
+
+    #: The store can hold new values (``set``, ``erase``, ...) when not read-only.
+    supports_writes: ClassVar[bool] = True
+    #: ``set_partial_values`` is native rather than a read-modify-write of whole values.
+    supports_partial_writes: ClassVar[bool] = False
+    #: ``list``, ``list_prefix`` and ``list_dir`` are available.
+    supports_listing: ClassVar[bool] = True
+
+    _read_only: bool
+
+    def __init__(self, *, read_only: bool = False) -> None:
+        self._read_only = bool(read_only)
+
+    # -- flags and lifecycle --------------------------------------------------------------------
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store refuses writes."""
+        return self._read_only
+
+    def with_read_only(self, read_only: bool = False) -> Store:
+        """An equivalent store over the same data with the given ``read_only`` flag.
+
+        The default shallow-copies the instance, which suits stores whose state is shared
+        references (a dict, a root path); stores with per-instance resources override it.
+        """
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._read_only = bool(read_only)
+        return new
+
+    def close(self) -> None:
+        """Release the store's resources; the default holds none, so does nothing."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _check_writable(self, what: str) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"cannot write {what}: {self!r} is read-only")
+
+    # -- the primitives -------------------------------------------------------------------------
+
+    @abstractmethod
+    def get(self, key: str) -> BytesLike | None:
+        """The value stored under ``key``, or None if there is none.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        StoreError
+            If the value exists but cannot be read; the message names the key.
+        """
+
+    @abstractmethod
+    def set(self, key: str, value: Any) -> None:
+        """Store ``value`` (any bytes-like object; it is copied) under ``key``.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        ReadOnlyError
+            If the store is read-only.
+        TypeError
+            If ``value`` is not bytes-like.
+        """
+
+    @abstractmethod
+    def erase(self, key: str) -> None:
+        """Remove ``key`` and its value; erasing a missing key is not an error.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        ReadOnlyError
+            If the store is read-only.
+        """
+
+    @abstractmethod
+    def list(self) -> Iterator[str]:
+        """Every key in the store, in no particular order."""
+
+    # -- reads built on get ---------------------------------------------------------------------
+
+    def get_partial_values(
+        self, key_ranges: Iterable[tuple[str, ByteRange | None]]
+    ) -> builtins.list[BytesLike | None]:
+        """Read byte ranges of values, one result per ``(key, (start, length))`` pair.
+
+        A key may appear several times.  Each result is the requested slice of the value
+        (clipped at its end, as slicing is) or None if the key is missing.  ``length`` None
+        reads to the end; ``(-n, None)`` reads the last ``n`` bytes.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key or range is malformed (checked before any read).
+        """
+        requests = [
+            (validate_key(key), normalize_byte_range(key, rng)) for key, rng in key_ranges
+        ]
+        values: dict[str, BytesLike | None] = {}
+        out: list[BytesLike | None] = []
+        for key, (start, length) in requests:
+            if key not in values:
+                values[key] = self.get(key)
+            value = values[key]
+            if value is None:
+                out.append(None)
+                continue
+            view = memoryview(value)
+            lo, hi = resolve_byte_range(start, length, view.nbytes)
+            out.append(view[lo:hi] if (lo, hi) != (0, view.nbytes) else value)
+        return out
+
+    def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
+        """The values of ``keys`` (None for missing ones), in order.
+
+        A batched :meth:`get` that stores with concurrent or vectored reads override.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key is malformed (checked before any read).
+        """
+        key_list = [validate_key(key) for key in keys]
+        return [self.get(key) for key in key_list]
+
+    def exists(self, key: str) -> bool:
+        """Whether a value is stored under ``key``.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        """
+        return self.get(validate_key(key)) is not None
+
+    # -- writes built on set / erase ------------------------------------------------------------
+
+    def set_partial_values(self, key_start_values: Iterable[tuple[str, int, Any]]) -> None:
+        """Write ``value`` into the value of ``key`` at byte offset ``start``, for each triple.
+
+        A missing key starts as an empty value; writing past the end of a value extends it,
+        zero-filling any gap.  Ranges for one key should not overlap (the spec forbids it);
+        they are applied in order.  The default reads each key once, patches and writes it
+        back with one :meth:`set`.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key is malformed or a start is not a non-negative integer.
+        ReadOnlyError
+            If the store is read-only.
+        TypeError
+            If a value is not bytes-like.
+        """
+        by_key = self._group_partial_writes(key_start_values)
+        for key, patches in by_key.items():
+            current = self.get(key)
+            buf = bytearray(b"" if current is None else current)
+            _apply_patches(buf, patches)
+            self.set(key, buf)
+
+    def _group_partial_writes(
+        self, key_start_values: Iterable[tuple[str, int, Any]]
+    ) -> dict[str, builtins.list[tuple[int, memoryview]]]:
+        """Validate ``(key, start, value)`` triples and group them by key, in order."""
+        by_key: dict[str, list[tuple[int, memoryview]]] = {}
+        for item in key_start_values:
+            try:
+                key, start, value = item
+            except (TypeError, ValueError):
+                raise InvalidKeyError(
+                    f"invalid partial write {item!r}: expected a (key, start, value) triple"
+                ) from None
+            validate_key(key)
+            offset = _as_int(start)
+            if offset is None:
+                raise InvalidKeyError(
+                    f"invalid start {start!r} for store key {key!r}: must be an integer"
+                )
+            if offset < 0:
+                raise InvalidKeyError(
+                    f"invalid start {start!r} for store key {key!r}: must not be negative"
+                )
+            by_key.setdefault(key, []).append((offset, as_byte_view(value, key)))
+        if by_key:
+            self._check_writable(f"store key {next(iter(by_key))!r}")
+        return by_key
+
+    def erase_values(self, keys: Iterable[str]) -> None:
+        """Erase every key in ``keys``; missing keys are ignored.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key is malformed (checked before anything is erased).
+        ReadOnlyError
+            If the store is read-only.
+        """
+        key_list = [validate_key(key) for key in keys]
+        if key_list:
+            self._check_writable(f"store key {key_list[0]!r}")
+        for key in key_list:
+            self.erase(key)
+
+    def erase_prefix(self, prefix: str) -> None:
+        """Erase every key that starts with ``prefix`` (``""``: every key in the store).
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``prefix`` is malformed.
+        ReadOnlyError
+            If the store is read-only.
+        """
+        validate_prefix(prefix)
+        self._check_writable(f"store prefix {prefix!r}")
+        for key in [k for k in self.list() if k.startswith(prefix)]:
+            self.erase(key)
+
+    # -- listings built on list -----------------------------------------------------------------
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Every key that starts with ``prefix`` (``""``: every key), in no particular order.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``prefix`` is malformed.
+        """
+        validate_prefix(prefix)
+        return (key for key in self.list() if key.startswith(prefix))
+
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
+        """The keys and the prefixes directly below ``prefix``, both sorted.
+
+        Keys are full keys without a ``/`` after ``prefix``; prefixes are full prefixes
+        ending in ``/`` that at least one key starts with.  With keys ``a/b``, ``a/c``,
+        ``a/d/e`` and ``a/f/g``, ``list_dir("a/")`` is ``(["a/b", "a/c"], ["a/d/", "a/f/"])``.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``prefix`` is malformed.
+        """
+        validate_prefix(prefix)
+        n = len(prefix)
+        keys: set[str] = set()
+        prefixes: set[str] = set()
+        for key in self.list_prefix(prefix):
+            slash = key.find("/", n)
+            if slash < 0:
+                keys.add(key)
+            else:
+                prefixes.add(key[: slash + 1])
+        return sorted(keys), sorted(prefixes)
+
+
+def _apply_patches(buf: bytearray, patches: Sequence[tuple[int, memoryview]]) -> None:
+    """Write each ``(start, data)`` into ``buf``, extending it (zero-filled) as needed."""
+    for start, data in patches:
+        end = start + data.nbytes
+        if end > len(buf):
+            buf.extend(bytes(end - len(buf)))
+        buf[start:end] = data

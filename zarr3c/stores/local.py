@@ -1,0 +1,627 @@
+"""LocalStore: a store over a directory of the local file system (seed 003, "Store
+implementations": keys are paths below a root directory, values are file contents).
+
+The key ``"temp/c/0/1"`` is the file ``<root>/temp/c/0/1``; every parent directory is created on
+demand::
+
+    >>> store = LocalStore("/data/example.zarr")
+    >>> store.set("zarr.json", b'{"zarr_format": 3, "node_type": "group"}')
+    >>> store.list_dir("")
+    (['zarr.json'], [])
+
+Guarantees:
+
+- No key reaches outside the root: keys are validated (no ``..``, ``.``, empty segments,
+  leading ``/`` or backslash) and the joined path is checked to lie below the root.  Symbolic
+  links *inside* the root, which only the user can create, are followed on reads and writes
+  (data directories spread over disks by symlinks keep working); ``erase_prefix`` removes such
+  links without deleting what they point to, and listings never loop through them.
+- ``set`` is atomic: the value is written to a temporary file in the key's directory
+  (``.<name>.zarr3c-tmp-<16 hex digits>``) and renamed over the key with ``os.replace``, so a
+  reader or a crash sees the old value or the new one, never a torn file.  Temporary names are
+  reserved: they are never listed nor readable as keys.  ``fsync=True`` also flushes the file
+  and its directory to disk before returning.
+- Reads open the file once: ``get`` reads the whole file in one ``pread`` into a bytes
+  object of the ``fstat`` size (one copy), ``get_partial_values`` reads each range with its
+  own ``pread``, never the whole file, and ``get_many`` spreads many keys over a small thread
+  pool (file reads release the GIL).
+- A key that is a directory, a special file or missing reads as None.  ``erase`` and
+  ``erase_prefix`` remove directories that become empty (up to, not including, the root), so
+  ``list_dir`` reports exactly the prefixes that hold keys.
+
+``set_partial_values`` is the base class's read-modify-write followed by an atomic ``set``
+(``supports_partial_writes`` is False): patching a file in place could tear it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import os
+import pathlib
+import re
+import stat
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from zarr3c.errors import InvalidKeyError, StoreError
+from zarr3c.stores.base import (
+    ByteRange,
+    BytesLike,
+    Store,
+    as_byte_view,
+    normalize_byte_range,
+    resolve_byte_range,
+    validate_key,
+    validate_prefix,
+)
+
+__all__ = ["LocalStore"]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+#: The marker in temporary file names, ``.<name>.zarr3c-tmp-<16 hex>``.
+_TMP_MARK = ".zarr3c-tmp-"
+_TMP_NAME = re.compile(r"\..*\.zarr3c-tmp-[0-9a-f]{16}\Z", re.DOTALL)
+
+# O_NONBLOCK: opening a FIFO planted at a key's path must not block (it then reads as None).
+_O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+_O_WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+_HAVE_PREAD = hasattr(os, "pread")
+_WINDOWS = os.name == "nt"
+
+#: get_many / get_partial_values use the thread pool from this many distinct keys on.
+_PARALLEL_MIN_KEYS = 16
+#: Keys per pool task: batching keeps the per-task overhead small for small files.
+_KEYS_PER_TASK = 8
+
+
+def _is_temp_name(name: str) -> bool:
+    return _TMP_MARK in name and _TMP_NAME.match(name) is not None
+
+
+# -- a small per-process thread pool for batched reads -----------------------------------------
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_POOL_WORKERS = min(16, (os.cpu_count() or 1) + 4)
+
+
+def _reset_pool_after_fork() -> None:
+    # A forked child inherits the executor object but not its threads: start afresh.
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_pool_after_fork)
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    pool = _pool
+    if pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(
+                    max_workers=_POOL_WORKERS, thread_name_prefix="zarr3c-localstore"
+                )
+            pool = _pool
+    return pool
+
+
+def _map_batched(fn: Callable[[_T], _R], items: builtins.list[_T]) -> builtins.list[_R]:
+    """``[fn(x) for x in items]``, spread over the pool in batches when there are many."""
+    n = len(items)
+    if n < _PARALLEL_MIN_KEYS:
+        return [fn(x) for x in items]
+    n_tasks = min(_POOL_WORKERS + 1, -(-n // _KEYS_PER_TASK))
+    bounds = [n * i // n_tasks for i in range(n_tasks + 1)]
+
+    def run(lo: int, hi: int) -> builtins.list[_R]:
+        return [fn(x) for x in items[lo:hi]]
+
+    pool = _executor()
+    futures: builtins.list[Future[builtins.list[_R]]] = [
+        pool.submit(run, bounds[i], bounds[i + 1]) for i in range(1, n_tasks)
+    ]
+    try:
+        out = run(bounds[0], bounds[1])  # the calling thread takes the first batch
+        for fut in futures:
+            out.extend(fut.result())
+    finally:
+        for fut in futures:
+            fut.cancel()
+    return out
+
+
+# -- file primitives ---------------------------------------------------------------------------
+
+
+def _read_at(fd: int, offset: int, n: int) -> bytes:
+    """Exactly ``n`` bytes at ``offset`` or, at end of file, as many as there are."""
+    if n <= 0:
+        return b""
+    if _HAVE_PREAD:
+        data = os.pread(fd, n, offset)
+        if len(data) == n or not data:
+            return data
+        parts = [data]
+        got = len(data)
+        while got < n:
+            more = os.pread(fd, n - got, offset + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
+    os.lseek(fd, offset, os.SEEK_SET)
+    parts = []
+    got = 0
+    while got < n:
+        more = os.read(fd, n - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+def _open_for_read(key: str, path: str) -> tuple[int, int] | None:
+    """``(fd, size)`` of the regular file at ``path``, or None when there is no such file."""
+    try:
+        fd = os.open(path, _O_READ)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except PermissionError as exc:
+        if os.path.isdir(path):  # Windows refuses to open directories
+            return None
+        raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    return fd, st.st_size
+
+
+def _read_file(key: str, path: str) -> bytes | None:
+    opened = _open_for_read(key, path)
+    if opened is None:
+        return None
+    fd, size = opened
+    try:
+        return _read_at(fd, 0, size)
+    except OSError as exc:
+        raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def _read_ranges(
+    key: str, path: str, ranges: builtins.list[tuple[int, int | None]]
+) -> builtins.list[bytes | None]:
+    opened = _open_for_read(key, path)
+    if opened is None:
+        return [None] * len(ranges)
+    fd, size = opened
+    try:
+        out: builtins.list[bytes | None] = []
+        for start, length in ranges:
+            lo, hi = resolve_byte_range(start, length, size)
+            out.append(_read_at(fd, lo, hi - lo))
+        return out
+    except OSError as exc:
+        raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    written = 0
+    total = view.nbytes
+    while written < total:
+        written += os.write(fd, view[written:])
+
+
+def _fsync_dir(path: str) -> None:
+    if _WINDOWS:  # directories cannot be opened for fsync there
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+
+class LocalStore(Store):
+    """A store over the files below a local directory.
+
+    Parameters
+    ----------
+    root
+        The directory holding the hierarchy.  It need not exist: it is created by the first
+        write (a read-only store over a missing root reads as empty).
+    read_only
+        Refuse every write.
+    fsync
+        Flush each written file and its directory to disk before ``set`` returns (durable
+        across power loss, slower).
+
+    Raises
+    ------
+    StoreError
+        If ``root`` exists and is not a directory.
+
+    Notes
+    -----
+    Two LocalStores are equal when they have the same (absolute) root and flags; a
+    LocalStore pickles as its root and flags.
+    """
+
+    supports_writes = True
+    supports_partial_writes = False
+    supports_listing = True
+
+    def __init__(
+        self, root: str | os.PathLike[str], *, read_only: bool = False, fsync: bool = False
+    ):
+        super().__init__(read_only=read_only)
+        root_str = os.path.abspath(os.fsdecode(os.fspath(root)))
+        if os.path.exists(root_str) and not os.path.isdir(root_str):
+            raise StoreError(f"LocalStore root {root_str!r} exists and is not a directory")
+        self._root = root_str
+        self._root_prefix = root_str if root_str.endswith(os.sep) else root_str + os.sep
+        self._fsync = bool(fsync)
+
+    # -- identity -------------------------------------------------------------------------------
+
+    @property
+    def root(self) -> pathlib.Path:
+        """The root directory (absolute)."""
+        return pathlib.Path(self._root)
+
+    @property
+    def fsync(self) -> bool:
+        """Whether writes are flushed to disk before ``set`` returns."""
+        return self._fsync
+
+    def __repr__(self) -> str:
+        extra = ", fsync=True" if self._fsync else ""
+        return f"LocalStore({self._root!r}, read_only={self._read_only}{extra})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LocalStore):
+            return NotImplemented
+        return (self._root, self._read_only, self._fsync) == (
+            other._root,
+            other._read_only,
+            other._fsync,
+        )
+
+    def __hash__(self) -> int:
+        return hash((LocalStore, self._root, self._read_only, self._fsync))
+
+    # -- keys to paths --------------------------------------------------------------------------
+
+    def _path(self, key: str) -> str:
+        """The file of a key (validated, reserved names refused, checked to be below root)."""
+        validate_key(key)
+        if _TMP_MARK in key and any(_is_temp_name(s) for s in key.split("/")):
+            raise InvalidKeyError(
+                f"invalid store key {key!r}: names like '.<name>{_TMP_MARK}<16 hex>' are "
+                "reserved for LocalStore's temporary files"
+            )
+        if _WINDOWS and ":" in key:
+            raise InvalidKeyError(
+                f"invalid store key {key!r}: ':' is not allowed in file names on Windows"
+            )
+        path = self._root_prefix + (key if os.sep == "/" else key.replace("/", os.sep))
+        # Defence in depth: validated keys cannot escape, and this proves it for the result.
+        if not os.path.normpath(path).startswith(self._root_prefix):
+            raise InvalidKeyError(
+                f"invalid store key {key!r}: file {path!r} is outside the root {self._root!r}"
+            )
+        return path
+
+    def _prefix_dir(self, prefix: str) -> str:
+        """The directory of a validated prefix (the root for ``""``)."""
+        return self._root if prefix == "" else self._path(prefix[:-1])
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def get(self, key: str) -> bytes | None:
+        return _read_file(key, self._path(key))
+
+    def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
+        items = [(key, self._path(key)) for key in keys]
+        return _map_batched(_read_file_item, items)  # type: ignore[arg-type]
+
+    def get_partial_values(
+        self, key_ranges: Iterable[tuple[str, ByteRange | None]]
+    ) -> builtins.list[BytesLike | None]:
+        # Group the ranges by key, so each file is opened once whatever the request order.
+        groups: dict[str, tuple[str, builtins.list[int], builtins.list[tuple[int, int | None]]]]
+        groups = {}
+        n = 0
+        for key, rng in key_ranges:
+            path = self._path(key)
+            normalized = normalize_byte_range(key, rng)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (path, [], [])
+            group[1].append(n)
+            group[2].append(normalized)
+            n += 1
+        out: builtins.list[BytesLike | None] = [None] * n
+        work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]
+        results = _map_batched(_read_ranges_item, work)  # type: ignore[arg-type]
+        for (_, indices, _), values in zip(groups.values(), results, strict=True):
+            for i, value in zip(indices, values, strict=True):
+                out[i] = value
+        return out
+
+    def exists(self, key: str) -> bool:
+        return os.path.isfile(self._path(key))
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def set(self, key: str, value: Any) -> None:
+        path = self._path(key)
+        self._check_writable(f"store key {key!r}")
+        self._write_atomic(key, path, as_byte_view(value, key))
+
+    def _write_atomic(self, key: str, path: str, view: memoryview) -> None:
+        dirname, basename = os.path.split(path)
+        created_dirs = False
+        fd = -1
+        tmp = ""
+        for _attempt in range(16):
+            tmp = os.path.join(dirname, f".{basename[:64]}{_TMP_MARK}{os.urandom(8).hex()}")
+            try:
+                fd = os.open(tmp, _O_WRITE_NEW, 0o666)
+                break
+            except FileNotFoundError:
+                # The directory is missing (or was just pruned by a concurrent erase): create
+                # it and try again.
+                try:
+                    os.makedirs(dirname, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(
+                        f"cannot write store key {key!r}: cannot create directory "
+                        f"{dirname!r}: {exc}"
+                    ) from exc
+                created_dirs = True
+            except FileExistsError:
+                continue  # a temporary name collision, however unlikely
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot write store key {key!r} (file {path!r}): {exc}"
+                ) from exc
+        if fd < 0:
+            raise StoreError(
+                f"cannot write store key {key!r}: cannot create a temporary file in {dirname!r}"
+            )
+        try:
+            try:
+                _write_all(fd, view)
+                if self._fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException as exc:
+            try:
+                pass
+            except OSError:
+                pass
+            if isinstance(exc, Exception):
+                raise StoreError(
+                    f"cannot write store key {key!r} (file {path!r}, via temporary file "
+                    f"{tmp!r}): {exc}"
+                ) from exc
+            raise
+        if self._fsync:
+            try:
+                _fsync_dir(dirname)
+                if created_dirs:
+                    parent = dirname
+                    while parent.startswith(self._root_prefix):
+                        parent = os.path.dirname(parent)
+                        _fsync_dir(parent)
+            except OSError as exc:
+                raise StoreError(
+                    f"store key {key!r} (file {path!r}) was written but its directory could "
+                    f"not be flushed to disk: {exc}"
+                ) from exc
+
+    def erase(self, key: str) -> None:
+        path = self._path(key)
+        self._check_writable(f"store key {key!r}")
+        self._erase_path(key, path)
+
+    def _erase_path(self, key: str, path: str) -> None:
+        try:
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return
+        except OSError as exc:
+            if os.path.isdir(path):  # macOS and Windows refuse unlink() on directories
+                return
+            raise StoreError(f"cannot erase store key {key!r} (file {path!r}): {exc}") from exc
+        self._prune_empty_dirs(os.path.dirname(path))
+
+    def erase_values(self, keys: Iterable[str]) -> None:
+        items = [(key, self._path(key)) for key in keys]
+        if not items:
+            return
+        self._check_writable(f"store key {items[0][0]!r}")
+        for key, path in items:
+            self._erase_path(key, path)
+
+    def erase_prefix(self, prefix: str) -> None:
+        validate_prefix(prefix)
+        dirpath = self._prefix_dir(prefix)
+        self._check_writable(f"store prefix {prefix!r}")
+        try:
+            st = os.lstat(dirpath)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise StoreError(
+                f"cannot erase store prefix {prefix!r} (directory {dirpath!r}): {exc}"
+            ) from exc
+        if prefix and stat.S_ISLNK(st.st_mode):
+            # Remove the link, never what it points to (which may be outside the root).
+            if os.path.isdir(dirpath):
+                self._remove(prefix, dirpath, os.unlink)
+                self._prune_empty_dirs(os.path.dirname(dirpath))
+            return
+        if not os.path.isdir(dirpath):
+            return
+        self._clear_dir(prefix, dirpath)
+        if prefix:
+            self._prune_empty_dirs(dirpath)
+
+    def _remove(self, prefix: str, path: str, remove: Callable[[str], None]) -> None:
+        try:
+            remove(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            if remove is os.rmdir and exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                return  # a concurrent write landed in it: that key now exists
+            raise StoreError(
+                f"cannot erase store prefix {prefix!r}: cannot remove {path!r}: {exc}"
+            ) from exc
+
+    def _clear_dir(self, prefix: str, dirpath: str) -> None:
+        """Remove everything below ``dirpath`` (temporary files too); keep ``dirpath``."""
+        try:
+            with os.scandir(dirpath) as it:
+                entries = builtins.list(it)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise StoreError(
+                f"cannot erase store prefix {prefix!r}: cannot list {dirpath!r}: {exc}"
+            ) from exc
+        for entry in entries:
+            try:
+                is_real_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_real_dir = False
+            if is_real_dir:
+                self._clear_dir(prefix, entry.path)
+                self._remove(prefix, entry.path, os.rmdir)
+            else:
+                self._remove(prefix, entry.path, os.unlink)
+
+    def _prune_empty_dirs(self, dirpath: str) -> None:
+        """Remove ``dirpath`` and its parents while they are empty, stopping at the root."""
+        while dirpath.startswith(self._root_prefix) and len(dirpath) > len(self._root_prefix):
+            try:
+                os.rmdir(dirpath)
+            except OSError:
+                return
+            dirpath = os.path.dirname(dirpath)
+
+    # -- listings -------------------------------------------------------------------------------
+
+    def _scan(self, dirpath: str, prefix: str) -> builtins.list[tuple[str, str, bool]]:
+        """``(name, path, is_dir)`` of the keys and subdirectories directly in ``dirpath``,
+        sorted by name; temporary files and names that are not valid key segments omitted."""
+        try:
+            with os.scandir(dirpath) as it:
+                entries = builtins.list(it)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            raise StoreError(
+                f"cannot list store prefix {prefix!r} (directory {dirpath!r}): {exc}"
+            ) from exc
+        out = []
+        for entry in entries:
+            name = entry.name
+            if "\\" in name or (name[0] == "." and _is_temp_name(name)):
+                continue
+            try:
+                if entry.is_file():
+                    out.append((name, entry.path, False))
+                elif entry.is_dir():
+                    out.append((name, entry.path, True))
+            except OSError:
+                continue  # vanished or unreadable while listing: not a key
+        out.sort()
+        return out
+
+    def _walk(self, dirpath: str, prefix: str) -> Iterator[str]:
+        """Every key below ``dirpath`` (whose keys start with ``prefix``), depth first."""
+        try:
+            st = os.stat(dirpath)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise StoreError(
+                f"cannot list store prefix {prefix!r} (directory {dirpath!r}): {exc}"
+            ) from exc
+        if not stat.S_ISDIR(st.st_mode):
+            return
+        yield from self._walk_dir(dirpath, prefix, frozenset({(st.st_dev, st.st_ino)}))
+
+    def _walk_dir(
+        self, dirpath: str, prefix: str, ancestors: frozenset[tuple[int, int]]
+    ) -> Iterator[str]:
+        for name, path, is_dir in self._scan(dirpath, prefix):
+            if not is_dir:
+                yield prefix + name
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            ident = (st.st_dev, st.st_ino)
+            if ident in ancestors:  # a symlink loop
+                continue
+            yield from self._walk_dir(path, prefix + name + "/", ancestors | {ident})
+
+    def list(self) -> Iterator[str]:
+        return self._walk(self._root, "")
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        validate_prefix(prefix)
+        return self._walk(self._prefix_dir(prefix), prefix)
+
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
+        validate_prefix(prefix)
+        keys: builtins.list[str] = []
+        prefixes: builtins.list[str] = []
+        for name, path, is_dir in self._scan(self._prefix_dir(prefix), prefix):
+            if not is_dir:
+                keys.append(prefix + name)
+            elif next(self._walk(path, prefix + name + "/"), None) is not None:
+                # Only directories that hold a key are prefixes, as in any other store.
+                prefixes.append(prefix + name + "/")
+        return keys, prefixes
+
+
+def _read_file_item(item: tuple[str, str]) -> bytes | None:
+    return _read_file(item[0], item[1])
+
+
+def _read_ranges_item(
+    item: tuple[str, str, builtins.list[tuple[int, int | None]]],
+) -> builtins.list[bytes | None]:
+    return _read_ranges(item[0], item[1], item[2])
