@@ -47,7 +47,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
+import importlib
 import itertools
 import json
 import math
@@ -69,7 +71,6 @@ IMPLEMENTATIONS = ("zarr3c", *PEERS)
 LIMIT = "limit"
 ALL_COLUMNS = (*IMPLEMENTATIONS, LIMIT)
 WORKLOADS = ("write", "read_all", "read_chunks", "random", "random_concurrent")
-READ_WORKLOADS = WORKLOADS[1:]
 PER_READ_WORKLOADS = ("random", "random_concurrent")
 COMPRESSIONS = ("none", "zstd")
 LAYOUTS = ("chunked", "sharded")
@@ -251,8 +252,6 @@ class Adapter:
 
 def import_zarr3c() -> Any:
     """``import zarr3c``; if it is not installed, from this checkout (needs built kernels)."""
-    import importlib
-
     try:
         return importlib.import_module("zarr3c")
     except ModuleNotFoundError as exc:
@@ -277,9 +276,11 @@ class Zarr3cAdapter(Adapter):
     def probe(self) -> str:
         try:
             zarr3c = import_zarr3c()
-        except Exception as exc:  # any import failure (missing build, syntax error) is a reason
+        except Exception as exc:
             raise Unavailable(describe(exc)) from exc
-        missing = [n for n in ("create_array", "open_array", "LocalStore") if not hasattr(zarr3c, n)]
+        missing = [
+            n for n in ("create_array", "open_array", "LocalStore") if not hasattr(zarr3c, n)
+        ]
         if missing:
             raise Unavailable(f"zarr3c has no {', '.join(missing)} yet")
         self.zarr3c = zarr3c
@@ -299,14 +300,19 @@ class Zarr3cAdapter(Adapter):
             try:
                 data = np.arange(8**3, dtype=DTYPE).reshape(8, 8, 8)
                 a = self.zarr3c.create_array(
-                    self.zarr3c.LocalStore(probe_dir), shape=data.shape, dtype=DTYPE,
-                    chunks=(2, 2, 2), shards=(4, 4, 4), compressors=None, fill_value=0,
+                    self.zarr3c.LocalStore(probe_dir),
+                    shape=data.shape,
+                    dtype=DTYPE,
+                    chunks=(2, 2, 2),
+                    shards=(4, 4, 4),
+                    compressors=None,
+                    fill_value=0,
                 )
                 a[...] = data
                 back = self.zarr3c.open_array(self.zarr3c.LocalStore(probe_dir), mode="r")[...]
                 ok = np.array_equal(np.asarray(back), data)
                 self._sharding = "" if ok else "not implemented (sharded round trip differs)"
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - report, never crash the run
                 self._sharding = f"not implemented ({describe(exc)})"
             finally:
                 shutil.rmtree(probe_dir, ignore_errors=True)
@@ -316,9 +322,14 @@ class Zarr3cAdapter(Adapter):
     def create(self, path: str, case: Case) -> None:
         z = self.zarr3c
         self.arr = z.create_array(
-            z.LocalStore(path), shape=case.shape, dtype=DTYPE, chunks=case.layout.chunks,
-            shards=case.layout.shards, compressors=self._compressors(case.compression),
-            fill_value=0, overwrite=True,
+            z.LocalStore(path),
+            shape=case.shape,
+            dtype=DTYPE,
+            chunks=case.layout.chunks,
+            shards=case.layout.shards,
+            compressors=self._compressors(case.compression),
+            fill_value=0,
+            overwrite=True,
         )
 
     def write(self, src: np.ndarray) -> None:
@@ -375,13 +386,19 @@ class ZarrPythonAdapter(Adapter):
     def create(self, path: str, case: Case) -> None:
         zarr = self.zarr
         compressors = (
-            None if case.compression == "none"
+            None
+            if case.compression == "none"
             else zarr.codecs.ZstdCodec(level=ZSTD_LEVEL, checksum=False)
         )
         self.arr = zarr.create_array(
-            zarr.storage.LocalStore(path), shape=case.shape, dtype=DTYPE,
-            chunks=case.layout.chunks, shards=case.layout.shards, compressors=compressors,
-            fill_value=0, overwrite=True,
+            zarr.storage.LocalStore(path),
+            shape=case.shape,
+            dtype=DTYPE,
+            chunks=case.layout.chunks,
+            shards=case.layout.shards,
+            compressors=compressors,
+            fill_value=0,
+            overwrite=True,
         )
         self._check_pipeline()
 
@@ -421,7 +438,7 @@ class ZarrsPythonAdapter(ZarrPythonAdapter):
     def probe(self) -> str:
         zarr_version = super().probe()
         try:
-            import zarrs
+            importlib.import_module("zarrs")
         except Exception as exc:
             raise Unavailable(describe(exc)) from exc
         from importlib.metadata import version
@@ -468,18 +485,20 @@ class TensorstoreAdapter(Adapter):
             )
         if case.layout.shards is None:
             return inner
-        return [{
-            "name": "sharding_indexed",
-            "configuration": {
-                "chunk_shape": list(case.layout.chunks),
-                "codecs": inner,
-                "index_codecs": [
-                    {"name": "bytes", "configuration": {"endian": "little"}},
-                    {"name": "crc32c"},
-                ],
-                "index_location": "end",
-            },
-        }]
+        return [
+            {
+                "name": "sharding_indexed",
+                "configuration": {
+                    "chunk_shape": list(case.layout.chunks),
+                    "codecs": inner,
+                    "index_codecs": [
+                        {"name": "bytes", "configuration": {"endian": "little"}},
+                        {"name": "crc32c"},
+                    ],
+                    "index_location": "end",
+                },
+            }
+        ]
 
     def create(self, path: str, case: Case) -> None:
         spec = {
@@ -649,8 +668,13 @@ class LimitRunner:
 
     def verify(self, case: Case, refs: Sequence[ChunkRef], out: Sequence[np.ndarray]) -> str:
         unit = case.layout.chunks
-        for ref, got in zip(refs, out):
-            sel = tuple(slice(b * c, min((b + 1) * c, n)) for b, c, n in zip(ref.block, unit, case.shape))
+        if len(out) != len(refs):
+            return f"{len(out)} decoded blocks for {len(refs)} reads"
+        for ref, got in zip(refs, out, strict=True):
+            sel = tuple(
+                slice(b * c, min((b + 1) * c, n))
+                for b, c, n in zip(ref.block, unit, case.shape, strict=True)
+            )
             if got.size != math.prod(unit):
                 return f"block {ref.block}: {got.size} elements, expected {math.prod(unit)}"
             got_block = got.reshape(unit)[tuple(slice(0, s.stop - s.start) for s in sel)]
@@ -679,6 +703,7 @@ def verify_one(got: Any, expected: np.ndarray, what: str) -> str:
 
 
 def verify_many(outs: Sequence[Any], sels: Sequence[Selection], src: np.ndarray) -> str:
+    """'' if each ``outs[i]`` equals ``src[sels[i]]``, else the first difference."""
     if len(outs) != len(sels):
         return f"{len(outs)} results for {len(sels)} reads"
     for out, sel in zip(outs, sels):
@@ -691,8 +716,9 @@ def verify_many(outs: Sequence[Any], sels: Sequence[Selection], src: np.ndarray)
 # --------------------------------------------------------------------------- the harness
 
 
-def time_min(fn: Callable[[], Any], check: Callable[[Any], str], repeat: int,
-             warmup: bool) -> tuple[list[float], str]:
+def time_min(
+    fn: Callable[[], Any], check: Callable[[Any], str], repeat: int, warmup: bool
+) -> tuple[list[float], str]:
     """Run ``fn`` (once untimed if ``warmup``), then ``repeat`` timed runs; check every result.
 
     Returns the times and '' or, at the first wrong result, ``([], what differs)``.
@@ -716,6 +742,7 @@ def time_min(fn: Callable[[], Any], check: Callable[[Any], str], repeat: int,
 
 
 def finish(res: Result, times: list[float], nreads: int) -> Result:
+    """Mark ``res`` ok with its times; its value is the minimum, in ms or in us per read."""
     res.times_s = times
     best = min(times)
     if res.workload in PER_READ_WORKLOADS:
@@ -727,11 +754,20 @@ def finish(res: Result, times: list[float], nreads: int) -> Result:
 
 
 def log(msg: str) -> None:
+    """Progress, on stderr (the table goes to stdout)."""
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_adapter(adapter: Adapter, case: Case, workloads: Sequence[str], root: str,
-                repeat: int, keep: bool) -> list[Result]:
+def log_result(res: Result) -> None:
+    """One progress line for a finished cell."""
+    what = f"{res.value:.1f} {res.unit}" if res.status == "ok" else f"{res.status}: {res.reason}"
+    stored = f" ({res.stored_bytes} bytes stored)" if res.stored_bytes is not None else ""
+    log(f"  {res.impl:13s} {res.layout}/{res.compression} {res.workload}: {what}{stored}")
+
+
+def run_adapter(
+    adapter: Adapter, case: Case, workloads: Sequence[str], root: str, repeat: int, keep: bool
+) -> list[Result]:
     """All selected workloads of one case for one implementation; never raises."""
     lay, comp = case.layout.name, case.compression
     path = os.path.join(root, f"{adapter.name}-{lay}-{comp}")
@@ -743,14 +779,14 @@ def run_adapter(adapter: Adapter, case: Case, workloads: Sequence[str], root: st
         adapter.check(case, root)
     except Skipped as exc:
         return [result(w, "skipped", str(exc)) for w in workloads]
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - report, never crash the run
         return [result(w, "error", describe(exc)) for w in workloads]
 
     out: list[Result] = []
     with contextlib.ExitStack() as stack:
         try:
             stack.enter_context(adapter.session())
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - report, never crash the run
             return [result(w, "error", describe(exc)) for w in workloads]
 
         # Write: each timed run writes a fresh array (untimed delete + create); when 'write' is
@@ -769,44 +805,57 @@ def run_adapter(adapter: Adapter, case: Case, workloads: Sequence[str], root: st
             adapter.close()
         except Unavailable as exc:
             write_error = f"unavailable: {exc}"
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - report, never crash the run
             write_error = f"error: {describe(exc)}"
         if write_error:
+            adapter.close()
             status, _, reason = write_error.partition(": ")
-            return [result(w, status, reason if w == "write" else f"write failed: {reason}")
-                    for w in workloads]
+            return [
+                result(w, status, reason if w == "write" else f"write failed: {reason}")
+                for w in workloads
+            ]
 
         try:
             adapter.open(path)
             readback = adapter.read(tuple(slice(None) for _ in case.shape))
             mismatch = verify_one(readback, case.src, "read back after write")
             del readback
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - report, never crash the run
             adapter.close()
             reason = describe(exc)
             return [result(w, "error", f"open/read back failed: {reason}") for w in workloads]
         if "write" in workloads:
-            res = result("write", "wrong", mismatch) if mismatch else finish(
-                result("write", "ok"), times, 1)
+            res = (
+                result("write", "wrong", mismatch)
+                if mismatch
+                else finish(result("write", "ok"), times, 1)
+            )
             res.stored_bytes = dir_size(path)
             out.append(res)
-            log(f"  {adapter.name:13s} {lay}/{comp} write: "
-                + (f"{res.value:.1f} ms" if res.status == "ok" else f"{res.status} {res.reason}")
-                + f" ({res.stored_bytes} bytes stored)")
+            log_result(res)
 
         full = tuple(slice(None) for _ in case.shape)
         plans: dict[str, tuple[Callable[[], Any], Callable[[Any], str], int]] = {
-            "read_all": (lambda: adapter.read(full),
-                         lambda o: verify_one(o, case.src, "read_all"), 1),
-            "read_chunks": (lambda: [adapter.read(s) for s in case.chunk_selections],
-                            lambda o: verify_many(o, case.chunk_selections, case.src),
-                            len(case.chunk_selections)),
-            "random": (lambda: [adapter.read(s) for s in case.random_selections],
-                       lambda o: verify_many(o, case.random_selections, case.src),
-                       len(case.random_selections)),
-            "random_concurrent": (lambda: adapter.read_concurrent(case.random_selections),
-                                  lambda o: verify_many(o, case.random_selections, case.src),
-                                  len(case.random_selections)),
+            "read_all": (
+                lambda: adapter.read(full),
+                lambda o: verify_one(o, case.src, "read_all"),
+                1,
+            ),
+            "read_chunks": (
+                lambda: [adapter.read(s) for s in case.chunk_selections],
+                lambda o: verify_many(o, case.chunk_selections, case.src),
+                len(case.chunk_selections),
+            ),
+            "random": (
+                lambda: [adapter.read(s) for s in case.random_selections],
+                lambda o: verify_many(o, case.random_selections, case.src),
+                len(case.random_selections),
+            ),
+            "random_concurrent": (
+                lambda: adapter.read_concurrent(case.random_selections),
+                lambda o: verify_many(o, case.random_selections, case.src),
+                len(case.random_selections),
+            ),
         }
         for w in workloads:
             if w == "write":
@@ -815,19 +864,19 @@ def run_adapter(adapter: Adapter, case: Case, workloads: Sequence[str], root: st
             try:
                 times, err = time_min(fn, check, repeat, warmup=True)
                 res = result(w, "wrong", err) if err else finish(result(w, "ok"), times, nreads)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - report, never crash the run
                 res = result(w, "error", describe(exc))
             out.append(res)
-            log(f"  {adapter.name:13s} {lay}/{comp} {w}: "
-                f"{f'{res.value:.1f} {res.unit}' if res.status == 'ok' else res.status + ' ' + res.reason}")
+            log_result(res)
         adapter.close()
     if not keep:
         shutil.rmtree(path, ignore_errors=True)
     return out
 
 
-def run_limit(limit: LimitRunner, case: Case, workloads: Sequence[str], root: str,
-              repeat: int, keep: bool) -> list[Result]:
+def run_limit(
+    limit: LimitRunner, case: Case, workloads: Sequence[str], root: str, repeat: int, keep: bool
+) -> list[Result]:
     """The bound for every selected workload of one case; never raises."""
     lay, comp = case.layout.name, case.compression
     path = os.path.join(root, f"limit-{lay}-{comp}")
@@ -837,24 +886,28 @@ def run_limit(limit: LimitRunner, case: Case, workloads: Sequence[str], root: st
         shutil.rmtree(path, ignore_errors=True)
         limit.create(path, case)
         limit.write(path, case)
-    except Exception as exc:
-        return [Result(lay, comp, w, LIMIT, "error", describe(exc))
-                for w in workloads if w != "write"]
+    except Exception as exc:  # noqa: BLE001 - report, never crash the run
+        return [
+            Result(lay, comp, w, LIMIT, "error", describe(exc)) for w in workloads if w != "write"
+        ]
     for w in workloads:
         if w == "write":
             continue
         res = Result(lay, comp, w, LIMIT, "ok")
         try:
             refs = [limit.refs[b] for b in limit.blocks_for(case, w)]
-            times, err = time_min(lambda: limit.read(refs),
-                                  lambda o: limit.verify(case, refs, o), repeat, warmup=True)
+            times, err = time_min(
+                functools.partial(limit.read, refs),
+                functools.partial(limit.verify, case, refs),
+                repeat,
+                warmup=True,
+            )
             nreads = len(case.random_selections) if w in PER_READ_WORKLOADS else 1
             res = Result(lay, comp, w, LIMIT, "wrong", err) if err else finish(res, times, nreads)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - report, never crash the run
             res = Result(lay, comp, w, LIMIT, "error", describe(exc))
         out.append(res)
-        log(f"  {LIMIT:13s} {lay}/{comp} {w}: "
-            f"{f'{res.value:.1f} {res.unit}' if res.status == 'ok' else res.status + ' ' + res.reason}")
+        log_result(res)
     if not keep:
         shutil.rmtree(path, ignore_errors=True)
     return out
@@ -868,8 +921,10 @@ def summarize(results: Sequence[Result]) -> tuple[list[dict[str, Any]], float | 
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in results:
         key = (r.layout, r.compression, r.workload)
-        row = rows.setdefault(key, {"layout": r.layout, "compression": r.compression,
-                                    "workload": r.workload, "cells": {}})
+        row = rows.setdefault(
+            key,
+            {"layout": r.layout, "compression": r.compression, "workload": r.workload, "cells": {}},
+        )
         row["cells"][r.impl] = r
     ratios = []
     for row in rows.values():
@@ -878,11 +933,12 @@ def summarize(results: Sequence[Result]) -> tuple[list[dict[str, Any]], float | 
         best = min(peers, key=lambda c: c.value) if peers else None
         row["best_peer"] = best.impl if best else None
         z = cells.get("zarr3c")
-        row["ratio"] = (z.value / best.value) if (best and z and z.status == "ok"
-                                                  and best.value) else None
+        row["ratio"] = (
+            (z.value / best.value) if (best and z and z.status == "ok" and best.value) else None
+        )
         lim = cells.get(LIMIT)
-        row["ratio_limit"] = (z.value / lim.value) if (z and z.status == "ok" and lim
-                                                       and lim.status == "ok" and lim.value) else None
+        lim_ok = lim is not None and lim.status == "ok" and lim.value
+        row["ratio_limit"] = (z.value / lim.value) if (z and z.status == "ok" and lim_ok) else None
         if row["ratio"] is not None:
             ratios.append(row["ratio"])
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
@@ -890,39 +946,54 @@ def summarize(results: Sequence[Result]) -> tuple[list[dict[str, Any]], float | 
 
 
 def cell_text(r: Result | None) -> str:
+    """A table cell: the value, or a short word saying why there is none."""
     if r is None:
         return "-"
-    if r.status == "ok":
+    if r.status == "ok" and r.value is not None:
         return f"{r.value:.1f}" if r.value >= 10 else f"{r.value:.2f}"
     return {"wrong": "WRONG", "error": "ERROR", "unavailable": "n/a", "skipped": "skip"}.get(
-        r.status, r.status)
+        r.status, r.status
+    )
 
 
 def print_table(results: Sequence[Result], columns: Sequence[str], file: Any = sys.stdout) -> None:
+    """The comparison table, the geometric mean, and why any cell was not timed."""
     rows, geo, n = summarize(results)
     head = ["layout", "comp", "workload", "unit", *columns, "z3c/best", "best peer", "z3c/limit"]
     table = [head]
     for row in rows:
         cells = row["cells"]
         unit = "us/read" if row["workload"] in PER_READ_WORKLOADS else "ms"
-        table.append([
-            row["layout"], row["compression"], row["workload"], unit,
-            *(cell_text(cells.get(c)) for c in columns),
-            f"{row['ratio']:.2f}" if row["ratio"] is not None else "-",
-            row["best_peer"] or "-",
-            f"{row['ratio_limit']:.2f}" if row["ratio_limit"] is not None else "-",
-        ])
-    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-    for i, r in enumerate(table):
-        print("  ".join(c.ljust(w) if j < 4 or j == len(head) - 2 else c.rjust(w)
-                        for j, (c, w) in enumerate(zip(r, widths))), file=file)
+        table.append(
+            [
+                row["layout"],
+                row["compression"],
+                row["workload"],
+                unit,
+                *(cell_text(cells.get(c)) for c in columns),
+                f"{row['ratio']:.2f}" if row["ratio"] is not None else "-",
+                row["best_peer"] or "-",
+                f"{row['ratio_limit']:.2f}" if row["ratio_limit"] is not None else "-",
+            ]
+        )
+    widths = [max(len(line[i]) for line in table) for i in range(len(head))]
+    for i, line in enumerate(table):
+        print(
+            "  ".join(
+                c.ljust(w) if j < 4 or j == len(head) - 2 else c.rjust(w)
+                for j, (c, w) in enumerate(zip(line, widths, strict=True))
+            ),
+            file=file,
+        )
         if i == 0:
             print("  ".join("-" * w for w in widths), file=file)
     if geo is not None:
         print(f"\ngeometric mean of zarr3c / fastest peer over {n} rows: {geo:.3f}", file=file)
     else:
-        print("\ngeometric mean of zarr3c / fastest peer: n/a (no row with zarr3c and a peer)",
-              file=file)
+        print(
+            "\ngeometric mean of zarr3c / fastest peer: n/a (no row with zarr3c and a peer)",
+            file=file,
+        )
     notes: dict[tuple[str, str, str], None] = {}
     for r in results:
         if r.status != "ok":
@@ -930,8 +1001,12 @@ def print_table(results: Sequence[Result], columns: Sequence[str], file: Any = s
     if notes:
         print("\nnot timed:", file=file)
         for impl, status, reason in notes:
-            label = {"unavailable": "unavailable", "skipped": "skipped", "error": "error",
-                     "wrong": "WRONG ANSWER"}.get(status, status)
+            label = {
+                "unavailable": "unavailable",
+                "skipped": "skipped",
+                "error": "error",
+                "wrong": "WRONG ANSWER",
+            }.get(status, status)
             print(f"  {impl}: {label}: {reason}", file=file)
 
 
@@ -939,43 +1014,75 @@ def print_table(results: Sequence[Result], columns: Sequence[str], file: Any = s
 
 
 def parse_list(text: str, allowed: Sequence[str], what: str) -> list[str]:
+    """A comma list of names from ``allowed``, returned in ``allowed``'s order."""
     items = [t.strip() for t in text.split(",") if t.strip()]
     bad = [t for t in items if t not in allowed]
     if bad:
         raise argparse.ArgumentTypeError(
-            f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)}")
+            f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)}"
+        )
     return [a for a in allowed if a in items]  # canonical order
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line (see the module docstring and README.md)."""
     p = argparse.ArgumentParser(
-        description="Compare zarr3c with zarr-python, zarrs-python and tensorstore.")
+        description="Compare zarr3c with zarr-python, zarrs-python and tensorstore."
+    )
     p.add_argument("--size", type=int, default=512, help="edge of the uint16 cube (512)")
     p.add_argument("--chunk", type=int, default=64, help="chunk edge, chunked layout (64)")
-    p.add_argument("--shard", type=int, default=256,
-                   help="shard edge, sharded layout (256; clipped to --size)")
+    p.add_argument(
+        "--shard", type=int, default=256, help="shard edge, sharded layout (256; clipped to --size)"
+    )
     p.add_argument("--inner", type=int, default=32, help="inner chunk edge, sharded layout (32)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per cell; min is kept (3)")
     p.add_argument("--nreads", type=int, default=1000, help="random 4^3 reads (1000)")
-    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                   help="threads for zarr3c's concurrent reads and the limit (os.cpu_count())")
-    p.add_argument("--only", type=lambda s: parse_list(s, ALL_COLUMNS, "implementation"),
-                   default=list(ALL_COLUMNS), help=f"comma list of {','.join(ALL_COLUMNS)}")
-    p.add_argument("--workloads", type=lambda s: parse_list(s, WORKLOADS, "workload"),
-                   default=list(WORKLOADS), help=f"comma list of {','.join(WORKLOADS)}")
-    p.add_argument("--compressions", type=lambda s: parse_list(s, COMPRESSIONS, "compression"),
-                   default=list(COMPRESSIONS), help=f"comma list of {','.join(COMPRESSIONS)}")
-    p.add_argument("--layouts", type=lambda s: parse_list(s, LAYOUTS, "layout"),
-                   default=list(LAYOUTS), help=f"comma list of {','.join(LAYOUTS)}")
-    p.add_argument("--tmpdir", default=None,
-                   help="where the copies are written (a fresh directory inside it)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="threads for zarr3c's concurrent reads and the limit (os.cpu_count())",
+    )
+    p.add_argument(
+        "--only",
+        type=lambda s: parse_list(s, ALL_COLUMNS, "implementation"),
+        default=list(ALL_COLUMNS),
+        help=f"comma list of {','.join(ALL_COLUMNS)}",
+    )
+    p.add_argument(
+        "--workloads",
+        type=lambda s: parse_list(s, WORKLOADS, "workload"),
+        default=list(WORKLOADS),
+        help=f"comma list of {','.join(WORKLOADS)}",
+    )
+    p.add_argument(
+        "--compressions",
+        type=lambda s: parse_list(s, COMPRESSIONS, "compression"),
+        default=list(COMPRESSIONS),
+        help=f"comma list of {','.join(COMPRESSIONS)}",
+    )
+    p.add_argument(
+        "--layouts",
+        type=lambda s: parse_list(s, LAYOUTS, "layout"),
+        default=list(LAYOUTS),
+        help=f"comma list of {','.join(LAYOUTS)}",
+    )
+    p.add_argument(
+        "--tmpdir", default=None, help="where the copies are written (a fresh directory inside it)"
+    )
     p.add_argument("--keep", action="store_true", help="keep the written copies")
-    p.add_argument("--json", dest="json_out", default=None, metavar="OUT",
-                   help="also write machine-readable results to OUT")
+    p.add_argument(
+        "--json",
+        dest="json_out",
+        default=None,
+        metavar="OUT",
+        help="also write machine-readable results to OUT",
+    )
     return p
 
 
 def make_adapters(names: Sequence[str], threads: int) -> list[Adapter]:
+    """The adapters for the selected implementation names (the limit is separate)."""
     factories: dict[str, Callable[[], Adapter]] = {
         "zarr3c": lambda: Zarr3cAdapter(threads),
         "zarr-python": ZarrPythonAdapter,
@@ -986,6 +1093,7 @@ def make_adapters(names: Sequence[str], threads: int) -> list[Adapter]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the comparison; exit status 1 if any implementation returned a wrong answer."""
     args = build_parser().parse_args(argv)
     if min(args.size, args.chunk, args.shard, args.inner, args.repeat, args.nreads) < 1:
         raise SystemExit("sizes, --repeat and --nreads must be positive")
@@ -1010,20 +1118,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             adapters.append(adapter)
         except Unavailable as exc:
             unavailable[adapter.name] = str(exc)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - report, never crash the run
             unavailable[adapter.name] = describe(exc)
     limit: LimitRunner | None = None
     if LIMIT in args.only:
         limit = LimitRunner(args.threads)
         try:
             versions[LIMIT] = limit.probe()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - report, never crash the run
             unavailable[LIMIT] = str(exc)
             limit.close()
             limit = None
 
-    log(f"source: uint16 {args.size}^3 ({args.size**3 * 2 / 2**20:.0f} MiB), "
-        f"{os.cpu_count()} cpus, repeat {args.repeat}")
+    log(
+        f"source: uint16 {args.size}^3 ({args.size**3 * 2 / 2**20:.0f} MiB), "
+        f"{os.cpu_count()} cpus, repeat {args.repeat}"
+    )
     for name in args.only:
         log(f"  {name:13s} {versions.get(name) or 'unavailable: ' + unavailable.get(name, '?')}")
     t_src = time.perf_counter()
@@ -1042,14 +1152,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 log(f"[{lay_name} {comp}] stored {layout.stored}, read unit {layout.chunks}")
                 for name in args.only:
                     if name in unavailable:
-                        results += [Result(lay_name, comp, w, name, "unavailable",
-                                           unavailable[name]) for w in args.workloads]
+                        results += [
+                            Result(lay_name, comp, w, name, "unavailable", unavailable[name])
+                            for w in args.workloads
+                        ]
                 for adapter in adapters:
-                    results += run_adapter(adapter, case, args.workloads, base, args.repeat,
-                                           args.keep)
+                    results += run_adapter(
+                        adapter, case, args.workloads, base, args.repeat, args.keep
+                    )
                 if limit is not None:
-                    results += run_limit(limit, case, args.workloads, base, args.repeat,
-                                         args.keep)
+                    results += run_limit(limit, case, args.workloads, base, args.repeat, args.keep)
     finally:
         if limit is not None:
             limit.close()
@@ -1060,20 +1172,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # Canonical order: layout, compression, workload, then column.
     order = {n: i for i, n in enumerate(ALL_COLUMNS)}
-    results.sort(key=lambda r: (LAYOUTS.index(r.layout), COMPRESSIONS.index(r.compression),
-                                WORKLOADS.index(r.workload), order[r.impl]))
+    results.sort(
+        key=lambda r: (
+            LAYOUTS.index(r.layout),
+            COMPRESSIONS.index(r.compression),
+            WORKLOADS.index(r.workload),
+            order[r.impl],
+        )
+    )
     columns = [c for c in ALL_COLUMNS if c in args.only]
-    print(f"\nuint16 {args.size}^3, chunks {args.chunk}^3, shards {shard}^3 / {args.inner}^3, "
-          f"{args.nreads} random {RANDOM_BOX}^3 reads, min of {args.repeat}, "
-          f"{os.cpu_count()} cpus; times in ms, random rows in us/read\n")
+    print(
+        f"\nuint16 {args.size}^3, chunks {args.chunk}^3, shards {shard}^3 / {args.inner}^3, "
+        f"{args.nreads} random {RANDOM_BOX}^3 reads, min of {args.repeat}, "
+        f"{os.cpu_count()} cpus; times in ms, random rows in us/read\n"
+    )
     print_table(results, columns)
 
     if args.json_out:
         rows, geo, n = summarize(results)
         doc = {
             "config": {k: v for k, v in vars(args).items() if k != "json_out"} | {"shard": shard},
-            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                        "python": sys.version.split()[0], "numpy": np.__version__},
+            "machine": {
+                "cpus": os.cpu_count(),
+                "platform": platform.platform(),
+                "python": sys.version.split()[0],
+                "numpy": np.__version__,
+            },
             "versions": versions,
             "unavailable": unavailable,
             "results": [asdict(r) for r in results],

@@ -11,15 +11,19 @@ Sets read here (each array is one test id, ``<set>/<array>``):
   zstd and the ``numcodecs.*`` compressors and checksums, zfpy, pcodec);
 - ``zarrs-snapshot``: zarrs' snapshot arrays under ``crc32c/``, ``transpose/``,
   ``sharding_indexed_inner2x2/`` and ``reshape_flatten/`` (shape [8, 24], chunks [4, 6]);
-- ``bisaloo``: Bisaloo/zarr-conformance-tests' ``int32_v3.zarr``.
+- ``bisaloo``: Bisaloo/zarr-conformance-tests' ``int32_v3.zarr``;
+
+plus zarr-python's zarr-metadata fixtures (array documents, and every valid fill value spelling
+per data type, read bit-exactly), and damaged copies (in ``tmp_path``) of some arrays: a flipped
+bit under crc32c, truncated chunks, a deleted chunk.
 
 Each array either uses only features zarr3c implements (:data:`SUPPORTED_CODECS`, the core data
 types) and must read back exactly the documented values, or it uses an extension zarr3c does not
 implement yet (sharding, reshape, strings, bytes, datetimes, ...) and opening/reading it must
 raise :class:`zarr3c.errors.UnknownExtensionError` naming that extension -- never a raw
-``KeyError``/``TypeError``.  When a feature lands, add its name to :data:`SUPPORTED_CODECS` (or
-:data:`SUPPORTED_DATA_TYPES`): the expected values of those arrays are already listed here, so the
-same tests then check the data.
+``KeyError``/``TypeError``.  When a feature lands, add its name to :data:`SUPPORTED_CODECS`
+(or :data:`SUPPORTED_DATA_TYPES`, :data:`SUPPORTED_CHUNK_GRIDS`): the expected values of those
+arrays are already listed here, so the same tests then check the data.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import importlib.util
 import json
 import math
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +49,8 @@ if not CONFORMANCE.is_dir():
         allow_module_level=True,
     )
 
-import zarr3c  # noqa: E402 - after the skip, so a missing data folder reports the skip first
-from zarr3c.errors import UnknownExtensionError, ZarrError  # noqa: E402
+import zarr3c
+from zarr3c.errors import UnknownExtensionError, ZarrError
 
 ZARRITA = CONFORMANCE / "zarrita-js-fixtures-v3" / "data.zarr"
 ZARRS_ZARR_PYTHON = CONFORMANCE / "zarrs-tests-data" / "v3_zarr_python"
@@ -55,6 +60,9 @@ BISALOO = CONFORMANCE / "bisaloo-zarr-conformance-tests" / "data" / "int32_v3.za
 #: Codec names zarr3c implements today.  ``numcodecs.*`` codecs are handled separately
 #: (:func:`_numcodecs_supported`): those whose package is installed are supported.
 SUPPORTED_CODECS = frozenset({"bytes", "transpose", "gzip", "zstd", "blosc", "crc32c"})
+
+#: Chunk grids zarr3c implements today.
+SUPPORTED_CHUNK_GRIDS = frozenset({"regular"})
 
 #: The core data types; raw bits ``r<N>`` are matched by :data:`_RAW_BITS`.
 SUPPORTED_DATA_TYPES = frozenset({
@@ -177,6 +185,10 @@ def _snapshot_values(dtype_name: str) -> np.ndarray | None:
     return flat.reshape(8, 24)
 
 
+def _const(values: np.ndarray) -> Callable[[], np.ndarray]:
+    return lambda: values.copy()
+
+
 def _collect_cases() -> list[Case]:
     cases: list[Case] = []
     if ZARRITA.is_dir():
@@ -203,7 +215,7 @@ def _collect_cases() -> list[Case]:
             cases.append(Case(
                 f"zarrs-snapshot/{folder}/{dtype_name}/{digest}",
                 path,
-                (lambda v=values: v) if values is not None else None,
+                _const(values) if values is not None else None,
             ))
     if BISALOO.is_dir():
         cases.append(Case("bisaloo/int32_v3.zarr", BISALOO, _arr([[0, 1], [2, 3]], "int32")))
@@ -236,6 +248,9 @@ def _codec_names(codecs: list[dict[str, Any]]) -> list[str]:
 def _unsupported(meta: dict[str, Any]) -> list[str]:
     """The extensions this array uses that zarr3c does not implement (data type first)."""
     missing: list[str] = []
+    grid = meta["chunk_grid"]["name"]
+    if grid not in SUPPORTED_CHUNK_GRIDS:
+        missing.append(grid)
     dt = _data_type_name(meta)
     if dt not in SUPPORTED_DATA_TYPES and not _RAW_BITS.fullmatch(dt):
         missing.append(dt)
@@ -355,7 +370,7 @@ def test_zarrita_transpose_matches_c_order_twin() -> None:
     """``3d.chunked.mixed.i2.F`` (transpose [2, 1, 0]) holds what its plain twin holds."""
     f = zarr3c.open_array(str(ZARRITA / "3d.chunked.mixed.i2.F"), mode="r")
     c = zarr3c.open_array(str(ZARRITA / "3d.chunked.mixed.i2.C"), mode="r")
-    assert [codec["name"] for codec in f.metadata.to_dict()["codecs"]][0] == "transpose"
+    assert f.metadata.to_dict()["codecs"][0]["name"] == "transpose"
     np.testing.assert_array_equal(f[...], c[...], strict=True)
     np.testing.assert_array_equal(f[:, 1, ::2], np.arange(27).reshape(3, 3, 3)[:, 1, ::2])
 
@@ -380,7 +395,9 @@ def test_zarrita_root_group() -> None:
     g = zarr3c.open_group(str(ZARRITA), mode="r")
     assert "1d.contiguous.raw.i2" in g
     assert "consolidated" in g
-    assert g["1d.contiguous.raw.i2"][...].tolist() == [1, 2, 3, 4]
+    raw = g["1d.contiguous.raw.i2"]
+    assert isinstance(raw, zarr3c.Array)
+    assert raw[...].tolist() == [1, 2, 3, 4]
     assert g["my group with spaces"].attrs["description"] == "A group with spaces in the name"
 
 
@@ -417,3 +434,166 @@ def test_unsupported_data_types_raise_unknown_extension() -> None:
             with pytest.raises(UnknownExtensionError) as info:
                 zarr3c.open_array(str(path), mode="r")
             assert f"'{dtype_name}'" in str(info.value) or f'"{dtype_name}"' in str(info.value)
+
+
+# -- zarr-python's zarr-metadata fixtures (documents only, no chunks) ------------------------------
+
+METADATA_FIXTURES = CONFORMANCE / "zarr-python-zarr-metadata-fixtures" / "v3"
+ARRAY_DOCUMENTS = sorted((METADATA_FIXTURES / "array").glob("*.json"))
+
+
+def _write_document(tmp_path: Path, doc: dict[str, Any]) -> Path:
+    path = tmp_path / "array"
+    path.mkdir()
+    (path / "zarr.json").write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("doc_path", ARRAY_DOCUMENTS, ids=[p.stem for p in ARRAY_DOCUMENTS])
+def test_metadata_fixture_array_documents(tmp_path: Path, doc_path: Path) -> None:
+    """Each valid array document opens (all chunks missing: the fill value everywhere), or
+    names the extension zarr3c lacks (rectilinear grids, sharding, datetimes)."""
+    doc = json.loads(doc_path.read_text())
+    path = _write_document(tmp_path, doc)
+    missing = _unsupported(doc)
+    if missing:
+        with pytest.raises(UnknownExtensionError) as info:
+            zarr3c.open_array(str(path), mode="r")[...]
+        assert any(name in str(info.value) for name in missing), str(info.value)
+        return
+    a = zarr3c.open_array(str(path), mode="r")
+    assert a.shape == tuple(doc["shape"])
+    assert a.dtype == np.dtype(_data_type_name(doc))
+    assert a.chunks == tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
+    assert dict(a.attrs) == doc.get("attributes", {})
+    names = a.metadata.to_dict().get("dimension_names")
+    assert names == doc.get("dimension_names")
+    fill = _fill_from_json(doc["fill_value"], a.dtype)
+    corner = a[(slice(0, 3),) * a.ndim]
+    np.testing.assert_array_equal(corner, np.full(corner.shape, fill, dtype=a.dtype))
+    assert a.nchunks_initialized == 0
+
+
+def _fill_bits(value: Any, dtype: np.dtype) -> bytes:
+    """The exact bits of a JSON fill value, worked out without zarr3c."""
+    specials = {"NaN": np.nan, "Infinity": np.inf, "-Infinity": -np.inf}
+    if dtype.kind == "c":
+        half = np.dtype(f"f{dtype.itemsize // 2}")
+        return _fill_bits(value[0], half) + _fill_bits(value[1], half)
+    if dtype.kind == "V":
+        return bytes(value)
+    if isinstance(value, str) and value.startswith("0x"):
+        return int(value, 16).to_bytes(dtype.itemsize, "little")  # native = little here
+    return np.array(specials.get(value, value), dtype=dtype).tobytes()
+
+
+def _fill_value_cases() -> list[tuple[str, str, Any]]:
+    cases = []
+    for folder in sorted((METADATA_FIXTURES / "data_type").iterdir()):
+        name = "r32" if folder.name == "raw" else folder.name
+        for case, value in json.loads((folder / "fill_values.json").read_text()).items():
+            cases.append((name, case, value))
+    return cases
+
+
+FILL_VALUE_CASES = _fill_value_cases()
+
+
+@pytest.mark.parametrize(
+    ("data_type", "case", "value"), FILL_VALUE_CASES,
+    ids=[f"{d}-{c}" for d, c, _ in FILL_VALUE_CASES],
+)
+def test_metadata_fixture_fill_values(
+    tmp_path: Path, data_type: str, case: str, value: Any
+) -> None:
+    """Every valid fill value spelling of a core data type is read bit-exactly (NaN payloads and
+    signalling NaNs included) into the elements of missing chunks; other data types name
+    themselves in an UnknownExtensionError."""
+    assert np.little_endian  # _fill_bits builds hex fills in native (little-endian) order
+    dtype_name = data_type.replace("numpy_", "numpy.")
+    itemsize_1 = dtype_name in ("bool", "int8", "uint8") or _RAW_BITS.fullmatch(dtype_name)
+    doc = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [3],
+        "data_type": dtype_name,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": value,
+        "codecs": [{"name": "bytes"} if itemsize_1 else
+                   {"name": "bytes", "configuration": {"endian": "little"}}],
+    }
+    path = _write_document(tmp_path, doc)
+    if dtype_name not in SUPPORTED_DATA_TYPES and not _RAW_BITS.fullmatch(dtype_name):
+        with pytest.raises(UnknownExtensionError, match=re.escape(dtype_name)):
+            zarr3c.open_array(str(path), mode="r")
+        return
+    a = zarr3c.open_array(str(path), mode="r")
+    bits = _fill_bits(value, a.dtype)
+    assert np.asarray(a.fill_value).tobytes() == bits
+    assert a[...].tobytes() == bits * 3
+    # zarr3c's own spelling of it parses back to the same bits
+    assert _fill_bits(a.metadata.to_dict()["fill_value"], a.dtype) == bits
+
+
+# -- damaged copies of conformance arrays ----------------------------------------------------------
+
+
+def _copy_array(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _snapshot(folder: str, dtype_name: str) -> Path:
+    return min((ZARRS_SNAPSHOT / folder / dtype_name).iterdir())
+
+
+def test_corrupt_crc32c_chunk_raises_checksum_error(tmp_path: Path) -> None:
+    """A flipped bit under a crc32c codec is a ChecksumError naming the chunk key."""
+    path = _copy_array(_snapshot("crc32c", "int32"), tmp_path / "a")
+    chunk = path / "c" / "1" / "2"
+    raw = bytearray(chunk.read_bytes())
+    raw[5] ^= 0x10
+    chunk.write_bytes(bytes(raw))
+    a = zarr3c.open_array(str(path), mode="r")
+    assert a[:4, :6].ravel().tolist() == list(range(6)) + list(range(24, 30)) + list(
+        range(48, 54)) + list(range(72, 78))  # untouched chunk (0, 0) still reads
+    with pytest.raises(zarr3c.errors.ChecksumError, match="c/1/2"):
+        a[...]
+
+
+@pytest.mark.parametrize(
+    ("array", "chunk", "cut"),
+    [
+        (ZARRITA / "1d.contiguous.gzip.i2", "c/0", 3),
+        (ZARRITA / "1d.contiguous.blosc.i2", "c/0", 10),
+        (ZARRITA / "1d.contiguous.raw.i2", "c/0", 3),
+        (BISALOO, "c/0/0", 5),
+    ],
+    ids=["gzip", "blosc", "raw", "zstd"],
+)
+def test_truncated_chunk_raises_chunk_decode_error(
+    tmp_path: Path, array: Path, chunk: str, cut: int
+) -> None:
+    """A truncated chunk is a ChunkDecodeError naming its key, whatever the codec."""
+    path = _copy_array(array, tmp_path / "a")
+    data = (path / chunk).read_bytes()
+    (path / chunk).write_bytes(data[:cut])
+    with pytest.raises(zarr3c.errors.ChunkDecodeError, match=re.escape(chunk)):
+        zarr3c.open_array(str(path), mode="r")[...]
+
+
+def test_deleted_chunk_reads_as_fill_value(tmp_path: Path) -> None:
+    """A missing chunk of a foreign array reads as its fill value (NaN here)."""
+    nan_filled = next(
+        p for p in sorted((ZARRS_SNAPSHOT / "transpose" / "float32").iterdir())
+        if json.loads((p / "zarr.json").read_text())["fill_value"] == "NaN"
+    )
+    path = _copy_array(nan_filled, tmp_path / "a")
+    (path / "c" / "0" / "1").unlink()
+    expected = _snapshot_values("float32")
+    assert expected is not None
+    expected[0:4, 6:12] = np.nan
+    a = zarr3c.open_array(str(path), mode="r")
+    assert_values(a[...], expected)
+    assert a.nchunks_initialized == 7

@@ -296,7 +296,7 @@ class Array:
             rel = key[len(prefix):]
             if rel == "zarr.json":
                 continue
-            coords = decode(rel)
+            coords = decode(rel, ndim=len(grid_shape))
             if coords is None or len(coords) != len(grid_shape):
                 continue
             if all(0 <= c < n for c, n in zip(coords, grid_shape, strict=True)):
@@ -633,6 +633,15 @@ def build_array_metadata(
             normalize_codec_like(c)
             for c in [*_codec_list(filters), ser, *_codec_list(comps)]
         ]
+    fill = data_type.fill_value_from_python(fill_value)
+    # Store the codecs with every default filled in (blosc typesize, zstd checksum, ...):
+    # peers refuse configurations with missing members.
+    codec_dicts = CodecPipeline.from_codecs(
+        codec_dicts,
+        dtype=data_type.dtype,
+        fill_value=np.frombuffer(fill, dtype=data_type.dtype).reshape(()),
+        source=source,
+    ).to_dicts()
     doc: dict[str, Any] = {
         "zarr_format": 3,
         "node_type": "array",
@@ -640,7 +649,7 @@ def build_array_metadata(
         "data_type": data_type.name,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunk_shape}},
         "chunk_key_encoding": _normalize_chunk_key_encoding(chunk_key_encoding),
-        "fill_value": data_type.fill_value_to_json(data_type.fill_value_from_python(fill_value)),
+        "fill_value": data_type.fill_value_to_json(fill),
         "codecs": codec_dicts,
         "attributes": dict(attributes or {}),
     }

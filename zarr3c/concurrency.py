@@ -113,9 +113,8 @@ _locks: dict[tuple[Any, str], _RefLock] = {}
 
 
 def store_lock_id(store: Any) -> Any:
-    """What identifies a store's data for locking: its ``lock_id`` if it has one, else itself."""
-    lock_id = getattr(store, "lock_id", None)
-    return lock_id if lock_id is not None else id(store)
+    """What identifies a store's data for locking (``Store.lock_id``)."""
+    return store.lock_id
 
 
 @contextmanager

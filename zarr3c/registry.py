@@ -116,18 +116,27 @@ codecs: Registry[Any] = Registry(
         "blosc": "zarr3c.codecs.blosc:BloscCodec",
         "crc32c": "zarr3c.codecs.crc32c:Crc32cCodec",
         # numcodecs codecs under the names zarr-python 3 writes (not in the v3 spec)
-        **{
-            f"numcodecs.{codec_id}": f"zarr3c.codecs.numcodecs_adapter:{attr}"
-            for codec_id, attr in (
-                ("zlib", "Zlib"), ("gzip", "GZip"), ("bz2", "BZ2"), ("lzma", "LZMA"),
-                ("lz4", "LZ4"), ("zstd", "Zstd"), ("blosc", "Blosc"), ("shuffle", "Shuffle"),
-                ("adler32", "Adler32"), ("crc32", "CRC32"), ("crc32c", "CRC32C"),
-                ("fletcher32", "Fletcher32"), ("jenkins_lookup3", "JenkinsLookup3"),
-                ("delta", "Delta"), ("bitround", "BitRound"), ("quantize", "Quantize"),
-                ("fixedscaleoffset", "FixedScaleOffset"), ("astype", "AsType"),
-                ("packbits", "PackBits"), ("pcodec", "PCodec"), ("zfpy", "ZFPY"),
-            )
-        },  # fmt: skip
+        "numcodecs.zlib": "zarr3c.codecs.numcodecs_adapter:Zlib",
+        "numcodecs.gzip": "zarr3c.codecs.numcodecs_adapter:GZip",
+        "numcodecs.bz2": "zarr3c.codecs.numcodecs_adapter:BZ2",
+        "numcodecs.lzma": "zarr3c.codecs.numcodecs_adapter:LZMA",
+        "numcodecs.lz4": "zarr3c.codecs.numcodecs_adapter:LZ4",
+        "numcodecs.zstd": "zarr3c.codecs.numcodecs_adapter:Zstd",
+        "numcodecs.blosc": "zarr3c.codecs.numcodecs_adapter:Blosc",
+        "numcodecs.shuffle": "zarr3c.codecs.numcodecs_adapter:Shuffle",
+        "numcodecs.adler32": "zarr3c.codecs.numcodecs_adapter:Adler32",
+        "numcodecs.crc32": "zarr3c.codecs.numcodecs_adapter:CRC32",
+        "numcodecs.crc32c": "zarr3c.codecs.numcodecs_adapter:CRC32C",
+        "numcodecs.fletcher32": "zarr3c.codecs.numcodecs_adapter:Fletcher32",
+        "numcodecs.jenkins_lookup3": "zarr3c.codecs.numcodecs_adapter:JenkinsLookup3",
+        "numcodecs.delta": "zarr3c.codecs.numcodecs_adapter:Delta",
+        "numcodecs.bitround": "zarr3c.codecs.numcodecs_adapter:BitRound",
+        "numcodecs.quantize": "zarr3c.codecs.numcodecs_adapter:Quantize",
+        "numcodecs.fixedscaleoffset": "zarr3c.codecs.numcodecs_adapter:FixedScaleOffset",
+        "numcodecs.astype": "zarr3c.codecs.numcodecs_adapter:AsType",
+        "numcodecs.packbits": "zarr3c.codecs.numcodecs_adapter:PackBits",
+        "numcodecs.pcodec": "zarr3c.codecs.numcodecs_adapter:PCodec",
+        "numcodecs.zfpy": "zarr3c.codecs.numcodecs_adapter:ZFPY",
     },
 )
 

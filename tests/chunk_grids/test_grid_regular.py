@@ -33,7 +33,7 @@ def grid_doc(chunk_shape: Any) -> dict[str, Any]:
     return {"name": "regular", "configuration": {"chunk_shape": chunk_shape}}
 
 
-# -- parsing ----------------------------------------------------------------------------------------
+# -- parsing --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("shape", [[1], [10, 20], [5, 10, 15], [], [2**63 - 1]])
@@ -94,7 +94,7 @@ def test_parse_errors(data: Any, ndim: int, error: type[Exception], fragment: st
 
 
 def test_class_from_dict_checks_its_name() -> None:
-    with pytest.raises(MetadataError, match="chunk_grid.name"):
+    with pytest.raises(MetadataError, match=r"chunk_grid\.name"):
         RegularChunkGrid.from_dict({"name": "other", "configuration": {"chunk_shape": [1]}},
                                    ndim=1)
 
@@ -111,7 +111,7 @@ def test_conformance_fixture_cases() -> None:
         assert g.to_dict() == doc
 
 
-# -- geometry -----------------------------------------------------------------------------------
+# -- geometry -------------------------------------------------------------------------------------
 
 
 def test_spec_example_grid_shape_and_location() -> None:
@@ -124,7 +124,7 @@ def test_spec_example_grid_shape_and_location() -> None:
     assert dims == (RegularDimension(5, 10), RegularDimension(20, 200), RegularDimension(400, 3000))
     assert [d.nchunks for d in dims] == [2, 10, 8]
     if HAVE_KERNELS:
-        located = [d.locate(np.array([c])) for d, c in zip(dims, (7, 150, 900))]
+        located = [d.locate(np.array([c])) for d, c in zip(dims, (7, 150, 900), strict=True)]
         assert [int(ci[0]) for ci, _ in located] == [1, 7, 2]
         assert [int(li[0]) for _, li in located] == [2, 10, 100]
 
@@ -183,7 +183,7 @@ def test_resized_returns_the_same_grid() -> None:
     assert g.resized((100, 200)) is g
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(1, 50), st.integers(0, 200)), min_size=0, max_size=4)
 )
@@ -192,7 +192,7 @@ def test_grid_shape_is_ceil_division(dims: list[tuple[int, int]]) -> None:
     shape = [n for _, n in dims]
     g = RegularChunkGrid.from_dict(grid_doc(chunks), ndim=len(dims))
     gs = g.grid_shape(shape)
-    for c, n, k in zip(chunks, shape, gs):
+    for c, n, k in zip(chunks, shape, gs, strict=True):
         # k chunks cover the dimension, k - 1 do not.
         assert k * c >= n
         assert (k - 1) * c < n or k == 0
@@ -201,10 +201,10 @@ def test_grid_shape_is_ceil_division(dims: list[tuple[int, int]]) -> None:
     if total <= 5000:
         coords = list(g.iter_chunk_coords(shape))
         assert len(coords) == total
-        assert all(all(0 <= c < k for c, k in zip(cc, gs)) for cc in coords)
+        assert all(all(0 <= c < k for c, k in zip(cc, gs, strict=True)) for cc in coords)
 
 
-# -- projections (compiled kernels) --------------------------------------------------------------------
+# -- projections (compiled kernels) ---------------------------------------------------------------
 
 
 def _reference_projection(start: int, step: int, count: int, size: int) -> list[list[int]]:
@@ -220,7 +220,7 @@ def _reference_projection(start: int, step: int, count: int, size: int) -> list[
 
 
 @needs_kernels
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     size=st.integers(1, 20),
     start=st.integers(0, 100),

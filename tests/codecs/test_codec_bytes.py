@@ -33,7 +33,11 @@ def spec_of(a: np.ndarray) -> ChunkSpec:
 
 
 def bytes_config(endian: str | None) -> dict:
-    return {"name": "bytes"} if endian is None else {"name": "bytes", "configuration": {"endian": endian}}
+    return (
+        {"name": "bytes"}
+        if endian is None
+        else {"name": "bytes", "configuration": {"endian": endian}}
+    )
 
 
 shapes = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)

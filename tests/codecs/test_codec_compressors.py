@@ -90,6 +90,22 @@ def test_corrupt_input_is_a_chunk_decode_error_naming_the_key(compressor: str, c
     assert info.value.key == "arr/c/3/1"
 
 
+@pytest.mark.parametrize("name", ["blosc", "numcodecs.blosc"])
+def test_every_truncation_of_a_blosc_frame_is_detected(name: str) -> None:
+    # numcodecs trusts the size in the blosc header; one byte short used to "decode"
+    a = np.arange(1024, dtype="<i4")
+    p = CodecPipeline.from_codecs(
+        [serializer("int32"), {"name": name, "configuration": {"cname": "lz4", "clevel": 5}}],
+        dtype="int32",
+    )
+    encoded = bytes(p.encode(a))
+    for length in range(len(encoded)):
+        with pytest.raises(ChunkDecodeError, match="c/0"):
+            p.decode(encoded[:length], a.shape, key="c/0")
+    with pytest.raises(ChunkDecodeError, match="c/0"):
+        p.decode(encoded + b"\0", a.shape, key="c/0")
+
+
 def test_zstd_frame_checksum_mismatch_is_a_checksum_error() -> None:
     a = np.arange(4096, dtype="<u4")
     p = CodecPipeline.from_codecs(

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+
 def _make_data(dtype: Any, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     dt = np.dtype(dtype)
     rng = np.random.default_rng(seed)

@@ -177,7 +177,7 @@ def test_data_type_from_numpy_refuses(value: Any) -> None:
         data_type_from_numpy(value)
 
 
-# -- fill values: JSON -> bits ----------------------------------------------------------------------
+# -- fill values: JSON -> bits --------------------------------------------------------------------
 
 VALID_FILL = [
     ("bool", True, b"\x01"),
@@ -315,7 +315,7 @@ def test_parse_fill_value_errors(name: str, value: Any, fragment: str) -> None:
     assert fragment in msg
 
 
-# -- fill values: bits -> JSON ----------------------------------------------------------------------
+# -- fill values: bits -> JSON --------------------------------------------------------------------
 
 CANONICAL = [
     ("bool", b"\x01", True),
@@ -358,7 +358,7 @@ def test_fill_value_to_json_refuses_wrong_length() -> None:
         dt("float32").fill_value_to_json(b"\x00\x00")
 
 
-@pytest.mark.parametrize("name", CORE_DATA_TYPE_NAMES + ("r8", "r24", "r72"))
+@pytest.mark.parametrize("name", (*CORE_DATA_TYPE_NAMES, "r8", "r24", "r72"))
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_any_bits_round_trip_through_json(name: str, data: st.DataObject) -> None:
@@ -382,7 +382,7 @@ def test_float32_numbers_are_written_exactly(x: float) -> None:
         assert np.array(out, dtype=np.float32).tobytes() == raw
 
 
-# -- fill values: Python -> bits ---------------------------------------------------------------------
+# -- fill values: Python -> bits ------------------------------------------------------------------
 
 FROM_PYTHON = [
     ("bool", None, b"\x00"),
@@ -466,13 +466,13 @@ def test_fill_value_from_python_refuses(name: str, value: Any) -> None:
 
 
 def test_default_fill_value_is_zero_bits() -> None:
-    for name in CORE_DATA_TYPE_NAMES + ("r40",):
+    for name in (*CORE_DATA_TYPE_NAMES, "r40"):
         d = dt(name)
         assert d.default_fill_value() == bytes(d.itemsize)
         assert d.fill_value_from_python(None) == d.default_fill_value()
 
 
-# -- conformance fixtures (zarr-python's zarr-metadata package) ----------------------------------------
+# -- conformance fixtures (zarr-python's zarr-metadata package) -----------------------------------
 
 SUPPORTED_FIXTURE_TYPES = {
     "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",

@@ -56,7 +56,7 @@ def parse(doc: dict[str, Any]) -> ArrayMetadata:
     return ArrayMetadata.from_dict(doc, source=SOURCE)
 
 
-# -- the happy path ---------------------------------------------------------------------------------
+# -- the happy path -------------------------------------------------------------------------------
 
 
 def test_parse_base_document() -> None:
@@ -182,7 +182,7 @@ def test_metadata_is_frozen() -> None:
         m.shape = (1, 1)  # type: ignore[misc]
 
 
-# -- JSON bytes -----------------------------------------------------------------------------------------
+# -- JSON bytes -----------------------------------------------------------------------------------
 
 
 def test_to_json_and_back() -> None:
@@ -236,7 +236,7 @@ def test_from_json_errors_name_the_source(raw: bytes, fragment: str) -> None:
     assert fragment in str(info.value)
 
 
-# -- validation errors ---------------------------------------------------------------------------------
+# -- validation errors ----------------------------------------------------------------------------
 
 
 def mutate(**changes: Any) -> Callable[[dict[str, Any]], None]:
@@ -387,7 +387,7 @@ def test_unknown_fields_that_may_be_ignored_are_kept() -> None:
     assert json.loads(m.to_json())["my_extension"] == doc["my_extension"]
 
 
-# -- evolve ----------------------------------------------------------------------------------------------
+# -- evolve ---------------------------------------------------------------------------------------
 
 
 def test_evolve_shape_keeps_the_grid() -> None:
@@ -435,7 +435,7 @@ def test_evolve_data_type_with_matching_fill_value() -> None:
     assert m2.to_dict()["fill_value"] == "NaN"
 
 
-# -- hypothesis round trip -------------------------------------------------------------------------------
+# -- hypothesis round trip ------------------------------------------------------------------------
 
 json_scalars = (
     st.none()
@@ -448,7 +448,7 @@ json_values = st.recursive(
     json_scalars,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
                                                                  max_size=3),
-    max_leaves=8,
+    max_leaves=4,
 )
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=10)
 DATA_TYPES = [
@@ -510,7 +510,7 @@ def array_documents(draw: st.DrawFn) -> dict[str, Any]:
     return doc
 
 
-@settings(max_examples=75, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(array_documents())
 def test_round_trip(doc: dict[str, Any]) -> None:
     m = ArrayMetadata.from_dict(doc)
@@ -521,7 +521,7 @@ def test_round_trip(doc: dict[str, Any]) -> None:
     assert again.fill_value == m.fill_value
 
 
-# -- parse_node_metadata -------------------------------------------------------------------------------
+# -- parse_node_metadata --------------------------------------------------------------------------
 
 
 def test_parse_node_metadata_dispatches() -> None:
@@ -556,7 +556,7 @@ def test_zarr_v2_document_is_unsupported() -> None:
         ArrayMetadata.from_json(json.dumps(v2).encode(), source=".zarray")
 
 
-# -- conformance fixtures --------------------------------------------------------------------------------
+# -- conformance fixtures -------------------------------------------------------------------------
 
 
 def _array_fixtures() -> list[Path]:

@@ -35,7 +35,9 @@ def test_minimal_group() -> None:
 def test_to_json_layout() -> None:
     m = GroupMetadata.from_dict({"zarr_format": 3, "node_type": "group", "attributes": {"a": 1}})
     raw = m.to_json()
-    assert raw == b'{\n  "zarr_format": 3,\n  "node_type": "group",\n  "attributes": {\n    "a": 1\n  }\n}'
+    assert raw == (
+        b'{\n  "zarr_format": 3,\n  "node_type": "group",\n  "attributes": {\n    "a": 1\n  }\n}'
+    )
     assert GroupMetadata.from_json(raw) == m
 
 
@@ -155,11 +157,11 @@ json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
                                                                 max_size=3),
-    max_leaves=8,
+    max_leaves=4,
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     attributes=st.dictionaries(st.text(max_size=6), json_values, max_size=4),
     consolidated=st.none() | st.dictionaries(st.text(max_size=4), json_values, max_size=3),

@@ -107,7 +107,7 @@ _segment = st.text(
 ).filter(lambda s: s not in (".", ".."))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(_segment, min_size=1, max_size=5))
 def test_keys_made_of_valid_segments_are_valid(segments: list[str]) -> None:
     key = "/".join(segments)
@@ -115,7 +115,7 @@ def test_keys_made_of_valid_segments_are_valid(segments: list[str]) -> None:
     assert validate_prefix(key + "/") == key + "/"
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(st.text(alphabet="ab./\\\x00 ", max_size=12))
 def test_accepted_keys_cannot_leave_a_directory(key: str) -> None:
     try:
@@ -133,7 +133,7 @@ def test_accepted_keys_cannot_leave_a_directory(key: str) -> None:
 # -- byte ranges and values --------------------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     size=st.integers(0, 50),
     start=st.integers(-60, 60),

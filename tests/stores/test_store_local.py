@@ -189,7 +189,12 @@ def test_fsync_option(root: Path, fsync: bool, monkeypatch: pytest.MonkeyPatch) 
     store = LocalStore(root, fsync=fsync)
     calls: list[int] = []
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real_fsync(fd))[1])
+
+    def spy(fd: int) -> None:
+        calls.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
     store.set("a/b/c", b"durable")
     assert store.get("a/b/c") == b"durable"
     assert store.fsync is fsync
@@ -240,8 +245,13 @@ def test_temporary_files_are_never_listed_or_read(store: LocalStore, root: Path)
 
 @pytest.mark.parametrize(
     "name",
-    [".zarr.json.zarr3c-tmp-0123", ".zarr3c-tmp-0123456789abcdef", "x.zarr3c-tmp-0123456789abcdef",
-     ".a.zarr3c-tmp-0123456789ABCDEF", ".hidden"],
+    [
+        ".zarr.json.zarr3c-tmp-0123",
+        ".zarr3c-tmp-0123456789abcdef",
+        "x.zarr3c-tmp-0123456789abcdef",
+        ".a.zarr3c-tmp-0123456789ABCDEF",
+        ".hidden",
+    ],
     ids=["short-hex", "no-name", "no-dot", "upper-hex", "dotfile"],
 )
 def test_names_that_only_resemble_temporary_files_are_keys(
@@ -512,3 +522,33 @@ def test_written_files_get_ordinary_permissions(store: LocalStore, root: Path) -
     os.umask(umask)
     store.set("k", b"v")
     assert stat.S_IMODE((root / "k").stat().st_mode) == 0o666 & ~umask
+
+
+def _child_get_many(root: str, n: int, queue: Any) -> None:
+    store = LocalStore(root)
+    keys = [f"k{i}" for i in range(n)]
+    queue.put(store.get_many(keys) == [str(i).encode() for i in range(n)])
+    queue.put(store.get_many(keys[:16]) == [str(i).encode() for i in range(16)])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_get_many_works_in_a_forked_child(store: LocalStore, root: Path) -> None:
+    import multiprocessing
+
+    n = 64
+    for i in range(n):
+        store.set(f"k{i}", str(i).encode())
+    for _ in range(20):  # the parent's pool is up, with idle threads the child will not have
+        assert store.get_many([f"k{i}" for i in range(n)])[5] == b"5"
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_get_many, args=(str(root), n, queue))
+    child.start()
+    child.join(timeout=30)
+    if child.is_alive():  # a pool inherited without its threads would hang here
+        child.kill()
+        child.join()
+        pytest.fail("get_many hung in a forked child")
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) is True
+    assert queue.get(timeout=5) is True

@@ -132,7 +132,8 @@ def test_make_store_memory_url_and_none_make_new_stores() -> None:
     a = make_store("memory://")
     b = make_store("memory://")
     c = make_store(None)
-    assert all(isinstance(s, MemoryStore) for s in (a, b, c))
+    assert isinstance(a, MemoryStore) and isinstance(b, MemoryStore)
+    assert isinstance(c, MemoryStore)
     assert a != b and a.store_dict is not b.store_dict
     assert make_store("memory://", read_only=True).read_only is True
 

@@ -226,6 +226,34 @@ cdef inline void _copy_run(
             do_ += ds
 
 
+cdef void _copy_tiled(
+    const uint8_t* src, int64_t so, int64_t sb, int64_t s0,
+    uint8_t* dst, int64_t do_, int64_t db, int64_t d0,
+    int64_t nb, int64_t n0, int64_t itemsize, int64_t tile,
+) noexcept nogil:
+    """Copy an nb x n0 plane in tile x tile blocks (a cache-blocked transpose).
+
+    Dimension 0 (stride d0) is compact in dst and dimension b (stride sb) compact in src; a
+    block reads ``tile`` short src runs and writes ``tile`` short dst runs, so both stay in
+    L1 instead of every src read missing the cache.
+    """
+    cdef int64_t bb = 0, be, ii, m, x
+    while bb < nb:
+        be = bb + tile if nb - bb > tile else nb
+        ii = 0
+        while ii < n0:
+            m = tile if n0 - ii > tile else n0 - ii
+            for x in range(bb, be):
+                _copy_run(src, so + x * sb + ii * s0, s0, dst, do_ + x * db + ii * d0, d0, m,
+                          itemsize)
+            ii += tile
+        bb = be
+
+
+cdef inline int64_t _abs64(int64_t v) noexcept nogil:
+    return -v if v < 0 else v
+
+
 cdef void copy_core(
     const uint8_t* src, int64_t src_offset, const int64_t* src_strides,
     uint8_t* dst, int64_t dst_offset, const int64_t* dst_strides,
@@ -237,8 +265,8 @@ cdef void copy_core(
     cdef int64_t d[MAX_NDIM]
     cdef int64_t idx[MAX_NDIM]
     cdef int64_t so = src_offset, do_ = dst_offset
-    cdef Py_ssize_t nd, j, inner
-    cdef int64_t n0, s0, d0
+    cdef Py_ssize_t nd, j, inner, b, nouter
+    cdef int64_t n0, s0, d0, nb = 0, sb = 0, db = 0, tile = 0, tn, ts, td
     cdef bint contiguous
     nd = _normalise(shape, src_strides, dst_strides, ndim, &so, &do_, n, s, d)
     if nd < 0:
@@ -251,14 +279,42 @@ cdef void copy_core(
     s0 = s[inner]
     d0 = d[inner]
     contiguous = s0 == itemsize and d0 == itemsize
-    for j in range(inner):
+    nouter = inner
+    if not contiguous and inner >= 1 and n0 >= 8 and _abs64(s0) >= 64:
+        # The innermost (dst-compact) loop jumps through src.  If another dimension is more
+        # compact in src, pair the two and copy in blocks.
+        b = 0
+        for j in range(1, inner):
+            if _abs64(s[j]) < _abs64(s[b]):
+                b = j
+        if _abs64(s[b]) < _abs64(s0) and n[b] >= 8:
+            tn = n[b]
+            ts = s[b]
+            td = d[b]
+            for j in range(b, inner - 1):
+                n[j] = n[j + 1]
+                s[j] = s[j + 1]
+                d[j] = d[j + 1]
+            n[inner - 1] = tn
+            s[inner - 1] = ts
+            d[inner - 1] = td
+            nb = tn
+            sb = ts
+            db = td
+            tile = 64 // itemsize if itemsize <= 8 else 8
+            if tile < 8:
+                tile = 8
+            nouter = inner - 1
+    for j in range(nouter):
         idx[j] = 0
     while True:
-        if contiguous:
+        if tile:
+            _copy_tiled(src, so, sb, s0, dst, do_, db, d0, nb, n0, itemsize, tile)
+        elif contiguous:
             memcpy(dst + do_, src + so, <size_t>(n0 * itemsize))
         else:
             _copy_run(src, so, s0, dst, do_, d0, n0, itemsize)
-        j = inner - 1
+        j = nouter - 1
         while j >= 0:
             idx[j] += 1
             so += s[j]

@@ -223,7 +223,7 @@ class RegularChunkGrid:
     def grid_shape(self, array_shape: Sequence[int]) -> tuple[int, ...]:
         """Number of chunks along each dimension (ceil division; 0 for a 0-length one)."""
         self._check_rank(array_shape)
-        return tuple(-(-n // c) for n, c in zip(array_shape, self.chunk_shape))
+        return tuple(-(-n // c) for n, c in zip(array_shape, self.chunk_shape, strict=True))
 
     def nchunks(self, array_shape: Sequence[int]) -> int:
         """Total number of chunks covering an array of ``array_shape``."""
@@ -238,12 +238,14 @@ class RegularChunkGrid:
 
     def chunk_origin(self, coords: Sequence[int]) -> tuple[int, ...]:
         """Array coordinates of the first element of the chunk at ``coords``."""
-        return tuple(c * s for c, s in zip(coords, self.chunk_shape))
+        return tuple(c * s for c, s in zip(coords, self.chunk_shape, strict=True))
 
     def dimensions(self, array_shape: Sequence[int]) -> tuple[RegularDimension, ...]:
         """Per-dimension views of the grid over an array of ``array_shape``."""
         self._check_rank(array_shape)
-        return tuple(RegularDimension(c, n) for c, n in zip(self.chunk_shape, array_shape))
+        return tuple(
+            RegularDimension(c, n) for c, n in zip(self.chunk_shape, array_shape, strict=True)
+        )
 
     def iter_chunk_coords(self, array_shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
         """All chunk grid coordinates of an array of ``array_shape``, in C order."""

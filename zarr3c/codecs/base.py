@@ -20,20 +20,20 @@ import numpy as np
 from zarr3c.errors import MetadataError
 
 __all__ = [
-    "ChunkSpec",
-    "Codec",
     "ArrayArrayCodec",
     "ArrayBytesCodec",
     "BytesBytesCodec",
+    "ChunkSpec",
+    "Codec",
     "CodecKind",
-    "check_config_keys",
     "as_byte_array",
-    "parse_int_field",
+    "check_config_keys",
+    "has_byte_order",
+    "native_dtype",
     "parse_bool_field",
     "parse_choice_field",
-    "native_dtype",
+    "parse_int_field",
     "swap_width",
-    "has_byte_order",
 ]
 
 CodecKind = Literal["array->array", "array->bytes", "bytes->bytes"]
@@ -82,7 +82,7 @@ class Codec(ABC):
     def to_dict(self) -> dict[str, Any]:
         """The JSON codec object, ``{"name": ..., "configuration": {...}}``."""
 
-    def validate(self, spec: ChunkSpec, *, path: str) -> None:  # noqa: B027 - optional hook
+    def validate(self, spec: ChunkSpec, *, path: str) -> None:  # an optional hook
         """Check the codec can take this decoded representation (MetadataError if not)."""
 
     def evolve(self, spec: ChunkSpec) -> Codec:
@@ -130,8 +130,7 @@ class BytesBytesCodec(Codec):
     kind: ClassVar[CodecKind] = "bytes->bytes"
 
     @abstractmethod
-    def encode(self, data: bytes | memoryview | np.ndarray) -> bytes | memoryview | np.ndarray:
-        ...
+    def encode(self, data: bytes | memoryview | np.ndarray) -> bytes | memoryview | np.ndarray: ...
 
     @abstractmethod
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes | memoryview | np.ndarray:

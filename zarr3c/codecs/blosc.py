@@ -14,7 +14,9 @@ On read, absent fields take zarr-python's defaults (``zstd``, 5, 0); an absent `
 or ``shuffle`` is filled by :meth:`BloscCodec.evolve` from the array's data type (typesize =
 itemsize; ``bitshuffle`` for 1-byte types, else ``shuffle``), as zarr-python does, and the
 filled values are written.  Compression runs through ``numcodecs.Blosc`` (GIL released);
-corrupt input raises :class:`~zarr3c.errors.ChunkDecodeError`.  No partial decoding.
+corrupt input raises :class:`~zarr3c.errors.ChunkDecodeError`; the frame size in the
+header is checked against the chunk's length first (numcodecs trusts it, and would read a
+truncated frame past its end).  No partial decoding.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from zarr3c.codecs.base import (
     parse_choice_field,
     parse_int_field,
 )
-from zarr3c.codecs.numcodecs_adapter import decode_with
+from zarr3c.codecs.numcodecs_adapter import check_blosc_frame, decode_with
 
-__all__ = ["BloscCodec", "CNAMES", "SHUFFLES"]
+__all__ = ["CNAMES", "SHUFFLES", "BloscCodec"]
 
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
 SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
@@ -130,4 +132,6 @@ class BloscCodec(BytesBytesCodec):
         return self._codec.encode(as_byte_array(data))
 
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes:
-        return decode_with(self._codec.decode, as_byte_array(data), self.name)
+        buf = as_byte_array(data)
+        check_blosc_frame(buf, self.name)
+        return decode_with(self._codec.decode, buf, self.name)

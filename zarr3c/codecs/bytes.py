@@ -38,7 +38,7 @@ from zarr3c.codecs.base import (
 )
 from zarr3c.errors import ChunkDecodeError, MetadataError
 
-__all__ = ["BytesCodec", "EndianCodec", "Endian"]
+__all__ = ["BytesCodec", "Endian", "EndianCodec"]
 
 Endian = Literal["little", "big"]
 

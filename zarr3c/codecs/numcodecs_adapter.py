@@ -54,14 +54,15 @@ from zarr3c.errors import ChecksumError, ChunkDecodeError, MetadataError, Unknow
 
 __all__ = [
     "PREFIX",
-    "NumcodecsCodec",
-    "NumcodecsBytesBytesCodec",
-    "NumcodecsChecksumCodec",
     "NumcodecsArrayArrayCodec",
     "NumcodecsArrayBytesCodec",
-    "numcodec_to_dict",
+    "NumcodecsBytesBytesCodec",
+    "NumcodecsChecksumCodec",
+    "NumcodecsCodec",
+    "check_blosc_frame",
     "decode_with",
     "make_numcodec",
+    "numcodec_to_dict",
 ]
 
 PREFIX = "numcodecs."
@@ -97,16 +98,14 @@ def make_numcodec(config: Mapping[str, Any], *, path: str) -> Any:
         raise UnknownExtensionError(
             f"numcodecs has no codec {codec_id!r} ({exc})", path=path
         ) from None
-    except Exception as exc:  # numcodecs raises TypeError / ValueError / RuntimeError alike
+    except Exception as exc:  # noqa: BLE001 - numcodecs raises TypeError, ValueError, RuntimeError alike
         raise MetadataError(
             f"invalid configuration for numcodecs {codec_id!r}: {exc}",
             path=f"{path}.configuration",
         ) from None
 
 
-def decode_with(
-    fn: Callable[[Any], Any], data: Any, what: str, *, checksum: bool = False
-) -> Any:
+def decode_with(fn: Callable[[Any], Any], data: Any, what: str, *, checksum: bool = False) -> Any:
     """Call a numcodecs decode function; any failure becomes a :class:`ChunkDecodeError`.
 
     With ``checksum=True`` (checksum codecs), a ``RuntimeError`` -- numcodecs' signal for a
@@ -126,10 +125,32 @@ def decode_with(
         raise ChunkDecodeError(f"{what}: cannot decode ({type(exc).__name__}: {message})") from exc
 
 
+#: Blosc (v1) frames start with a 16-byte header; bytes 12-15 hold the frame's total size
+BLOSC_HEADER_SIZE = 16
+
+
+def check_blosc_frame(buf: np.ndarray, what: str) -> None:
+    """Reject a Blosc frame whose header disagrees with its length.
+
+    numcodecs trusts the header's compressed size, so a truncated frame would be read past
+    its end (and may even "decode"); checking the size first makes truncation an error.
+    """
+    if buf.nbytes < BLOSC_HEADER_SIZE:
+        raise ChunkDecodeError(
+            f"{what}: {buf.nbytes} bytes is shorter than a blosc header ({BLOSC_HEADER_SIZE})"
+        )
+    cbytes = int.from_bytes(buf[12:16].tobytes(), "little")
+    if cbytes != buf.nbytes:
+        raise ChunkDecodeError(
+            f"{what}: the blosc header gives a frame of {cbytes} bytes, the chunk has "
+            f"{buf.nbytes} (truncated or corrupt)"
+        )
+
+
 def _config_dtype(config: Mapping[str, Any], key: str, *, path: str) -> np.dtype:
     try:
         return np.dtype(config[key])
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - numpy raises TypeError or others
         raise MetadataError(
             f"not a data type: {config[key]!r} ({exc})", path=f"{path}.configuration.{key}"
         ) from None
@@ -183,8 +204,9 @@ class NumcodecsCodec(Codec):
             # the real numcodecs object is made by evolve once the data type is known.
             make_numcodec({"id": cls.codec_id, **config, **missing}, path=path)
             return cls(configuration=config)
-        return cls(configuration=config, _codec=make_numcodec({"id": cls.codec_id, **config},
-                                                               path=path))
+        return cls(
+            configuration=config, _codec=make_numcodec({"id": cls.codec_id, **config}, path=path)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "configuration": dict(self.configuration)}
@@ -288,6 +310,11 @@ class Zstd(NumcodecsBytesBytesCodec):
 class Blosc(NumcodecsBytesBytesCodec):
     codec_id: ClassVar[str] = "blosc"
 
+    def decode(self, data: bytes | memoryview | np.ndarray) -> bytes | memoryview | np.ndarray:
+        buf = as_byte_array(data)
+        check_blosc_frame(buf, self.name)
+        return super().decode(buf)
+
 
 @dataclass(frozen=True, eq=False)
 class Shuffle(NumcodecsBytesBytesCodec):
@@ -378,7 +405,7 @@ class NumcodecsArrayArrayCodec(NumcodecsCodec, ArrayArrayCodec):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fill = np.asarray(spec.fill_value).astype(dtype)
-        except Exception:
+        except Exception:  # noqa: BLE001 - no cast: any value will do for an inner fill
             fill = np.zeros((), dtype=dtype)
         return ChunkSpec(shape=self.encoded_shape(spec.shape), dtype=dtype, fill_value=fill)
 
@@ -388,7 +415,7 @@ class NumcodecsArrayArrayCodec(NumcodecsCodec, ArrayArrayCodec):
             chunk = chunk.astype(decoded)
         out = np.asarray(self.numcodec.encode(chunk))
         encoded = self.resolve(spec)
-        return np.ascontiguousarray(out.astype(encoded.dtype, copy=False)).reshape(encoded.shape)
+        return _as_representation(out, encoded.dtype, encoded.shape)
 
     def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         encoded = self.encoded_dtype(spec.dtype)
@@ -400,7 +427,26 @@ class NumcodecsArrayArrayCodec(NumcodecsCodec, ArrayArrayCodec):
             raise ChunkDecodeError(
                 f"{self.name}: decoded {out.size} elements, expected {math.prod(spec.shape)}"
             )
-        return np.ascontiguousarray(out.astype(spec.dtype, copy=False)).reshape(spec.shape)
+        return _as_representation(out, spec.dtype, spec.shape)
+
+
+def _as_representation(out: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """A numcodecs filter's output as the chain's C-contiguous native ``dtype`` array.
+
+    Filters return flat arrays in their configured byte order, and some return a
+    reinterpretation of the bits (bitround encodes floats as same-width ints): byte order is
+    converted, same-width types are viewed, never value-cast.
+    """
+    native = native_dtype(out.dtype)
+    if out.dtype != native:
+        out = out.astype(native)
+    if native != dtype:
+        if native.itemsize != dtype.itemsize:
+            raise ValueError(f"numcodecs returned data type {native}, expected {dtype}")
+        out = np.ascontiguousarray(out).view(dtype)
+    if out.size != math.prod(shape):
+        raise ValueError(f"numcodecs returned {out.size} elements, expected {math.prod(shape)}")
+    return np.ascontiguousarray(out).reshape(shape)
 
 
 @dataclass(frozen=True, eq=False)
@@ -487,7 +533,9 @@ class NumcodecsArrayBytesCodec(NumcodecsCodec, ArrayBytesCodec):
                 f"{self.name}: decoded {out.size} elements, expected {math.prod(spec.shape)}"
             )
         if out.dtype.itemsize != spec.dtype.itemsize:
-            raise ChunkDecodeError(f"{self.name}: decoded data type {out.dtype}, expected {spec.dtype}")
+            raise ChunkDecodeError(
+                f"{self.name}: decoded data type {out.dtype}, expected {spec.dtype}"
+            )
         out = out.astype(native_dtype(out.dtype), copy=False).view(spec.dtype)
         return np.ascontiguousarray(out).reshape(spec.shape)
 

@@ -41,12 +41,12 @@ from zarr3c.codecs.base import (
 from zarr3c.errors import ChunkDecodeError, CodecError, MetadataError, ZarrError
 
 __all__ = [
-    "CodecPipeline",
     "CodecLike",
-    "parse_codecs",
-    "normalize_codec_like",
-    "default_serializer",
+    "CodecPipeline",
     "default_compressors",
+    "default_serializer",
+    "normalize_codec_like",
+    "parse_codecs",
 ]
 
 #: what may name a codec: a JSON codec object, a bare name, an object with ``name`` and
@@ -177,14 +177,16 @@ def _resolve_one(x: CodecLike, *, path: str, source: str | None) -> Codec:
     obj = normalize_codec_like(x, path=path, source=source)
     for key in obj:
         if key not in _CODEC_OBJECT_KEYS:
-            raise MetadataError("unknown field in a codec object", path=f"{path}.{key}", source=source)
+            raise MetadataError(
+                "unknown field in a codec object", path=f"{path}.{key}", source=source
+            )
     name = obj["name"]
     cls = registry.codecs.get(name, path=path, source=source)
     try:
         codec = cls.from_config(obj.get("configuration"), path=path)
     except MetadataError as exc:
         raise _with_source(exc, source) from None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a third-party codec's own validation errors
         raise MetadataError(
             f"invalid configuration for codec {name!r}: {exc}",
             path=f"{path}.configuration",
@@ -346,7 +348,7 @@ class CodecPipeline:
                 evolved.append(codec.evolve(spec))
             except MetadataError as exc:
                 raise _with_source(exc, source) from None
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - reported as a metadata problem
                 raise MetadataError(
                     f"codec {codec.name!r} cannot be used with data type {dtype}: {exc}",
                     path=f"{path}[{i}]",
@@ -370,7 +372,7 @@ class CodecPipeline:
                     bytes_spec = spec
             except MetadataError as exc:
                 raise _with_source(exc, source) from None
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - reported as a metadata problem
                 raise MetadataError(
                     f"codec {codec.name!r} cannot take a chunk of shape {list(spec.shape)} "
                     f"and data type {spec.dtype}: {exc}",
@@ -403,7 +405,9 @@ class CodecPipeline:
         """
         shape = _as_shape(chunk_shape)
         chain = self._compute_chain(
-            shape, path if path is not None else self.path, source if source is not None else self.source
+            shape,
+            path if path is not None else self.path,
+            source if source is not None else self.source,
         )
         with self._lock:
             self._chains.setdefault(shape, chain)
@@ -462,6 +466,10 @@ class CodecPipeline:
         """
         shape = _as_shape(chunk_shape)
         chain = self._chain(shape)
+        if 0 in shape:
+            # No elements, nothing to decode (and numcodecs' zstd and blosc cannot decode the
+            # empty frames they write).
+            return np.empty(shape, dtype=self.dtype)
         codec: Codec = self.array_bytes
         try:
             buf: Any = as_byte_array(data)
@@ -530,8 +538,12 @@ class CodecPipeline:
 
 def _as_shape(chunk_shape: Sequence[int]) -> tuple[int, ...]:
     shape = tuple(chunk_shape)
-    if not all(isinstance(s, int | np.integer) and not isinstance(s, bool) and s >= 0 for s in shape):
-        raise ValueError(f"a chunk shape is a sequence of non-negative integers, got {chunk_shape!r}")
+    if not all(
+        isinstance(s, int | np.integer) and not isinstance(s, bool) and s >= 0 for s in shape
+    ):
+        raise ValueError(
+            f"a chunk shape is a sequence of non-negative integers, got {chunk_shape!r}"
+        )
     return tuple(int(s) for s in shape)
 
 
@@ -543,9 +555,13 @@ def _as_fill(fill_value: Any, dtype: np.dtype, *, path: str, source: str | None)
     try:
         fill = np.asarray(fill_value)
         if fill.dtype != dtype:
-            fill = fill.astype(dtype) if fill.dtype.kind != "V" or dtype.kind != "V" else fill.view(dtype)
+            fill = (
+                fill.astype(dtype)
+                if fill.dtype.kind != "V" or dtype.kind != "V"
+                else fill.view(dtype)
+            )
         return fill.reshape(())
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - numpy's cast errors vary by type
         raise MetadataError(
             f"fill value {fill_value!r} does not fit data type {dtype}: {exc}",
             path=path,

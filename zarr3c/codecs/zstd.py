@@ -30,7 +30,7 @@ from zarr3c.codecs.base import (
 )
 from zarr3c.codecs.numcodecs_adapter import decode_with
 
-__all__ = ["ZstdCodec", "MIN_LEVEL", "MAX_LEVEL"]
+__all__ = ["MAX_LEVEL", "MIN_LEVEL", "ZstdCodec"]
 
 #: zstd's level range (ZSTD_minCLevel() is -(1 << 17))
 MIN_LEVEL = -(1 << 17)
@@ -73,7 +73,10 @@ class ZstdCodec(BytesBytesCodec):
         return cls(level=level, checksum=checksum)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "configuration": {"level": self.level, "checksum": self.checksum}}
+        return {
+            "name": self.name,
+            "configuration": {"level": self.level, "checksum": self.checksum},
+        }
 
     def encode(self, data: bytes | memoryview | np.ndarray) -> bytes:
         return self._codec.encode(as_byte_array(data))

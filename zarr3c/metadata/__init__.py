@@ -20,8 +20,8 @@ from zarr3c.metadata.data_types import (
 from zarr3c.metadata.group import GroupMetadata
 
 __all__ = [
-    "ArrayMetadata",
     "CORE_DATA_TYPE_NAMES",
+    "ArrayMetadata",
     "DataType",
     "GroupMetadata",
     "NamedConfig",

@@ -43,16 +43,16 @@ __all__ = [
     "ArrayMetadata",
     "NamedConfig",
     "check_zarr_format",
+    "dump_json",
     "load_json_object",
     "parse_attributes",
     "parse_extra_fields",
-    "dump_json",
 ]
 
 _MAX_INT = 2**63 - 1
 
 
-# -- helpers shared with group metadata ------------------------------------------------------------
+# -- helpers shared with group metadata -----------------------------------------------------------
 
 
 def load_json_object(data: bytes | bytearray | memoryview | str, *, source: str | None) -> dict:
@@ -200,7 +200,7 @@ def parse_extra_fields(
     return extra
 
 
-# -- named configurations -----------------------------------------------------------------------
+# -- named configurations -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -278,7 +278,7 @@ class NamedConfig:
         return out
 
 
-# -- array metadata ----------------------------------------------------------------------------------
+# -- array metadata -------------------------------------------------------------------------------
 
 
 def _parse_shape(value: Any, *, source: str | None) -> tuple[int, ...]:
@@ -523,7 +523,9 @@ class ArrayMetadata:
         grid = _parse_chunk_grid(data["chunk_grid"], ndim=ndim, source=source)
         _chunk_nbytes_check(grid, data_type.itemsize, source=source)
         encoding = _parse_chunk_key_encoding(data["chunk_key_encoding"], source=source)
-        fill_value = data_type.parse_fill_value(data["fill_value"], path="fill_value", source=source)
+        fill_value = data_type.parse_fill_value(
+            data["fill_value"], path="fill_value", source=source
+        )
         codecs = _parse_codecs(data["codecs"], source=source)
         attributes = parse_attributes(data.get("attributes"), source=source)
         dimension_names = _parse_dimension_names(data.get("dimension_names"), ndim, source=source)

@@ -31,7 +31,6 @@ import base64
 import binascii
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,10 +39,10 @@ import numpy as np
 from zarr3c.errors import MetadataError, UnknownExtensionError
 
 __all__ = [
-    "DataType",
     "CORE_DATA_TYPE_NAMES",
-    "parse_data_type",
+    "DataType",
     "data_type_from_numpy",
+    "parse_data_type",
 ]
 
 # Core data type names -> native-endian numpy dtypes.
@@ -272,9 +271,7 @@ class DataType:
                 f"fill value {_describe(value)} is not a bool", path="fill_value"
             )
         if kind in "iu":
-            if isinstance(value, bool | np.bool_):
-                value = int(value)
-            elif isinstance(value, np.integer):
+            if isinstance(value, bool | np.bool_ | np.integer):
                 value = int(value)
             elif isinstance(value, float | np.floating):
                 value = float(value)
@@ -353,7 +350,7 @@ def _uint_dtype(itemsize: int) -> np.dtype:
 
 
 def _float_from_number(
-    value: float | int, dtype: np.dtype, name: str, *, path: str, source: str | None
+    value: float, dtype: np.dtype, name: str, *, path: str, source: str | None
 ) -> bytes:
     try:
         f = float(value)
@@ -597,7 +594,9 @@ def data_type_from_numpy(dtype_like: Any) -> DataType:
     try:
         dtype = np.dtype(dtype_like)
     except (TypeError, ValueError) as exc:
-        raise MetadataError(f"not a data type: {_describe(dtype_like)} ({exc})", path="dtype") from None
+        raise MetadataError(
+            f"not a data type: {_describe(dtype_like)} ({exc})", path="dtype"
+        ) from None
     kind = dtype.kind
     if kind == "V":
         if dtype.fields is not None or dtype.subdtype is not None or dtype.itemsize == 0:

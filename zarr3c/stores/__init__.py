@@ -20,12 +20,12 @@ from zarr3c.stores.local import LocalStore
 from zarr3c.stores.memory import MemoryStore
 
 __all__ = [
-    "Store",
-    "MemoryStore",
     "LocalStore",
+    "MemoryStore",
+    "Store",
+    "make_store",
     "validate_key",
     "validate_prefix",
-    "make_store",
 ]
 
 # Two or more letters, so that Windows drive letters ("C:\\data") are not taken for schemes.
@@ -106,6 +106,5 @@ def make_store(
 def _refuse_storage_options(storage_options: dict[str, Any] | None, what: Any) -> None:
     if storage_options:
         raise StoreError(
-            f"storage_options were given for {what!r} but are only used by remote (fsspec) "
-            "stores"
+            f"storage_options were given for {what!r} but are only used by remote (fsspec) stores"
         )

@@ -28,23 +28,25 @@ that exist, as slicing does; a missing key gives ``None``.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from zarr3c.errors import InvalidKeyError, ReadOnlyError
 
 __all__ = [
-    "BytesLike",
     "ByteRange",
+    "BytesLike",
     "Store",
-    "validate_key",
-    "validate_prefix",
     "as_byte_view",
     "normalize_byte_range",
     "resolve_byte_range",
+    "validate_key",
+    "validate_prefix",
 ]
 
 #: What stores return from reads: an immutable or fresh buffer owned by the caller.
@@ -102,7 +104,9 @@ def validate_key(key: Any) -> str:
         If ``key`` is not a string or breaks a rule; the message names the key and the rule.
     """
     if not isinstance(key, str):
-        raise InvalidKeyError(f"invalid store key {key!r}: a key must be a str, not {type(key).__name__}")
+        raise InvalidKeyError(
+            f"invalid store key {key!r}: a key must be a str, not {type(key).__name__}"
+        )
     problem = _key_problem(key)
     if problem is not None:
         raise InvalidKeyError(f"invalid store key {key!r}: {problem}")
@@ -127,8 +131,7 @@ def validate_prefix(prefix: Any) -> str:
         return prefix
     if prefix[0] == "/":
         raise InvalidKeyError(
-            f"invalid store prefix {prefix!r}: a prefix must not start with '/' "
-            "(the root is '')"
+            f"invalid store prefix {prefix!r}: a prefix must not start with '/' (the root is '')"
         )
     if prefix[-1] != "/":
         raise InvalidKeyError(
@@ -278,7 +281,7 @@ class Store(ABC):
         """Whether the store refuses writes."""
         return self._read_only
 
-    def with_read_only(self, read_only: bool = False) -> Store:
+    def with_read_only(self, read_only: bool = False) -> Self:
         """An equivalent store over the same data with the given ``read_only`` flag.
 
         The default shallow-copies the instance, which suits stores whose state is shared
@@ -292,7 +295,13 @@ class Store(ABC):
     def close(self) -> None:
         """Release the store's resources; the default holds none, so does nothing."""
 
-    def __enter__(self) -> Store:
+    @property
+    def lock_id(self) -> Hashable:
+        """Identifies the data behind the store, so that writers through different store
+        objects over the same data share the per-chunk locks; default: this object."""
+        return ("store", id(self))
+
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -367,9 +376,7 @@ class Store(ABC):
         InvalidKeyError
             If a key or range is malformed (checked before any read).
         """
-        requests = [
-            (validate_key(key), normalize_byte_range(key, rng)) for key, rng in key_ranges
-        ]
+        requests = [(validate_key(key), normalize_byte_range(key, rng)) for key, rng in key_ranges]
         values: dict[str, BytesLike | None] = {}
         out: list[BytesLike | None] = []
         for key, (start, length) in requests:

@@ -298,6 +298,10 @@ class LocalStore(Store):
         """Whether writes are flushed to disk before ``set`` returns."""
         return self._fsync
 
+    @property
+    def lock_id(self) -> tuple[str, str]:
+        return ("local", self._root)
+
     def __repr__(self) -> str:
         extra = ", fsync=True" if self._fsync else ""
         return f"LocalStore({self._root!r}, read_only={self._read_only}{extra})"
@@ -347,7 +351,7 @@ class LocalStore(Store):
 
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         items = [(key, self._path(key)) for key in keys]
-        return _map_batched(_read_file_item, items)  # type: ignore[arg-type]
+        return _map_batched(_read_file_item, items)
 
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
@@ -357,17 +361,15 @@ class LocalStore(Store):
         groups = {}
         n = 0
         for key, rng in key_ranges:
-            path = self._path(key)
-            normalized = normalize_byte_range(key, rng)
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = (path, [], [])
+            group = groups.get(key) if type(key) is str else None
+            if group is None:  # first time this key is seen: validate it
+                group = groups[key] = (self._path(key), [], [])
             group[1].append(n)
-            group[2].append(normalized)
+            group[2].append(normalize_byte_range(key, rng))
             n += 1
         out: builtins.list[BytesLike | None] = [None] * n
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]
-        results = _map_batched(_read_ranges_item, work)  # type: ignore[arg-type]
+        results = _map_batched(_read_ranges_item, work)
         for (_, indices, _), values in zip(groups.values(), results, strict=True):
             for i, value in zip(indices, values, strict=True):
                 out[i] = value
@@ -407,9 +409,7 @@ class LocalStore(Store):
             except FileExistsError:
                 continue  # a temporary name collision, however unlikely
             except OSError as exc:
-                raise StoreError(
-                    f"cannot write store key {key!r} (file {path!r}): {exc}"
-                ) from exc
+                raise StoreError(f"cannot write store key {key!r} (file {path!r}): {exc}") from exc
         if fd < 0:
             raise StoreError(
                 f"cannot write store key {key!r}: cannot create a temporary file in {dirname!r}"
@@ -424,7 +424,7 @@ class LocalStore(Store):
             os.replace(tmp, path)
         except BaseException as exc:
             try:
-                pass
+                os.unlink(tmp)
             except OSError:
                 pass
             if isinstance(exc, Exception):

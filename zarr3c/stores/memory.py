@@ -64,13 +64,15 @@ class MemoryStore(Store):
         if store_dict is None:
             store_dict = {}
         elif not isinstance(store_dict, dict):
-            raise TypeError(
-                f"MemoryStore needs a dict (or None), not {type(store_dict).__name__}"
-            )
+            raise TypeError(f"MemoryStore needs a dict (or None), not {type(store_dict).__name__}")
         self._store_dict: dict[str, Any] = store_dict
         self._lock = threading.RLock()
 
     # -- identity -------------------------------------------------------------------------------
+
+    @property
+    def lock_id(self) -> tuple[str, int]:
+        return ("memory", id(self._store_dict))
 
     def __repr__(self) -> str:
         return f"MemoryStore(<dict at {id(self._store_dict):#x}>, read_only={self._read_only})"
@@ -123,9 +125,7 @@ class MemoryStore(Store):
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
-        requests = [
-            (validate_key(key), normalize_byte_range(key, rng)) for key, rng in key_ranges
-        ]
+        requests = [(validate_key(key), normalize_byte_range(key, rng)) for key, rng in key_ranges]
         out: builtins.list[BytesLike | None] = []
         for key, (start, length) in requests:
             value = self._value(key)
@@ -201,4 +201,3 @@ class MemoryStore(Store):
     def list_prefix(self, prefix: str) -> Iterator[str]:
         validate_prefix(prefix)
         return iter([key for key in self._snapshot() if key.startswith(prefix)])
-

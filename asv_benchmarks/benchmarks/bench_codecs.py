@@ -1,0 +1,65 @@
+"""asv benchmarks of the codec pipeline: encode and decode of one 64^3 uint16 chunk (512 KiB).
+
+The chunk is a smooth gradient plus a little noise (compressible, like real data).  Chains,
+as zarr-python 3 writes them:
+
+- ``bytes``: the serializer alone (encode and decode are views: the floor);
+- ``bytes+zstd``: zstd level 0, no checksum (zarr-python's default);
+- ``bytes+blosc``: blosc zstd level 5, byte shuffle, typesize 2 (zarr-python's blosc default);
+- ``transpose+bytes``: order [2, 1, 0] (Fortran layout), one pass of the copy kernel each way;
+- ``bytes+crc32c``: the checksum (sharding indexes use it).
+
+``setup`` checks the round trip once, so a wrong answer fails instead of being timed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from zarr3c.codecs import CodecPipeline
+
+SHAPE = (64, 64, 64)
+
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+CHAINS: dict[str, list[dict[str, Any]]] = {
+    "bytes": [BYTES],
+    "bytes+zstd": [BYTES, {"name": "zstd", "configuration": {"level": 0, "checksum": False}}],
+    "bytes+blosc": [BYTES, {"name": "blosc"}],
+    "transpose+bytes": [{"name": "transpose", "configuration": {"order": [2, 1, 0]}}, BYTES],
+    "bytes+crc32c": [BYTES, {"name": "crc32c"}],
+}
+
+
+def make_chunk() -> np.ndarray:
+    z, y, x = np.indices(SHAPE, dtype=np.uint16)
+    noise = np.random.default_rng(0).integers(0, 4, SHAPE, dtype=np.uint16)
+    return (z * 256 + y * 16 + x + noise).astype(np.uint16)
+
+
+class CodecSuite:
+    """Encode / decode of one chunk through each chain."""
+
+    params: ClassVar[list[list[str]]] = [list(CHAINS)]
+    param_names: ClassVar[list[str]] = ["chain"]
+
+    def setup(self, chain: str) -> None:
+        self.chunk = make_chunk()
+        self.pipeline = CodecPipeline.from_codecs(CHAINS[chain], dtype="uint16", fill_value=0)
+        # stored bytes are immutable, as a store returns them
+        self.encoded = bytes(self.pipeline.encode(self.chunk))
+        decoded = self.pipeline.decode(self.encoded, SHAPE, key="c/0/0/0")
+        if not np.array_equal(decoded, self.chunk):
+            raise AssertionError(f"{chain}: round trip failed")
+
+    def time_encode(self, chain: str) -> None:
+        self.pipeline.encode(self.chunk)
+
+    def time_decode(self, chain: str) -> None:
+        self.pipeline.decode(self.encoded, SHAPE, key="c/0/0/0")
+
+    def track_encoded_bytes(self, chain: str) -> int:
+        return len(self.encoded)
+
+    track_encoded_bytes.unit = "bytes"  # type: ignore[attr-defined]

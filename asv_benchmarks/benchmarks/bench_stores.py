@@ -1,0 +1,76 @@
+"""asv benchmarks of the stores: LocalStore whole-value reads and writes of 1 MiB values,
+byte-range reads (``get_partial_values``, as the sharding codec issues them) and batched
+reads of many small keys (``get_many``); MemoryStore for comparison."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+from zarr3c.stores import LocalStore, MemoryStore
+
+MIB = 2**20
+
+
+class LocalStoreSuite:
+    """One LocalStore in a fresh temporary directory per benchmark."""
+
+    timeout = 120
+
+    def setup(self) -> None:
+        self.tmpdir = tempfile.mkdtemp(prefix="zarr3c-bench-stores-")
+        self.store = LocalStore(os.path.join(self.tmpdir, "store.zarr"))
+        self.value = os.urandom(MIB)
+        self.store.set("array/c/0/0", self.value)
+        # a "shard": 256 inner chunks of 4 KiB plus a 16-byte-per-chunk index at the end
+        self.store.set("array/shard", os.urandom(256 * 4096 + 256 * 16))
+        self.ranges: list[tuple[str, tuple[int, int | None]]] = [
+            ("array/shard", (i * 4096, 4096)) for i in range(0, 256, 4)
+        ]
+        self.ranges.append(("array/shard", (-256 * 16, None)))
+        self.small_keys = [f"small/c/{i // 8}/{i % 8}" for i in range(64)]
+        for key in self.small_keys:
+            self.store.set(key, os.urandom(512))
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def time_set_1mib(self) -> None:
+        self.store.set("array/c/1/0", self.value)
+
+    def time_get_1mib(self) -> None:
+        self.store.get("array/c/0/0")
+
+    def time_get_partial_values_65_ranges(self) -> None:
+        self.store.get_partial_values(self.ranges)
+
+    def time_get_many_64_small(self) -> None:
+        self.store.get_many(self.small_keys)
+
+    def time_get_64_small_one_by_one(self) -> None:
+        get = self.store.get
+        for key in self.small_keys:
+            get(key)
+
+    def time_list_prefix(self) -> None:
+        list(self.store.list_prefix("small/"))
+
+    def time_list_dir(self) -> None:
+        self.store.list_dir("small/c/")
+
+
+class MemoryStoreSuite:
+    def setup(self) -> None:
+        self.store = MemoryStore()
+        self.value = os.urandom(MIB)
+        self.store.set("array/c/0/0", self.value)
+        self.small_keys = [f"small/c/{i // 8}/{i % 8}" for i in range(64)]
+        for key in self.small_keys:
+            self.store.set(key, os.urandom(512))
+
+    def time_set_1mib(self) -> None:
+        self.store.set("array/c/1/0", self.value)
+
+    def time_get_many_64_small(self) -> None:
+        self.store.get_many(self.small_keys)
