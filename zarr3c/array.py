@@ -627,7 +627,9 @@ def build_array_metadata(
     if codecs is not None:
         codec_dicts = [normalize_codec_like(c) for c in _codec_list(codecs)]
     else:
-        ser = default_serializer(data_type.dtype) if serializer == "auto" else serializer
+        # A bare "bytes" means the default serializer (little endian where it matters).
+        bare_bytes = serializer in ("auto", "bytes", {"name": "bytes"})
+        ser = default_serializer(data_type.dtype) if bare_bytes else serializer
         comps = default_compressors(data_type.dtype) if compressors == "auto" else compressors
         codec_dicts = [
             normalize_codec_like(c)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -18,7 +20,7 @@ DTYPES = [
 ]  # fmt: skip
 
 
-def random_array(seed: int, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+def random_array(seed: int, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Any bit pattern (NaNs, infinities, subnormals) of ``dtype``; bools stay 0/1."""
     dtype = np.dtype(dtype)
     n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
@@ -58,7 +60,7 @@ def test_round_trip_every_dtype(dtype: str, endian: str, shape: tuple, seed: int
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("endian,prefix", [("little", "<"), ("big", ">")])
-def test_encoding_is_numpy_byte_order(dtype: str, endian: str, prefix: str) -> None:
+def test_encoding_is_numpy_byte_order(dtype: str, endian: Any, prefix: Any) -> None:
     a = random_array(7, dtype, (3, 4))
     expected_dtype = a.dtype if a.dtype.kind == "V" else a.dtype.newbyteorder(prefix)
     expected = a.astype(expected_dtype).tobytes()

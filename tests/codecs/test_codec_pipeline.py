@@ -18,6 +18,7 @@ from zarr3c.codecs import (
     normalize_codec_like,
     parse_codecs,
 )
+from zarr3c.codecs.blosc import BloscCodec
 from zarr3c.codecs.bytes import BytesCodec
 from zarr3c.codecs.crc32c import Crc32cCodec
 from zarr3c.codecs.transpose import TransposeCodec
@@ -78,7 +79,7 @@ def test_validation_errors(codecs: object, error: type, match: str) -> None:
 
 
 def test_errors_name_the_source_document() -> None:
-    cases = [
+    cases: list[list[dict]] = [
         [ZSTD, LE],
         [LE, {"name": "nope"}],
         [LE, {"name": "gzip", "configuration": {"level": 10}}],
@@ -98,7 +99,9 @@ def test_parse_codecs_resolves_without_evolving() -> None:
     assert [type(c).__name__ for c in parsed] == [
         "TransposeCodec", "BytesCodec", "BloscCodec", "Crc32cCodec",
     ]  # fmt: skip
-    assert parsed[2].typesize is None  # filled only by from_codecs, which knows the dtype
+    blosc = parsed[2]
+    assert isinstance(blosc, BloscCodec)
+    assert blosc.typesize is None  # filled only by from_codecs, which knows the dtype
 
 
 def test_accepts_every_codec_like_form() -> None:
@@ -250,10 +253,39 @@ def test_validate_checks_each_codec_against_the_chunk_shape() -> None:
     p.validate((3, 4))
 
 
-def test_invalid_chunk_shape_is_a_value_error() -> None:
+def test_invalid_chunk_shape_is_a_metadata_error() -> None:
     p = CodecPipeline.from_codecs([LE], dtype="int16")
-    with pytest.raises(ValueError):
-        p.decode(b"", (-1,))
+    for shape in [(-1,), (1.5,), (True,)]:
+        with pytest.raises(MetadataError, match="chunk shape"):
+            p.decode(b"", shape)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "dtype,fill_value,expected",
+    [
+        ("float32", np.nan, np.float32("nan").tobytes()),
+        ("int16", -3, np.int16(-3).tobytes()),
+        ("V3", b"abc", b"abc"),
+        ("bool", True, b"\x01"),
+        ("uint8", None, b"\x00"),
+    ],
+)
+def test_fill_value_is_kept_as_a_0d_array(dtype: str, fill_value: object, expected: bytes) -> None:
+    p = CodecPipeline.from_codecs(
+        [{"name": "bytes", "configuration": {"endian": "little"}}]
+        if np.dtype(dtype).itemsize > 1 and dtype != "V3"
+        else [{"name": "bytes"}],
+        dtype=dtype,
+        fill_value=fill_value,
+    )
+    assert p.fill_value.shape == () and p.fill_value.dtype == np.dtype(dtype)
+    assert p.fill_value.tobytes() == expected
+
+
+@pytest.mark.parametrize("fill_value", [np.nan, "x", [1, 2]], ids=["nan", "string", "list"])
+def test_fill_value_that_does_not_fit_is_a_metadata_error(fill_value: object) -> None:
+    with pytest.raises(MetadataError, match="fill_value"):
+        CodecPipeline.from_codecs([LE], dtype="int16", fill_value=fill_value)
 
 
 def test_encoded_size() -> None:

@@ -94,7 +94,7 @@ class BloscCodec(BytesBytesCodec):
         clevel = parse_int_field(
             config.get("clevel", 5), path=f"{field_path}.clevel", minimum=0, maximum=9
         )
-        shuffle = config.get("shuffle")
+        shuffle: Any = config.get("shuffle")
         if shuffle is not None:
             shuffle = parse_choice_field(shuffle, SHUFFLES, path=f"{field_path}.shuffle")
         typesize = config.get("typesize")

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import enum
 import threading
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numcodecs.abc
 import numpy as np
+from numpy.typing import DTypeLike
 
 from zarr3c import registry
 from zarr3c.codecs.base import (
@@ -312,7 +314,7 @@ class CodecPipeline:
         cls,
         codecs: Iterable[CodecLike],
         *,
-        dtype: np.dtype | str,
+        dtype: DTypeLike,
         fill_value: Any = None,
         path: str = "codecs",
         source: str | None = None,
@@ -337,7 +339,7 @@ class CodecPipeline:
             See :func:`parse_codecs`.
         """
         dtype = native_dtype(np.dtype(dtype))
-        fill = _as_fill(fill_value, dtype, path=path, source=source)
+        fill = _as_fill(fill_value, dtype, source=source)
         parsed = parse_codecs(codecs, path=path, source=source)
         # As zarr-python: every codec sees the array's own representation type here (only
         # data-type-derived defaults are filled, e.g. blosc typesize); shapes come per call.
@@ -541,35 +543,31 @@ def _as_shape(chunk_shape: Sequence[int]) -> tuple[int, ...]:
     if not all(
         isinstance(s, int | np.integer) and not isinstance(s, bool) and s >= 0 for s in shape
     ):
-        raise ValueError(
-            f"a chunk shape is a sequence of non-negative integers, got {chunk_shape!r}"
+        raise MetadataError(
+            f"must be a sequence of non-negative integers, got {chunk_shape!r}", path="chunk shape"
         )
     return tuple(int(s) for s in shape)
 
 
-def _as_fill(fill_value: Any, dtype: np.dtype, *, path: str, source: str | None) -> np.ndarray:
+def _as_fill(fill_value: Any, dtype: np.dtype, *, source: str | None) -> np.ndarray:
+    """The fill value as a 0-d array of ``dtype`` (its exact bits when already one)."""
     if fill_value is None:
         return np.zeros((), dtype=dtype)
     if isinstance(fill_value, np.ndarray) and fill_value.dtype == dtype and fill_value.ndim == 0:
         return fill_value
     try:
-        fill = np.asarray(fill_value)
-        if fill.dtype != dtype:
-            fill = (
-                fill.astype(dtype)
-                if fill.dtype.kind != "V" or dtype.kind != "V"
-                else fill.view(dtype)
-            )
-        return fill.reshape(())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a lossy cast (NaN -> int) is an error here
+            return np.asarray(fill_value).astype(dtype).reshape(())
     except Exception as exc:  # noqa: BLE001 - numpy's cast errors vary by type
         raise MetadataError(
-            f"fill value {fill_value!r} does not fit data type {dtype}: {exc}",
-            path=path,
+            f"{fill_value!r} does not fit data type {dtype}: {exc}",
+            path="fill_value",
             source=source,
         ) from None
 
 
-def default_serializer(dtype: np.dtype | str) -> dict[str, Any]:
+def default_serializer(dtype: DTypeLike) -> dict[str, Any]:
     """The serializer zarr-python 3 writes by default: ``bytes``, little endian; the
     ``endian`` field is omitted for data types without a byte order (1-byte and raw types)."""
     if has_byte_order(np.dtype(dtype)):
@@ -577,6 +575,6 @@ def default_serializer(dtype: np.dtype | str) -> dict[str, Any]:
     return {"name": "bytes"}
 
 
-def default_compressors(dtype: np.dtype | str) -> list[dict[str, Any]]:
+def default_compressors(dtype: DTypeLike) -> list[dict[str, Any]]:
     """The compressors zarr-python 3 writes by default: zstd, level 0, no checksum."""
     return [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
