@@ -340,7 +340,7 @@ def test_create_existing(store: zarr3c.Store) -> None:
         ({"chunks": (0,)}, MetadataError, "chunk_shape"),
         ({"chunks": (-1,)}, MetadataError, "chunk_shape"),
         ({"chunks": (2, 2)}, MetadataError, "chunk"),
-        ({"dtype": "object"}, MetadataError, ""),
+        ({"dtype": "object"}, MetadataError, "no Zarr v3 core data type"),
         ({"fill_value": 300, "dtype": "uint8"}, MetadataError, "fill"),
         ({"compressors": [{"name": "nope"}]}, UnknownExtensionError, "nope"),
         ({"codecs": [{"name": "gzip", "configuration": {"level": 1}}]}, MetadataError, "codecs"),

@@ -19,7 +19,7 @@ bit under crc32c, truncated chunks, a deleted chunk.
 
 Each array either uses only features zarr3c implements (:data:`SUPPORTED_CODECS`, the core data
 types) and must read back exactly the documented values, or it uses an extension zarr3c does not
-implement yet (sharding, reshape, strings, bytes, datetimes, ...) and opening/reading it must
+implement yet (sharding, strings, bytes, datetimes, ...) and opening/reading it must
 raise :class:`zarr3c.errors.UnknownExtensionError` naming that extension -- never a raw
 ``KeyError``/``TypeError``.  When a feature lands, add its name to :data:`SUPPORTED_CODECS`
 (or :data:`SUPPORTED_DATA_TYPES`, :data:`SUPPORTED_CHUNK_GRIDS`): the expected values of those
@@ -59,7 +59,7 @@ BISALOO = CONFORMANCE / "bisaloo-zarr-conformance-tests" / "data" / "int32_v3.za
 
 #: Codec names zarr3c implements today.  ``numcodecs.*`` codecs are handled separately
 #: (:func:`_numcodecs_supported`): those whose package is installed are supported.
-SUPPORTED_CODECS = frozenset({"bytes", "transpose", "gzip", "zstd", "blosc", "crc32c"})
+SUPPORTED_CODECS = frozenset({"bytes", "transpose", "reshape", "gzip", "zstd", "blosc", "crc32c"})
 
 #: Chunk grids zarr3c implements today.
 SUPPORTED_CHUNK_GRIDS = frozenset({"regular"})

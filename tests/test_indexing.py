@@ -59,10 +59,10 @@ def test_plan_covers_selection_exactly_once(case: tuple, data: st.DataObject) ->
     hits = np.zeros(sel.counts, dtype=np.int64)
     for task in plan_chunks(sel, grid.dimensions(shape)):
         origin = [c * s for c, s in zip(task.coords, chunks)]
+        assert task.strided
         for pos in np.ndindex(*task.counts):
-            src = tuple(o + ls + p * st_ for o, ls, p, st_ in
-                        zip(origin, task.local_start, pos, task.local_step))
-            dst = tuple(os_ + p * d for os_, p, d in zip(task.out_start, pos, task.out_step))
+            src = tuple(o + ls + p * st_ for o, (ls, st_), p in zip(origin, task.local, pos))
+            dst = tuple(os_ + p * d for (os_, d), p in zip(task.out, pos))
             out[dst] = ref[src]
             hits[dst] += 1
     if sel.size:

@@ -11,14 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from zarr3c.array import Array, create_array as _create_array, open_array_at
+from zarr3c.array import Array, open_array_at
+from zarr3c.array import create_array as _create_array
 from zarr3c.errors import UnsupportedFeatureError
-from zarr3c.group import Group, create_group as _create_group, open_group_at, open_node
+from zarr3c.group import Group, open_group_at, open_node
+from zarr3c.group import create_group as _create_group
 from zarr3c.hierarchy import read_node_metadata
 from zarr3c.paths import normalize_path
 from zarr3c.stores import make_store
 
-__all__ = ["create_array", "open_array", "create_group", "open_group", "open"]
+__all__ = ["create_array", "create_group", "open", "open_array", "open_group"]
 
 MODES = ("r", "r+", "a", "w", "w-")
 
@@ -154,7 +156,7 @@ def open_group(
     return open_group_at(s, p, read_only=(mode == "r"))
 
 
-def open(  # noqa: A001 - the zarr-python name
+def open(
     store: Any,
     path: str | None = None,
     mode: str = "a",

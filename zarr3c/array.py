@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,20 @@ from zarr3c.errors import (
     UnsupportedFeatureError,
 )
 from zarr3c.hierarchy import prepare_node, read_node_metadata, write_metadata
-from zarr3c.indexing import BasicSelection, ChunkTask, c_strides, parse_basic_selection, plan_chunks
+from zarr3c.indexing import (
+    ChunkTask,
+    OrthogonalSelection,
+    PointTask,
+    broadcast_value,
+    c_strides,
+    parse_basic_selection,
+    parse_block_selection,
+    parse_coordinate_selection,
+    parse_orthogonal_selection,
+    plan_chunks,
+    plan_points,
+    selection_kind,
+)
 from zarr3c.metadata import ArrayMetadata, GroupMetadata
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.paths import metadata_key, node_prefix
@@ -123,6 +136,22 @@ def update_node_attributes(node: Any, change: Any) -> Any:
     return new
 
 
+class _Indexer:
+    """``a.oindex`` / ``a.vindex`` / ``a.blocks``: a selection mode with [] reads and writes."""
+
+    __slots__ = ("_get", "_set")
+
+    def __init__(self, get: Callable[[Any], Any], set_: Callable[[Any, Any], None]):
+        self._get = get
+        self._set = set_
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._get(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._set(selection, value)
+
+
 class Array:
     """A Zarr v3 array in a store.  Create with :func:`zarr3c.create_array`, open with
     :func:`zarr3c.open_array`."""
@@ -152,15 +181,13 @@ class Array:
             source=key,
         )
         self._set_metadata(metadata)
-        self._pipeline.validate(self._chunk_shape, source=key)
+        for chunk_shape in metadata.chunk_grid.distinct_chunk_shapes(metadata.shape):
+            self._pipeline.validate(chunk_shape, source=key)
 
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
         self._metadata = metadata
-        grid = metadata.chunk_grid
-        self._chunk_shape = tuple(grid.chunk_shape)
-        self._dims = grid.dimensions(metadata.shape)
+        self._dims = metadata.chunk_grid.dimensions(metadata.shape)
         self._itemsize = metadata.dtype.itemsize
-        self._chunk_strides = c_strides(self._chunk_shape, self._itemsize)
         self._fill_bytes = np.frombuffer(metadata.fill_value, dtype=np.uint8)
         self._prefix = node_prefix(self._path)
         self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
@@ -217,7 +244,7 @@ class Array:
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        return self._chunk_shape
+        return tuple(self._metadata.chunk_grid.chunk_shape)
 
     @property
     def shards(self) -> tuple[int, ...] | None:
@@ -305,11 +332,15 @@ class Array:
     def _chunk_origin(self, coords: Sequence[int]) -> tuple[int, ...]:
         return tuple(d.chunk_offset(c) for d, c in zip(self._dims, coords, strict=True))
 
-    def _decode_chunk(self, raw: Any, key: str) -> np.ndarray:
-        return self._pipeline.decode(raw, self._chunk_shape, key=key)
+    def _chunk_shape_at(self, coords: Sequence[int]) -> tuple[int, ...]:
+        """The full shape of the chunk at ``coords`` (edge chunks too are full-size)."""
+        return tuple(d.chunk_length(c) for d, c in zip(self._dims, coords, strict=True))
 
-    def _new_chunk(self, *, filled: bool) -> np.ndarray:
-        chunk = np.empty(self._chunk_shape, dtype=self.dtype)
+    def _decode_chunk(self, raw: Any, key: str, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        return self._pipeline.decode(raw, chunk_shape, key=key)
+
+    def _new_chunk(self, chunk_shape: tuple[int, ...], *, filled: bool) -> np.ndarray:
+        chunk = np.empty(chunk_shape, dtype=self.dtype)
         if filled and chunk.size:
             buf = chunk.reshape(-1).view(np.uint8)
             fill_strided(buf, 0, _i64([self._itemsize]), _i64([chunk.size]), self._fill_bytes)
@@ -318,6 +349,11 @@ class Array:
     # -- reads -----------------------------------------------------------------------------------
 
     def __getitem__(self, selection: Any) -> Any:
+        kind = selection_kind(selection, self.ndim)
+        if kind == "coordinate":
+            return self.get_coordinate_selection(selection)
+        if kind == "orthogonal":
+            return self.get_orthogonal_selection(selection)
         return self.get_basic_selection(selection)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -328,18 +364,73 @@ class Array:
         for i in range(len(self)):
             yield self[i]
 
+    @property
+    def oindex(self) -> _Indexer:
+        """Orthogonal indexing: ``a.oindex[[1, 5], :]`` selects rows 1 and 5, all columns."""
+        return _Indexer(self.get_orthogonal_selection, self.set_orthogonal_selection)
+
+    @property
+    def vindex(self) -> _Indexer:
+        """Coordinate (vectorised) indexing: ``a.vindex[rows, cols]`` picks points; a boolean
+        mask of the array's shape picks the points where it is true."""
+        return _Indexer(self.get_coordinate_selection, self.set_coordinate_selection)
+
+    @property
+    def blocks(self) -> _Indexer:
+        """Chunk-aligned blocks by chunk index: ``a.blocks[1, -1]``, ``a.blocks[0:2]``."""
+        return _Indexer(self.get_block_selection, self.set_block_selection)
+
     def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
         """Read a basic selection (ints, slices with any step, ``...``, ``None``)."""
         sel = parse_basic_selection(selection, self.shape)
-        out = self._read(sel)
-        result = out.reshape(sel.out_shape)
-        if self._order == "F" and result.ndim > 1:
-            result = np.asfortranarray(result)
+        result = self._read(sel).reshape(sel.out_shape)
         if result.shape == () and not _has_ellipsis(selection):
             return result[()]
+        return self._in_order(result)
+
+    def get_orthogonal_selection(self, selection: Any) -> np.ndarray:
+        """Read an orthogonal selection: per axis an int, a slice, an integer array or a
+        boolean array (the outer product of the per-axis selections)."""
+        sel = parse_orthogonal_selection(selection, self.shape)
+        return self._in_order(self._read(sel).reshape(sel.out_shape))
+
+    def get_coordinate_selection(self, selection: Any) -> np.ndarray:
+        """Read points: integer arrays per axis broadcast together, or a boolean mask."""
+        sel = parse_coordinate_selection(selection, self.shape)
+        out = np.empty(sel.size, dtype=self.dtype)
+
+        def read_points(task: PointTask) -> None:
+            chunk = self._read_chunk(task.coords)
+            if chunk is None:
+                out[task.out] = self._metadata.fill_value_array
+            else:
+                out[task.out] = chunk[task.local]
+
+        map_unordered(read_points, plan_points(sel, self._dims))
+        return out.reshape(sel.out_shape)
+
+    def get_mask_selection(self, mask: Any) -> np.ndarray:
+        """Read the elements where a boolean mask of the array's shape is true."""
+        return self.get_coordinate_selection(mask)
+
+    def get_block_selection(self, selection: Any) -> np.ndarray:
+        """Read whole chunks by chunk index (negative indices and step-1 slices allowed)."""
+        return self.get_basic_selection(parse_block_selection(selection, self._dims, self.shape))
+
+    def _in_order(self, result: np.ndarray) -> np.ndarray:
+        if self._order == "F" and result.ndim > 1:
+            return np.asfortranarray(result)
         return result
 
-    def _read(self, sel: BasicSelection) -> np.ndarray:
+    def _read_chunk(self, coords: tuple[int, ...]) -> np.ndarray | None:
+        """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored."""
+        key = self.chunk_key(coords)
+        raw = self._store.get(key)
+        if raw is None:
+            return None
+        return self._decode_chunk(raw, key, self._chunk_shape_at(coords))
+
+    def _read(self, sel: OrthogonalSelection) -> np.ndarray:
         counts = sel.counts
         out = np.empty(counts, dtype=self.dtype)
         if out.size == 0:
@@ -347,22 +438,20 @@ class Array:
         dst = out.reshape(-1).view(np.uint8)
         out_strides = c_strides(counts, self._itemsize)
         itemsize = self._itemsize
-        chunk_strides = self._chunk_strides
-        store = self._store
+        fill = self._metadata.fill_value_array
 
         def read_chunk(task: ChunkTask) -> None:
-            key = self.chunk_key(task.coords)
-            dst_offset = sum(p * s for p, s in zip(task.out_start, out_strides))
-            dst_strides = _i64([d * s for d, s in zip(task.out_step, out_strides)])
+            chunk = self._read_chunk(task.coords)
+            if not task.strided:
+                out[task.out_index()] = fill if chunk is None else chunk[task.local_index()]
+                return
+            dst_offset, dst_strides = task.out_region(out_strides)
             shape = _i64(task.counts)
-            raw = store.get(key)
-            if raw is None:
+            if chunk is None:
                 fill_strided(dst, dst_offset, dst_strides, shape, self._fill_bytes)
                 return
-            chunk = self._decode_chunk(raw, key)
             src = chunk.reshape(-1).view(np.uint8)
-            src_offset = sum(p * s for p, s in zip(task.local_start, chunk_strides))
-            src_strides = _i64([st * s for st, s in zip(task.local_step, chunk_strides)])
+            src_offset, src_strides = task.chunk_region(c_strides(chunk.shape, itemsize))
             copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape,
                          itemsize)
 
@@ -372,14 +461,19 @@ class Array:
     # -- writes ----------------------------------------------------------------------------------
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self.set_basic_selection(selection, value)
+        kind = selection_kind(selection, self.ndim)
+        if kind == "coordinate":
+            self.set_coordinate_selection(selection, value)
+        elif kind == "orthogonal":
+            self.set_orthogonal_selection(selection, value)
+        else:
+            self.set_basic_selection(selection, value)
 
     def _check_writable(self) -> None:
         if self._read_only:
             raise ReadOnlyError(f"array {self.name!r} was opened read-only")
 
-    def _prepare_value(self, value: Any, sel: BasicSelection) -> np.ndarray:
-        """The value as a C-contiguous array of the selection's full-rank shape (or 0-d)."""
+    def _as_dtype(self, value: Any) -> np.ndarray:
         arr = np.asarray(value)
         if arr.dtype != self.dtype:
             try:
@@ -389,65 +483,91 @@ class Array:
                     f"cannot convert value of dtype {arr.dtype} to the array's dtype "
                     f"{self.dtype}: {exc}"
                 ) from None
-        if arr.ndim == 0:
-            return arr.copy()  # (np.ascontiguousarray would make it 1-d)
-        try:
-            arr = np.broadcast_to(arr, sel.out_shape)
-        except ValueError:
-            raise ShapeMismatchError(
-                f"could not broadcast value of shape {np.shape(value)} "
-                f"to the selection's shape {sel.out_shape}"
-            ) from None
-        return np.ascontiguousarray(arr.reshape(sel.counts))
+        return arr
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         """Write ``value`` (broadcast as numpy does) into a basic selection."""
         self._check_writable()
-        sel = parse_basic_selection(selection, self.shape)
-        src_arr = self._prepare_value(value, sel)
+        self._write(parse_basic_selection(selection, self.shape), value)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        """Write ``value`` into an orthogonal selection (see get_orthogonal_selection)."""
+        self._check_writable()
+        self._write(parse_orthogonal_selection(selection, self.shape), value)
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        """Write ``value`` into whole chunks selected by chunk index."""
+        self.set_basic_selection(parse_block_selection(selection, self._dims, self.shape), value)
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        self.set_coordinate_selection(mask, value)
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        """Write points; with duplicate coordinates the last value wins, as in numpy."""
+        self._check_writable()
+        sel = parse_coordinate_selection(selection, self.shape)
+        arr = self._as_dtype(value)
+        flat = arr.reshape(-1) if arr.ndim == 0 else broadcast_value(arr, sel.out_shape).reshape(-1)
+
+        def write_points(task: PointTask) -> None:
+            values = flat if arr.ndim == 0 else flat[task.out]
+            self._modify_chunk(task.coords, None, lambda chunk: chunk.__setitem__(task.local,
+                                                                                  values))
+
+        map_unordered(write_points, plan_points(sel, self._dims))
+
+    def _write(self, sel: OrthogonalSelection, value: Any) -> None:
+        arr = self._as_dtype(value)
+        scalar = arr.ndim == 0
+        if scalar:
+            arr = arr.copy()  # (np.ascontiguousarray would make it 1-d)
+        else:
+            arr = np.ascontiguousarray(broadcast_value(arr, sel.out_shape).reshape(sel.counts))
         if sel.size == 0:
             return
-        self._write(sel, src_arr)
-
-    def _write(self, sel: BasicSelection, value: np.ndarray) -> None:
         itemsize = self._itemsize
-        scalar = value.ndim == 0
-        src = value.reshape(-1).view(np.uint8)
+        src = arr.reshape(-1).view(np.uint8)
         value_strides = c_strides(sel.counts, itemsize)
-        chunk_strides = self._chunk_strides
-        chunk_shape = self._chunk_shape
-        shape = self.shape
-        store = self._store
 
-        def write_chunk(task: ChunkTask) -> None:
-            key = self.chunk_key(task.coords)
-            origin = self._chunk_origin(task.coords)
+        def modify(task: ChunkTask, chunk: np.ndarray) -> None:
+            if not task.strided:
+                chunk[task.local_index()] = arr if scalar else arr[task.out_index()]
+                return
+            dst = chunk.reshape(-1).view(np.uint8)
+            dst_offset, dst_strides = task.chunk_region(c_strides(chunk.shape, itemsize))
             counts = _i64(task.counts)
-            dst_offset = sum(p * s for p, s in zip(task.local_start, chunk_strides))
-            dst_strides = _i64([st * s for st, s in zip(task.local_step, chunk_strides)])
-            with chunk_lock(store, key):
-                if task.covers(chunk_shape, shape, origin):
-                    inside = all(o + c <= n for o, c, n in zip(origin, chunk_shape, shape))
-                    chunk = self._new_chunk(filled=not inside)
-                else:
-                    raw = store.get(key)
-                    if raw is None:
-                        chunk = self._new_chunk(filled=True)
-                    else:
-                        chunk = self._decode_chunk(raw, key)
-                        if not chunk.flags.writeable:
-                            chunk = chunk.copy()
-                dst = chunk.reshape(-1).view(np.uint8)
-                if scalar:
-                    fill_strided(dst, dst_offset, dst_strides, counts, src)
-                else:
-                    src_offset = sum(p * s for p, s in zip(task.out_start, value_strides))
-                    src_strides = _i64([d * s for d, s in zip(task.out_step, value_strides)])
-                    copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides,
-                                 counts, itemsize)
-                self._store_chunk(key, chunk)
+            if scalar:
+                fill_strided(dst, dst_offset, dst_strides, counts, src)
+            else:
+                src_offset, src_strides = task.out_region(value_strides)
+                copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides,
+                             counts, itemsize)
 
-        map_unordered(write_chunk, plan_chunks(sel, self._dims))
+        map_unordered(lambda t: self._modify_chunk(t.coords, t, lambda c: modify(t, c)),
+                      plan_chunks(sel, self._dims))
+
+    def _modify_chunk(self, coords: tuple[int, ...], task: ChunkTask | None,
+                      modify: Callable[[np.ndarray], None]) -> None:
+        """Read-modify-write one chunk under its lock.  A chunk the ``task`` covers entirely
+        is not read: it is built from the new values alone."""
+        key = self.chunk_key(coords)
+        chunk_shape = self._chunk_shape_at(coords)
+        with chunk_lock(self._store, key):
+            origin = self._chunk_origin(coords)
+            if task is not None and task.covers(chunk_shape, self.shape, origin):
+                inside = all(o + c <= n for o, c, n in
+                             zip(origin, chunk_shape, self.shape, strict=True))
+                chunk = self._new_chunk(chunk_shape, filled=not inside)
+            else:
+                raw = self._store.get(key)
+                if raw is None:
+                    chunk = self._new_chunk(chunk_shape, filled=True)
+                else:
+                    chunk = self._decode_chunk(raw, key, chunk_shape)
+                    if not chunk.flags.writeable:
+                        chunk = chunk.copy()
+            modify(chunk)
+            self._store_chunk(key, chunk)
 
     def _store_chunk(self, key: str, chunk: np.ndarray) -> None:
         """Write an encoded chunk, or erase it when it holds only the fill value."""
@@ -487,23 +607,25 @@ class Array:
                    if any(ci >= n for ci, n in zip(c, grid_shape, strict=True))]
         if outside:
             self._store.erase_values(outside)
-        shrunk = [i for i, (n, o) in enumerate(zip(new_shape, old_shape)) if n < o]
+        shrunk = [i for i, (n, o) in enumerate(zip(new_shape, old_shape, strict=True)) if n < o]
         if not shrunk:
             return
         for key, coords in old_stored:
             if key in outside:
                 continue
             origin = self._chunk_origin(coords)
-            cut = [i for i in shrunk if origin[i] + self._chunk_shape[i] > new_shape[i]]
+            chunk_shape = self._chunk_shape_at(coords)
+            cut = [i for i in shrunk if origin[i] + chunk_shape[i] > new_shape[i]]
             if cut:
-                self._reset_outside(key, origin, cut)
+                self._reset_outside(key, origin, chunk_shape, cut)
 
-    def _reset_outside(self, key: str, origin: Sequence[int], axes: Sequence[int]) -> None:
+    def _reset_outside(self, key: str, origin: Sequence[int], chunk_shape: tuple[int, ...],
+                       axes: Sequence[int]) -> None:
         with chunk_lock(self._store, key):
             raw = self._store.get(key)
             if raw is None:
                 return
-            chunk = np.array(self._decode_chunk(raw, key))
+            chunk = np.array(self._decode_chunk(raw, key, chunk_shape))
             fill = self._metadata.fill_value_array
             for i in axes:
                 index = [slice(None)] * self.ndim
@@ -522,7 +644,7 @@ class Array:
         if not -self.ndim <= axis < self.ndim:
             raise IndexingError(f"axis {axis} is out of bounds for a {self.ndim}-d array")
         axis %= self.ndim
-        for i, (n, m) in enumerate(zip(self.shape, data.shape)):
+        for i, (n, m) in enumerate(zip(self.shape, data.shape, strict=True)):
             if i != axis and n != m:
                 raise ShapeMismatchError(
                     f"data shape {data.shape} does not match array shape {self.shape} "

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
-__all__ = ["get_num_threads", "set_num_threads", "map_unordered", "chunk_lock", "store_lock_id"]
+__all__ = ["chunk_lock", "get_num_threads", "map_unordered", "set_num_threads", "store_lock_id"]
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None

@@ -90,7 +90,9 @@ class Group:
         return (open_group_at, (self._store, self._path, self._read_only))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Group) and other._store == self._store and other._path == self._path
+        return (
+            isinstance(other, Group) and other._store == self._store and other._path == self._path
+        )
 
     def __hash__(self) -> int:
         return hash((type(self._store), self._path))

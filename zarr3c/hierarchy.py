@@ -12,7 +12,7 @@ from zarr3c.metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
 from zarr3c.paths import metadata_key, node_prefix
 from zarr3c.stores import Store
 
-__all__ = ["read_node_metadata", "write_metadata", "prepare_node", "ancestors"]
+__all__ = ["ancestors", "prepare_node", "read_node_metadata", "write_metadata"]
 
 NodeMetadata = ArrayMetadata | GroupMetadata
 

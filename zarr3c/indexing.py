@@ -1,11 +1,19 @@
-"""Selections: turning numpy-style keys into per-dimension slices and per-chunk copy plans.
+"""Selections: numpy-style keys turned into per-chunk copy plans.
 
-A basic selection (ints, slices with any step, ``...``, ``None``) becomes one
-:class:`DimSelection` per array dimension: ``count`` elements starting at ``start`` with a
-positive ``step``; a negative user step is the same elements read in reverse, so ``reverse`` is
-set and the copy into the output runs with a negative output stride.  Each dimension is then
-projected onto its chunk grid by the grid kernel, and the cartesian product of the projections
-gives, per chunk, the byte offsets and strides that one ``copy_strided`` call needs.
+Every selection mode reduces to one of two plans:
+
+- **orthogonal** (basic indexing is the special case with no index arrays): one entry per
+  dimension, either a strided run :class:`DimSelection` (``count`` elements from ``start``
+  with a positive ``step``; a negative user step is the same elements read in reverse, so
+  ``reverse`` is set and the copy runs with a negative output stride) or explicit indices
+  :class:`DimIndices`.  Each dimension is projected onto its chunk grid (slices by the grid
+  kernel, indices by ``locate`` plus one stable sort), and the cartesian product of the
+  projections gives one :class:`ChunkTask` per chunk.  A task whose dimensions are all
+  strided is one ``copy_strided`` call; others use numpy's ``ix_`` gather/scatter.
+- **coordinate** (``vindex``, masks): points grouped by chunk with one stable ``lexsort``;
+  one :class:`PointTask` per chunk.
+
+Blocks (``a.blocks[...]``) become basic selections of whole chunks.
 """
 
 from __future__ import annotations
@@ -14,13 +22,28 @@ import itertools
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from zarr3c.errors import BoundsCheckError, IndexingError
+from zarr3c.errors import BoundsCheckError, IndexingError, ShapeMismatchError
 
-__all__ = ["DimSelection", "BasicSelection", "parse_basic_selection", "ChunkTask", "plan_chunks"]
+__all__ = [
+    "DimSelection",
+    "DimIndices",
+    "OrthogonalSelection",
+    "CoordinateSelection",
+    "ChunkTask",
+    "PointTask",
+    "parse_basic_selection",
+    "parse_orthogonal_selection",
+    "parse_coordinate_selection",
+    "parse_block_selection",
+    "selection_kind",
+    "plan_chunks",
+    "plan_points",
+    "c_strides",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +57,24 @@ class DimSelection:
     drop: bool = False  # an integer index: the axis is removed from the result
 
 
-@dataclass(frozen=True, slots=True)
-class BasicSelection:
-    dims: tuple[DimSelection, ...]
+@dataclass(frozen=True, slots=True, eq=False)
+class DimIndices:
+    """Explicit, normalised (non-negative, in bounds) indices of one dimension, in the order
+    and with the repeats the user gave."""
+
+    indices: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return len(self.indices)
+
+
+Dim = DimSelection | DimIndices
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OrthogonalSelection:
+    dims: tuple[Dim, ...]
     #: shape of the result as numpy gives it (integer axes dropped, ``None`` axes added)
     out_shape: tuple[int, ...]
 
@@ -53,12 +91,38 @@ class BasicSelection:
         return n
 
 
+# Basic selections are orthogonal selections without index arrays.
+BasicSelection = OrthogonalSelection
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CoordinateSelection:
+    """Points: ``coords[d][k]`` is the index along dimension ``d`` of the k-th point."""
+
+    coords: tuple[np.ndarray, ...]
+    out_shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.coords[0]) if self.coords else 0
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+
 def _is_integer(x: Any) -> bool:
     if isinstance(x, bool | np.bool_):
         return False
     if isinstance(x, int | np.integer):
         return True
     return isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iu"
+
+
+def _is_index_array(x: Any) -> bool:
+    """A list, tuple or array of integers or booleans (an advanced index)."""
+    if isinstance(x, np.ndarray):
+        return x.ndim > 0 or x.dtype.kind == "b"
+    return isinstance(x, list)
 
 
 def _normalize_integer(x: Any, length: int, axis: int) -> int:
@@ -93,22 +157,46 @@ def _normalize_slice(s: slice, length: int, axis: int) -> DimSelection:
     return DimSelection(start + (count - 1) * step, -step, count, reverse=True)
 
 
-def parse_basic_selection(selection: Any, shape: Sequence[int]) -> BasicSelection:
-    """Normalise a numpy basic-indexing key against ``shape``.
+def _as_index_array(x: Any, axis: int | str) -> np.ndarray:
+    """An integer or boolean numpy array from a list/array index (IndexingError otherwise)."""
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError):
+        raise IndexingError(f"index on axis {axis} is not a valid integer array") from None
+    if arr.size == 0 and arr.dtype.kind not in "iub":
+        arr = arr.astype(np.int64)  # [] is an empty integer index, as in numpy
+    if arr.dtype.kind not in "iub":
+        raise IndexingError(
+            f"index arrays on axis {axis} must be integers or booleans, got dtype {arr.dtype}"
+        )
+    return arr
 
-    Raises
-    ------
-    IndexingError
-        Too many indices, more than one ellipsis, a zero step, or an index of a type basic
-        indexing does not take (arrays and lists belong to ``oindex``/``vindex``).
-    BoundsCheckError
-        An integer index out of bounds (the message names the axis).
-    """
-    ndim = len(shape)
+
+def _normalize_indices(arr: np.ndarray, length: int, axis: int) -> np.ndarray:
+    """Wrap negative indices, check bounds; returns int64 (a copy when anything changed)."""
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise BoundsCheckError(f"index out of bounds for axis {axis} with size {length}")
+    idx = arr.astype(np.int64, copy=False)
+    if idx.size:
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < -length or hi >= length:
+            bad = lo if lo < -length else hi
+            raise BoundsCheckError(
+                f"index {bad} is out of bounds for axis {axis} with size {length}"
+            )
+        if lo < 0:
+            idx = np.where(idx < 0, idx + length, idx)
+    return idx
+
+
+def _expand_key(selection: Any, ndim: int, *, allow_newaxis: bool) -> list[Any]:
+    """The key as one entry per dimension (plus ``None`` entries), ellipsis expanded."""
     key = selection if isinstance(selection, tuple) else (selection,)
     n_ellipsis = sum(1 for k in key if k is Ellipsis)
     if n_ellipsis > 1:
         raise IndexingError("an index can only have a single ellipsis ('...')")
+    if not allow_newaxis and any(k is None for k in key):
+        raise IndexingError("None (np.newaxis) is only supported in basic indexing")
     n_real = sum(1 for k in key if k is not Ellipsis and k is not None)
     if n_real > ndim:
         raise IndexingError(
@@ -122,8 +210,33 @@ def parse_basic_selection(selection: Any, shape: Sequence[int]) -> BasicSelectio
             expanded.append(k)
     if n_ellipsis == 0:
         expanded.extend([slice(None)] * (ndim - n_real))
+    return expanded
 
-    dims: list[DimSelection] = []
+
+def parse_basic_selection(selection: Any, shape: Sequence[int]) -> OrthogonalSelection:
+    """Normalise a numpy basic-indexing key (ints, slices, ``...``, ``None``) against ``shape``.
+
+    Raises
+    ------
+    IndexingError
+        Too many indices, more than one ellipsis, a zero step, or an index of a type basic
+        indexing does not take (arrays and lists belong to ``oindex``/``vindex``).
+    BoundsCheckError
+        An integer index out of bounds (the message names the axis).
+    """
+    return _parse_orthogonal(selection, shape, allow_arrays=False)
+
+
+def parse_orthogonal_selection(selection: Any, shape: Sequence[int]) -> OrthogonalSelection:
+    """Normalise an orthogonal key: per axis an int, a slice, an integer array (any order,
+    repeats, negative values wrap) or a boolean array of the axis's length."""
+    return _parse_orthogonal(selection, shape, allow_arrays=True)
+
+
+def _parse_orthogonal(selection: Any, shape: Sequence[int], *,
+                      allow_arrays: bool) -> OrthogonalSelection:
+    expanded = _expand_key(selection, len(shape), allow_newaxis=True)
+    dims: list[Dim] = []
     out_shape: list[int] = []
     axis = 0
     for k in expanded:
@@ -131,73 +244,298 @@ def parse_basic_selection(selection: Any, shape: Sequence[int]) -> BasicSelectio
             out_shape.append(1)
             continue
         length = shape[axis]
+        d: Dim
         if isinstance(k, slice):
             d = _normalize_slice(k, length, axis)
             out_shape.append(d.count)
         elif _is_integer(k):
             d = DimSelection(_normalize_integer(k, length, axis), 1, 1, drop=True)
+        elif allow_arrays and _is_index_array(k):
+            arr = _as_index_array(k, axis)
+            if arr.ndim != 1:
+                raise IndexingError(
+                    f"orthogonal index arrays must be 1-dimensional; axis {axis} got "
+                    f"{arr.ndim} dimensions"
+                )
+            if arr.dtype.kind == "b":
+                if len(arr) != length:
+                    raise BoundsCheckError(
+                        f"boolean index on axis {axis} has length {len(arr)}, "
+                        f"but the axis has size {length}"
+                    )
+                arr = np.flatnonzero(arr)
+            d = DimIndices(_normalize_indices(arr, length, axis))
+            out_shape.append(d.count)
         else:
+            hint = "" if allow_arrays else " (use .oindex or .vindex for arrays)"
             raise IndexingError(
-                f"unsupported index on axis {axis} for basic indexing: {k!r} "
-                f"(only integers, slices, ... and None; use .oindex or .vindex for arrays)"
+                f"unsupported index on axis {axis}: {k!r} (only integers, slices, ... and "
+                f"None{', integer or boolean arrays' if allow_arrays else ''}){hint}"
             )
         dims.append(d)
         axis += 1
-    return BasicSelection(tuple(dims), tuple(out_shape))
+    return OrthogonalSelection(tuple(dims), tuple(out_shape))
 
 
-@dataclass(frozen=True, slots=True)
+def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> CoordinateSelection:
+    """Normalise a coordinate key: one integer array per axis, broadcast together (numpy's
+    rules), or a single boolean mask of the array's shape."""
+    ndim = len(shape)
+    key = selection if isinstance(selection, tuple) else (selection,)
+    if len(key) == 1 and not _is_integer(key[0]):
+        mask = _as_index_array(key[0], "0")
+        if mask.dtype.kind == "b":
+            if mask.shape != tuple(shape):
+                raise BoundsCheckError(
+                    f"boolean mask of shape {mask.shape} does not match the array's shape "
+                    f"{tuple(shape)}"
+                )
+            coords = tuple(np.asarray(c, dtype=np.int64) for c in np.nonzero(mask))
+            return CoordinateSelection(coords, (len(coords[0]) if coords else 0,))
+    if len(key) != ndim:
+        raise IndexingError(
+            f"coordinate selection needs one index array per dimension: the array is "
+            f"{ndim}-dimensional, but {len(key)} were given"
+        )
+    arrays = []
+    for axis, k in enumerate(key):
+        if isinstance(k, slice) or k is Ellipsis or k is None:
+            raise IndexingError(
+                f"coordinate selection takes integer arrays only; axis {axis} got {k!r}"
+            )
+        arr = np.asarray(k) if _is_integer(k) else _as_index_array(k, axis)
+        if arr.dtype.kind == "b":
+            raise IndexingError(
+                f"boolean arrays in a coordinate selection must be a single mask of the "
+                f"array's shape (axis {axis})"
+            )
+        arrays.append(_normalize_indices(arr, shape[axis], axis))
+    try:
+        broadcast = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexingError(
+            "coordinate index arrays could not be broadcast together with shapes "
+            + " ".join(str(a.shape) for a in arrays)
+        ) from None
+    out_shape = broadcast[0].shape if broadcast else ()
+    coords = tuple(np.ascontiguousarray(b).reshape(-1) for b in broadcast)
+    return CoordinateSelection(coords, tuple(out_shape))
+
+
+def parse_block_selection(selection: Any, dimensions: Sequence[Any],
+                          shape: Sequence[int]) -> tuple[slice, ...]:
+    """Turn a key over chunk indices (ints, negative ints, slices of step 1) into the basic
+    selection of the array elements those chunks hold."""
+    expanded = _expand_key(selection, len(shape), allow_newaxis=False)
+    out = []
+    for axis, (k, dim, length) in enumerate(zip(expanded, dimensions, shape, strict=True)):
+        n = dim.nchunks
+        if _is_integer(k):
+            i = operator.index(k)
+            if i < -n or i >= n:
+                raise BoundsCheckError(
+                    f"block index {i} is out of bounds for axis {axis} with {n} blocks"
+                )
+            i %= n
+            start, stop = i, i + 1
+        elif isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise IndexingError(f"block slices must have step 1 (axis {axis})")
+            for v in (k.start, k.stop):
+                if v is not None and not _is_integer(v):
+                    raise IndexingError(f"block slice bounds on axis {axis} must be integers")
+            start, stop, _ = k.indices(n)
+            stop = max(start, stop)
+        else:
+            raise IndexingError(f"unsupported block index on axis {axis}: {k!r}")
+        lo = dim.chunk_offset(start) if start < n else length
+        hi = dim.chunk_offset(stop) if stop < n else length
+        out.append(slice(min(lo, length), min(hi, length)))
+    return tuple(out)
+
+
+def selection_kind(selection: Any, ndim: int) -> Literal["basic", "orthogonal", "coordinate"]:
+    """Which mode ``a[selection]`` uses, following zarr-python 3.
+
+    Coordinate: a boolean mask, an index array into a 1-d array, or integer arrays (and
+    integers) on every axis with no slices.  Orthogonal: index arrays on every axis (some
+    boolean), or at most one index array with slices and integers elsewhere.  Basic: no
+    index arrays.  Several index arrays mixed with slices are refused.
+    """
+    key = selection if isinstance(selection, tuple) else (selection,)
+    is_array = [_is_index_array(k) for k in key]
+    if not any(is_array):
+        return "basic"
+    if not isinstance(selection, tuple):
+        kind = np.asarray(selection).dtype.kind
+        if kind == "b" or ndim == 1:
+            return "coordinate"
+        return "orthogonal"
+    no_slicing = len(key) == ndim and not any(
+        isinstance(k, slice) or k is Ellipsis or k is None for k in key
+    )
+    if no_slicing:
+        if all(_is_integer(k) or (a and np.asarray(k).dtype.kind != "b")
+               for k, a in zip(key, is_array, strict=True)):
+            return "coordinate"
+        if all(is_array):
+            return "orthogonal"
+    if sum(is_array) <= 1:
+        return "orthogonal"
+    raise IndexingError(
+        "mixing several index arrays with slices is not supported; use .oindex for an "
+        "orthogonal selection or .vindex for a coordinate selection"
+    )
+
+
+# -- planning ---------------------------------------------------------------------------------
+
+# One chunk's share of one dimension: (chunk, count, local, out) where local and out are either
+# (start, step) pairs (a strided run) or int64 index arrays.
+_Entry = tuple[int, int, Any, Any]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class ChunkTask:
-    """What one chunk contributes to a selection.
+    """What one chunk contributes to an orthogonal selection.
 
-    ``local_start``/``local_step`` select elements within the chunk, ``counts`` how many per
-    dimension, and ``out_start`` where the first of them lands in the (full-rank) output,
-    with ``out_step`` +1 or -1 (a reversed dimension fills the output back to front).
+    Per dimension, ``local[i]`` selects elements within the chunk and ``out[i]`` says where
+    they land in the (full-rank) output: each a ``(start, step)`` pair for a strided run or an
+    int64 index array.
     """
 
     coords: tuple[int, ...]
-    local_start: tuple[int, ...]
-    local_step: tuple[int, ...]
     counts: tuple[int, ...]
-    out_start: tuple[int, ...]
-    out_step: tuple[int, ...]
+    local: tuple[Any, ...]
+    out: tuple[Any, ...]
+
+    @property
+    def strided(self) -> bool:
+        return all(isinstance(x, tuple) for x in self.local) and all(
+            isinstance(x, tuple) for x in self.out
+        )
+
+    def chunk_region(self, chunk_strides: Sequence[int]) -> tuple[int, np.ndarray]:
+        """Byte offset and byte strides of the selected elements in the chunk buffer."""
+        return _region(self.local, chunk_strides)
+
+    def out_region(self, out_strides: Sequence[int]) -> tuple[int, np.ndarray]:
+        """Byte offset and byte strides of where they go in the output buffer."""
+        return _region(self.out, out_strides)
+
+    def local_index(self) -> tuple[np.ndarray, ...]:
+        """``np.ix_`` index of the selected elements within the chunk."""
+        return np.ix_(*(_as_indices(x, n) for x, n in zip(self.local, self.counts, strict=True)))
+
+    def out_index(self) -> tuple[np.ndarray, ...]:
+        """``np.ix_`` index of where they go in the output."""
+        return np.ix_(*(_as_indices(x, n) for x, n in zip(self.out, self.counts, strict=True)))
 
     def covers(self, chunk_shape: Sequence[int], array_shape: Sequence[int],
                origin: Sequence[int]) -> bool:
         """True if the selection takes every element of the chunk that lies inside the array."""
+        if not all(isinstance(x, tuple) for x in self.local):
+            return False
         for i, n in enumerate(self.counts):
             inside = min(chunk_shape[i], array_shape[i] - origin[i])
-            if self.local_start[i] != 0 or self.local_step[i] != 1 or n != inside:
+            if self.local[i] != (0, 1) or n != inside:
                 return False
         return True
 
 
-def plan_chunks(selection: BasicSelection, dimensions: Sequence[Any]) -> Iterator[ChunkTask]:
-    """Yield a :class:`ChunkTask` for every chunk the selection touches, in C order.
+def _region(runs: Sequence[tuple[int, int]], strides: Sequence[int]) -> tuple[int, np.ndarray]:
+    offset = sum(run[0] * s for run, s in zip(runs, strides, strict=True))
+    steps = [run[1] * s for run, s in zip(runs, strides, strict=True)]
+    return offset, np.asarray(steps, dtype=np.int64)
 
-    ``dimensions`` are the grid's per-dimension objects (``project_slice`` runs the kernel).
-    """
-    per_dim: list[list[tuple[int, int, int, int, int, int]]] = []
+
+def _as_indices(x: Any, count: int) -> np.ndarray:
+    if isinstance(x, tuple):
+        start, step = x
+        return start + step * np.arange(count, dtype=np.int64)
+    return x
+
+
+def _project_dim(d: Dim, dim: Any) -> list[_Entry]:
+    if isinstance(d, DimSelection):
+        entries: list[_Entry] = []
+        for chunk, local, n, pos in dim.project_slice(d.start, d.step, d.count).tolist():
+            if d.reverse:
+                entries.append((chunk, n, (local, d.step), (d.count - 1 - pos, -1)))
+            else:
+                entries.append((chunk, n, (local, d.step), (pos, 1)))
+        return entries
+    chunk_index, local_index = dim.locate(d.indices)
+    # One stable sort groups the indices by chunk and keeps the user's order within each,
+    # so that repeated indices are written last-one-wins, as numpy does.
+    order = np.argsort(chunk_index, kind="stable")
+    sorted_chunks = chunk_index[order]
+    bounds = np.flatnonzero(sorted_chunks[1:] != sorted_chunks[:-1]) + 1
+    return [
+        (int(chunk_index[group[0]]), len(group), local_index[group], group)
+        for group in np.split(order, bounds)
+    ]
+
+
+def plan_chunks(selection: OrthogonalSelection, dimensions: Sequence[Any]) -> Iterator[ChunkTask]:
+    """Yield a :class:`ChunkTask` for every chunk the selection touches, in C order of the
+    chunk grid.  ``dimensions`` are the grid's per-dimension objects."""
+    per_dim: list[list[_Entry]] = []
     for d, dim in zip(selection.dims, dimensions, strict=True):
         if d.count == 0:
             return
-        rows = dim.project_slice(d.start, d.step, d.count)
-        entries = []
-        for chunk, local, n, pos in rows.tolist():
-            if d.reverse:
-                entries.append((chunk, local, d.step, n, d.count - 1 - pos, -1))
-            else:
-                entries.append((chunk, local, d.step, n, pos, 1))
-        per_dim.append(entries)
+        per_dim.append(_project_dim(d, dim))
     for combo in itertools.product(*per_dim):
         yield ChunkTask(
             coords=tuple(e[0] for e in combo),
-            local_start=tuple(e[1] for e in combo),
-            local_step=tuple(e[2] for e in combo),
-            counts=tuple(e[3] for e in combo),
-            out_start=tuple(e[4] for e in combo),
-            out_step=tuple(e[5] for e in combo),
+            counts=tuple(e[1] for e in combo),
+            local=tuple(e[2] for e in combo),
+            out=tuple(e[3] for e in combo),
         )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PointTask:
+    """The points of a coordinate selection that fall in one chunk: their indices within the
+    chunk (one array per dimension) and their positions in the flat output."""
+
+    coords: tuple[int, ...]
+    local: tuple[np.ndarray, ...]
+    out: np.ndarray
+
+
+def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any]) -> Iterator[PointTask]:
+    """Group the selection's points by chunk (one stable lexsort) and yield a task per chunk."""
+    if selection.size == 0:
+        return
+    located = [dim.locate(c) for c, dim in zip(selection.coords, dimensions, strict=True)]
+    chunk_ids = [c for c, _ in located]
+    # lexsort's last key is the primary one: sort by chunk coordinates in C order, stably.
+    order = np.lexsort(tuple(reversed(chunk_ids)))
+    changed = np.zeros(len(order) - 1, dtype=bool)
+    for c in chunk_ids:
+        s = c[order]
+        changed |= s[1:] != s[:-1]
+    bounds = np.flatnonzero(changed) + 1
+    for group in np.split(order, bounds):
+        first = group[0]
+        yield PointTask(
+            coords=tuple(int(c[first]) for c in chunk_ids),
+            local=tuple(local[group] for _, local in located),
+            out=group,
+        )
+
+
+def broadcast_value(value: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` broadcast to ``out_shape``, as numpy assignment does (never reshaped into a
+    different shape); ShapeMismatchError otherwise."""
+    try:
+        return np.broadcast_to(value, out_shape)
+    except ValueError:
+        raise ShapeMismatchError(
+            f"could not broadcast value of shape {value.shape} to the selection's shape "
+            f"{out_shape}"
+        ) from None
 
 
 def c_strides(shape: Sequence[int], itemsize: int) -> list[int]:

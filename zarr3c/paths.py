@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from zarr3c.errors import NodeNameError
 
-__all__ = ["normalize_path", "validate_node_name", "join_path", "metadata_key", "node_prefix"]
+__all__ = ["join_path", "metadata_key", "node_prefix", "normalize_path", "validate_node_name"]
 
 
 def validate_node_name(name: str) -> str:

@@ -19,7 +19,7 @@ from zarr3c.errors import UnknownExtensionError
 
 T = TypeVar("T")
 
-__all__ = ["Registry", "codecs", "chunk_grids", "chunk_key_encodings"]
+__all__ = ["Registry", "chunk_grids", "chunk_key_encodings", "codecs"]
 
 
 class Registry(Generic[T]):
@@ -111,6 +111,7 @@ codecs: Registry[Any] = Registry(
         "bytes": "zarr3c.codecs.bytes:BytesCodec",
         "endian": "zarr3c.codecs.bytes:EndianCodec",  # the name used by early v3 writers
         "transpose": "zarr3c.codecs.transpose:TransposeCodec",
+        "reshape": "zarr3c.codecs.reshape:ReshapeCodec",
         "gzip": "zarr3c.codecs.gzip:GzipCodec",
         "zstd": "zarr3c.codecs.zstd:ZstdCodec",
         "blosc": "zarr3c.codecs.blosc:BloscCodec",

@@ -6,7 +6,6 @@ zarr3c._kernels._reference (the error tables run against both implementations).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np

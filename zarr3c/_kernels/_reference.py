@@ -17,15 +17,15 @@ from numpy.lib.stride_tricks import as_strided
 from numpy.typing import NDArray
 
 __all__ = [
+    "byteswap",
     "copy_strided",
     "fill_strided",
-    "byteswap",
     "is_uniform",
-    "transpose_into",
-    "project_slice_regular",
-    "project_slice_offsets",
-    "locate_points_regular",
     "locate_points_offsets",
+    "locate_points_regular",
+    "project_slice_offsets",
+    "project_slice_regular",
+    "transpose_into",
 ]
 
 _MAX_NDIM = 64

@@ -188,49 +188,44 @@ cdef Py_ssize_t _normalise(
     return j + 1
 
 
-cdef inline void _copy_run(
-    const uint8_t* src, int64_t so, int64_t ss, uint8_t* dst, int64_t do_, int64_t ds,
-    int64_t count, int64_t itemsize,
-) noexcept nogil:
-    # Fixed-size memcpy compiles to one unaligned load and store per element.
-    cdef int64_t k
-    if itemsize == 1:
-        for k in range(count):
-            dst[do_] = src[so]
-            so += ss
-            do_ += ds
-    elif itemsize == 2:
-        for k in range(count):
-            memcpy(dst + do_, src + so, 2)
-            so += ss
-            do_ += ds
-    elif itemsize == 4:
-        for k in range(count):
-            memcpy(dst + do_, src + so, 4)
-            so += ss
-            do_ += ds
-    elif itemsize == 8:
-        for k in range(count):
-            memcpy(dst + do_, src + so, 8)
-            so += ss
-            do_ += ds
-    elif itemsize == 16:
-        for k in range(count):
-            memcpy(dst + do_, src + so, 16)
-            so += ss
-            do_ += ds
-    else:
-        for k in range(count):
-            memcpy(dst + do_, src + so, <size_t>itemsize)
-            so += ss
-            do_ += ds
-
-
 ctypedef fused word_t:
     uint8_t
     uint16_t
     uint32_t
     uint64_t
+
+
+cdef void _run_words(
+    word_t kind, const uint8_t* src, int64_t so, int64_t ss, uint8_t* dst, int64_t do_,
+    int64_t ds, int64_t count,
+) noexcept nogil:
+    # ``kind`` only selects the specialisation; a fixed-size memcpy compiles to one
+    # unaligned load and store per element.
+    cdef int64_t k
+    for k in range(count):
+        memcpy(dst + do_, src + so, sizeof(word_t))
+        so += ss
+        do_ += ds
+
+
+cdef inline void _copy_run(
+    const uint8_t* src, int64_t so, int64_t ss, uint8_t* dst, int64_t do_, int64_t ds,
+    int64_t count, int64_t itemsize,
+) noexcept nogil:
+    cdef int64_t k
+    if itemsize == 1:
+        _run_words(<uint8_t>0, src, so, ss, dst, do_, ds, count)
+    elif itemsize == 2:
+        _run_words(<uint16_t>0, src, so, ss, dst, do_, ds, count)
+    elif itemsize == 4:
+        _run_words(<uint32_t>0, src, so, ss, dst, do_, ds, count)
+    elif itemsize == 8:
+        _run_words(<uint64_t>0, src, so, ss, dst, do_, ds, count)
+    else:
+        for k in range(count):
+            memcpy(dst + do_, src + so, <size_t>itemsize)
+            so += ss
+            do_ += ds
 
 
 cdef enum:
@@ -329,14 +324,16 @@ cdef void copy_core(
     d0 = d[inner]
     contiguous = s0 == itemsize and d0 == itemsize
     nouter = inner
-    if not contiguous and inner >= 1 and n0 >= 8 and _abs64(s0) >= 64:
-        # The innermost (dst-compact) loop jumps through src.  If another dimension is more
-        # compact in src, pair the two and copy in blocks.
+    if (not contiguous and inner >= 1 and n0 >= TILE_0 and _abs64(s0) >= 64
+            and _abs64(s0) * n0 > 16384):
+        # The innermost (dst-compact) loop jumps through src, over more than fits in L1
+        # (n0 * |s0| is at most twice a buffer's length, validated: no overflow).  If another
+        # dimension is more compact in src, pair the two and copy in blocks.
         b = 0
         for j in range(1, inner):
             if _abs64(s[j]) < _abs64(s[b]):
                 b = j
-        if _abs64(s[b]) < _abs64(s0) and n[b] >= 8:
+        if _abs64(s[b]) < _abs64(s0) and n[b] >= TILE_B:
             tn = n[b]
             ts = s[b]
             td = d[b]

@@ -232,6 +232,12 @@ class RegularChunkGrid:
             total *= n
         return total
 
+    def distinct_chunk_shapes(self, array_shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
+        """Every chunk shape the grid has for ``array_shape``, once each (here: one), so that
+        codec chains can be validated for each when an array is opened."""
+        self._check_rank(array_shape)
+        yield self.chunk_shape
+
     def chunk_shape_at(self, coords: Sequence[int]) -> tuple[int, ...]:
         """Shape of the chunk at grid coordinates ``coords`` (always the full chunk shape)."""
         return self.chunk_shape

@@ -82,7 +82,7 @@ class Codec(ABC):
     def to_dict(self) -> dict[str, Any]:
         """The JSON codec object, ``{"name": ..., "configuration": {...}}``."""
 
-    def validate(self, spec: ChunkSpec, *, path: str) -> None:  # an optional hook
+    def validate(self, spec: ChunkSpec, *, path: str) -> None:  # noqa: B027 - optional hook
         """Check the codec can take this decoded representation (MetadataError if not)."""
 
     def evolve(self, spec: ChunkSpec) -> Codec:

@@ -28,11 +28,9 @@ that exist, as slicing does; a missing key gives ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeAlias
 
@@ -292,7 +290,7 @@ class Store(ABC):
         new._read_only = bool(read_only)
         return new
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook
         """Release the store's resources; the default holds none, so does nothing."""
 
     @property

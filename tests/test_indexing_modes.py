@@ -1,0 +1,223 @@
+"""oindex, vindex, masks, blocks and a[...] dispatch, reads and writes, against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarr3c
+from zarr3c.errors import BoundsCheckError, IndexingError, ShapeMismatchError
+
+SETTINGS = settings(max_examples=120, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _array(shape, chunks, dtype="int32", fill_value=-1):
+    data = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+    a = zarr3c.create_array("memory://", shape=shape, dtype=dtype, chunks=chunks,
+                            fill_value=fill_value)
+    return a, data
+
+
+@st.composite
+def orthogonal_case(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 9)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    key = []
+    for n in shape:
+        kind = draw(st.sampled_from(["int", "slice", "ints", "bools"]))
+        if kind == "int":
+            key.append(draw(st.integers(-n, n - 1)))
+        elif kind == "slice":
+            step = draw(st.sampled_from([None, 1, 2, -1, -3]))
+            key.append(slice(draw(st.one_of(st.none(), st.integers(-n, n))), None, step))
+        elif kind == "ints":
+            key.append(np.array(draw(st.lists(st.integers(-n, n - 1), max_size=6)),
+                                dtype=np.int64))
+        else:
+            key.append(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))))
+    return shape, chunks, tuple(key)
+
+
+def numpy_oindex(data: np.ndarray, key: tuple) -> tuple:
+    """The numpy index equivalent to an orthogonal selection, and the axes to drop."""
+    idx, drop = [], []
+    for axis, (k, n) in enumerate(zip(key, data.shape)):
+        if isinstance(k, slice):
+            idx.append(np.arange(n)[k])
+        elif isinstance(k, np.ndarray) and k.dtype == bool:
+            idx.append(np.flatnonzero(k))
+        elif isinstance(k, np.ndarray):
+            idx.append(k)
+        else:
+            idx.append(np.array([k]))
+            drop.append(axis)
+    return np.ix_(*idx), tuple(drop)
+
+
+@SETTINGS
+@given(orthogonal_case(), st.booleans())
+def test_oindex_read_and_write(case, missing) -> None:
+    shape, chunks, key = case
+    a, data = _array(shape, chunks)
+    if not missing:
+        a[...] = data
+    else:
+        data = np.full(shape, -1, dtype="int32")
+    ix, drop = numpy_oindex(data, key)
+    expected = data[ix].squeeze(axis=drop) if drop else data[ix]
+    np.testing.assert_array_equal(a.oindex[key], expected)
+    np.testing.assert_array_equal(a.get_orthogonal_selection(key), expected)
+    value = np.arange(expected.size, dtype="int32").reshape(expected.shape) + 1000
+    a.oindex[key] = value
+    data = data.copy()
+    data[ix] = value.reshape(data[ix].shape)
+    np.testing.assert_array_equal(a[...], data)
+
+
+@st.composite
+def coordinate_case(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 9)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    npoints = draw(st.integers(0, 12))
+    coords = tuple(
+        np.array(draw(st.lists(st.integers(-n, n - 1), min_size=npoints, max_size=npoints)),
+                 dtype=np.int64)
+        for n in shape
+    )
+    if ndim > 1 and npoints and draw(st.booleans()):  # broadcast a scalar coordinate
+        coords = (int(coords[0][0]),) + coords[1:]
+    return shape, chunks, coords
+
+
+@SETTINGS
+@given(coordinate_case())
+def test_vindex_read_and_write(case) -> None:
+    shape, chunks, coords = case
+    a, data = _array(shape, chunks)
+    a[...] = data
+    np.testing.assert_array_equal(a.vindex[coords], data[coords])
+    value = np.arange(np.size(data[coords]), dtype="int32").reshape(data[coords].shape) + 500
+    a.vindex[coords] = value
+    data[coords] = value  # duplicates: the last one wins, as in numpy
+    np.testing.assert_array_equal(a[...], data)
+
+
+@SETTINGS
+@given(st.data())
+def test_mask_read_and_write(data_st) -> None:
+    shape = tuple(data_st.draw(st.lists(st.integers(1, 7), min_size=1, max_size=3)))
+    chunks = tuple(data_st.draw(st.integers(1, 4)) for _ in shape)
+    mask = np.array(data_st.draw(st.lists(st.booleans(), min_size=int(np.prod(shape)),
+                                          max_size=int(np.prod(shape))))).reshape(shape)
+    a, data = _array(shape, chunks)
+    a[...] = data
+    np.testing.assert_array_equal(a[mask], data[mask])
+    np.testing.assert_array_equal(a.vindex[mask], data[mask])
+    a[mask] = 7
+    data[mask] = 7
+    np.testing.assert_array_equal(a[...], data)
+    a.set_mask_selection(~mask, np.arange((~mask).sum(), dtype="int32"))
+    data[~mask] = np.arange((~mask).sum())
+    np.testing.assert_array_equal(a.get_mask_selection(np.ones(shape, bool)), data.ravel())
+
+
+def test_vindex_broadcasts_like_numpy() -> None:
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    rows = np.array([[0], [5], [2]])
+    cols = np.array([1, 6, 6, 0])
+    np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])
+    assert a.vindex[rows, cols].shape == (3, 4)
+
+
+def test_blocks() -> None:
+    a, data = _array((10, 7), (4, 3))
+    a[...] = data
+    np.testing.assert_array_equal(a.blocks[1, 2], data[4:8, 6:9])
+    np.testing.assert_array_equal(a.blocks[-1, -1], data[8:, 6:])
+    np.testing.assert_array_equal(a.blocks[0:2], data[:8])
+    np.testing.assert_array_equal(a.blocks[..., 1:], data[:, 3:])
+    np.testing.assert_array_equal(a.get_block_selection((2, 0)), data[8:, :3])
+    a.blocks[2, 0] = 0
+    data[8:, :3] = 0
+    np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(BoundsCheckError):
+        a.blocks[3, 0]
+    with pytest.raises(IndexingError):
+        a.blocks[::2]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        [1, 3],
+        (np.array([0, 2]), slice(1, 4)),
+        (slice(None, None, -1), [2, 0, 2]),
+        (np.array([True, False, True, False, True, False]), 1),
+        (np.array([[0, 1], [2, 3]]), np.array([1, 2])),
+        ([0, 5], [6, 0]),
+        np.arange(42).reshape(6, 7) % 3 == 0,
+    ],
+    ids=["list", "array-slice", "reverse-array", "bool-int", "2d-coords", "pure-fancy", "mask"],
+)
+def test_getitem_dispatch_matches_numpy(key) -> None:
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    np.testing.assert_array_equal(a[key], data[key])
+    a[key] = -5
+    data[key] = -5
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_1d_fancy_index_with_2d_array() -> None:
+    a, data = _array((10,), (3,))
+    a[...] = data
+    idx = np.array([[1, 9], [0, 0]])
+    np.testing.assert_array_equal(a[idx], data[idx])
+
+
+@pytest.mark.parametrize(
+    ("mode", "key", "error"),
+    [
+        ("oindex", ([0, 6], slice(None)), BoundsCheckError),
+        ("oindex", ([-7], slice(None)), BoundsCheckError),
+        ("oindex", (np.ones(5, bool), slice(None)), BoundsCheckError),
+        ("oindex", (np.array([0.5]), slice(None)), IndexingError),
+        ("oindex", (np.array(["a"]), slice(None)), IndexingError),
+        ("oindex", (np.zeros((2, 2), int), slice(None)), IndexingError),
+        ("oindex", (0, 0, 0), IndexingError),
+        ("vindex", ([0, 1], [0, 7]), BoundsCheckError),
+        ("vindex", ([0, 1], [0, 1, 2]), IndexingError),
+        ("vindex", ([0, 1],), IndexingError),
+        ("vindex", (slice(None), [0]), IndexingError),
+        ("vindex", np.ones((6, 6), bool), BoundsCheckError),
+        ("getitem", ([0, 1], slice(None), [1]), IndexingError),
+    ],
+    ids=["oob", "oob-negative", "bool-length", "float", "object", "2d", "too-many",
+         "v-oob", "v-broadcast", "v-too-few", "v-slice", "mask-shape", "mixed"],
+)
+def test_bad_selections_raise_index_errors(mode, key, error) -> None:
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    getter = {"oindex": a.oindex, "vindex": a.vindex, "getitem": a}[mode]
+    with pytest.raises(error) as info:
+        getter[key]
+    assert isinstance(info.value, IndexError)
+    with pytest.raises(error):
+        getter[key] = 1
+    np.testing.assert_array_equal(a[...], data)  # a refused write changes nothing
+
+
+def test_wrong_shape_writes_are_value_errors() -> None:
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    with pytest.raises(ShapeMismatchError):
+        a.oindex[[0, 1], :] = np.ones((3, 7))
+    with pytest.raises(ShapeMismatchError):
+        a.vindex[[0, 1], [0, 1]] = np.ones(3)
+    np.testing.assert_array_equal(a[...], data)

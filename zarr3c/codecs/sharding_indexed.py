@@ -1,0 +1,1018 @@
+"""The ``sharding_indexed`` codec: many inner chunks stored in one shard, found through an index.
+
+Zarr v3 ``sharding_indexed`` codec (zarr-specs ``v3/codecs/sharding-indexed``, as zarr-python 3,
+tensorstore and zarrs implement it).  It is an array -> bytes codec: the chunk of the array's
+chunk grid is the *shard*; the shard is cut into inner chunks of ``chunk_shape`` (which must
+divide the shard shape), each inner chunk is encoded with the inner ``codecs`` chain, and the
+encoded inner chunks are concatenated with an *index* placed at the ``start`` or ``end`` of
+the shard (default ``end``)::
+
+    {"name": "sharding_indexed",
+     "configuration": {
+        "chunk_shape": [32, 32],
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                   {"name": "zstd", "configuration": {"level": 0, "checksum": false}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                         {"name": "crc32c"}],
+        "index_location": "end"}}
+
+The index is a ``uint64`` array of shape ``chunks_per_shard + [2]`` holding, for each inner
+chunk in C order, the byte ``offset`` (from the start of the shard) and the byte length
+``nbytes`` of its encoding; ``(2**64 - 1, 2**64 - 1)`` marks a missing inner chunk, which
+reads as the fill value.  The index is encoded with ``index_codecs``, whose output size must
+be fixed (``bytes`` plus an optional ``crc32c``) so that a reader knows where to find it.
+
+Writing (:meth:`ShardingCodec.encode`) stores the inner chunks in C order of the inner grid
+and omits those whose bits all equal the fill value.  A shard whose inner chunks are all
+fill still encodes to a valid shard (an index whose entries are all missing, which every
+reader accepts); the array layer never stores such shards because it erases a chunk that
+equals the fill value before encoding it (:meth:`ShardingCodec.is_empty_shard` tells the
+same from the encoded bytes).
+
+Partial decoding is supported: :meth:`ShardingCodec.read_index`,
+:meth:`ShardingCodec.inner_chunks_for_region`, :meth:`ShardingCodec.byte_ranges`,
+:meth:`ShardingCodec.decode_inner`, and on top of them :meth:`ShardingCodec.read_inner_chunks`
+and :meth:`ShardingCodec.read_region` read only the index and the inner chunks a selection
+touches, through a batched ``get_ranges`` callable (see :data:`GetRanges`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal, TypeAlias
+
+import numpy as np
+
+from zarr3c._kernels.copy import is_uniform
+from zarr3c.codecs.base import (
+    ArrayBytesCodec,
+    ChunkSpec,
+    Codec,
+    as_byte_array,
+    check_config_keys,
+    native_dtype,
+    parse_choice_field,
+    parse_int_field,
+)
+from zarr3c.codecs.pipeline import (
+    CodecLike,
+    CodecPipeline,
+    default_compressors,
+    default_serializer,
+    normalize_codec_like,
+    parse_codecs,
+)
+from zarr3c.concurrency import get_num_threads, map_unordered
+from zarr3c.errors import ChecksumError, ChunkDecodeError, IndexingError, MetadataError
+
+__all__ = [
+    "COALESCE_MAX_GAP",
+    "MISSING",
+    "ByteRangeGroup",
+    "GetRanges",
+    "IndexLocation",
+    "ShardIndex",
+    "ShardingCodec",
+    "partial_read_codec",
+    "sharding_codec_dict",
+]
+
+#: The index entry value (both offset and nbytes) of a missing inner chunk: 2**64 - 1.
+MISSING: int = 2**64 - 1
+
+#: Default largest gap (bytes) between two inner chunks that :meth:`ShardingCodec.byte_ranges`
+#: still reads as one request: fetching a few unused bytes beats another round trip.
+COALESCE_MAX_GAP: int = 1 << 14
+
+IndexLocation: TypeAlias = Literal["start", "end"]
+
+#: ``get_ranges(ranges) -> values``: read byte ranges of one shard, one result per
+#: ``(start, length | None)`` request, with the semantics of
+#: :meth:`zarr3c.stores.base.Store.get_partial_values` (``(-n, None)`` is the last ``n``
+#: bytes; a range past the end is clipped); None for every range when the shard is missing.
+#: For a store: ``lambda ranges: store.get_partial_values([(key, r) for r in ranges])``.
+GetRanges: TypeAlias = Callable[
+    [Sequence[tuple[int, int | None]]], Sequence[bytes | bytearray | memoryview | None]
+]
+
+_U64 = np.dtype("uint64")
+_MISSING_FILL = np.array(MISSING, dtype=_U64).reshape(())
+_DEFAULT_CODECS: tuple[dict[str, Any], ...] = (
+    {"name": "bytes", "configuration": {"endian": "little"}},
+)
+_DEFAULT_INDEX_CODECS: tuple[dict[str, Any], ...] = (
+    {"name": "bytes", "configuration": {"endian": "little"}},
+    {"name": "crc32c"},
+)
+# Below this many bytes per shard, inner chunks are encoded/decoded in the calling thread:
+# handing tiny tasks to the pool costs more than it saves.
+_PARALLEL_MIN_BYTES = 1 << 20
+
+Coords: TypeAlias = tuple[int, ...]
+
+
+# -- the index -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ShardIndex:
+    """A decoded shard index: where each inner chunk's bytes are in the shard.
+
+    Attributes
+    ----------
+    entries
+        ``uint64`` array of shape ``chunks_per_shard + (2,)``: ``[..., 0]`` offsets,
+        ``[..., 1]`` byte lengths; :data:`MISSING` in both for a missing inner chunk.
+    """
+
+    entries: np.ndarray
+
+    @property
+    def chunks_per_shard(self) -> tuple[int, ...]:
+        return tuple(self.entries.shape[:-1])
+
+    @property
+    def present(self) -> np.ndarray:
+        """Boolean array of ``chunks_per_shard``: which inner chunks are stored."""
+        return self.entries[..., 0] != MISSING
+
+    @property
+    def all_missing(self) -> bool:
+        return not bool(self.present.any())
+
+    def get(self, coords: Sequence[int]) -> tuple[int, int] | None:
+        """``(offset, nbytes)`` of the inner chunk at ``coords``, or None if it is missing."""
+        offset, nbytes = (int(v) for v in self.entries[tuple(coords)])
+        if offset == MISSING:
+            return None
+        return offset, nbytes
+
+    @classmethod
+    def empty(cls, chunks_per_shard: Sequence[int]) -> ShardIndex:
+        """An index in which every inner chunk is missing."""
+        return cls(np.full((*chunks_per_shard, 2), MISSING, dtype=_U64))
+
+
+@dataclass(frozen=True, slots=True)
+class ByteRangeGroup:
+    """One read request covering one or more stored inner chunks (see
+    :meth:`ShardingCodec.byte_ranges`).
+
+    Attributes
+    ----------
+    start, length
+        The bytes of the shard to read: ``shard[start:start + length]``.
+    members
+        ``(inner coords, offset within this range, nbytes)`` of each inner chunk it holds.
+    """
+
+    start: int
+    length: int
+    members: tuple[tuple[Coords, int, int], ...]
+
+
+# -- the codec -------------------------------------------------------------------------------------
+
+
+def _as_codecs(value: Any, *, path: str) -> tuple[Codec, ...]:
+    """Codec objects for a codec list given as dicts, names or codec objects."""
+    if isinstance(value, tuple) and all(isinstance(c, Codec) for c in value):
+        return value
+    return parse_codecs(value, path=path)
+
+
+def _parse_chunk_shape(value: Any, *, path: str) -> tuple[int, ...]:
+    field_path = f"{path}.configuration.chunk_shape"
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise MetadataError(f"must be a list of positive integers, got {value!r}", path=field_path)
+    if len(value) == 0:
+        raise MetadataError("must have at least one dimension", path=field_path)
+    return tuple(
+        parse_int_field(v, path=f"{field_path}[{i}]", minimum=1) for i, v in enumerate(value)
+    )
+
+
+@dataclass(frozen=True)
+class ShardingCodec(ArrayBytesCodec):
+    """Store inner chunks of ``chunk_shape``, each encoded with ``codecs``, in one shard.
+
+    Parameters
+    ----------
+    chunk_shape
+        Shape of the inner chunks; must divide the shard shape (the array's chunk shape).
+    codecs
+        The inner chunks' codec chain (dicts, names or codec objects; any chain zarr3c
+        supports, nested sharding included).
+    index_codecs
+        The index's codec chain; its encoded size must be fixed (``bytes`` + ``crc32c``).
+    index_location
+        ``"end"`` (default) or ``"start"``.
+
+    Notes
+    -----
+    :class:`~zarr3c.codecs.pipeline.CodecPipeline` calls :meth:`evolve`, which resolves the
+    inner and index chains for the array's data type and fill value; the partial-read
+    methods that take only a shard shape need that evolved codec (``pipeline.array_bytes``).
+    """
+
+    name: ClassVar[str] = "sharding_indexed"
+
+    chunk_shape: tuple[int, ...]
+    codecs: tuple[Codec, ...] = field(default=())
+    index_codecs: tuple[Codec, ...] = field(default=())
+    index_location: IndexLocation = "end"
+    #: JSON path of this codec object, named by errors
+    path: str = field(default="sharding_indexed", compare=False, repr=False)
+    _inner: CodecPipeline | None = field(default=None, compare=False, repr=False)
+    _index: CodecPipeline | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "chunk_shape", _parse_chunk_shape(self.chunk_shape, path=self.path))
+        set_(self, "codecs", _as_codecs(
+            self.codecs or _DEFAULT_CODECS, path=f"{self.path}.configuration.codecs"))
+        set_(self, "index_codecs", _as_codecs(
+            self.index_codecs or _DEFAULT_INDEX_CODECS,
+            path=f"{self.path}.configuration.index_codecs"))
+        parse_choice_field(
+            self.index_location, ("start", "end"), path=f"{self.path}.configuration.index_location"
+        )
+        set_(self, "_cache_lock", threading.Lock())
+        set_(self, "_cache", {})
+
+    # -- metadata ---------------------------------------------------------------------------------
+
+    @classmethod
+    def from_config(cls, configuration: Mapping[str, Any] | None, *, path: str) -> ShardingCodec:
+        config = check_config_keys(
+            configuration,
+            path=path,
+            required=("chunk_shape",),
+            optional=("codecs", "index_codecs", "index_location"),
+        )
+        # zarr-python and tensorstore write every field; a missing optional one takes
+        # zarr-python's default.
+        codecs = config.get("codecs", _DEFAULT_CODECS)
+        index_codecs = config.get("index_codecs", _DEFAULT_INDEX_CODECS)
+        for key, value in (("codecs", codecs), ("index_codecs", index_codecs)):
+            if isinstance(value, list | tuple) and len(value) == 0:
+                raise MetadataError(
+                    "must not be empty (it needs an array->bytes codec)",
+                    path=f"{path}.configuration.{key}",
+                )
+        return cls(
+            chunk_shape=config["chunk_shape"],
+            codecs=parse_codecs(codecs, path=f"{path}.configuration.codecs"),
+            index_codecs=parse_codecs(index_codecs, path=f"{path}.configuration.index_codecs"),
+            index_location=config.get("index_location", "end"),
+            path=path,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "configuration": {
+                "chunk_shape": list(self.chunk_shape),
+                "codecs": [c.to_dict() for c in self.codecs],
+                "index_codecs": [c.to_dict() for c in self.index_codecs],
+                "index_location": self.index_location,
+            },
+        }
+
+    def evolve(self, spec: ChunkSpec) -> ShardingCodec:
+        """Resolve the inner chain for the array's data type and fill value (which evolves the
+        inner codecs, e.g. blosc's typesize) and the index chain for ``uint64``."""
+        inner = CodecPipeline.from_codecs(
+            self.codecs,
+            dtype=spec.dtype,
+            fill_value=spec.fill_value,
+            path=f"{self.path}.configuration.codecs",
+        )
+        index = self._make_index_pipeline()
+        return replace(self, codecs=inner.codecs, index_codecs=index.codecs,
+                       _inner=inner, _index=index)
+
+    def _make_index_pipeline(self) -> CodecPipeline:
+        return CodecPipeline.from_codecs(
+            self.index_codecs,
+            dtype=_U64,
+            fill_value=_MISSING_FILL,
+            path=f"{self.path}.configuration.index_codecs",
+        )
+
+    def validate(self, spec: ChunkSpec, *, path: str) -> None:
+        """Check the inner chunk shape divides the shard shape, the inner chain takes inner
+        chunks, and the index chain takes the index and has a fixed encoded size."""
+        cps = self._chunks_per_shard(spec.shape, path=path)
+        self._inner_pipeline(spec).validate(
+            self.chunk_shape, path=f"{path}.configuration.codecs"
+        )
+        index = self._index_pipeline()
+        index_path = f"{path}.configuration.index_codecs"
+        index.validate((*cps, 2), path=index_path)
+        if index.encoded_size((*cps, 2)) is None:
+            raise MetadataError(
+                "the index codecs must have a fixed encoded size (e.g. bytes, or bytes + "
+                f"crc32c), got {[c.name for c in self.index_codecs]}",
+                path=index_path,
+            )
+
+    def encoded_size(self, spec: ChunkSpec) -> int | None:
+        return None  # omitted inner chunks and compression make it vary
+
+    # -- pipelines and shapes ---------------------------------------------------------------------
+
+    def _inner_pipeline(self, spec: ChunkSpec) -> CodecPipeline:
+        inner = self._inner
+        if (
+            inner is not None
+            and inner.dtype == spec.dtype
+            and inner.fill_value.tobytes() == spec.fill_value.tobytes()
+        ):
+            return inner
+        # Not evolved for this data type (a codec used on its own): resolve and keep it.
+        dtype = native_dtype(spec.dtype)
+        key = (dtype.str, spec.fill_value.tobytes())
+        cache: dict[Any, CodecPipeline] = self._cache  # type: ignore[attr-defined]
+        pipeline = cache.get(key)
+        if pipeline is None:
+            pipeline = CodecPipeline.from_codecs(
+                self.codecs, dtype=dtype, fill_value=spec.fill_value,
+                path=f"{self.path}.configuration.codecs",
+            )
+            with self._cache_lock:  # type: ignore[attr-defined]
+                cache[key] = pipeline
+        return pipeline
+
+    def _index_pipeline(self) -> CodecPipeline:
+        if self._index is not None:
+            return self._index
+        cache: dict[Any, CodecPipeline] = self._cache  # type: ignore[attr-defined]
+        pipeline = cache.get("index")
+        if pipeline is None:
+            pipeline = self._make_index_pipeline()
+            with self._cache_lock:  # type: ignore[attr-defined]
+                cache["index"] = pipeline
+        return pipeline
+
+    def _evolved_pipeline(self) -> CodecPipeline:
+        if self._inner is None:
+            raise RuntimeError(
+                "this sharding codec was not evolved for an array (use the codec found in "
+                "CodecPipeline.from_codecs(...).array_bytes)"
+            )
+        return self._inner
+
+    def _chunks_per_shard(self, shard_shape: Sequence[int], *, path: str | None = None) -> Coords:
+        field_path = f"{path or self.path}.configuration.chunk_shape"
+        shard_shape = tuple(shard_shape)
+        if len(shard_shape) != len(self.chunk_shape):
+            raise MetadataError(
+                f"has {len(self.chunk_shape)} dimensions but the shard (the array's chunk) "
+                f"has {len(shard_shape)}: {list(shard_shape)}",
+                path=field_path,
+            )
+        if any(s % c for s, c in zip(shard_shape, self.chunk_shape, strict=True)):
+            raise MetadataError(
+                f"inner chunk shape {list(self.chunk_shape)} does not divide the shard shape "
+                f"{list(shard_shape)} (the array's chunk shape)",
+                path=field_path,
+            )
+        return tuple(s // c for s, c in zip(shard_shape, self.chunk_shape, strict=True))
+
+    def chunks_per_shard(self, shard_shape: Sequence[int]) -> Coords:
+        """The shape of the inner chunk grid of a shard of ``shard_shape``.
+
+        Raises
+        ------
+        MetadataError
+            If ``chunk_shape`` does not divide ``shard_shape`` (names the field).
+        """
+        return self._chunks_per_shard(shard_shape)
+
+    def index_nbytes(self, shard_shape: Sequence[int]) -> int:
+        """The size in bytes of the encoded index of a shard of ``shard_shape``."""
+        cps = self._chunks_per_shard(shard_shape)
+        size = self._index_pipeline().encoded_size((*cps, 2))
+        if size is None:
+            raise MetadataError(
+                "the index codecs must have a fixed encoded size",
+                path=f"{self.path}.configuration.index_codecs",
+            )
+        return size
+
+    def index_byte_range(self, shard_shape: Sequence[int]) -> tuple[int, int | None]:
+        """The ``(start, length)`` store request that reads the index: ``(0, n)`` at the start,
+        the suffix request ``(-n, None)`` at the end."""
+        n = self.index_nbytes(shard_shape)
+        return (0, n) if self.index_location == "start" else (-n, None)
+
+    # -- encode -----------------------------------------------------------------------------------
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        """Encode a shard: its non-fill inner chunks, in C order, and the index."""
+        cps = self._chunks_per_shard(spec.shape)
+        inner = self._inner_pipeline(spec)
+        fill_bytes = as_byte_array(spec.fill_value)
+        grid = list(np.ndindex(*cps))
+
+        def encode_one(coords: Coords) -> bytes | memoryview | np.ndarray | None:
+            part = np.ascontiguousarray(chunk[self._box(coords)])
+            if part.dtype.itemsize and is_uniform(as_byte_array(part), fill_bytes):
+                return None
+            return inner.encode(part)
+
+        encoded = _fan_out(encode_one, grid, spec.nbytes)
+        index = ShardIndex.empty(cps)
+        index_n = self.index_nbytes(spec.shape)
+        pos = index_n if self.index_location == "start" else 0
+        sizes = []
+        for coords, data in zip(grid, encoded, strict=True):
+            if data is None:
+                sizes.append(0)
+                continue
+            n = as_byte_array(data).nbytes
+            index.entries[coords] = (pos, n)
+            sizes.append(n)
+            pos += n
+        total = pos + (index_n if self.index_location == "end" else 0)
+        out = np.empty(total, dtype=np.uint8)
+        index_bytes = as_byte_array(self._index_pipeline().encode(index.entries))
+        if index_bytes.nbytes != index_n:  # the chain's encoded_size was wrong
+            raise ChunkDecodeError(
+                f"sharding_indexed: index codecs wrote {index_bytes.nbytes} bytes, "
+                f"expected {index_n}"
+            )
+        if self.index_location == "start":
+            out[:index_n] = index_bytes
+        else:
+            out[total - index_n:] = index_bytes
+        for coords, data in zip(grid, encoded, strict=True):
+            if data is not None:
+                offset, n = (int(v) for v in index.entries[coords])
+                out[offset:offset + n] = as_byte_array(data)
+        return out
+
+    def _box(self, coords: Sequence[int]) -> tuple[slice, ...]:
+        """The region of the shard the inner chunk at ``coords`` covers."""
+        return tuple(
+            slice(i * c, (i + 1) * c) for i, c in zip(coords, self.chunk_shape, strict=True)
+        )
+
+    # -- decode -----------------------------------------------------------------------------------
+
+    def decode(self, data: bytes | memoryview | np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        """Decode a whole shard; missing inner chunks read as the fill value.
+
+        Raises
+        ------
+        ChunkDecodeError
+            (ChecksumError for a bad index checksum) without the shard key, which the
+            pipeline adds: a shard shorter than its index, an entry pointing outside the
+            shard or into the index, overlapping entries, a corrupt inner chunk (named).
+        """
+        buf = as_byte_array(data)
+        cps = self._chunks_per_shard(spec.shape)
+        inner = self._inner_pipeline(spec)
+        index = self._decode_index_from_shard(buf, spec.shape)
+        present = index.present
+        if present.all() and all(n == 1 for n in cps):
+            # One inner chunk filling the shard: its decoding is the shard.
+            return self._decode_inner_with(inner, buf, (0,) * len(cps), index)
+        out = np.empty(spec.shape, dtype=spec.dtype)
+        if not present.all():
+            _fill(out, spec.fill_value)
+        coords_list = [tuple(int(i) for i in c) for c in np.argwhere(present)]
+
+        def decode_one(coords: Coords) -> None:
+            out[self._box(coords)] = self._decode_inner_with(inner, buf, coords, index)
+
+        _fan_out(decode_one, coords_list, spec.nbytes)
+        return out
+
+    def _decode_index_from_shard(self, buf: np.ndarray, shard_shape: Sequence[int]) -> ShardIndex:
+        n = self.index_nbytes(shard_shape)
+        size = buf.nbytes
+        if size < n:
+            raise ChunkDecodeError(
+                f"sharding_indexed: the shard has {size} bytes, shorter than its index "
+                f"({n} bytes)"
+            )
+        raw = buf[:n] if self.index_location == "start" else buf[size - n:]
+        return self.decode_index(raw, shard_shape, shard_nbytes=size)
+
+    def decode_index(
+        self,
+        data: bytes | bytearray | memoryview | np.ndarray,
+        shard_shape: Sequence[int],
+        *,
+        shard_nbytes: int | None = None,
+    ) -> ShardIndex:
+        """Decode and check an encoded index (exactly :meth:`index_nbytes` bytes).
+
+        Parameters
+        ----------
+        data
+            The encoded index.
+        shard_shape
+            The shard's shape.
+        shard_nbytes
+            The shard's size in bytes when known: entries must then lie inside the shard and
+            outside the index.  Without it, only what the index alone shows is checked
+            (well-formed entries that do not overlap each other nor, at the start, the index).
+
+        Raises
+        ------
+        ChunkDecodeError
+            A wrong size, a bad entry (naming the inner chunk); ChecksumError for a crc32c
+            mismatch.
+        """
+        cps = self._chunks_per_shard(shard_shape)
+        n = self.index_nbytes(shard_shape)
+        buf = as_byte_array(data)
+        if buf.nbytes != n:
+            raise ChunkDecodeError(
+                f"sharding_indexed: the shard index has {buf.nbytes} bytes, expected {n}"
+            )
+        try:
+            entries = self._index_pipeline().decode(buf, (*cps, 2))
+        except ChunkDecodeError as exc:
+            cls = ChecksumError if isinstance(exc, ChecksumError) else ChunkDecodeError
+            raise cls(f"sharding_indexed: shard index: {exc}") from exc
+        index = ShardIndex(np.array(entries, dtype=_U64))  # a writable copy, owned
+        self._check_index(index, shard_nbytes, n)
+        return index
+
+    def _check_index(self, index: ShardIndex, shard_nbytes: int | None, index_n: int) -> None:
+        entries = index.entries
+        offsets = entries[..., 0]
+        lengths = entries[..., 1]
+        off_missing = offsets == MISSING
+        len_missing = lengths == MISSING
+        half = off_missing != len_missing
+        if half.any():
+            coords = _first(half)
+            raise ChunkDecodeError(
+                f"sharding_indexed: index entry of inner chunk {coords} is "
+                f"(offset {int(offsets[coords])}, nbytes {int(lengths[coords])}): only one of "
+                "them is the missing-chunk marker 2**64-1"
+            )
+        present = ~off_missing
+        if not present.any():
+            return
+        if shard_nbytes is not None:
+            size = np.uint64(shard_nbytes)
+            # offset + nbytes > size, written so that it cannot overflow uint64
+            outside = present & ((offsets > size) | (lengths > size - np.minimum(offsets, size)))
+            if outside.any():
+                coords = _first(outside)
+                raise ChunkDecodeError(
+                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
+                    f"nbytes {int(lengths[coords])}) lies outside the shard of "
+                    f"{shard_nbytes} bytes"
+                )
+        else:
+            # Without the shard size, still refuse ends past 2**64 (offset + nbytes overflow).
+            outside = present & (lengths > np.uint64(MISSING) - offsets)
+            if outside.any():
+                coords = _first(outside)
+                raise ChunkDecodeError(
+                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
+                    f"nbytes {int(lengths[coords])}) ends beyond any possible shard"
+                )
+        stored = present & (lengths > 0)
+        if self.index_location == "start":
+            index_lo, index_hi = 0, index_n
+        elif shard_nbytes is not None:
+            index_lo, index_hi = shard_nbytes - index_n, shard_nbytes
+        else:
+            index_lo = index_hi = None
+        if index_lo is not None:
+            lo, hi = np.uint64(index_lo), np.uint64(index_hi)
+            into = stored & (offsets < hi) & (offsets + lengths > lo)
+            if into.any():
+                coords = _first(into)
+                raise ChunkDecodeError(
+                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
+                    f"nbytes {int(lengths[coords])}) overlaps the shard index (bytes "
+                    f"{index_lo}..{index_hi})"
+                )
+        flat = np.flatnonzero(stored.reshape(-1))
+        if flat.size > 1:
+            starts = offsets.reshape(-1)[flat]
+            ends = starts + lengths.reshape(-1)[flat]
+            order = np.argsort(starts, kind="stable")
+            overlap = starts[order[1:]] < ends[order[:-1]]
+            if overlap.any():
+                k = int(np.flatnonzero(overlap)[0])
+                cps = index.chunks_per_shard
+                a = tuple(int(i) for i in np.unravel_index(flat[order[k]], cps))
+                b = tuple(int(i) for i in np.unravel_index(flat[order[k + 1]], cps))
+                raise ChunkDecodeError(
+                    f"sharding_indexed: inner chunks {a} (offset {int(offsets[a])}, nbytes "
+                    f"{int(lengths[a])}) and {b} (offset {int(offsets[b])}, nbytes "
+                    f"{int(lengths[b])}) overlap"
+                )
+
+    def _decode_inner_with(
+        self, inner: CodecPipeline, buf: np.ndarray, coords: Coords, index: ShardIndex
+    ) -> np.ndarray:
+        entry = index.get(coords)
+        assert entry is not None
+        offset, n = entry
+        return _decode_inner_bytes(inner, buf[offset:offset + n], self.chunk_shape, coords)
+
+    def is_empty_shard(
+        self, data: bytes | memoryview | np.ndarray, shard_shape: Sequence[int]
+    ) -> bool:
+        """Whether an encoded shard holds no inner chunk (all read as the fill value).
+
+        Raises
+        ------
+        ChunkDecodeError
+            If the shard's index is malformed.
+        """
+        return self._decode_index_from_shard(as_byte_array(data), shard_shape).all_missing
+
+    # -- partial reads ----------------------------------------------------------------------------
+
+    def read_index(
+        self, get_ranges: GetRanges, shard_shape: Sequence[int], *, key: str | None = None
+    ) -> ShardIndex | None:
+        """Read and decode a shard's index with one request; None if the shard is missing.
+
+        Parameters
+        ----------
+        get_ranges
+            Reads byte ranges of the shard (:data:`GetRanges`).
+        shard_shape
+            The shard's shape (the array's chunk shape).
+        key
+            The shard's store key, named by errors.
+
+        Raises
+        ------
+        ChunkDecodeError
+            Naming ``key``: the shard is shorter than its index, or the index is malformed
+            (ChecksumError for a crc32c mismatch).
+        """
+        n = self.index_nbytes(shard_shape)
+        (raw,) = get_ranges([self.index_byte_range(shard_shape)])
+        if raw is None:
+            return None
+        with _naming(key):
+            buf = as_byte_array(raw)
+            if buf.nbytes < n:
+                raise ChunkDecodeError(
+                    f"sharding_indexed: the shard has {buf.nbytes} bytes, shorter than its "
+                    f"index ({n} bytes)"
+                )
+            return self.decode_index(buf, shard_shape)
+
+    def inner_chunks_for_region(
+        self, shard_shape: Sequence[int], region: Sequence[slice | tuple[int, int]]
+    ) -> list[Coords]:
+        """The inner chunks (C order) holding at least one element of ``region``.
+
+        ``region`` gives per dimension a ``slice`` (``step >= 1``; bounds as numpy takes
+        them) or a ``(start, stop)`` pair, within the shard.
+        """
+        plans = self._project(shard_shape, region)
+        return [tuple(p[0] for p in combo) for combo in itertools.product(*plans)]
+
+    def byte_ranges(
+        self,
+        index: ShardIndex,
+        inner_coords: Iterable[Sequence[int]],
+        *,
+        max_gap: int = COALESCE_MAX_GAP,
+    ) -> list[ByteRangeGroup]:
+        """Coalesced read requests for the stored inner chunks among ``inner_coords``.
+
+        Missing inner chunks get no request.  Chunks are sorted by offset and merged into
+        one request when the gap between them is at most ``max_gap`` bytes.
+        """
+        found = []
+        for coords in inner_coords:
+            coords = tuple(int(c) for c in coords)
+            entry = index.get(coords)
+            if entry is not None:
+                found.append((entry[0], entry[1], coords))
+        found.sort()
+        groups: list[ByteRangeGroup] = []
+        start = end = -1
+        members: list[tuple[Coords, int, int]] = []
+        for offset, n, coords in found:
+            if members and offset - end <= max_gap:
+                members.append((coords, offset - start, n))
+                end = max(end, offset + n)
+                continue
+            if members:
+                groups.append(ByteRangeGroup(start, end - start, tuple(members)))
+            start, end = offset, offset + n
+            members = [(coords, 0, n)]
+        if members:
+            groups.append(ByteRangeGroup(start, end - start, tuple(members)))
+        return groups
+
+    def decode_inner(
+        self, data: bytes | bytearray | memoryview | np.ndarray, coords: Sequence[int] = ()
+    ) -> np.ndarray:
+        """Decode one inner chunk's stored bytes into an array of ``chunk_shape``.
+
+        ``coords`` (its position in the shard) only names it in errors.  Needs the evolved
+        codec (see the class notes).
+
+        Raises
+        ------
+        ChunkDecodeError
+            Naming the inner chunk.
+        """
+        return _decode_inner_bytes(
+            self._evolved_pipeline(), as_byte_array(data), self.chunk_shape, tuple(coords)
+        )
+
+    def read_inner_chunks(
+        self,
+        get_ranges: GetRanges,
+        shard_shape: Sequence[int],
+        inner_coords: Iterable[Sequence[int]],
+        *,
+        index: ShardIndex | None = None,
+        key: str | None = None,
+        max_gap: int = COALESCE_MAX_GAP,
+    ) -> dict[Coords, np.ndarray | None] | None:
+        """Read and decode some inner chunks of a shard: the index (unless given), then one
+        batched request for the coalesced byte ranges of the stored ones.
+
+        Returns
+        -------
+        dict or None
+            ``coords -> decoded inner chunk``, or None for an inner chunk that is missing
+            (it reads as the fill value); None if the whole shard is missing.
+
+        Raises
+        ------
+        ChunkDecodeError
+            Naming ``key`` (and the inner chunk): malformed index, a range past the end of
+            the shard, a corrupt inner chunk.
+        """
+        wanted = [tuple(int(c) for c in coords) for coords in inner_coords]
+        if index is None:
+            index = self.read_index(get_ranges, shard_shape, key=key)
+            if index is None:
+                return None
+        inner = self._evolved_pipeline()
+        result: dict[Coords, np.ndarray | None] = dict.fromkeys(wanted)
+        groups = self.byte_ranges(index, wanted, max_gap=max_gap)
+        if not groups:
+            return result
+        values = get_ranges([(g.start, g.length) for g in groups])
+        with _naming(key):
+            tasks = []
+            for group, value in zip(groups, values, strict=True):
+                if value is None:
+                    raise ChunkDecodeError("sharding_indexed: the shard disappeared while read")
+                buf = as_byte_array(value)
+                for coords, rel, n in group.members:
+                    if rel + n > buf.nbytes:
+                        raise ChunkDecodeError(
+                            f"sharding_indexed: inner chunk {coords} (offset "
+                            f"{group.start + rel}, nbytes {n}) lies outside the shard of "
+                            f"{group.start + buf.nbytes} bytes"
+                        )
+                    tasks.append((coords, buf[rel:rel + n]))
+
+            def decode_one(task: tuple[Coords, np.ndarray]) -> tuple[Coords, np.ndarray]:
+                coords, raw = task
+                return coords, _decode_inner_bytes(inner, raw, self.chunk_shape, coords)
+
+            nbytes = len(tasks) * math.prod(self.chunk_shape) * inner.dtype.itemsize
+            for coords, arr in _fan_out(decode_one, tasks, nbytes):
+                result[coords] = arr
+        return result
+
+    def read_region(
+        self,
+        get_ranges: GetRanges,
+        shard_shape: Sequence[int],
+        region: Sequence[slice | tuple[int, int]],
+        *,
+        key: str | None = None,
+        max_gap: int = COALESCE_MAX_GAP,
+    ) -> np.ndarray | None:
+        """``shard[region]`` read through :meth:`read_inner_chunks`: only the index and the
+        inner chunks holding selected elements are fetched and decoded.
+
+        ``region`` gives per dimension a ``slice`` (``step >= 1``) or ``(start, stop)``;
+        the result has numpy's shape for ``shard[slices]`` (no dimension dropped).  Returns
+        None if the shard is missing (the caller fills with the fill value).
+        """
+        plans = self._project(shard_shape, region)
+        inner = self._evolved_pipeline()
+        out_shape = tuple(sum(len(range(*o.indices(1 << 62))) for _, o, _ in p) for p in plans)
+        out = np.empty(out_shape, dtype=inner.dtype)
+        combos = list(itertools.product(*plans))
+        chunks = self.read_inner_chunks(
+            get_ranges, shard_shape, [tuple(p[0] for p in c) for c in combos],
+            key=key, max_gap=max_gap,
+        )
+        if chunks is None:
+            return None
+        for combo in combos:
+            coords = tuple(p[0] for p in combo)
+            dst = tuple(p[1] for p in combo)
+            arr = chunks[coords]
+            if arr is None:
+                _fill(out[dst], inner.fill_value)
+            else:
+                out[dst] = arr[tuple(p[2] for p in combo)]
+        return out
+
+    def _project(
+        self, shard_shape: Sequence[int], region: Sequence[slice | tuple[int, int]]
+    ) -> list[list[tuple[int, slice, slice]]]:
+        """Per dimension, ``(inner chunk index, slice of the output, slice of the inner chunk)``
+        for each inner chunk the region's selection touches."""
+        shard_shape = tuple(shard_shape)
+        self._chunks_per_shard(shard_shape)
+        if len(region) != len(shard_shape):
+            raise IndexingError(
+                f"region has {len(region)} dimensions, the shard has {len(shard_shape)}"
+            )
+        plans = []
+        for axis, (sel, n, c) in enumerate(zip(region, shard_shape, self.chunk_shape,
+                                                strict=True)):
+            if isinstance(sel, slice):
+                start, stop, step = sel.indices(n)
+            else:
+                start, stop = (int(v) for v in sel)
+                step = 1
+                if not 0 <= start <= stop <= n:
+                    raise IndexingError(
+                        f"region ({start}, {stop}) of axis {axis} is outside the shard "
+                        f"(length {n})"
+                    )
+            if step < 1:
+                raise IndexingError(f"region of axis {axis}: step must be >= 1, got {step}")
+            count = len(range(start, stop, step))
+            plan = []
+            if count:
+                last = start + (count - 1) * step
+                for i in range(start // c, last // c + 1):
+                    lo, hi = i * c, (i + 1) * c
+                    k0 = max(0, -(-(lo - start) // step))
+                    k1 = min(count, -(-(hi - start) // step))
+                    if k1 > k0:
+                        first = start + k0 * step - lo
+                        plan.append((i, slice(k0, k1),
+                                     slice(first, first + (k1 - k0 - 1) * step + 1, step)))
+            plans.append(plan)
+        return plans
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+class _naming:
+    """Context manager: re-raise a ChunkDecodeError without key as one naming ``key``."""
+
+    def __init__(self, key: str | None):
+        self.key = key
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        if self.key is not None and isinstance(exc, ChunkDecodeError) and exc.key is None:
+            raise type(exc)(str(exc), key=self.key) from exc
+        return False
+
+
+def _first(mask: np.ndarray) -> Coords:
+    return tuple(int(i) for i in np.argwhere(mask)[0])
+
+
+def _fill(out: np.ndarray, fill_value: np.ndarray) -> None:
+    """Set every element of ``out`` (any view) to the fill value's exact bits."""
+    if out.size == 0:
+        return
+    if out.dtype.kind == "V" or out.dtype.itemsize == 0:
+        out[...] = fill_value
+    else:
+        # Same-dtype assignment copies bits (NaN payloads, -0.0 included).
+        np.copyto(out, fill_value, casting="no")
+
+
+def _decode_inner_bytes(
+    inner: CodecPipeline, raw: np.ndarray, chunk_shape: tuple[int, ...], coords: Coords
+) -> np.ndarray:
+    try:
+        return inner.decode(raw, chunk_shape)
+    except ChunkDecodeError as exc:
+        cls = ChecksumError if isinstance(exc, ChecksumError) else ChunkDecodeError
+        raise cls(f"sharding_indexed: inner chunk {coords}: {exc}") from exc
+
+
+def _fan_out(fn: Callable[[Any], Any], items: list[Any], nbytes: int) -> list[Any]:
+    """``[fn(x) for x in items]``, in the thread pool when the shard is big enough to gain.
+
+    Items are grouped in a few batches per thread, so a shard of many small inner chunks
+    costs a few task hand-offs, not one per chunk.
+    """
+    threads = get_num_threads()
+    if len(items) <= 1 or threads == 1 or nbytes < _PARALLEL_MIN_BYTES:
+        return [fn(x) for x in items]
+    nbatches = min(len(items), threads * 4)
+    size = -(-len(items) // nbatches)
+    batches = [(i, items[i:i + size]) for i in range(0, len(items), size)]
+    done = map_unordered(lambda b: (b[0], [fn(x) for x in b[1]]), batches)
+    done.sort(key=lambda r: r[0])
+    return [r for _, results in done for r in results]
+
+
+def partial_read_codec(pipeline: CodecPipeline) -> ShardingCodec | None:
+    """The sharding codec of ``pipeline`` if its chunks can be read partially, else None.
+
+    Partial reads by byte range need the shard's stored bytes to be the sharding codec's
+    output: the chain must be exactly ``[sharding_indexed]`` (no array -> array codec before
+    it, no bytes -> bytes codec after it).
+    """
+    codec = pipeline.array_bytes
+    if isinstance(codec, ShardingCodec) and len(pipeline.codecs) == 1:
+        return codec
+    return None
+
+
+def sharding_codec_dict(
+    inner_chunks: Sequence[int],
+    *,
+    filters: Iterable[CodecLike] | CodecLike = (),
+    serializer: CodecLike = "auto",
+    compressors: Iterable[CodecLike] | CodecLike = "auto",
+    index_location: IndexLocation = "end",
+    dtype: Any = None,
+) -> dict[str, Any]:
+    """The ``sharding_indexed`` codec dict for ``create_array(chunks=inner, shards=outer)``.
+
+    As zarr-python 3: the filters, serializer and compressors go inside the shard (they
+    encode each inner chunk); the index is ``bytes`` (little endian) + ``crc32c``.
+
+    Parameters
+    ----------
+    inner_chunks
+        The inner chunk shape (``chunks=``).
+    filters, serializer, compressors
+        As ``create_array`` takes them; ``"auto"`` (and a bare ``"bytes"`` serializer) mean
+        zarr-python's defaults for ``dtype``, which is then required.  ``None`` compressors
+        mean none.
+    index_location
+        ``"end"`` (default) or ``"start"``.
+    dtype
+        The array's data type, needed to resolve ``"auto"``.
+
+    Raises
+    ------
+    MetadataError
+        A bad ``index_location``, an ``"auto"`` without ``dtype``, or an inner chunk shape
+        that is not a list of positive integers.
+    """
+    path = "codecs[0]"
+    shape = _parse_chunk_shape(list(inner_chunks), path=path)
+    parse_choice_field(index_location, ("start", "end"),
+                       path=f"{path}.configuration.index_location")
+
+    def need_dtype(what: str) -> np.dtype:
+        if dtype is None:
+            raise MetadataError(f"{what} 'auto' needs the array's dtype", path=path)
+        return np.dtype(dtype)
+
+    def as_list(value: Any) -> list[Any]:
+        if value is None:
+            return []
+        if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
+            return [value]
+        return list(value)
+
+    if serializer == "auto" or serializer == "bytes" or serializer == {"name": "bytes"}:
+        ser = default_serializer(need_dtype("serializer"))
+    else:
+        ser = serializer
+    comps = default_compressors(need_dtype("compressors")) if compressors == "auto" else compressors
+    inner = [
+        normalize_codec_like(c, path=f"{path}.configuration.codecs[{i}]")
+        for i, c in enumerate([*as_list(filters), ser, *as_list(comps)])
+    ]
+    return {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": list(shape),
+            "codecs": inner,
+            "index_codecs": [dict(c) for c in _DEFAULT_INDEX_CODECS],
+            "index_location": index_location,
+        },
+    }
