@@ -13,6 +13,7 @@ from zarr3c.array import Array
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.group import Group
 from zarr3c.stores import LocalStore, MemoryStore, Store
+from zarr3c.transfer import copy
 
 __version__ = "0.1.0"
 
@@ -22,6 +23,7 @@ __all__ = [
     "LocalStore",
     "MemoryStore",
     "Store",
+    "copy",
     "create_array",
     "create_group",
     "errors",

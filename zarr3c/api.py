@@ -13,10 +13,10 @@ from typing import Any
 
 from zarr3c.array import Array, open_array_at
 from zarr3c.array import create_array as _create_array
-from zarr3c.errors import UnsupportedFeatureError
+from zarr3c.errors import UnsupportedFeatureError, UnsupportedFormatError
 from zarr3c.group import Group, open_group_at, open_node
 from zarr3c.group import create_group as _create_group
-from zarr3c.hierarchy import read_node_metadata
+from zarr3c.metadata.formats import Draft2022Format, HierarchyFormat, detect_format
 from zarr3c.paths import normalize_path
 from zarr3c.stores import make_store
 
@@ -30,11 +30,27 @@ def _check_mode(mode: str) -> None:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
 
 
-def _check_format(zarr_format: Any) -> None:
+def _format_for_create(store: Any, zarr_format: Any) -> HierarchyFormat:
+    """The format a new node is written in: the hierarchy's own, which must be the one asked
+    for (one hierarchy never mixes the final v3 layout and the draft-2022 one)."""
+    if zarr_format not in (3, "draft-2022"):
+        raise UnsupportedFeatureError(
+            f"zarr_format {zarr_format!r} is not supported (3 or 'draft-2022')"
+        )
+    detected = detect_format(store)
+    if detected.zarr_format == zarr_format:
+        return detected
     if zarr_format == "draft-2022":
-        raise UnsupportedFeatureError("zarr_format='draft-2022' is not supported yet")
-    if zarr_format != 3:
-        raise UnsupportedFeatureError(f"zarr_format {zarr_format!r} is not supported (only 3)")
+        if store.get("zarr.json") is not None:
+            raise UnsupportedFormatError(
+                "the store holds a Zarr v3 hierarchy (zarr.json); cannot add draft-2022 nodes",
+                source="zarr.json",
+            )
+        return Draft2022Format()
+    raise UnsupportedFormatError(
+        "the store holds a draft-2022 hierarchy; pass zarr_format='draft-2022' to add nodes",
+        source="zarr.json",
+    )
 
 
 def create_array(
@@ -87,12 +103,12 @@ def create_array(
     overwrite
         Replace a node already at the path (otherwise ContainsArrayError/ContainsGroupError).
     """
-    _check_format(zarr_format)
     if data is None and (shape is None or dtype is None):
         raise TypeError("create_array() needs shape and dtype (or data)")
     s = make_store(store, read_only=False, storage_options=storage_options)
     return _create_array(
-        s, normalize_path(name), shape=shape, dtype=dtype, chunks=chunks, shards=shards,
+        s, normalize_path(name), fmt=_format_for_create(s, zarr_format), shape=shape,
+        dtype=dtype, chunks=chunks, shards=shards,
         filters=filters, serializer=serializer, compressors=compressors, fill_value=fill_value,
         order=order, attributes=attributes, chunk_key_encoding=chunk_key_encoding,
         dimension_names=dimension_names, overwrite=overwrite, codecs=codecs,
@@ -115,12 +131,13 @@ def open_array(
     _check_mode(mode)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
-    if mode in ("w", "w-") or (mode == "a" and create_kwargs
-                               and read_node_metadata(s, p) is None):
-        return _create_array(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
-                             order=order, **create_kwargs)
+    fmt = detect_format(s)
+    if mode in ("w", "w-") or (mode == "a" and create_kwargs and not fmt.node_exists(s, p)):
+        fmt = _format_for_create(s, create_kwargs.pop("zarr_format", fmt.zarr_format))
+        return _create_array(s, p, fmt=fmt, overwrite=(mode == "w"),
+                             write_empty_chunks=write_empty_chunks, order=order, **create_kwargs)
     return open_array_at(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks,
-                         order=order)
+                         order=order, fmt=fmt)
 
 
 def create_group(
@@ -132,9 +149,9 @@ def create_group(
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Create a group (and any missing parent groups)."""
-    _check_format(zarr_format)
     s = make_store(store, read_only=False, storage_options=storage_options)
-    return _create_group(s, normalize_path(path), attributes=attributes, overwrite=overwrite)
+    return _create_group(s, normalize_path(path), attributes=attributes, overwrite=overwrite,
+                         fmt=_format_for_create(s, zarr_format))
 
 
 def open_group(
@@ -149,11 +166,12 @@ def open_group(
     _check_mode(mode)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
+    fmt = detect_format(s)
     if mode in ("w", "w-"):
-        return _create_group(s, p, attributes=attributes, overwrite=(mode == "w"))
-    if mode == "a" and read_node_metadata(s, p) is None:
-        return _create_group(s, p, attributes=attributes)
-    return open_group_at(s, p, read_only=(mode == "r"))
+        return _create_group(s, p, attributes=attributes, overwrite=(mode == "w"), fmt=fmt)
+    if mode == "a" and not fmt.node_exists(s, p):
+        return _create_group(s, p, attributes=attributes, fmt=fmt)
+    return open_group_at(s, p, read_only=(mode == "r"), fmt=fmt)
 
 
 def open(
@@ -169,12 +187,13 @@ def open(
     _check_mode(mode)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
-    if mode in ("w", "w-") or (mode == "a" and read_node_metadata(s, p) is None):
+    fmt = detect_format(s)
+    if mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(s, p)):
         if "shape" in kwargs or "data" in kwargs:
             return open_array(s, p, mode="w" if mode == "w" else "w-", **kwargs)
         return open_group(s, p, mode="w" if mode == "w" else "w-", **kwargs)
-    node = open_node(s, p, read_only=(mode == "r"))
+    node = open_node(s, p, read_only=(mode == "r"), fmt=fmt)
     if isinstance(node, Array) and kwargs:
-        return open_array_at(s, p, read_only=(mode == "r"), **{
+        return open_array_at(s, p, read_only=(mode == "r"), fmt=fmt, **{
             k: v for k, v in kwargs.items() if k in ("write_empty_chunks", "order")})
     return node

@@ -34,7 +34,7 @@ from zarr3c.errors import (
     ShapeMismatchError,
     UnsupportedFeatureError,
 )
-from zarr3c.hierarchy import prepare_node, read_node_metadata, write_metadata
+from zarr3c.hierarchy import prepare_node
 from zarr3c.indexing import (
     ChunkTask,
     OrthogonalSelection,
@@ -49,9 +49,9 @@ from zarr3c.indexing import (
     plan_points,
     selection_kind,
 )
-from zarr3c.metadata import ArrayMetadata, GroupMetadata
+from zarr3c.metadata import ArrayMetadata
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
-from zarr3c.paths import metadata_key, node_prefix
+from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
 from zarr3c.stores import Store
 
 __all__ = ["Array", "Attributes", "create_array", "open_array_at"]
@@ -119,9 +119,10 @@ def update_node_attributes(node: Any, change: Any) -> Any:
     """
     if node.read_only:
         raise ReadOnlyError(f"cannot set attributes: {node.path!r} was opened read-only")
-    key = metadata_key(node.path)
+    fmt = node.format
+    key = fmt.metadata_key(node.path, node.metadata.node_type)
     with chunk_lock(node.store, key):
-        current = read_node_metadata(node.store, node.path)
+        current = fmt.read_node(node.store, node.path)
         if current is None or type(current) is not type(node.metadata):
             current = node.metadata
         attrs = json.loads(json.dumps(current.attributes))
@@ -132,7 +133,7 @@ def update_node_attributes(node: Any, change: Any) -> Any:
             raise MetadataError(f"attributes must be JSON-serializable: {exc}",
                                 path="attributes", source=key) from None
         new = current.evolve(attributes=attrs)
-        write_metadata(node.store, node.path, new)
+        fmt.write_node(node.store, node.path, new)
     return new
 
 
@@ -165,10 +166,12 @@ class Array:
         read_only: bool = False,
         write_empty_chunks: bool = False,
         order: str = "C",
+        fmt: HierarchyFormat | None = None,
     ):
         if order not in ("C", "F"):
             raise ValueError(f"order must be 'C' or 'F', got {order!r}")
-        key = metadata_key(path)
+        self._format = fmt if fmt is not None else V3Format()
+        key = self._format.metadata_key(path, "array")
         self._store = store
         self._path = path
         self._read_only = read_only or getattr(store, "read_only", False)
@@ -189,7 +192,7 @@ class Array:
         self._dims = metadata.chunk_grid.dimensions(metadata.shape)
         self._itemsize = metadata.dtype.itemsize
         self._fill_bytes = np.frombuffer(metadata.fill_value, dtype=np.uint8)
-        self._prefix = node_prefix(self._path)
+        self._prefix = self._format.chunk_prefix(self._path)
         self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
 
     # -- properties ------------------------------------------------------------------------------
@@ -201,6 +204,15 @@ class Array:
     @property
     def store(self) -> Store:
         return self._store
+
+    @property
+    def format(self) -> HierarchyFormat:
+        """The hierarchy's layout: the final Zarr v3 one, or the 2022 core-spec draft's."""
+        return self._format
+
+    @property
+    def zarr_format(self) -> Any:
+        return self._format.zarr_format
 
     @property
     def path(self) -> str:
@@ -243,8 +255,15 @@ class Array:
         return self.size * self._itemsize
 
     @property
-    def chunks(self) -> tuple[int, ...]:
-        return tuple(self._metadata.chunk_grid.chunk_shape)
+    def chunks(self) -> tuple[int, ...] | tuple[tuple[int, ...], ...]:
+        """The chunk shape of a regular grid.  For a rectilinear grid, per dimension the edge
+        lengths of the chunks clipped to the array: the form dask uses (the full edges,
+        overflowing ones included, are on ``metadata.chunk_grid``)."""
+        grid = self._metadata.chunk_grid
+        chunk_shape = getattr(grid, "chunk_shape", None)
+        if chunk_shape is not None:
+            return tuple(chunk_shape)
+        return grid.chunk_sizes(self.shape)  # type: ignore[no-any-return]
 
     @property
     def shards(self) -> tuple[int, ...] | None:
@@ -599,7 +618,7 @@ class Array:
         )
         # Metadata first: a crash in between leaves stray chunks outside the shape (ignored),
         # never a declared region whose chunks were already erased.
-        write_metadata(self._store, self._path, new_meta)
+        self._format.write_node(self._store, self._path, new_meta)
         old_stored = list(self._stored_chunks())
         self._set_metadata(new_meta)
         grid_shape = self.cdata_shape
@@ -689,21 +708,27 @@ def _guess_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) 
     return tuple(chunks)
 
 
-def _normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> list[int]:
-    if chunks == "auto" or chunks is None:
-        return list(_guess_chunks(shape, itemsize))
-    if isinstance(chunks, int | np.integer) and not isinstance(chunks, bool):
-        return [int(chunks)] * len(shape)
-    try:
-        items = list(chunks)
-    except TypeError:
-        raise MetadataError(f"chunks must be an int or a sequence of ints, got {chunks!r}",
-                            path="chunk_grid.configuration.chunk_shape") from None
-    if any(not isinstance(c, int | np.integer) and isinstance(c, Sequence) for c in items):
-        raise UnsupportedFeatureError(
-            "variable chunk edge lengths (rectilinear chunk grids) are not supported yet"
-        )
-    return [int(c) if isinstance(c, np.integer) else c for c in items]
+def _normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> dict[str, Any]:
+    """The ``chunk_grid`` object for create_array's ``chunks``: a regular grid for ``"auto"``,
+    an int or a sequence of ints; a rectilinear grid (seeds 000/001, in its most compact exact
+    form) as soon as one dimension is a sequence of edge lengths."""
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        chunk_shape: list[Any] = list(_guess_chunks(shape, itemsize))
+    elif isinstance(chunks, int | np.integer) and not isinstance(chunks, bool):
+        chunk_shape = [int(chunks)] * len(shape)
+    else:
+        try:
+            items = list(chunks)
+        except TypeError:
+            raise MetadataError(f"chunks must be an int or a sequence of ints, got {chunks!r}",
+                                path="chunk_grid.configuration.chunk_shape") from None
+        if any(isinstance(c, Sequence | np.ndarray) and not isinstance(c, str | bytes)
+               for c in items):
+            from zarr3c.chunk_grids.rectilinear import RectilinearChunkGrid
+
+            return RectilinearChunkGrid.from_chunks(items, shape).to_dict()
+        chunk_shape = [int(c) if isinstance(c, np.integer) else c for c in items]
+    return {"name": "regular", "configuration": {"chunk_shape": chunk_shape}}
 
 
 def _codec_list(value: Any) -> list[Any]:
@@ -745,7 +770,7 @@ def build_array_metadata(
         raise UnsupportedFeatureError("sharding (shards=...) is not supported yet")
     shape_t = _normalize_shape(shape)
     data_type = data_type_from_numpy(dtype)
-    chunk_shape = _normalize_chunks(chunks, shape_t, data_type.itemsize)
+    chunk_grid = _normalize_chunks(chunks, shape_t, data_type.itemsize)
     if codecs is not None:
         codec_dicts = [normalize_codec_like(c) for c in _codec_list(codecs)]
     else:
@@ -771,7 +796,7 @@ def build_array_metadata(
         "node_type": "array",
         "shape": list(shape_t),
         "data_type": data_type.name,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunk_shape}},
+        "chunk_grid": chunk_grid,
         "chunk_key_encoding": _normalize_chunk_key_encoding(chunk_key_encoding),
         "fill_value": data_type.fill_value_to_json(fill),
         "codecs": codec_dicts,
@@ -786,6 +811,7 @@ def create_array(
     store: Store,
     path: str,
     *,
+    fmt: HierarchyFormat | None = None,
     overwrite: bool = False,
     write_empty_chunks: bool = False,
     order: str = "C",
@@ -793,17 +819,20 @@ def create_array(
     **kwargs: Any,
 ) -> Array:
     """Create an array at ``path`` (already normalised) in ``store``; see zarr3c.create_array."""
+    fmt = fmt if fmt is not None else V3Format()
     if store.read_only:
         raise ReadOnlyError(f"cannot create an array in a read-only store at {path!r}")
     if data is not None:
         data = np.asarray(data)
         kwargs.setdefault("shape", data.shape)
         kwargs.setdefault("dtype", data.dtype)
-    metadata = build_array_metadata(source=metadata_key(path), **kwargs)
+    source = fmt.metadata_key(path, "array")
+    metadata = fmt.new_array(build_array_metadata(source=source, **kwargs), order=order)
     # Construct (and so validate the codec chain) before touching the store.
-    array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, order=order)
-    prepare_node(store, path, overwrite=overwrite)
-    write_metadata(store, path, metadata)
+    array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, order=order,
+                  fmt=fmt)
+    prepare_node(store, fmt, path, overwrite=overwrite)
+    fmt.write_node(store, path, metadata)
     if data is not None:
         array[...] = data
     return array
@@ -815,12 +844,18 @@ def open_array_at(
     read_only: bool = False,
     write_empty_chunks: bool = False,
     order: str = "C",
+    fmt: HierarchyFormat | None = None,
 ) -> Array:
     """Open the existing array at ``path``; raises ArrayNotFoundError / ContainsGroupError."""
-    metadata = read_node_metadata(store, path)
+    fmt = fmt if fmt is not None else detect_format(store)
+    metadata = fmt.read_node(store, path)
     if metadata is None:
-        raise ArrayNotFoundError(f"no array at path {path!r} (no {metadata_key(path)!r})")
-    if isinstance(metadata, GroupMetadata):
+        if path and fmt.node_exists(store, path):
+            raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
+        raise ArrayNotFoundError(
+            f"no array at path {path!r} (no {fmt.metadata_key(path, 'array')!r})"
+        )
+    if metadata.node_type != "array":
         raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
     return Array(store, path, metadata, read_only=read_only,
-                 write_empty_chunks=write_empty_chunks, order=order)
+                 write_empty_chunks=write_empty_chunks, order=order, fmt=fmt)

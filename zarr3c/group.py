@@ -16,9 +16,9 @@ from zarr3c.errors import (
     NodeNotFoundError,
     ReadOnlyError,
 )
-from zarr3c.hierarchy import prepare_node, read_node_metadata, write_metadata
-from zarr3c.metadata import ArrayMetadata, GroupMetadata
-from zarr3c.paths import join_path, metadata_key, node_prefix
+from zarr3c.hierarchy import prepare_node
+from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.paths import join_path
 from zarr3c.stores import Store
 
 __all__ = ["Group", "MemberNotFoundError", "create_group", "open_group_at", "open_node"]
@@ -31,30 +31,44 @@ class MemberNotFoundError(NodeNotFoundError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def open_node(store: Store, path: str, *, read_only: bool = False) -> Array | Group:
+def open_node(store: Store, path: str, *, read_only: bool = False,
+              fmt: HierarchyFormat | None = None) -> Array | Group:
     """The array or group at ``path``; NodeNotFoundError when there is none."""
-    metadata = read_node_metadata(store, path)
+    fmt = fmt if fmt is not None else detect_format(store)
+    metadata = fmt.read_node(store, path)
     if metadata is None:
-        raise NodeNotFoundError(f"no array or group at path {path!r} (no {metadata_key(path)!r})")
-    if isinstance(metadata, ArrayMetadata):
-        return Array(store, path, metadata, read_only=read_only)
-    return Group(store, path, metadata, read_only=read_only)
+        if not fmt.node_exists(store, path):
+            raise NodeNotFoundError(f"no array or group at path {path!r}")
+        metadata = fmt.new_group({})  # an implicit group (draft-2022)
+    if metadata.node_type == "array":
+        return Array(store, path, metadata, read_only=read_only, fmt=fmt)
+    return Group(store, path, metadata, read_only=read_only, fmt=fmt)
 
 
 class Group:
     """A Zarr v3 group.  Create with :func:`zarr3c.create_group`, open with
     :func:`zarr3c.open_group`."""
 
-    def __init__(self, store: Store, path: str, metadata: GroupMetadata, *,
-                 read_only: bool = False):
+    def __init__(self, store: Store, path: str, metadata: Any, *,
+                 read_only: bool = False, fmt: HierarchyFormat | None = None):
+        self._format = fmt if fmt is not None else V3Format()
         self._store = store
         self._path = path
         self._metadata = metadata
         self._read_only = read_only or getattr(store, "read_only", False)
 
     @property
-    def metadata(self) -> GroupMetadata:
+    def metadata(self) -> Any:
         return self._metadata
+
+    @property
+    def format(self) -> HierarchyFormat:
+        """The hierarchy's layout: the final Zarr v3 one, or the 2022 core-spec draft's."""
+        return self._format
+
+    @property
+    def zarr_format(self) -> Any:
+        return self._format.zarr_format
 
     @property
     def store(self) -> Store:
@@ -106,7 +120,7 @@ class Group:
     def __getitem__(self, name: str) -> Array | Group:
         path = join_path(self._path, name)
         try:
-            return open_node(self._store, path, read_only=self._read_only)
+            return open_node(self._store, path, read_only=self._read_only, fmt=self._format)
         except NodeNotFoundError:
             raise MemberNotFoundError(f"no member {name!r} in group {self.name!r}") from None
 
@@ -123,23 +137,17 @@ class Group:
             path = join_path(self._path, name)
         except ValueError:
             return False
-        return read_node_metadata(self._store, path) is not None
+        return self._format.node_exists(self._store, path)
 
     def __delitem__(self, name: str) -> None:
         self._check_writable()
         path = join_path(self._path, name)
-        if read_node_metadata(self._store, path) is None:
+        if not self._format.node_exists(self._store, path):
             raise MemberNotFoundError(f"no member {name!r} in group {self.name!r}")
-        self._store.erase_prefix(node_prefix(path))
+        self._format.erase_node(self._store, path)
 
     def _child_names(self) -> list[str]:
-        _, prefixes = self._store.list_dir(node_prefix(self._path))
-        names = []
-        for prefix in prefixes:
-            name = prefix[len(node_prefix(self._path)):].rstrip("/")
-            if self._store.exists(metadata_key(join_path(self._path, name))):
-                names.append(name)
-        return sorted(names)
+        return self._format.child_names(self._store, self._path)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._child_names())
@@ -177,23 +185,23 @@ class Group:
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Create an array at ``name`` below this group (see :func:`zarr3c.create_array`)."""
         self._check_writable()
-        return create_array(self._store, join_path(self._path, name), **kwargs)
+        return create_array(self._store, join_path(self._path, name), fmt=self._format, **kwargs)
 
     def create_group(self, name: str, attributes: dict[str, Any] | None = None,
                      overwrite: bool = False) -> Group:
         self._check_writable()
         return create_group(self._store, join_path(self._path, name), attributes=attributes,
-                            overwrite=overwrite)
+                            overwrite=overwrite, fmt=self._format)
 
     def require_group(self, name: str, attributes: dict[str, Any] | None = None) -> Group:
         """The child group ``name``, created if missing."""
         path = join_path(self._path, name)
-        md = read_node_metadata(self._store, path)
-        if md is None:
+        if not self._format.node_exists(self._store, path):
             return self.create_group(name, attributes=attributes)
-        if isinstance(md, ArrayMetadata):
+        node = open_node(self._store, path, read_only=self._read_only, fmt=self._format)
+        if isinstance(node, Array):
             raise ContainsArrayError(f"an array exists at {path!r}")
-        return Group(self._store, path, md, read_only=self._read_only)
+        return node
 
     def tree(self) -> str:
         """The hierarchy below this group as indented text, with shapes and dtypes."""
@@ -215,23 +223,24 @@ class Group:
 
 
 def create_group(store: Store, path: str, *, attributes: dict[str, Any] | None = None,
-                 overwrite: bool = False) -> Group:
+                 overwrite: bool = False, fmt: HierarchyFormat | None = None) -> Group:
     """Create a group at ``path`` (already normalised)."""
+    fmt = fmt if fmt is not None else V3Format()
     if store.read_only:
         raise ReadOnlyError(f"cannot create a group in a read-only store at {path!r}")
-    metadata = GroupMetadata.from_dict(
-        {"zarr_format": 3, "node_type": "group", "attributes": dict(attributes or {})},
-        source=metadata_key(path),
-    )
-    prepare_node(store, path, overwrite=overwrite)
-    write_metadata(store, path, metadata)
-    return Group(store, path, metadata)
+    metadata = fmt.new_group(dict(attributes or {}))
+    prepare_node(store, fmt, path, overwrite=overwrite)
+    fmt.write_node(store, path, metadata)
+    return Group(store, path, metadata, fmt=fmt)
 
 
-def open_group_at(store: Store, path: str, read_only: bool = False) -> Group:
-    metadata = read_node_metadata(store, path)
-    if metadata is None:
-        raise GroupNotFoundError(f"no group at path {path!r} (no {metadata_key(path)!r})")
-    if isinstance(metadata, ArrayMetadata):
+def open_group_at(store: Store, path: str, read_only: bool = False,
+                  fmt: HierarchyFormat | None = None) -> Group:
+    fmt = fmt if fmt is not None else detect_format(store)
+    try:
+        node = open_node(store, path, read_only=read_only, fmt=fmt)
+    except NodeNotFoundError:
+        raise GroupNotFoundError(f"no group at path {path!r}") from None
+    if isinstance(node, Array):
         raise ContainsArrayError(f"expected a group at path {path!r}, found an array")
-    return Group(store, path, metadata, read_only=read_only)
+    return node

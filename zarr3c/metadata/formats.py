@@ -1,0 +1,268 @@
+"""Hierarchy formats: how nodes and chunks of a hierarchy map to store keys.
+
+Two formats stand behind one interface, :class:`HierarchyFormat`, so that arrays, groups,
+grids, codecs and stores never branch on the format:
+
+- :class:`V3Format`, the final Zarr v3 layout the ecosystem writes: ``<path>/zarr.json`` per
+  node (``zarr.json`` for the root), chunks below the array's own prefix, groups explicit.
+- :class:`Draft2022Format`, the core spec editor's draft of 25 May 2022 (seed 003): an entry
+  point ``zarr.json``, ``meta/<path>.array.json`` / ``meta/<path>.group.json`` documents,
+  chunk keys ``data/<path>/c<i>/<j>``, and implicit groups (a group exists when any node below
+  it does).  Its operations follow the seed's "Storage" section.
+
+Stores are used through their interface only (``get``, ``set``, ``erase``, ``list_dir``, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from zarr3c.errors import MetadataError, NodeNameError, UnsupportedFormatError
+from zarr3c.metadata.array import ArrayMetadata, load_json_object
+from zarr3c.metadata.draft2022 import (
+    CORE_URI,
+    Draft2022ArrayMetadata,
+    Draft2022GroupMetadata,
+    EntryPoint,
+)
+from zarr3c.metadata.group import GroupMetadata
+
+__all__ = ["HierarchyFormat", "V3Format", "Draft2022Format", "detect_format", "PROTOCOL_URI"]
+
+#: the entry point URI of zarr-python 2.x's experimental v3 layout (``meta/root/...``)
+PROTOCOL_URI = "https://purl.org/zarr/spec/protocol/core/3.0"
+
+Metadata = Any  # ArrayMetadata | GroupMetadata | Draft2022ArrayMetadata | Draft2022GroupMetadata
+
+
+def _prefix(path: str) -> str:
+    return f"{path}/" if path else ""
+
+
+class HierarchyFormat(ABC):
+    """Where a hierarchy keeps its metadata documents and chunks."""
+
+    #: the ``zarr_format`` argument that selects this format
+    zarr_format: ClassVar[Any]
+
+    @abstractmethod
+    def read_node(self, store: Any, path: str) -> Metadata | None:
+        """The metadata of the explicit node at ``path``, or None."""
+
+    def node_exists(self, store: Any, path: str) -> bool:
+        """Whether a node (explicit, or implicit where the format has those) is at ``path``."""
+        return self.read_node(store, path) is not None
+
+    @abstractmethod
+    def metadata_key(self, path: str, node_type: str) -> str:
+        """The key of the document of a node of ``node_type`` ("array"/"group") at ``path``."""
+
+    def write_node(self, store: Any, path: str, metadata: Metadata) -> None:
+        store.set(self.metadata_key(path, metadata.node_type), metadata.to_json())
+
+    @abstractmethod
+    def chunk_prefix(self, path: str) -> str:
+        """The prefix below which the array at ``path`` keeps its chunks."""
+
+    def chunk_key(self, path: str, metadata: Metadata, coords: Sequence[int]) -> str:
+        return self.chunk_prefix(path) + metadata.chunk_key_encoding.encode_chunk_key(coords)
+
+    @abstractmethod
+    def child_names(self, store: Any, path: str) -> list[str]:
+        """Names of the child nodes of the group at ``path``, sorted."""
+
+    @abstractmethod
+    def erase_node(self, store: Any, path: str) -> None:
+        """Erase the node at ``path`` and everything below it, and nothing else."""
+
+    @abstractmethod
+    def new_group(self, attributes: dict[str, Any]) -> Metadata:
+        """Metadata of a new group."""
+
+    @abstractmethod
+    def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
+        """Metadata of a new array, from the v3 metadata create_array builds (``order`` is
+        the chunk memory layout where the format stores one)."""
+
+    def check_name(self, name: str) -> None:  # noqa: B027 - formats may add rules
+        """Refuse node names this format does not allow (beyond zarr3c's own rules)."""
+
+    @property
+    def writes_parent_groups(self) -> bool:
+        """Whether creating a node writes documents for missing ancestor groups."""
+        return True
+
+    def initialize(self, store: Any) -> None:  # noqa: B027 - only some formats need it
+        """Write what a new hierarchy needs before its first node (an entry point)."""
+
+
+class V3Format(HierarchyFormat):
+    """The final Zarr v3 layout: one ``zarr.json`` per node."""
+
+    zarr_format: ClassVar[Any] = 3
+
+    def read_node(self, store: Any, path: str) -> Metadata | None:
+        key = self.metadata_key(path, "")
+        data = store.get(key)
+        if data is None:
+            return None
+        doc = load_json_object(data, source=key)
+        node_type = doc.get("node_type")
+        if node_type == "array":
+            return ArrayMetadata.from_dict(doc, source=key)
+        if node_type == "group":
+            return GroupMetadata.from_dict(doc, source=key)
+        if "zarr_format" in doc and doc["zarr_format"] != 3:
+            raise UnsupportedFormatError(
+                f"zarr_format {doc['zarr_format']!r} is not Zarr v3", path="zarr_format",
+                source=key,
+            )
+        raise MetadataError(f'must be "array" or "group", got {node_type!r}', path="node_type",
+                            source=key)
+
+    def metadata_key(self, path: str, node_type: str) -> str:
+        return f"{_prefix(path)}zarr.json"
+
+    def chunk_prefix(self, path: str) -> str:
+        return _prefix(path)
+
+    def child_names(self, store: Any, path: str) -> list[str]:
+        prefix = _prefix(path)
+        _, prefixes = store.list_dir(prefix)
+        names = []
+        for p in prefixes:
+            if store.exists(f"{p}zarr.json"):
+                names.append(p[len(prefix):].rstrip("/"))
+        return sorted(names)
+
+    def erase_node(self, store: Any, path: str) -> None:
+        store.erase_prefix(_prefix(path))
+        if path == "":
+            store.erase("zarr.json")
+
+    def new_group(self, attributes: dict[str, Any]) -> Metadata:
+        return GroupMetadata.from_dict(
+            {"zarr_format": 3, "node_type": "group", "attributes": attributes}
+        )
+
+    def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
+        return metadata  # v3 has no chunk memory layout: order is the in-memory one only
+
+
+_DRAFT_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+class Draft2022Format(HierarchyFormat):
+    """The layout of the core spec editor's draft of 25 May 2022 (seed 003)."""
+
+    zarr_format: ClassVar[Any] = "draft-2022"
+
+    def __init__(self, entry_point: EntryPoint | None = None):
+        self.entry_point = entry_point or EntryPoint()
+        self.suffix = self.entry_point.metadata_key_suffix
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Draft2022Format) and other.entry_point == self.entry_point
+
+    def __hash__(self) -> int:
+        return hash((Draft2022Format, self.suffix))
+
+    def metadata_key(self, path: str, node_type: str) -> str:
+        # Root: meta/array.json / meta/group.json; else meta/<path>.array.json, ...
+        return f"meta/{path}.{node_type}{self.suffix}" if path else f"meta/{node_type}{self.suffix}"
+
+    def _meta_prefix(self, path: str) -> str:
+        return f"meta/{_prefix(path)}"
+
+    def chunk_prefix(self, path: str) -> str:
+        return f"data/{_prefix(path)}"
+
+    def read_node(self, store: Any, path: str) -> Metadata | None:
+        # The seed's order: array document, then explicit group document.
+        key = self.metadata_key(path, "array")
+        data = store.get(key)
+        if data is not None:
+            return Draft2022ArrayMetadata.from_json(data, source=key)
+        key = self.metadata_key(path, "group")
+        data = store.get(key)
+        if data is not None:
+            return Draft2022GroupMetadata.from_json(data, source=key)
+        return None
+
+    def node_exists(self, store: Any, path: str) -> bool:
+        if path == "" or self.read_node(store, path) is not None:
+            return True  # (the root group of a hierarchy with an entry point always exists)
+        # An implicit group: some node below it exists.
+        keys, prefixes = store.list_dir(self._meta_prefix(path))
+        return bool(keys or prefixes)
+
+    def child_names(self, store: Any, path: str) -> list[str]:
+        prefix = self._meta_prefix(path)
+        keys, prefixes = store.list_dir(prefix)
+        names = set()
+        for key in keys:
+            rel = key[len(prefix):]
+            for node_type in ("array", "group"):
+                ending = f".{node_type}{self.suffix}"
+                if rel.endswith(ending) and len(rel) > len(ending):
+                    names.add(rel[: -len(ending)])
+        names.update(p[len(prefix):].rstrip("/") for p in prefixes)
+        return sorted(names)
+
+    def erase_node(self, store: Any, path: str) -> None:
+        # The seed's "Erase a group or array": the node's own document, and the meta/ and
+        # data/ prefixes of its path; nothing else.
+        store.erase(self.metadata_key(path, "array"))
+        store.erase(self.metadata_key(path, "group"))
+        store.erase_prefix(self._meta_prefix(path))
+        store.erase_prefix(self.chunk_prefix(path))
+
+    def new_group(self, attributes: dict[str, Any]) -> Metadata:
+        return Draft2022GroupMetadata.from_dict({"attributes": attributes})
+
+    def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
+        return Draft2022ArrayMetadata.from_v3(metadata, chunk_memory_layout=order)
+
+    def check_name(self, name: str) -> None:
+        if not _DRAFT_NAME.fullmatch(name):
+            raise NodeNameError(
+                f"node name {name!r} is not allowed in a draft-2022 hierarchy: only the "
+                "characters a-z A-Z 0-9 - _ . may be used"
+            )
+
+    @property
+    def writes_parent_groups(self) -> bool:
+        return False  # creating a node implies its ancestors (implicit groups)
+
+    def initialize(self, store: Any) -> None:
+        if store.get("zarr.json") is None:
+            store.set("zarr.json", self.entry_point.to_json())
+
+
+def detect_format(store: Any) -> HierarchyFormat:
+    """The format of the hierarchy in ``store``, from its root ``zarr.json``.
+
+    A store with no root document, or one whose ``zarr_format`` is 3, holds the final v3
+    layout; ``"https://purl.org/zarr/spec/core/3.0"`` is the draft-2022 layout.
+    """
+    data = store.get("zarr.json")
+    if data is None:
+        return V3Format()
+    doc = load_json_object(data, source="zarr.json")
+    zarr_format = doc.get("zarr_format")
+    if zarr_format == CORE_URI:
+        return Draft2022Format(EntryPoint.from_dict(doc, source="zarr.json"))
+    if zarr_format == PROTOCOL_URI:
+        raise UnsupportedFormatError(
+            "zarr-python 2's experimental v3 layout (meta/root/...) is not supported yet",
+            path="zarr_format", source="zarr.json",
+        )
+    if zarr_format == 3 or zarr_format is None:
+        return V3Format()
+    raise UnsupportedFormatError(
+        f"zarr_format {zarr_format!r} is neither Zarr v3 nor the draft-2022 core spec "
+        f"({CORE_URI!r})", path="zarr_format", source="zarr.json",
+    )
