@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from zarr3c.errors import NodeNameError
 
-__all__ = ["join_path", "metadata_key", "node_prefix", "normalize_path", "validate_node_name"]
+__all__ = ["join_path", "normalize_path", "validate_node_name"]
 
 
 def validate_node_name(name: str) -> str:
@@ -50,13 +50,3 @@ def join_path(parent: str, name: str) -> str:
     if child == "":
         raise NodeNameError("child path must not be empty")
     return f"{parent}/{child}" if parent else child
-
-
-def node_prefix(path: str) -> str:
-    """Store key prefix under which the node's keys live ("" for the root, else "path/")."""
-    return f"{path}/" if path else ""
-
-
-def metadata_key(path: str) -> str:
-    """The key of the node's ``zarr.json`` document."""
-    return f"{node_prefix(path)}zarr.json"

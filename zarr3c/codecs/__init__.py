@@ -36,6 +36,7 @@ __all__ = [
     "CodecPipeline",
     "Crc32cCodec",
     "GzipCodec",
+    "ReshapeCodec",
     "TransposeCodec",
     "ZstdCodec",
     "default_compressors",
@@ -51,6 +52,7 @@ _LAZY = {
     "ZstdCodec": "zarr3c.codecs.zstd",
     "BloscCodec": "zarr3c.codecs.blosc",
     "Crc32cCodec": "zarr3c.codecs.crc32c",
+    "ReshapeCodec": "zarr3c.codecs.reshape",
 }
 
 

@@ -210,15 +210,17 @@ def reshape_output_shape(
             raise MetadataError(
                 f"input dimensions {list(entry)} do not line up with output dimension {i} for "
                 f"{chunk} (output shape {list(out)}): the output dimensions {side} it hold "
-                f"{n_out} elements, the input dimensions {dims} hold {n_in}",
+                f"{n_out} elements, the input dimensions {dims} hold {n_in}"
+                + ("" if _prod(out) == total else f"; also, {_count_mismatch(out, chunk, total)}"),
                 path=f"{field}[{i}]",
             )
     if _prod(out) != total:
-        raise MetadataError(
-            f"output shape {list(out)} holds {_prod(out)} elements, but {chunk} holds {total}",
-            path=field,
-        )
+        raise MetadataError(_count_mismatch(out, chunk, total), path=field)
     return out
+
+
+def _count_mismatch(out: tuple[int, ...], chunk: str, total: int) -> str:
+    return f"output shape {list(out)} holds {_prod(out)} elements, but {chunk} holds {total}"
 
 
 @dataclass(frozen=True)
