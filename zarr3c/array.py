@@ -24,6 +24,7 @@ from zarr3c.codecs.pipeline import (
     default_serializer,
     normalize_codec_like,
 )
+from zarr3c.codecs.sharding_indexed import ShardingCodec, partial_read_codec, sharding_codec_dict
 from zarr3c.concurrency import chunk_lock, map_unordered
 from zarr3c.errors import (
     ArrayNotFoundError,
@@ -183,6 +184,8 @@ class Array:
             fill_value=metadata.fill_value_array,
             source=key,
         )
+        # Set when chunks are shards whose inner chunks can be read by byte range.
+        self._sharding = partial_read_codec(self._pipeline)
         self._set_metadata(metadata)
         for chunk_shape in metadata.chunk_grid.distinct_chunk_shapes(metadata.shape):
             self._pipeline.validate(chunk_shape, source=key)
@@ -258,7 +261,11 @@ class Array:
     def chunks(self) -> tuple[int, ...] | tuple[tuple[int, ...], ...]:
         """The chunk shape of a regular grid.  For a rectilinear grid, per dimension the edge
         lengths of the chunks clipped to the array: the form dask uses (the full edges,
-        overflowing ones included, are on ``metadata.chunk_grid``)."""
+        overflowing ones included, are on ``metadata.chunk_grid``).  For a sharded array, the
+        inner chunk shape, as in zarr-python (the shards are :attr:`shards`)."""
+        serializer = self._pipeline.array_bytes
+        if isinstance(serializer, ShardingCodec):
+            return tuple(serializer.chunk_shape)
         grid = self._metadata.chunk_grid
         chunk_shape = getattr(grid, "chunk_shape", None)
         if chunk_shape is not None:
@@ -267,6 +274,9 @@ class Array:
 
     @property
     def shards(self) -> tuple[int, ...] | None:
+        """The shard shape of a sharded array (its grid's chunks), else None."""
+        if isinstance(self._pipeline.array_bytes, ShardingCodec):
+            return tuple(self._metadata.chunk_grid.chunk_shape)
         return None
 
     @property
@@ -460,6 +470,11 @@ class Array:
         fill = self._metadata.fill_value_array
 
         def read_chunk(task: ChunkTask) -> None:
+            if self._sharding is not None and task.strided and not task.covers(
+                self._chunk_shape_at(task.coords), self.shape, self._chunk_origin(task.coords)
+            ):
+                read_shard_part(task)
+                return
             chunk = self._read_chunk(task.coords)
             if not task.strided:
                 out[task.out_index()] = fill if chunk is None else chunk[task.local_index()]
@@ -473,6 +488,25 @@ class Array:
             src_offset, src_strides = task.chunk_region(c_strides(chunk.shape, itemsize))
             copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape,
                          itemsize)
+
+        def read_shard_part(task: ChunkTask) -> None:
+            # Only the shard index and the inner chunks the selection touches are read.
+            key = self.chunk_key(task.coords)
+            region = tuple(slice(start, start + (n - 1) * step + 1, step)
+                           for (start, step), n in zip(task.local, task.counts, strict=True))
+            assert self._sharding is not None
+            part = self._sharding.read_region(
+                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                self._chunk_shape_at(task.coords), region, key=key,
+            )
+            dst_offset, dst_strides = task.out_region(out_strides)
+            shape = _i64(task.counts)
+            if part is None:
+                fill_strided(dst, dst_offset, dst_strides, shape, self._fill_bytes)
+                return
+            part = np.ascontiguousarray(part)
+            copy_strided(part.reshape(-1).view(np.uint8), 0, _i64(c_strides(part.shape, itemsize)),
+                         dst, dst_offset, dst_strides, shape, itemsize)
 
         map_unordered(read_chunk, plan_chunks(sel, self._dims))
         return out
@@ -766,10 +800,20 @@ def build_array_metadata(
     source: str | None = None,
 ) -> ArrayMetadata:
     """Build and validate the metadata of a new array from create_array's arguments."""
-    if shards is not None:
-        raise UnsupportedFeatureError("sharding (shards=...) is not supported yet")
     shape_t = _normalize_shape(shape)
     data_type = data_type_from_numpy(dtype)
+    if shards is not None:
+        # As zarr-python: the grid's chunks are the shards; filters, serializer and
+        # compressors encode each inner chunk (``chunks``) inside them.
+        inner = _normalize_chunks(chunks, shape_t, data_type.itemsize)
+        if inner["name"] != "regular":
+            raise UnsupportedFeatureError("inner chunks of a shard must be regular")
+        if codecs is None:
+            codecs = [sharding_codec_dict(
+                inner["configuration"]["chunk_shape"], filters=filters, serializer=serializer,
+                compressors=compressors, dtype=data_type.dtype,
+            )]
+        chunks = shards
     chunk_grid = _normalize_chunks(chunks, shape_t, data_type.itemsize)
     if codecs is not None:
         codec_dicts = [normalize_codec_like(c) for c in _codec_list(codecs)]

@@ -116,6 +116,7 @@ codecs: Registry[Any] = Registry(
         "zstd": "zarr3c.codecs.zstd:ZstdCodec",
         "blosc": "zarr3c.codecs.blosc:BloscCodec",
         "crc32c": "zarr3c.codecs.crc32c:Crc32cCodec",
+        "sharding_indexed": "zarr3c.codecs.sharding_indexed:ShardingCodec",
         # numcodecs codecs under the names zarr-python 3 writes (not in the v3 spec)
         "numcodecs.zlib": "zarr3c.codecs.numcodecs_adapter:Zlib",
         "numcodecs.gzip": "zarr3c.codecs.numcodecs_adapter:GZip",
@@ -146,6 +147,7 @@ chunk_grids: Registry[Any] = Registry(
     "zarr3c.chunk_grids",
     {
         "regular": "zarr3c.chunk_grids.regular:RegularChunkGrid",
+        "rectilinear": "zarr3c.chunk_grids.rectilinear:RectilinearChunkGrid",
     },
 )
 

@@ -37,6 +37,7 @@ __all__ = [
     "Crc32cCodec",
     "GzipCodec",
     "ReshapeCodec",
+    "ShardingCodec",
     "TransposeCodec",
     "ZstdCodec",
     "default_compressors",
@@ -53,6 +54,7 @@ _LAZY = {
     "BloscCodec": "zarr3c.codecs.blosc",
     "Crc32cCodec": "zarr3c.codecs.crc32c",
     "ReshapeCodec": "zarr3c.codecs.reshape",
+    "ShardingCodec": "zarr3c.codecs.sharding_indexed",
 }
 
 

@@ -33,7 +33,9 @@ Partial decoding is supported: :meth:`ShardingCodec.read_index`,
 :meth:`ShardingCodec.inner_chunks_for_region`, :meth:`ShardingCodec.byte_ranges`,
 :meth:`ShardingCodec.decode_inner`, and on top of them :meth:`ShardingCodec.read_inner_chunks`
 and :meth:`ShardingCodec.read_region` read only the index and the inner chunks a selection
-touches, through a batched ``get_ranges`` callable (see :data:`GetRanges`).
+touches, through a batched ``get_ranges`` callable (see :data:`GetRanges`).  Partial writes:
+:meth:`ShardingCodec.update_shard` replaces some inner chunks and copies the others' stored
+bytes verbatim (None when no inner chunk is left, so the caller erases the shard).
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -67,7 +70,14 @@ from zarr3c.codecs.pipeline import (
     parse_codecs,
 )
 from zarr3c.concurrency import get_num_threads, map_unordered
-from zarr3c.errors import ChecksumError, ChunkDecodeError, IndexingError, MetadataError
+from zarr3c.errors import (
+    ChecksumError,
+    ChunkDecodeError,
+    CodecError,
+    IndexingError,
+    MetadataError,
+    ShapeMismatchError,
+)
 
 __all__ = [
     "COALESCE_MAX_GAP",
@@ -244,6 +254,13 @@ class ShardingCodec(ArrayBytesCodec):
         set_(self, "_cache_lock", threading.Lock())
         set_(self, "_cache", {})
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The cached pipelines hold locks: pickle the configuration and, for an evolved
+        # codec, the data type and fill value to evolve it again.
+        inner = self._inner
+        state = None if inner is None else (inner.dtype.str, inner.fill_value.tobytes())
+        return (_restore_codec, (self.to_dict()["configuration"], self.path, state))
+
     # -- metadata ---------------------------------------------------------------------------------
 
     @classmethod
@@ -254,8 +271,8 @@ class ShardingCodec(ArrayBytesCodec):
             required=("chunk_shape",),
             optional=("codecs", "index_codecs", "index_location"),
         )
-        # zarr-python and tensorstore write every field; a missing optional one takes
-        # zarr-python's default.
+        # zarr-python writes every field, tensorstore leaves out index_location "end"; a
+        # missing optional field takes zarr-python's default.
         codecs = config.get("codecs", _DEFAULT_CODECS)
         index_codecs = config.get("index_codecs", _DEFAULT_INDEX_CODECS)
         for key, value in (("codecs", codecs), ("index_codecs", index_codecs)):
@@ -414,7 +431,11 @@ class ShardingCodec(ArrayBytesCodec):
     # -- encode -----------------------------------------------------------------------------------
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        """Encode a shard: its non-fill inner chunks, in C order, and the index."""
+        """Encode a shard: its non-fill inner chunks, in C order, and the index.
+
+        A shard whose inner chunks all equal the fill value encodes to its index alone
+        (every entry missing), a valid shard.
+        """
         cps = self._chunks_per_shard(spec.shape)
         inner = self._inner_pipeline(spec)
         fill_bytes = as_byte_array(spec.fill_value)
@@ -427,35 +448,125 @@ class ShardingCodec(ArrayBytesCodec):
             return inner.encode(part)
 
         encoded = _fan_out(encode_one, grid, spec.nbytes)
+        pieces = {c: as_byte_array(d) for c, d in zip(grid, encoded, strict=True) if d is not None}
+        return self._assemble(pieces, spec.shape)
+
+    def _assemble(
+        self, pieces: Mapping[Coords, np.ndarray], shard_shape: Sequence[int]
+    ) -> np.ndarray:
+        """The shard holding ``pieces`` (encoded inner chunks by coords) in C order + index."""
+        cps = self._chunks_per_shard(shard_shape)
         index = ShardIndex.empty(cps)
-        index_n = self.index_nbytes(spec.shape)
+        index_n = self.index_nbytes(shard_shape)
         pos = index_n if self.index_location == "start" else 0
-        sizes = []
-        for coords, data in zip(grid, encoded, strict=True):
-            if data is None:
-                sizes.append(0)
-                continue
-            n = as_byte_array(data).nbytes
+        order = sorted(pieces)
+        for coords in order:
+            n = pieces[coords].nbytes
             index.entries[coords] = (pos, n)
-            sizes.append(n)
             pos += n
         total = pos + (index_n if self.index_location == "end" else 0)
         out = np.empty(total, dtype=np.uint8)
         index_bytes = as_byte_array(self._index_pipeline().encode(index.entries))
-        if index_bytes.nbytes != index_n:  # the chain's encoded_size was wrong
-            raise ChunkDecodeError(
-                f"sharding_indexed: index codecs wrote {index_bytes.nbytes} bytes, "
+        if index_bytes.nbytes != index_n:  # a third-party codec misreported its encoded size
+            raise CodecError(
+                f"sharding_indexed: the index codecs wrote {index_bytes.nbytes} bytes, "
                 f"expected {index_n}"
             )
         if self.index_location == "start":
             out[:index_n] = index_bytes
         else:
             out[total - index_n:] = index_bytes
-        for coords, data in zip(grid, encoded, strict=True):
-            if data is not None:
-                offset, n = (int(v) for v in index.entries[coords])
-                out[offset:offset + n] = as_byte_array(data)
+        for coords in order:
+            offset, n = (int(v) for v in index.entries[coords])
+            out[offset:offset + n] = pieces[coords]
         return out
+
+    def update_shard(
+        self,
+        data: bytes | bytearray | memoryview | np.ndarray | None,
+        shard_shape: Sequence[int],
+        updates: Mapping[Sequence[int], np.ndarray | None],
+        *,
+        key: str | None = None,
+    ) -> np.ndarray | None:
+        """A stored shard with some inner chunks replaced, the others' bytes kept verbatim.
+
+        A partial write without decoding (and re-encoding) the inner chunks it does not
+        touch.  Needs the evolved codec (see the class notes).
+
+        Parameters
+        ----------
+        data
+            The shard's stored bytes, or None if the shard does not exist yet.
+        shard_shape
+            The shard's shape.
+        updates
+            ``inner coords -> new inner chunk`` (an array of ``chunk_shape``), or None to
+            remove it; an inner chunk equal to the fill value is removed too.
+        key
+            The shard's store key, named by errors.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            The new shard's bytes, or None when no inner chunk is left (the caller erases the
+            shard).
+
+        Raises
+        ------
+        ChunkDecodeError
+            The stored shard's index is malformed (naming ``key``).
+        IndexingError
+            Inner coords outside the shard's inner grid.
+        ShapeMismatchError
+            An inner chunk of the wrong shape.
+        """
+        inner = self._evolved_pipeline()
+        cps = self._chunks_per_shard(shard_shape)
+        pieces: dict[Coords, np.ndarray] = {}
+        if data is not None:
+            with _naming(key):
+                buf = as_byte_array(data)
+                index = self._decode_index_from_shard(buf, shard_shape)
+            for c in np.argwhere(index.present):
+                coords = tuple(int(i) for i in c)
+                offset, n = index.get(coords)  # type: ignore[misc]
+                pieces[coords] = buf[offset:offset + n]
+        todo: list[tuple[Coords, np.ndarray]] = []
+        for raw_coords, arr in updates.items():
+            coords = tuple(int(i) for i in raw_coords)
+            if len(coords) != len(cps) or not all(
+                0 <= i < n for i, n in zip(coords, cps, strict=True)
+            ):
+                raise IndexingError(
+                    f"inner chunk {coords} is outside the shard's inner chunk grid {list(cps)}"
+                )
+            pieces.pop(coords, None)
+            if arr is None:
+                continue
+            arr = np.asarray(arr)
+            if arr.shape != self.chunk_shape:
+                raise ShapeMismatchError(
+                    f"inner chunk {coords} has shape {list(arr.shape)}, expected "
+                    f"{list(self.chunk_shape)}"
+                )
+            todo.append((coords, np.ascontiguousarray(arr, dtype=inner.dtype)))
+        fill_bytes = as_byte_array(inner.fill_value)
+
+        def encode_one(task: tuple[Coords, np.ndarray]) -> tuple[Coords, np.ndarray | None]:
+            coords, arr = task
+            if arr.dtype.itemsize and is_uniform(as_byte_array(arr), fill_bytes):
+                return coords, None
+            # copy: the encoding may alias the caller's array, which the caller may reuse
+            return coords, np.array(as_byte_array(inner.encode(arr)))
+
+        nbytes = len(todo) * math.prod(self.chunk_shape) * inner.dtype.itemsize
+        for coords, encoded in _fan_out(encode_one, todo, nbytes):
+            if encoded is not None:
+                pieces[coords] = encoded
+        if not pieces:
+            return None
+        return self._assemble(pieces, shard_shape)
 
     def _box(self, coords: Sequence[int]) -> tuple[slice, ...]:
         """The region of the shard the inner chunk at ``coords`` covers."""
@@ -585,21 +696,20 @@ class ShardingCodec(ArrayBytesCodec):
                     f"nbytes {int(lengths[coords])}) ends beyond any possible shard"
                 )
         stored = present & (lengths > 0)
+        bounds: tuple[int, int] | None = None
         if self.index_location == "start":
-            index_lo, index_hi = 0, index_n
+            bounds = (0, index_n)
         elif shard_nbytes is not None:
-            index_lo, index_hi = shard_nbytes - index_n, shard_nbytes
-        else:
-            index_lo = index_hi = None
-        if index_lo is not None:
-            lo, hi = np.uint64(index_lo), np.uint64(index_hi)
+            bounds = (shard_nbytes - index_n, shard_nbytes)
+        if bounds is not None:
+            lo, hi = np.uint64(bounds[0]), np.uint64(bounds[1])
             into = stored & (offsets < hi) & (offsets + lengths > lo)
             if into.any():
                 coords = _first(into)
                 raise ChunkDecodeError(
                     f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
                     f"nbytes {int(lengths[coords])}) overlaps the shard index (bytes "
-                    f"{index_lo}..{index_hi})"
+                    f"{bounds[0]}..{bounds[1]})"
                 )
         flat = np.flatnonzero(stored.reshape(-1))
         if flat.size > 1:
@@ -814,7 +924,7 @@ class ShardingCodec(ArrayBytesCodec):
         """
         plans = self._project(shard_shape, region)
         inner = self._evolved_pipeline()
-        out_shape = tuple(sum(len(range(*o.indices(1 << 62))) for _, o, _ in p) for p in plans)
+        out_shape = tuple(sum(o.stop - o.start for _, o, _ in p) for p in plans)
         out = np.empty(out_shape, dtype=inner.dtype)
         combos = list(itertools.product(*plans))
         chunks = self.read_inner_chunks(
@@ -878,19 +988,15 @@ class ShardingCodec(ArrayBytesCodec):
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-class _naming:
-    """Context manager: re-raise a ChunkDecodeError without key as one naming ``key``."""
-
-    def __init__(self, key: str | None):
-        self.key = key
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
-        if self.key is not None and isinstance(exc, ChunkDecodeError) and exc.key is None:
-            raise type(exc)(str(exc), key=self.key) from exc
-        return False
+@contextmanager
+def _naming(key: str | None) -> Iterator[None]:
+    """Re-raise a ChunkDecodeError without key as one naming ``key`` (the shard)."""
+    try:
+        yield
+    except ChunkDecodeError as exc:
+        if key is None or exc.key is not None:
+            raise
+        raise type(exc)(str(exc), key=key) from exc
 
 
 def _first(mask: np.ndarray) -> Coords:
@@ -905,7 +1011,7 @@ def _fill(out: np.ndarray, fill_value: np.ndarray) -> None:
         out[...] = fill_value
     else:
         # Same-dtype assignment copies bits (NaN payloads, -0.0 included).
-        np.copyto(out, fill_value, casting="no")
+        np.copyto(out, fill_value, casting="equiv")
 
 
 def _decode_inner_bytes(
@@ -933,6 +1039,17 @@ def _fan_out(fn: Callable[[Any], Any], items: list[Any], nbytes: int) -> list[An
     done = map_unordered(lambda b: (b[0], [fn(x) for x in b[1]]), batches)
     done.sort(key=lambda r: r[0])
     return [r for _, results in done for r in results]
+
+
+def _restore_codec(
+    configuration: dict[str, Any], path: str, state: tuple[str, bytes] | None
+) -> ShardingCodec:
+    codec = ShardingCodec.from_config(configuration, path=path)
+    if state is None:
+        return codec
+    dtype = np.dtype(state[0])
+    fill = np.frombuffer(state[1], dtype=dtype).reshape(()).copy()
+    return codec.evolve(ChunkSpec(shape=(), dtype=dtype, fill_value=fill))
 
 
 def partial_read_codec(pipeline: CodecPipeline) -> ShardingCodec | None:
