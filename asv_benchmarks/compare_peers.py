@@ -177,9 +177,9 @@ def make_source(size: int, seed: int = 0) -> np.ndarray:
 
 def grid_selections(shape: Sequence[int], unit: Sequence[int]) -> list[Selection]:
     """Every ``unit``-shaped block of ``shape`` in C order, clipped at the edges."""
-    ranges = [range(0, n, c) for n, c in zip(shape, unit)]
+    ranges = [range(0, n, c) for n, c in zip(shape, unit, strict=True)]
     return [
-        tuple(slice(o, min(o + c, n)) for o, c, n in zip(origin, unit, shape))
+        tuple(slice(o, min(o + c, n)) for o, c, n in zip(origin, unit, shape, strict=True))
         for origin in itertools.product(*ranges)
     ]
 
@@ -312,7 +312,7 @@ class Zarr3cAdapter(Adapter):
                 back = self.zarr3c.open_array(self.zarr3c.LocalStore(probe_dir), mode="r")[...]
                 ok = np.array_equal(np.asarray(back), data)
                 self._sharding = "" if ok else "not implemented (sharded round trip differs)"
-            except Exception as exc:  # noqa: BLE001 - report, never crash the run
+            except Exception as exc:  # report, never crash the run
                 self._sharding = f"not implemented ({describe(exc)})"
             finally:
                 shutil.rmtree(probe_dir, ignore_errors=True)
@@ -579,7 +579,10 @@ class LimitRunner:
 
     def _encode_block(self, case: Case, block: tuple[int, ...]) -> bytes:
         unit = case.layout.chunks
-        sel = tuple(slice(b * c, min((b + 1) * c, n)) for b, c, n in zip(block, unit, case.shape))
+        sel = tuple(
+            slice(b * c, min((b + 1) * c, n))
+            for b, c, n in zip(block, unit, case.shape, strict=True)
+        )
         part = case.src[sel]
         if part.shape != unit:  # edge chunk: stored padded with the fill value, as zarr does
             full = np.zeros(unit, dtype=DTYPE)
@@ -596,9 +599,9 @@ class LimitRunner:
         self.refs = {}
         stored = case.layout.stored
         unit = case.layout.chunks
-        per_stored = [s // u for s, u in zip(stored, unit)]
-        n_stored = [math.ceil(n / s) for n, s in zip(case.shape, stored)]
-        n_units = [math.ceil(n / u) for n, u in zip(case.shape, unit)]
+        per_stored = [s // u for s, u in zip(stored, unit, strict=True)]
+        n_stored = [math.ceil(n / s) for n, s in zip(case.shape, stored, strict=True)]
+        n_units = [math.ceil(n / u) for n, u in zip(case.shape, unit, strict=True)]
 
         def write_one(obj: tuple[int, ...]) -> list[ChunkRef]:
             key = os.path.join(path, "c", *map(str, obj))
@@ -615,8 +618,8 @@ class LimitRunner:
             refs: list[ChunkRef] = []
             offset = 0
             for inner in itertools.product(*map(range, per_stored)):
-                block = tuple(o * p + i for o, p, i in zip(obj, per_stored, inner))
-                if any(b >= n for b, n in zip(block, n_units)):
+                block = tuple(o * p + i for o, p, i in zip(obj, per_stored, inner, strict=True))
+                if any(b >= n for b, n in zip(block, n_units, strict=True)):
                     continue
                 data = self._encode_block(case, block)
                 parts.append(data)
@@ -645,10 +648,15 @@ class LimitRunner:
         """
         unit = case.layout.chunks
         if workload in ("read_all", "read_chunks"):
-            return [tuple(s.start // c for s, c in zip(sel, unit)) for sel in case.chunk_selections]
+            return [
+                tuple(s.start // c for s, c in zip(sel, unit, strict=True))
+                for sel in case.chunk_selections
+            ]
         blocks: list[tuple[int, ...]] = []
         for sel in case.random_selections:
-            ranges = [range(s.start // c, (s.stop - 1) // c + 1) for s, c in zip(sel, unit)]
+            ranges = [
+                range(s.start // c, (s.stop - 1) // c + 1) for s, c in zip(sel, unit, strict=True)
+            ]
             blocks.extend(itertools.product(*ranges))
         if workload == "random_concurrent":
             blocks = list(dict.fromkeys(blocks))
@@ -706,7 +714,7 @@ def verify_many(outs: Sequence[Any], sels: Sequence[Selection], src: np.ndarray)
     """'' if each ``outs[i]`` equals ``src[sels[i]]``, else the first difference."""
     if len(outs) != len(sels):
         return f"{len(outs)} results for {len(sels)} reads"
-    for out, sel in zip(outs, sels):
+    for out, sel in zip(outs, sels, strict=True):
         err = verify_one(out, src[sel], f"read {[(s.start, s.stop) for s in sel]}")
         if err:
             return err
@@ -779,14 +787,14 @@ def run_adapter(
         adapter.check(case, root)
     except Skipped as exc:
         return [result(w, "skipped", str(exc)) for w in workloads]
-    except Exception as exc:  # noqa: BLE001 - report, never crash the run
+    except Exception as exc:  # report, never crash the run
         return [result(w, "error", describe(exc)) for w in workloads]
 
     out: list[Result] = []
     with contextlib.ExitStack() as stack:
         try:
             stack.enter_context(adapter.session())
-        except Exception as exc:  # noqa: BLE001 - report, never crash the run
+        except Exception as exc:  # report, never crash the run
             return [result(w, "error", describe(exc)) for w in workloads]
 
         # Write: each timed run writes a fresh array (untimed delete + create); when 'write' is
@@ -805,7 +813,7 @@ def run_adapter(
             adapter.close()
         except Unavailable as exc:
             write_error = f"unavailable: {exc}"
-        except Exception as exc:  # noqa: BLE001 - report, never crash the run
+        except Exception as exc:  # report, never crash the run
             write_error = f"error: {describe(exc)}"
         if write_error:
             adapter.close()
@@ -820,7 +828,7 @@ def run_adapter(
             readback = adapter.read(tuple(slice(None) for _ in case.shape))
             mismatch = verify_one(readback, case.src, "read back after write")
             del readback
-        except Exception as exc:  # noqa: BLE001 - report, never crash the run
+        except Exception as exc:  # report, never crash the run
             adapter.close()
             reason = describe(exc)
             return [result(w, "error", f"open/read back failed: {reason}") for w in workloads]
@@ -864,7 +872,7 @@ def run_adapter(
             try:
                 times, err = time_min(fn, check, repeat, warmup=True)
                 res = result(w, "wrong", err) if err else finish(result(w, "ok"), times, nreads)
-            except Exception as exc:  # noqa: BLE001 - report, never crash the run
+            except Exception as exc:  # report, never crash the run
                 res = result(w, "error", describe(exc))
             out.append(res)
             log_result(res)
@@ -886,7 +894,7 @@ def run_limit(
         shutil.rmtree(path, ignore_errors=True)
         limit.create(path, case)
         limit.write(path, case)
-    except Exception as exc:  # noqa: BLE001 - report, never crash the run
+    except Exception as exc:  # report, never crash the run
         return [
             Result(lay, comp, w, LIMIT, "error", describe(exc)) for w in workloads if w != "write"
         ]
@@ -904,7 +912,7 @@ def run_limit(
             )
             nreads = len(case.random_selections) if w in PER_READ_WORKLOADS else 1
             res = Result(lay, comp, w, LIMIT, "wrong", err) if err else finish(res, times, nreads)
-        except Exception as exc:  # noqa: BLE001 - report, never crash the run
+        except Exception as exc:  # report, never crash the run
             res = Result(lay, comp, w, LIMIT, "error", describe(exc))
         out.append(res)
         log_result(res)
@@ -1118,14 +1126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             adapters.append(adapter)
         except Unavailable as exc:
             unavailable[adapter.name] = str(exc)
-        except Exception as exc:  # noqa: BLE001 - report, never crash the run
+        except Exception as exc:  # report, never crash the run
             unavailable[adapter.name] = describe(exc)
     limit: LimitRunner | None = None
     if LIMIT in args.only:
         limit = LimitRunner(args.threads)
         try:
             versions[LIMIT] = limit.probe()
-        except Exception as exc:  # noqa: BLE001 - report, never crash the run
+        except Exception as exc:  # report, never crash the run
             unavailable[LIMIT] = str(exc)
             limit.close()
             limit = None

@@ -59,10 +59,13 @@ BISALOO = CONFORMANCE / "bisaloo-zarr-conformance-tests" / "data" / "int32_v3.za
 
 #: Codec names zarr3c implements today.  ``numcodecs.*`` codecs are handled separately
 #: (:func:`_numcodecs_supported`): those whose package is installed are supported.
-SUPPORTED_CODECS = frozenset({"bytes", "transpose", "reshape", "gzip", "zstd", "blosc", "crc32c"})
+SUPPORTED_CODECS = frozenset({
+    "bytes", "transpose", "reshape", "gzip", "zstd", "blosc", "crc32c",
+    "sharding_indexed",
+})
 
 #: Chunk grids zarr3c implements today.
-SUPPORTED_CHUNK_GRIDS = frozenset({"regular"})
+SUPPORTED_CHUNK_GRIDS = frozenset({"regular", "rectilinear"})
 
 #: The core data types; raw bits ``r<N>`` are matched by :data:`_RAW_BITS`.
 SUPPORTED_DATA_TYPES = frozenset({
@@ -334,7 +337,12 @@ def test_read_conformance_array(case: Case) -> None:
     assert a.ndim == len(meta["shape"])
     if expected.dtype != object:
         assert a.dtype == expected.dtype
-    assert a.chunks == tuple(meta["chunk_grid"]["configuration"]["chunk_shape"])
+    grid_chunks = tuple(meta["chunk_grid"]["configuration"]["chunk_shape"])
+    if meta["codecs"][0]["name"] == "sharding_indexed":  # chunks are inner, as zarr-python
+        assert a.shards == grid_chunks
+        assert a.chunks == tuple(meta["codecs"][0]["configuration"]["chunk_shape"])
+    else:
+        assert a.chunks == grid_chunks
     fill = _fill_from_json(meta["fill_value"], expected.dtype)
     if expected.dtype.kind == "V":
         assert bytes(np.asarray(a.fill_value).tobytes()) == fill
@@ -436,6 +444,28 @@ def test_unsupported_data_types_raise_unknown_extension() -> None:
             assert f"'{dtype_name}'" in str(info.value) or f'"{dtype_name}"' in str(info.value)
 
 
+
+def test_reshape_flatten_core_data_types_read() -> None:
+    """zarrs' ``reshape_flatten`` arrays (codec ``reshape`` [24] on [4, 6] chunks): every core
+    data type is read through the reshape codec (not skipped as unsupported), and each stored
+    chunk holds the chunk's elements in C order, as the seed requires."""
+    read = set()
+    for meta_path in sorted((ZARRS_SNAPSHOT / "reshape_flatten").glob("*/*/zarr.json")):
+        meta = json.loads(meta_path.read_text())
+        assert meta["codecs"][0] == {"name": "reshape", "configuration": {"shape": [24]}}
+        if _unsupported(meta):
+            continue
+        dtype_name = meta_path.parent.parent.name
+        expected = _snapshot_values(dtype_name)
+        assert expected is not None
+        a = zarr3c.open_array(str(meta_path.parent), mode="r")
+        assert_values(a[...], expected)
+        raw = (meta_path.parent / "c" / "1" / "2").read_bytes()
+        chunk = expected[4:8, 12:18]
+        assert raw == chunk.astype(chunk.dtype.newbyteorder("<")).tobytes()
+        read.add(dtype_name)
+    assert read == (SUPPORTED_DATA_TYPES | {"r24"})
+
 # -- zarr-python's zarr-metadata fixtures (documents only, no chunks) ------------------------------
 
 METADATA_FIXTURES = CONFORMANCE / "zarr-python-zarr-metadata-fixtures" / "v3"
@@ -464,7 +494,12 @@ def test_metadata_fixture_array_documents(tmp_path: Path, doc_path: Path) -> Non
     a = zarr3c.open_array(str(path), mode="r")
     assert a.shape == tuple(doc["shape"])
     assert a.dtype == np.dtype(_data_type_name(doc))
-    assert a.chunks == tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
+    cfg = doc["chunk_grid"]["configuration"]
+    if "chunk_shape" in cfg:
+        outer = a.shards if a.shards is not None else a.chunks  # sharded: chunks are inner
+        assert outer == tuple(cfg["chunk_shape"])
+    else:  # rectilinear: dask-style edge lengths clipped to the array
+        assert all(sum(c) == n for c, n in zip(a.chunks, a.shape, strict=True))
     assert dict(a.attrs) == doc.get("attributes", {})
     names = a.metadata.to_dict().get("dimension_names")
     assert names == doc.get("dimension_names")

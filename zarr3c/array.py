@@ -274,10 +274,13 @@ class Array:
 
     @property
     def shards(self) -> tuple[int, ...] | None:
-        """The shard shape of a sharded array (its grid's chunks), else None."""
-        if isinstance(self._pipeline.array_bytes, ShardingCodec):
-            return tuple(self._metadata.chunk_grid.chunk_shape)
-        return None
+        """The shard shape of a sharded array (its grid's chunks; dask-style edge lengths for
+        a rectilinear grid of shards), else None."""
+        if not isinstance(self._pipeline.array_bytes, ShardingCodec):
+            return None
+        grid = self._metadata.chunk_grid
+        chunk_shape = getattr(grid, "chunk_shape", None)
+        return tuple(chunk_shape) if chunk_shape is not None else grid.chunk_sizes(self.shape)
 
     @property
     def fill_value(self) -> Any:

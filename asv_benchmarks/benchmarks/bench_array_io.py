@@ -32,7 +32,7 @@ zarr3c: Any
 try:
     zarr3c = importlib.import_module("zarr3c")
     _IMPORT_ERROR = ""
-except Exception as exc:  # noqa: BLE001 - any import failure means "skip", with its reason
+except Exception as exc:  # any import failure means "skip", with its reason
     zarr3c = None
     _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
 
@@ -158,7 +158,7 @@ class Read:
             raise AssertionError(f"{compression}/{layout}: read back differs from what was written")
         unit = layout_kwargs(layout)["chunks"]
         self.chunk_sels = [
-            tuple(slice(o, o + c) for o, c in zip(origin, unit))
+            tuple(slice(o, o + c) for o, c in zip(origin, unit, strict=True))
             for origin in itertools.product(*(range(0, SIZE, c) for c in unit))
         ]
         rng = np.random.default_rng(1)

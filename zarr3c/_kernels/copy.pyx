@@ -188,19 +188,25 @@ cdef Py_ssize_t _normalise(
     return j + 1
 
 
+cdef struct _word16:
+    uint64_t lo
+    uint64_t hi
+
+
 ctypedef fused word_t:
     uint8_t
     uint16_t
     uint32_t
     uint64_t
+    _word16
 
 
 cdef void _run_words(
-    word_t kind, const uint8_t* src, int64_t so, int64_t ss, uint8_t* dst, int64_t do_,
+    word_t* kind, const uint8_t* src, int64_t so, int64_t ss, uint8_t* dst, int64_t do_,
     int64_t ds, int64_t count,
 ) noexcept nogil:
-    # ``kind`` only selects the specialisation; a fixed-size memcpy compiles to one
-    # unaligned load and store per element.
+    # ``kind`` (always NULL) only selects the specialisation; a fixed-size memcpy compiles
+    # to one unaligned load and store per element.
     cdef int64_t k
     for k in range(count):
         memcpy(dst + do_, src + so, sizeof(word_t))
@@ -214,13 +220,15 @@ cdef inline void _copy_run(
 ) noexcept nogil:
     cdef int64_t k
     if itemsize == 1:
-        _run_words(<uint8_t>0, src, so, ss, dst, do_, ds, count)
+        _run_words(<uint8_t*>NULL, src, so, ss, dst, do_, ds, count)
     elif itemsize == 2:
-        _run_words(<uint16_t>0, src, so, ss, dst, do_, ds, count)
+        _run_words(<uint16_t*>NULL, src, so, ss, dst, do_, ds, count)
     elif itemsize == 4:
-        _run_words(<uint32_t>0, src, so, ss, dst, do_, ds, count)
+        _run_words(<uint32_t*>NULL, src, so, ss, dst, do_, ds, count)
     elif itemsize == 8:
-        _run_words(<uint64_t>0, src, so, ss, dst, do_, ds, count)
+        _run_words(<uint64_t*>NULL, src, so, ss, dst, do_, ds, count)
+    elif itemsize == 16:
+        _run_words(<_word16*>NULL, src, so, ss, dst, do_, ds, count)
     else:
         for k in range(count):
             memcpy(dst + do_, src + so, <size_t>itemsize)
@@ -239,10 +247,10 @@ cdef enum:
 
 
 cdef void _tiled_words(
-    word_t kind, const uint8_t* src, int64_t so, int64_t sb, int64_t s0,
+    word_t* kind, const uint8_t* src, int64_t so, int64_t sb, int64_t s0,
     uint8_t* dst, int64_t do_, int64_t db, int64_t d0, int64_t nb, int64_t n0,
 ) noexcept nogil:
-    # ``kind`` only selects the specialisation: one fixed-size copy per element.
+    # ``kind`` (always NULL) only selects the specialisation.
     cdef int64_t bb = 0, be, ii = 0, ie, x, k, sp, dp
     while ii < n0:
         ie = ii + TILE_0 if n0 - ii > TILE_0 else n0
@@ -273,13 +281,15 @@ cdef void _copy_tiled(
     """
     cdef int64_t bb = 0, be, ii, m, x
     if itemsize == 1:
-        _tiled_words(<uint8_t>0, src, so, sb, s0, dst, do_, db, d0, nb, n0)
+        _tiled_words(<uint8_t*>NULL, src, so, sb, s0, dst, do_, db, d0, nb, n0)
     elif itemsize == 2:
-        _tiled_words(<uint16_t>0, src, so, sb, s0, dst, do_, db, d0, nb, n0)
+        _tiled_words(<uint16_t*>NULL, src, so, sb, s0, dst, do_, db, d0, nb, n0)
     elif itemsize == 4:
-        _tiled_words(<uint32_t>0, src, so, sb, s0, dst, do_, db, d0, nb, n0)
+        _tiled_words(<uint32_t*>NULL, src, so, sb, s0, dst, do_, db, d0, nb, n0)
     elif itemsize == 8:
-        _tiled_words(<uint64_t>0, src, so, sb, s0, dst, do_, db, d0, nb, n0)
+        _tiled_words(<uint64_t*>NULL, src, so, sb, s0, dst, do_, db, d0, nb, n0)
+    elif itemsize == 16:
+        _tiled_words(<_word16*>NULL, src, so, sb, s0, dst, do_, db, d0, nb, n0)
     else:
         ii = 0
         while ii < n0:

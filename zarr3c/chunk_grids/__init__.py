@@ -1,8 +1,9 @@
 """Chunk grids: how an array's index space is cut into chunks.
 
-The built-in ``regular`` grid lives in :mod:`zarr3c.chunk_grids.regular`; every grid, built-in
-or third-party, is found by name through :data:`zarr3c.registry.chunk_grids`.  A grid class
-provides ``from_dict(data, *, ndim, path, source)`` taking the whole ``chunk_grid`` object::
+The built-in ``regular`` and ``rectilinear`` grids live in :mod:`zarr3c.chunk_grids.regular` and
+:mod:`zarr3c.chunk_grids.rectilinear`; every grid, built-in or third-party, is found by name
+through :data:`zarr3c.registry.chunk_grids`.  A grid class provides
+``from_dict(data, *, ndim, path, source)`` taking the whole ``chunk_grid`` object::
 
     {"name": "regular", "configuration": {"chunk_shape": [10, 10]}}
 """
@@ -13,10 +14,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from zarr3c import registry
+from zarr3c.chunk_grids.rectilinear import RectilinearChunkGrid, RectilinearDimension
 from zarr3c.chunk_grids.regular import RegularChunkGrid, RegularDimension
 from zarr3c.errors import MetadataError
 
-__all__ = ["RegularChunkGrid", "RegularDimension", "parse_chunk_grid"]
+__all__ = [
+    "RectilinearChunkGrid",
+    "RectilinearDimension",
+    "RegularChunkGrid",
+    "RegularDimension",
+    "parse_chunk_grid",
+]
 
 
 def parse_chunk_grid(

@@ -212,6 +212,18 @@ class RegularChunkGrid:
         """The largest chunk along each dimension (for a regular grid, the chunk shape)."""
         return self.chunk_shape
 
+    def validate_shape(
+        self, array_shape: Sequence[int], *, path: str = "chunk_grid", source: str | None = None
+    ) -> None:
+        """Check the grid fits an array of ``array_shape`` (for a regular grid: the rank)."""
+        if len(array_shape) != len(self.chunk_shape):
+            raise MetadataError(
+                f"array shape {tuple(array_shape)} has {len(array_shape)} dimensions but the "
+                f"chunk grid has {len(self.chunk_shape)}",
+                path=path,
+                source=source,
+            )
+
     def _check_rank(self, array_shape: Sequence[int]) -> None:
         if len(array_shape) != len(self.chunk_shape):
             raise MetadataError(

@@ -521,6 +521,7 @@ class ArrayMetadata:
         ndim = len(shape)
         data_type = parse_data_type(data["data_type"], path="data_type", source=source)
         grid = _parse_chunk_grid(data["chunk_grid"], ndim=ndim, source=source)
+        grid.validate_shape(shape, source=source)
         _chunk_nbytes_check(grid, data_type.itemsize, source=source)
         encoding = _parse_chunk_key_encoding(data["chunk_key_encoding"], source=source)
         fill_value = data_type.parse_fill_value(
