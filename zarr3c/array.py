@@ -10,9 +10,8 @@ to the fill value are erased instead of written (unless ``write_empty_chunks``).
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,89 +52,14 @@ from zarr3c.indexing import (
 from zarr3c.metadata import ArrayMetadata
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.node import Node
 from zarr3c.stores import Store
 
-__all__ = ["Array", "Attributes", "create_array", "open_array_at"]
+__all__ = ["Array", "create_array", "open_array_at"]
 
 
 def _i64(values: Sequence[int]) -> np.ndarray:
     return np.asarray(values, dtype=np.int64)
-
-
-class Attributes(MutableMapping[str, Any]):
-    """A node's user attributes; every change is written to its ``zarr.json`` at once."""
-
-    def __init__(self, node: Array | Any):
-        self._node = node
-
-    def _current(self) -> dict[str, Any]:
-        return self._node.metadata.attributes
-
-    def __getitem__(self, key: str) -> Any:
-        return self._current()[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._node._update_attributes(lambda attrs: attrs.__setitem__(key, value))
-
-    def __delitem__(self, key: str) -> None:
-        def delete(attrs: dict[str, Any]) -> None:
-            if key not in attrs:
-                raise KeyError(key)
-            del attrs[key]
-
-        self._node._update_attributes(delete)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(dict(self._current()))
-
-    def __len__(self) -> int:
-        return len(self._current())
-
-    def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
-        new = dict(*args, **kwargs)
-        self._node._update_attributes(lambda attrs: attrs.update(new))
-
-    def put(self, attributes: dict[str, Any]) -> None:
-        """Replace all attributes."""
-        new = dict(attributes)
-
-        def replace(attrs: dict[str, Any]) -> None:
-            attrs.clear()
-            attrs.update(new)
-
-        self._node._update_attributes(replace)
-
-    def asdict(self) -> dict[str, Any]:
-        return dict(self._current())
-
-    def __repr__(self) -> str:
-        return repr(self._current())
-
-
-def update_node_attributes(node: Any, change: Any) -> Any:
-    """Apply ``change`` (a function mutating a dict) to the node's stored attributes.
-
-    Re-reads the document under the metadata key's lock first, so concurrent attribute
-    updates through different objects are not lost.  Returns the new metadata.
-    """
-    if node.read_only:
-        raise ReadOnlyError(f"cannot set attributes: {node.path!r} was opened read-only")
-    fmt = node.format
-    key = fmt.metadata_key(node.path, node.metadata.node_type)
-    with chunk_lock(node.store, key):
-        current = fmt.read_node(node.store, node.path)
-        if current is None or type(current) is not type(node.metadata):
-            current = node.metadata
-        attrs = json.loads(json.dumps(current.attributes))
-        change(attrs)
-        try:
-            json.dumps(attrs, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise MetadataError(f"attributes must be JSON-serializable: {exc}",
-                                path="attributes", source=key) from None
-        new = current.evolve(attributes=attrs)
-        fmt.write_node(node.store, node.path, new)
-    return new
 
 
 class _Indexer:
@@ -154,9 +78,11 @@ class _Indexer:
         self._set(selection, value)
 
 
-class Array:
+class Array(Node):
     """A Zarr v3 array in a store.  Create with :func:`zarr3c.create_array`, open with
     :func:`zarr3c.open_array`."""
+
+    kind = "array"
 
     def __init__(
         self,
@@ -171,11 +97,8 @@ class Array:
     ):
         if order not in ("C", "F"):
             raise ValueError(f"order must be 'C' or 'F', got {order!r}")
-        self._format = fmt if fmt is not None else V3Format()
+        super().__init__(store, path, metadata, read_only=read_only, fmt=fmt)
         key = self._format.metadata_key(path, "array")
-        self._store = store
-        self._path = path
-        self._read_only = read_only or getattr(store, "read_only", False)
         self._write_empty_chunks = bool(write_empty_chunks)
         self._order = order
         self._pipeline = CodecPipeline.from_codecs(
@@ -200,38 +123,13 @@ class Array:
 
     # -- properties ------------------------------------------------------------------------------
 
-    @property
-    def metadata(self) -> ArrayMetadata:
-        return self._metadata
 
-    @property
-    def store(self) -> Store:
-        return self._store
 
-    @property
-    def format(self) -> HierarchyFormat:
-        """The hierarchy's layout: the final Zarr v3 one, or the 2022 core-spec draft's."""
-        return self._format
 
-    @property
-    def zarr_format(self) -> Any:
-        return self._format.zarr_format
 
-    @property
-    def path(self) -> str:
-        return self._path
 
-    @property
-    def name(self) -> str:
-        return "/" + self._path
 
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
 
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -294,9 +192,6 @@ class Array:
     def write_empty_chunks(self) -> bool:
         return self._write_empty_chunks
 
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
 
     @property
     def codecs(self) -> tuple[Any, ...]:
@@ -328,16 +223,6 @@ class Array:
             open_array_at,
             (self._store, self._path, self._read_only, self._write_empty_chunks, self._order),
         )
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Array)
-            and other._store == self._store
-            and other._path == self._path
-        )
-
-    def __hash__(self) -> int:
-        return hash((type(self._store), self._path))
 
     # -- chunks ----------------------------------------------------------------------------------
 
@@ -525,10 +410,6 @@ class Array:
         else:
             self.set_basic_selection(selection, value)
 
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"array {self.name!r} was opened read-only")
-
     def _as_dtype(self, value: Any) -> np.ndarray:
         arr = np.asarray(value)
         if arr.dtype != self.dtype:
@@ -635,9 +516,6 @@ class Array:
             self._store.set(key, self._pipeline.encode(chunk))
 
     # -- metadata updates -----------------------------------------------------------------------
-
-    def _update_attributes(self, change: Any) -> None:
-        self._set_metadata(update_node_attributes(self, change))
 
     def resize(self, *shape: Any) -> None:
         """Change the shape.  Chunks wholly outside the new shape are erased; where the array

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from zarr3c.array import Array, Attributes, create_array, update_node_attributes
+from zarr3c.array import Array, create_array
 from zarr3c.errors import (
     ContainsArrayError,
     GroupNotFoundError,
@@ -18,6 +18,7 @@ from zarr3c.errors import (
 )
 from zarr3c.hierarchy import prepare_node
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.node import Node
 from zarr3c.paths import join_path
 from zarr3c.stores import Store
 
@@ -45,57 +46,15 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
     return Group(store, path, metadata, read_only=read_only, fmt=fmt)
 
 
-class Group:
+class Group(Node):
     """A Zarr v3 group.  Create with :func:`zarr3c.create_group`, open with
     :func:`zarr3c.open_group`."""
 
+    kind = "group"
+
     def __init__(self, store: Store, path: str, metadata: Any, *,
                  read_only: bool = False, fmt: HierarchyFormat | None = None):
-        self._format = fmt if fmt is not None else V3Format()
-        self._store = store
-        self._path = path
-        self._metadata = metadata
-        self._read_only = read_only or getattr(store, "read_only", False)
-
-    @property
-    def metadata(self) -> Any:
-        return self._metadata
-
-    @property
-    def format(self) -> HierarchyFormat:
-        """The hierarchy's layout: the final Zarr v3 one, or the 2022 core-spec draft's."""
-        return self._format
-
-    @property
-    def zarr_format(self) -> Any:
-        return self._format.zarr_format
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
-
-    def _update_attributes(self, change: Any) -> None:
-        self._metadata = update_node_attributes(self, change)
+        super().__init__(store, path, metadata, read_only=read_only, fmt=fmt)
 
     def __repr__(self) -> str:
         return f"<zarr3c.Group {self.name!r}>"
@@ -103,19 +62,7 @@ class Group:
     def __reduce__(self) -> tuple[Any, ...]:
         return (open_group_at, (self._store, self._path, self._read_only))
 
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Group) and other._store == self._store and other._path == self._path
-        )
-
-    def __hash__(self) -> int:
-        return hash((type(self._store), self._path))
-
     # -- members -----------------------------------------------------------------------------
-
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name!r} was opened read-only")
 
     def __getitem__(self, name: str) -> Array | Group:
         path = join_path(self._path, name)
