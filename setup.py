@@ -40,7 +40,8 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives=DIRECTIVES,
-        # A debug build must not reuse C files generated without the checks.
+        # Debug C files live apart, so neither build ever compiles the other's C code.
+        build_dir="build/cython-debug" if DEBUG else None,
         force=DEBUG,
     ),
 )
