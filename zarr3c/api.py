@@ -16,7 +16,7 @@ from zarr3c.array import create_array as _create_array
 from zarr3c.errors import UnsupportedFeatureError, UnsupportedFormatError
 from zarr3c.group import Group, open_group_at, open_node
 from zarr3c.group import create_group as _create_group
-from zarr3c.metadata.formats import Draft2022Format, HierarchyFormat, detect_format
+from zarr3c.metadata.formats import FORMATS, HierarchyFormat, detect_format
 from zarr3c.paths import normalize_path
 from zarr3c.stores import make_store
 
@@ -32,23 +32,19 @@ def _check_mode(mode: str) -> None:
 
 def _format_for_create(store: Any, zarr_format: Any) -> HierarchyFormat:
     """The format a new node is written in: the hierarchy's own, which must be the one asked
-    for (one hierarchy never mixes the final v3 layout and the draft-2022 one)."""
-    if zarr_format not in (3, "draft-2022"):
+    for (one hierarchy never mixes layouts).  An empty store takes the one asked for."""
+    if zarr_format not in FORMATS:
         raise UnsupportedFeatureError(
-            f"zarr_format {zarr_format!r} is not supported (3 or 'draft-2022')"
+            f"zarr_format {zarr_format!r} is not supported (one of {list(FORMATS)})"
         )
     detected = detect_format(store)
     if detected.zarr_format == zarr_format:
         return detected
-    if zarr_format == "draft-2022":
-        if store.get("zarr.json") is not None:
-            raise UnsupportedFormatError(
-                "the store holds a Zarr v3 hierarchy (zarr.json); cannot add draft-2022 nodes",
-                source="zarr.json",
-            )
-        return Draft2022Format()
+    if store.get("zarr.json") is None:
+        return FORMATS[zarr_format]()
     raise UnsupportedFormatError(
-        "the store holds a draft-2022 hierarchy; pass zarr_format='draft-2022' to add nodes",
+        f"the store holds a hierarchy in the {detected.zarr_format!r} layout; pass "
+        f"zarr_format={detected.zarr_format!r} to add nodes to it",
         source="zarr.json",
     )
 

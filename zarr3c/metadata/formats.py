@@ -9,6 +9,11 @@ grids, codecs and stores never branch on the format:
   point ``zarr.json``, ``meta/<path>.array.json`` / ``meta/<path>.group.json`` documents,
   chunk keys ``data/<path>/c<i>/<j>``, and implicit groups (a group exists when any node below
   it does).  Its operations follow the seed's "Storage" section.
+- :class:`Zarr2V3Format`, what zarr-python 2.11-2.18 wrote with its experimental v3 API
+  (``ZARR_V3_EXPERIMENTAL_API=1``): an entry point ``zarr.json`` whose ``zarr_format`` is
+  ``"https://purl.org/zarr/spec/protocol/core/3.0"``, documents ``meta/root.group.json`` /
+  ``meta/root/<path>.array.json``, chunks ``data/root/<path>/c<i>/<j>``, implicit groups
+  (see :mod:`zarr3c.metadata.zarr2v3`).
 
 Stores are used through their interface only (``get``, ``set``, ``erase``, ``list_dir``, ...).
 """
@@ -29,13 +34,24 @@ from zarr3c.metadata.draft2022 import (
     EntryPoint,
 )
 from zarr3c.metadata.group import GroupMetadata
+from zarr3c.metadata.zarr2v3 import (
+    PROTOCOL_URI,
+    Zarr2V3ArrayMetadata,
+    Zarr2V3EntryPoint,
+    Zarr2V3GroupMetadata,
+)
 
-__all__ = ["HierarchyFormat", "V3Format", "Draft2022Format", "detect_format", "PROTOCOL_URI"]
+__all__ = [
+    "FORMATS",
+    "HierarchyFormat",
+    "V3Format",
+    "Draft2022Format",
+    "Zarr2V3Format",
+    "detect_format",
+    "PROTOCOL_URI",
+]
 
-#: the entry point URI of zarr-python 2.x's experimental v3 layout (``meta/root/...``)
-PROTOCOL_URI = "https://purl.org/zarr/spec/protocol/core/3.0"
-
-Metadata = Any  # ArrayMetadata | GroupMetadata | Draft2022ArrayMetadata | Draft2022GroupMetadata
+Metadata = Any  # ArrayMetadata | GroupMetadata | the draft-2022 and zarr2-v3 documents
 
 
 def _prefix(path: str) -> str:
@@ -242,11 +258,105 @@ class Draft2022Format(HierarchyFormat):
             store.set("zarr.json", self.entry_point.to_json())
 
 
+class Zarr2V3Format(HierarchyFormat):
+    """The layout zarr-python 2.11-2.18 wrote with its experimental v3 API.
+
+    Like the draft-2022 layout, but every document lives below ``meta/root`` and every chunk
+    below ``data/root/``: the root group is ``meta/root.group.json``, the array ``a/b`` is
+    ``meta/root/a/b.array.json`` with chunks ``data/root/a/b/c0/1``; a root array is
+    ``meta/root.array.json`` with chunks ``data/root/c0``.  Groups with no document exist when
+    a node below them does (zarr-python 2 wrote none for the parents of a new array).
+    """
+
+    zarr_format: ClassVar[Any] = "zarr2-v3"
+
+    def __init__(self, entry_point: Zarr2V3EntryPoint | None = None):
+        self.entry_point = entry_point or Zarr2V3EntryPoint()
+        self.suffix = self.entry_point.metadata_key_suffix
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Zarr2V3Format) and other.entry_point == self.entry_point
+
+    def __hash__(self) -> int:
+        return hash((Zarr2V3Format, self.suffix))
+
+    def metadata_key(self, path: str, node_type: str) -> str:
+        if path:
+            return f"meta/root/{path}.{node_type}{self.suffix}"
+        return f"meta/root.{node_type}{self.suffix}"
+
+    def _meta_prefix(self, path: str) -> str:
+        return f"meta/root/{_prefix(path)}"
+
+    def chunk_prefix(self, path: str) -> str:
+        return f"data/root/{_prefix(path)}"
+
+    def read_node(self, store: Any, path: str) -> Metadata | None:
+        # zarr-python 2's order: an array document first, then a group document.
+        key = self.metadata_key(path, "array")
+        data = store.get(key)
+        if data is not None:
+            return Zarr2V3ArrayMetadata.from_json(data, source=key)
+        key = self.metadata_key(path, "group")
+        data = store.get(key)
+        if data is not None:
+            return Zarr2V3GroupMetadata.from_json(data, source=key)
+        return None
+
+    def node_exists(self, store: Any, path: str) -> bool:
+        if path == "" or self.read_node(store, path) is not None:
+            return True  # (a hierarchy with an entry point has a root group)
+        keys, prefixes = store.list_dir(self._meta_prefix(path))
+        return bool(keys or prefixes)
+
+    def child_names(self, store: Any, path: str) -> list[str]:
+        prefix = self._meta_prefix(path)
+        keys, prefixes = store.list_dir(prefix)
+        names = set()
+        for key in keys:
+            rel = key[len(prefix):]
+            for node_type in ("array", "group"):
+                ending = f".{node_type}{self.suffix}"
+                if rel.endswith(ending) and len(rel) > len(ending):
+                    names.add(rel[: -len(ending)])
+        names.update(p[len(prefix):].rstrip("/") for p in prefixes)
+        return sorted(names)
+
+    def erase_node(self, store: Any, path: str) -> None:
+        store.erase(self.metadata_key(path, "array"))
+        store.erase(self.metadata_key(path, "group"))
+        store.erase_prefix(self._meta_prefix(path))
+        store.erase_prefix(self.chunk_prefix(path))
+
+    def new_group(self, attributes: dict[str, Any]) -> Metadata:
+        return Zarr2V3GroupMetadata.from_dict({"attributes": attributes})
+
+    def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
+        return Zarr2V3ArrayMetadata.from_v3(metadata, chunk_memory_layout=order)
+
+    def check_name(self, name: str) -> None:
+        # zarr-python 2's v3 stores refuse keys with any other character (StoreV3._valid_key)
+        if not _DRAFT_NAME.fullmatch(name):
+            raise NodeNameError(
+                f"node name {name!r} is not allowed in a zarr2-v3 hierarchy: only the "
+                "characters a-z A-Z 0-9 - _ . may be used"
+            )
+
+    @property
+    def writes_parent_groups(self) -> bool:
+        return False  # as zarr-python 2: the parents of a new node are implicit groups
+
+    def initialize(self, store: Any) -> None:
+        if store.get("zarr.json") is None:
+            store.set("zarr.json", self.entry_point.to_json())
+
+
 def detect_format(store: Any) -> HierarchyFormat:
     """The format of the hierarchy in ``store``, from its root ``zarr.json``.
 
     A store with no root document, or one whose ``zarr_format`` is 3, holds the final v3
-    layout; ``"https://purl.org/zarr/spec/core/3.0"`` is the draft-2022 layout.
+    layout; ``"https://purl.org/zarr/spec/core/3.0"`` is the draft-2022 layout and
+    ``"https://purl.org/zarr/spec/protocol/core/3.0"`` zarr-python 2's experimental v3 one.
     """
     data = store.get("zarr.json")
     if data is None:
@@ -256,13 +366,19 @@ def detect_format(store: Any) -> HierarchyFormat:
     if zarr_format == CORE_URI:
         return Draft2022Format(EntryPoint.from_dict(doc, source="zarr.json"))
     if zarr_format == PROTOCOL_URI:
-        raise UnsupportedFormatError(
-            "zarr-python 2's experimental v3 layout (meta/root/...) is not supported yet",
-            path="zarr_format", source="zarr.json",
-        )
+        return Zarr2V3Format(Zarr2V3EntryPoint.from_dict(doc, source="zarr.json"))
     if zarr_format == 3 or zarr_format is None:
         return V3Format()
     raise UnsupportedFormatError(
-        f"zarr_format {zarr_format!r} is neither Zarr v3 nor the draft-2022 core spec "
-        f"({CORE_URI!r})", path="zarr_format", source="zarr.json",
+        f"zarr_format {zarr_format!r} is neither Zarr v3, the draft-2022 core spec "
+        f"({CORE_URI!r}) nor zarr-python 2's experimental v3 protocol ({PROTOCOL_URI!r})",
+        path="zarr_format", source="zarr.json",
     )
+
+
+#: the layouts zarr3c writes, by their ``zarr_format`` argument
+FORMATS: dict[Any, type[HierarchyFormat]] = {
+    V3Format.zarr_format: V3Format,
+    Draft2022Format.zarr_format: Draft2022Format,
+    Zarr2V3Format.zarr_format: Zarr2V3Format,
+}

@@ -279,7 +279,11 @@ def _v3_compressor(codec_id: str, config: dict[str, Any], itemsize: int) -> dict
             return {"name": "blosc", "configuration": {
                 "typesize": itemsize, "cname": full["cname"], "clevel": full["clevel"],
                 "shuffle": _BLOSC_SHUFFLES[shuffle], "blocksize": full["blocksize"]}}
-    return {"name": "numcodecs." + codec_id, "configuration": config}
+    return _named("numcodecs." + codec_id, config)
+
+
+def _named(name: str, config: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "configuration": config} if config else {"name": name}
 
 
 def _numcodecs_config(codec: Mapping[str, Any], *, path: str) -> tuple[str, dict[str, Any]]:
@@ -322,8 +326,7 @@ def _build_chain(
     serialized = False
     for i, spec in enumerate(filters):
         path = f"attributes.filters[{i}]"
-        codec = {"name": "numcodecs." + spec["id"],
-                 "configuration": {k: v for k, v in spec.items() if k != "id"}}
+        codec = _named("numcodecs." + spec["id"], {k: v for k, v in spec.items() if k != "id"})
         obj = _checked(codec, path=path, source=source)
         kind = getattr(obj, "kind", None)
         if kind == "array->array":
@@ -473,7 +476,7 @@ class Zarr2V3ArrayMetadata:
         """The equivalent v3 codec chain (transpose for "F", filters, bytes, compressor)."""
         return self.codec_chain
 
-    # -- documents ---------------------------------------------------------------------------------
+    # -- documents -------------------------------------------------------------------------------
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], *, source: str | None = None
@@ -587,10 +590,12 @@ class Zarr2V3ArrayMetadata:
         ndim = len(md.shape)
         layout = chunk_memory_layout
         reverse = list(range(ndim))[::-1]
+        skipped = 0  # (so that error paths index md.codecs)
         if (codecs and codecs[0]["name"] == "transpose"
                 and (codecs[0].get("configuration") or {}).get("order") == reverse):
             layout = "F" if ndim > 1 else layout
             codecs = codecs[1:]
+            skipped = 1
         filters: list[dict[str, Any]] = []
         i = 0
         while i < len(codecs) and codecs[i]["name"] != "bytes":
@@ -599,7 +604,7 @@ class Zarr2V3ArrayMetadata:
                 raise MetadataError(
                     f"codec {c['name']!r} has no form in zarr-python 2's v3 layout (filters "
                     "are numcodecs codecs; the only other array codec is order='F')",
-                    path=f"codecs[{i}]",
+                    path=f"codecs[{skipped + i}]",
                 )
             filters.append({"id": c["name"][len("numcodecs."):],
                             **(c.get("configuration") or {})})
@@ -611,13 +616,14 @@ class Zarr2V3ArrayMetadata:
         rest = codecs[i + 1:]
         compressor = None
         if rest:
-            codec_id, config = _numcodecs_config(rest[-1], path=f"codecs[{len(codecs) - 1}]")
+            codec_id, config = _numcodecs_config(
+                rest[-1], path=f"codecs[{skipped + len(codecs) - 1}]")
             if codec_id in COMPRESSOR_IDS:
                 compressor = {"codec": f"{CODEC_URI_PREFIX}{codec_id}/1.0",
                               "configuration": config}
                 rest = rest[:-1]
         for j, c in enumerate(rest):
-            codec_id, config = _numcodecs_config(c, path=f"codecs[{i + 1 + j}]")
+            codec_id, config = _numcodecs_config(c, path=f"codecs[{skipped + i + 1 + j}]")
             filters.append({"id": codec_id, **config})
         attributes = dict(md.attributes)
         if "filters" in attributes:
@@ -625,10 +631,14 @@ class Zarr2V3ArrayMetadata:
                                 path="attributes.filters")
         if filters:
             attributes["filters"] = filters
+        encoding = md.chunk_key_encoding
+        separator = "/"
+        if getattr(encoding, "name", None) == "default":
+            separator = getattr(encoding, "separator", "/")
         doc: dict[str, Any] = {
             "attributes": attributes,
-            "chunk_grid": {"chunk_shape": list(md.chunk_grid.chunk_shape), "separator": "/",
-                           "type": "regular"},
+            "chunk_grid": {"chunk_shape": list(md.chunk_grid.chunk_shape),
+                           "separator": separator, "type": "regular"},
             "chunk_memory_layout": layout,
             "data_type": _data_type_json(md.data_type, endian),
             "extensions": [],
@@ -637,14 +647,22 @@ class Zarr2V3ArrayMetadata:
         }
         if compressor is not None:
             doc["compressor"] = compressor
+        if separator != "/":
+            doc["dimension_separator"] = separator  # as zarr-python 2 wrote it
         new = cls.from_dict(doc)
-        asked = [_normalized(c) for c in md.codecs]
-        if layout == "F" and ndim > 1 and not (asked and asked[0]["name"] == "transpose"):
+        asked = list(md.codecs)
+        if layout == "F" and ndim > 1 and not (asked and _normalized(asked[0])["name"]
+                                               == "transpose"):
             asked.insert(0, {"name": "transpose", "configuration": {"order": reverse}})
-        if [_normalized(c) for c in new.codecs] != asked:
+        # numcodecs.gzip/zstd/blosc read back as the v3 codecs they are equivalent to
+        typesize = next((c["configuration"]["typesize"] for c in new.codecs
+                         if c["name"] == "blosc"), 1)
+        if ([_comparable(c, typesize) for c in new.codecs]
+                != [_comparable(c, typesize) for c in asked]):
             raise MetadataError(
-                f"the codecs {asked} have no exact form in zarr-python 2's v3 layout (it would "
-                f"read them as {list(new.codecs)})", path="codecs",
+                f"the codecs {[_normalized(c) for c in asked]} have no exact form in "
+                f"zarr-python 2's v3 layout (it would read them as {list(new.codecs)})",
+                path="codecs",
             )
         return new
 
@@ -653,6 +671,14 @@ def _normalized(codec: Any) -> dict[str, Any]:
     c = codec if isinstance(codec, dict) else codec.to_dict()
     config = c.get("configuration") or {}
     return {"name": c["name"], "configuration": config} if config else {"name": c["name"]}
+
+
+def _comparable(codec: Any, itemsize: int) -> dict[str, Any]:
+    c = _normalized(codec)
+    codec_id = c["name"][len("numcodecs."):] if c["name"].startswith("numcodecs.") else None
+    if codec_id in _NUMCODECS_DEFAULTS:
+        return _normalized(_v3_compressor(codec_id, dict(c.get("configuration", {})), itemsize))
+    return c
 
 
 # -- groups ---------------------------------------------------------------------------------------
