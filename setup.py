@@ -40,8 +40,9 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives=DIRECTIVES,
-        # Debug C files live apart, so neither build ever compiles the other's C code.
+        # Debug C files live apart, and C code is always regenerated, so neither build ever
+        # compiles (or keeps the extension modules of) the other's C code.
         build_dir="build/cython-debug" if DEBUG else None,
-        force=DEBUG,
+        force=True,
     ),
 )

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from zarr3c._kernels import _reference as ref
@@ -161,7 +161,10 @@ CHUNK_INTO_OUTPUT = [
     ids=["3d-steps", "2d-block", "2d-reversed", "drop-axis", "1-extent", "whole"],
 )
 def test_copy_chunk_region_into_output_like_numpy(
-    dtype: str, out_shape: tuple[int, ...], out_sel: Any, chunk_shape: tuple[int, ...],
+    dtype: str,
+    out_shape: tuple[int, ...],
+    out_sel: Any,
+    chunk_shape: tuple[int, ...],
     chunk_sel: Any,
 ) -> None:
     """The way the array layer uses the kernel: offsets and strides from numpy views."""
@@ -184,23 +187,30 @@ def test_copy_chunk_region_into_output_like_numpy(
 @pytest.mark.parametrize(
     "src_step, dst_step",
     [(1, 1), (2, 1), (1, 3), (-1, 1), (0, 1), (1, -2), (-3, -1)],
-    ids=["contiguous", "src-strided", "dst-strided", "src-reversed", "broadcast",
-         "dst-reversed", "both-reversed"],
+    ids=[
+        "contiguous",
+        "src-strided",
+        "dst-strided",
+        "src-reversed",
+        "broadcast",
+        "dst-reversed",
+        "both-reversed",
+    ],
 )
 def test_copy_strided_inner_loops(itemsize: int, src_step: int, dst_step: int) -> None:
-    """Every specialised inner loop (memcpy run, per-itemsize element loops) equals numpy."""
+    """Every specialised inner loop (memcpy run, per-itemsize element loops unrolled by four
+    with a ragged tail: n = 37) equals numpy."""
     rng = np.random.default_rng(itemsize)
     n = 37
     src = random_base(rng, (3 * n,), itemsize)
     dst = random_base(rng, (3 * n,), itemsize)
-    sview = src[0:1] if src_step == 0 else src[:: src_step][:n]
+    sview = src[0:1] if src_step == 0 else src[::src_step][:n]
     sview = np.broadcast_to(sview, (n,)) if src_step == 0 else sview
     dview = dst[::dst_step][:n]
     expected = dst.copy()
     view_at(expected, region(dview, dst)[0], dview)[...] = sview
     so, ss, shape = region(sview, src)
     do, ds, _ = region(dview, dst)
-    # Outer dimension of extent 2 and inner of extent n over the same elements twice.
     kcopy.copy_strided(flat_bytes(src), so, ss, flat_bytes(dst), do, ds, shape, itemsize)
     np.testing.assert_array_equal(flat_bytes(dst), flat_bytes(expected))
 
@@ -260,13 +270,22 @@ def test_copy_strided_blocked_equals_plain_path(itemsize: int) -> None:
     tiled = np.empty(t.shape, dtype=src.dtype)
     plain = np.empty(t.shape, dtype=src.dtype)
     so, ss, shape = region(t, src)
-    kcopy.copy_strided(flat_bytes(src), so, ss, flat_bytes(tiled), 0, i64(tiled.strides), shape,
-                       itemsize)
+    kcopy.copy_strided(
+        flat_bytes(src), so, ss, flat_bytes(tiled), 0, i64(tiled.strides), shape, itemsize
+    )
     for r in range(t.shape[0]):
         row_so, row_ss, row_shape = region(t[r], src)
         dst_off = r * tiled.strides[0]
-        kcopy.copy_strided(flat_bytes(src), row_so, row_ss, flat_bytes(plain), dst_off,
-                           i64(plain.strides[1:]), row_shape, itemsize)
+        kcopy.copy_strided(
+            flat_bytes(src),
+            row_so,
+            row_ss,
+            flat_bytes(plain),
+            dst_off,
+            i64(plain.strides[1:]),
+            row_shape,
+            itemsize,
+        )
     np.testing.assert_array_equal(flat_bytes(tiled), flat_bytes(plain))
     np.testing.assert_array_equal(flat_bytes(tiled), flat_bytes(np.ascontiguousarray(t)))
 
@@ -321,12 +340,92 @@ def test_copy_strided_releases_the_gil_and_is_thread_safe() -> None:
     assert (out != 0).mean() > 0.99
 
 
+def _element_offsets(offset: int, strides: list[int], shape: list[int]) -> np.ndarray:
+    if not shape:
+        return np.array([offset], dtype=np.int64)
+    grids = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
+    return offset + (np.array(strides, dtype=np.int64)[:, None] * grids).sum(axis=0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ndim=st.integers(0, 3),
+    data=st.data(),
+    itemsize=st.integers(1, 5),
+    src_len=st.integers(0, 64),
+    dst_len=st.integers(0, 64),
+)
+def test_copy_strided_random_arguments_never_escape(
+    ndim: int, data: st.DataObject, itemsize: int, src_len: int, dst_len: int
+) -> None:
+    """Arbitrary offsets and strides: the kernel raises exactly when the reference does (a
+    region reaching outside a buffer), and otherwise writes the same bytes.  Run under
+    AddressSanitizer, this is also the test that nothing outside the buffers is touched."""
+    ints = st.integers(-24, 24)
+    shape = data.draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim))
+    ss = data.draw(st.lists(ints, min_size=ndim, max_size=ndim))
+    ds = data.draw(st.lists(ints, min_size=ndim, max_size=ndim))
+    so, do = data.draw(st.integers(-2, 70)), data.draw(st.integers(-2, 70))
+    rng = np.random.default_rng(src_len * 65 + dst_len)
+    src = rng.integers(0, 256, src_len, dtype=np.uint8)
+    dst0 = rng.integers(0, 256, dst_len, dtype=np.uint8)
+    outcomes: list[np.ndarray | None] = []
+    for impl in (kcopy, ref):
+        dst = dst0.copy()
+        try:
+            impl.copy_strided(src, so, i64(ss), dst, do, i64(ds), i64(shape), itemsize)
+            outcomes.append(dst)
+        except ValueError:
+            outcomes.append(None)
+    assert (outcomes[0] is None) == (outcomes[1] is None)
+    event("rejected" if outcomes[0] is None else "accepted")
+    if outcomes[0] is not None and 0 not in shape:
+        starts = np.sort(_element_offsets(do, ds, shape))
+        if (np.diff(starts) >= itemsize).all():  # dst elements disjoint: order-independent
+            np.testing.assert_array_equal(outcomes[0], outcomes[1])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ndim=st.integers(0, 3),
+    data=st.data(),
+    itemsize=st.integers(1, 5),
+    dst_len=st.integers(0, 64),
+)
+def test_fill_strided_random_arguments_never_escape(
+    ndim: int, data: st.DataObject, itemsize: int, dst_len: int
+) -> None:
+    shape = data.draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim))
+    ds = data.draw(st.lists(st.integers(-24, 24), min_size=ndim, max_size=ndim))
+    do = data.draw(st.integers(-2, 70))
+    value = np.arange(1, itemsize + 1, dtype=np.uint8)
+    outcomes: list[np.ndarray | None] = []
+    for impl in (kcopy, ref):
+        dst = np.zeros(dst_len, dtype=np.uint8)
+        try:
+            impl.fill_strided(dst, do, i64(ds), i64(shape), value)
+            outcomes.append(dst)
+        except ValueError:
+            outcomes.append(None)
+    assert (outcomes[0] is None) == (outcomes[1] is None)
+    event("rejected" if outcomes[0] is None else "accepted")
+    if outcomes[0] is not None and 0 not in shape:
+        starts = np.sort(_element_offsets(do, ds, shape))
+        if (np.diff(starts) >= itemsize).all():
+            np.testing.assert_array_equal(outcomes[0], outcomes[1])
+
+
 def _copy_args(**over: Any) -> dict[str, Any]:
     """Valid arguments (a 3x4 region of 2-byte elements, both buffers exactly big enough)."""
     args: dict[str, Any] = dict(
-        src=np.zeros(24, dtype=np.uint8), src_offset=0, src_strides=i64([8, 2]),
-        dst=np.zeros(24, dtype=np.uint8), dst_offset=0, dst_strides=i64([8, 2]),
-        shape=i64([3, 4]), itemsize=2,
+        src=np.zeros(24, dtype=np.uint8),
+        src_offset=0,
+        src_strides=i64([8, 2]),
+        dst=np.zeros(24, dtype=np.uint8),
+        dst_offset=0,
+        dst_strides=i64([8, 2]),
+        shape=i64([3, 4]),
+        itemsize=2,
     )
     args.update(over)
     return args
@@ -351,13 +450,19 @@ COPY_ERRORS = [
     (dict(src_strides=i64([-(2**63), 2]), src_offset=8), "outside src", "int64-min-stride"),
     (dict(dst_strides=i64([2**63 - 1, 1])), "outside dst", "int64-max-stride"),
     (dict(shape=i64([BIG, 4])), "outside src", "huge-extent"),
-    (dict(shape=i64([2**63 - 1, 2**63 - 1]), src_strides=i64([0, 0])), "outside dst",
-     "huge-extent-broadcast-src"),
+    (
+        dict(shape=i64([2**63 - 1, 2**63 - 1]), src_strides=i64([0, 0])),
+        "outside dst",
+        "huge-extent-broadcast-src",
+    ),
     (dict(src_offset=2**63 - 1), "outside src", "int64-max-offset"),
     (dict(itemsize=2**63 - 1), "outside src", "int64-max-itemsize"),
     (dict(src=np.zeros(0, dtype=np.uint8)), "outside src", "empty-src"),
-    (dict(shape=i64([1] * 65), src_strides=i64([0] * 65), dst_strides=i64([0] * 65)),
-     "at most 64", "too-many-dims"),
+    (
+        dict(shape=i64([1] * 65), src_strides=i64([0] * 65), dst_strides=i64([0] * 65)),
+        "at most 64",
+        "too-many-dims",
+    ),
 ]
 
 
@@ -400,8 +505,15 @@ def test_copy_strided_exact_fit_is_accepted() -> None:
         (dict(src_offset=2**64), OverflowError),  # does not fit int64
         (dict(itemsize="2"), TypeError),
     ],
-    ids=["int32-strides", "readonly-dst", "2d-src", "none-src", "none-shape", "offset-2**64",
-         "str-itemsize"],
+    ids=[
+        "int32-strides",
+        "readonly-dst",
+        "2d-src",
+        "none-src",
+        "none-shape",
+        "offset-2**64",
+        "str-itemsize",
+    ],
 )
 def test_copy_strided_rejects_wrong_buffer_types(over: dict[str, Any], error: type) -> None:
     """Argument conversion errors from Cython: an exception, never a crash."""
@@ -447,8 +559,11 @@ def test_fill_strided_matches_numpy_and_reference(case: tuple[Any, ...]) -> None
 
 def _fill_args(**over: Any) -> dict[str, Any]:
     args: dict[str, Any] = dict(
-        dst=np.zeros(24, dtype=np.uint8), dst_offset=0, dst_strides=i64([8, 2]),
-        shape=i64([3, 4]), value=np.ones(2, dtype=np.uint8),
+        dst=np.zeros(24, dtype=np.uint8),
+        dst_offset=0,
+        dst_strides=i64([8, 2]),
+        shape=i64([3, 4]),
+        value=np.ones(2, dtype=np.uint8),
     )
     args.update(over)
     return args
@@ -578,6 +693,18 @@ def test_is_uniform_accepts_bytes_and_float_bit_patterns() -> None:
     assert kcopy.is_uniform(zeros.view(np.uint8), neg.reshape(1).view(np.uint8)) is False
     nans = np.full(4, np.nan)
     assert kcopy.is_uniform(nans.view(np.uint8), nans[:1].view(np.uint8)) is True
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("where", [0, 1, 2, 3, -3, -2, -1], ids=lambda w: f"byte{w}")
+@pytest.mark.parametrize("itemsize", [1, 2, 3, 8, 16])
+def test_is_uniform_sees_every_byte(impl: Any, where: int, itemsize: int) -> None:
+    """A difference in the first or last element, in any of its bytes, is seen."""
+    value = np.arange(1, itemsize + 1, dtype=np.uint8)
+    buf = np.tile(value, 37)
+    assert impl.is_uniform(buf, value) is True
+    buf[where] ^= 0x80
+    assert impl.is_uniform(buf, value) is False
 
 
 @pytest.mark.parametrize("impl", IMPLS)

@@ -28,9 +28,7 @@ def offsets_of(lengths: list[int]) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64)
 
 
-def check_rows(
-    rows: np.ndarray, start: int, step: int, count: int, chunk_start: Any
-) -> None:
+def check_rows(rows: np.ndarray, start: int, step: int, count: int, chunk_start: Any) -> None:
     """Brute force: the rows partition exactly the selected elements, in order."""
     assert rows.dtype == np.int64 and rows.ndim == 2 and rows.shape[1] == 4
     assert rows.flags.c_contiguous
@@ -49,9 +47,7 @@ def check_rows(
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.integers(0, 200), st.integers(1, 25), st.integers(0, 60), st.integers(1, 20)
-)
+@given(st.integers(0, 200), st.integers(1, 25), st.integers(0, 60), st.integers(1, 20))
 def test_project_slice_regular_matches_reference(
     start: int, step: int, count: int, chunk_size: int
 ) -> None:
@@ -232,8 +228,11 @@ def _outs(n: int) -> tuple[np.ndarray, np.ndarray]:
 LOCATE_REGULAR_ERRORS = [
     ((i64([1, 2, -3, -4]), 4, *_outs(4)), r"indices\[2\] = -3 is negative", "negative-index"),
     ((i64([1, 2]), 4, *_outs(3)), "must be equal", "chunk-index-too-long"),
-    ((i64([1, 2]), 4, np.zeros(2, np.int64), np.zeros(1, np.int64)), "must be equal",
-     "local-index-too-short"),
+    (
+        (i64([1, 2]), 4, np.zeros(2, np.int64), np.zeros(1, np.int64)),
+        "must be equal",
+        "local-index-too-short",
+    ),
     ((i64([1, 2]), 0, *_outs(2)), "chunk_size", "chunk-size-0"),
 ]
 
@@ -252,14 +251,20 @@ def test_locate_points_regular_rejects_invalid_arguments(
 
 
 LOCATE_OFFSETS_ERRORS = [
-    ((i64([0, 5, 9, 2]), i64([0, 4, 9]), *_outs(4)), r"indices\[2\] = 9 is out of range \[0, 9\)",
-     "index-at-end"),
+    (
+        (i64([0, 5, 9, 2]), i64([0, 4, 9]), *_outs(4)),
+        r"indices\[2\] = 9 is out of range \[0, 9\)",
+        "index-at-end",
+    ),
     ((i64([-1]), i64([0, 4, 9]), *_outs(1)), r"indices\[0\] = -1 is out of range", "negative"),
     ((i64([0]), i64([0]), *_outs(1)), r"indices\[0\] = 0 is out of range \[0, 0\)", "no-chunks"),
     ((i64([0]), i64([]), *_outs(1)), "empty", "empty-offsets"),
     ((i64([0]), i64([2, 4]), *_outs(1)), r"offsets\[0\] = 2 must be 0", "first-not-0"),
-    ((i64([0]), i64([0, 4, 3, 9]), *_outs(1)), r"offsets\[2\] = 3 < offsets\[1\] = 4",
-     "decreasing"),
+    (
+        (i64([0]), i64([0, 4, 3, 9]), *_outs(1)),
+        r"offsets\[2\] = 3 < offsets\[1\] = 4",
+        "decreasing",
+    ),
     ((i64([0, 1]), i64([0, 4]), *_outs(1)), "must be equal", "outputs-too-short"),
 ]
 

@@ -60,9 +60,7 @@ def test_c_to_f_and_back(dtype: str, shape: tuple[int, ...]) -> None:
     rev = i64(list(reversed(range(len(shape)))))
     f_bytes = np.empty(chunk.nbytes, dtype=np.uint8)
     layout.transpose_into(chunk.reshape(-1).view(np.uint8), i64(shape), rev, dt.itemsize, f_bytes)
-    np.testing.assert_array_equal(
-        f_bytes, np.asfortranarray(chunk).ravel(order="K").view(np.uint8)
-    )
+    np.testing.assert_array_equal(f_bytes, np.asfortranarray(chunk).ravel(order="K").view(np.uint8))
     back = np.empty(chunk.nbytes, dtype=np.uint8)
     layout.transpose_into(f_bytes, i64(shape[::-1]), rev, dt.itemsize, back)
     np.testing.assert_array_equal(back.view(dt).reshape(shape), chunk)
@@ -83,7 +81,10 @@ def test_transpose_ndim0_and_empty() -> None:
 
 def _args(**over: Any) -> dict[str, Any]:
     args: dict[str, Any] = dict(
-        src=np.zeros(24, dtype=np.uint8), shape=i64([2, 3]), order=i64([1, 0]), itemsize=4,
+        src=np.zeros(24, dtype=np.uint8),
+        shape=i64([2, 3]),
+        order=i64([1, 0]),
+        itemsize=4,
         dst=np.zeros(24, dtype=np.uint8),
     )
     args.update(over)
@@ -110,9 +111,7 @@ TRANSPOSE_ERRORS = [
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize(
-    "over, match, _id", TRANSPOSE_ERRORS, ids=[c[2] for c in TRANSPOSE_ERRORS]
-)
+@pytest.mark.parametrize("over, match, _id", TRANSPOSE_ERRORS, ids=[c[2] for c in TRANSPOSE_ERRORS])
 def test_transpose_into_rejects_invalid_arguments(
     impl: Any, over: dict[str, Any], match: str, _id: str
 ) -> None:

@@ -11,10 +11,14 @@ clearly right.  Error messages are shorter than the kernels'.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # the alias lives in the stub only
+    from zarr3c._kernels.copy import ReadBuffer
 
 __all__ = [
     "byteswap",
@@ -35,16 +39,26 @@ def _ints(a: NDArray[np.int64]) -> list[int]:
     return [int(v) for v in np.asarray(a, dtype=np.int64)]
 
 
-def _u8(buf: object) -> NDArray[np.uint8]:
-    arr = np.frombuffer(buf, dtype=np.uint8) if isinstance(buf, bytes) else np.asarray(buf)
+def _u8(buf: ReadBuffer) -> NDArray[np.uint8]:
+    if isinstance(buf, bytes | bytearray | memoryview):
+        arr = np.frombuffer(buf, dtype=np.uint8)
+    else:
+        arr = np.asarray(buf)
     if arr.dtype != np.uint8 or arr.ndim != 1:
         raise ValueError("expected a 1-d uint8 buffer")
     return arr
 
 
 def _region(
-    fn: str, name: str, buf: NDArray[np.uint8], offset: int, strides: Sequence[int],
-    shape: Sequence[int], itemsize: int, *, writeable: bool,
+    fn: str,
+    name: str,
+    buf: NDArray[np.uint8],
+    offset: int,
+    strides: Sequence[int],
+    shape: Sequence[int],
+    itemsize: int,
+    *,
+    writeable: bool,
 ) -> np.ndarray:
     """A ``V<itemsize>`` view of a non-empty region of ``buf``, after a bounds check."""
     lo = offset + sum(min(0, s) * (n - 1) for s, n in zip(strides, shape, strict=True))
@@ -57,7 +71,10 @@ def _region(
 
 
 def _check_common(
-    fn: str, shape: Sequence[int], strides: Sequence[Sequence[int]], offsets: Sequence[int],
+    fn: str,
+    shape: Sequence[int],
+    strides: Sequence[Sequence[int]],
+    offsets: Sequence[int],
     itemsize: int,
 ) -> bool:
     """Shared argument checks; returns True if the region is empty."""
@@ -75,33 +92,41 @@ def _check_common(
 
 
 def copy_strided(
-    src: NDArray[np.uint8], src_offset: int, src_strides: NDArray[np.int64],
-    dst: NDArray[np.uint8], dst_offset: int, dst_strides: NDArray[np.int64],
-    shape: NDArray[np.int64], itemsize: int,
+    src: ReadBuffer,
+    src_offset: int,
+    src_strides: NDArray[np.int64],
+    dst: NDArray[np.uint8],
+    dst_offset: int,
+    dst_strides: NDArray[np.int64],
+    shape: NDArray[np.int64],
+    itemsize: int,
 ) -> None:
     """Reference of :func:`zarr3c._kernels.copy.copy_strided`."""
-    src, sst, dstr, shp = _u8(src), _ints(src_strides), _ints(dst_strides), _ints(shape)
+    sbuf, sst, dstr, shp = _u8(src), _ints(src_strides), _ints(dst_strides), _ints(shape)
     if _check_common("copy_strided", shp, [sst, dstr], [src_offset, dst_offset], itemsize):
         return
-    s = _region("copy_strided", "src", src, src_offset, sst, shp, itemsize, writeable=False)
+    s = _region("copy_strided", "src", sbuf, src_offset, sst, shp, itemsize, writeable=False)
     d = _region("copy_strided", "dst", dst, dst_offset, dstr, shp, itemsize, writeable=True)
     d[...] = s
 
 
 def fill_strided(
-    dst: NDArray[np.uint8], dst_offset: int, dst_strides: NDArray[np.int64],
-    shape: NDArray[np.int64], value: NDArray[np.uint8],
+    dst: NDArray[np.uint8],
+    dst_offset: int,
+    dst_strides: NDArray[np.int64],
+    shape: NDArray[np.int64],
+    value: ReadBuffer,
 ) -> None:
     """Reference of :func:`zarr3c._kernels.copy.fill_strided`."""
-    value = _u8(value)
-    itemsize = len(value)
+    vbuf = _u8(value)
+    itemsize = len(vbuf)
     dstr, shp = _ints(dst_strides), _ints(shape)
     if itemsize < 1:
         raise ValueError("fill_strided: value is empty")
     if _check_common("fill_strided", shp, [dstr], [dst_offset], itemsize):
         return
     d = _region("fill_strided", "dst", dst, dst_offset, dstr, shp, itemsize, writeable=True)
-    d[...] = value.view(f"V{itemsize}")[0]
+    d[...] = vbuf.view(f"V{itemsize}")[0]
 
 
 def byteswap(buf: NDArray[np.uint8], width: int) -> None:
@@ -114,22 +139,25 @@ def byteswap(buf: NDArray[np.uint8], width: int) -> None:
     words[...] = words[:, ::-1].copy()
 
 
-def is_uniform(buf: NDArray[np.uint8], value: NDArray[np.uint8]) -> bool:
+def is_uniform(buf: ReadBuffer, value: ReadBuffer) -> bool:
     """Reference of :func:`zarr3c._kernels.copy.is_uniform`."""
-    buf, value = _u8(buf), _u8(value)
-    if len(value) < 1:
+    b, v = _u8(buf), _u8(value)
+    if len(v) < 1:
         raise ValueError("is_uniform: value is empty")
-    if len(buf) % len(value):
+    if len(b) % len(v):
         raise ValueError("is_uniform: len(buf) is not a multiple of len(value)")
-    return bool((buf.reshape(-1, len(value)) == value).all())
+    return bool((b.reshape(-1, len(v)) == v).all())
 
 
 def transpose_into(
-    src: NDArray[np.uint8], shape: NDArray[np.int64], order: NDArray[np.int64], itemsize: int,
+    src: ReadBuffer,
+    shape: NDArray[np.int64],
+    order: NDArray[np.int64],
+    itemsize: int,
     dst: NDArray[np.uint8],
 ) -> None:
     """Reference of :func:`zarr3c._kernels.layout.transpose_into`."""
-    src, shp, perm = _u8(src), _ints(shape), _ints(order)
+    sbuf, shp, perm = _u8(src), _ints(shape), _ints(order)
     if len(perm) != len(shp):
         raise ValueError("transpose_into: len(order) differs from len(shape)")
     if len(shp) > _MAX_NDIM:
@@ -143,11 +171,11 @@ def transpose_into(
     nbytes = itemsize
     for n in shp:
         nbytes *= n
-    if len(src) != nbytes or len(dst) != nbytes:
+    if len(sbuf) != nbytes or len(dst) != nbytes:
         raise ValueError("transpose_into: src and dst must hold prod(shape) * itemsize bytes")
     if nbytes == 0:
         return
-    chunk = src.view(f"V{itemsize}").reshape(shp)
+    chunk = sbuf.view(f"V{itemsize}").reshape(shp)
     dst.view(f"V{itemsize}")[...] = np.ascontiguousarray(chunk.transpose(perm)).reshape(-1)
 
 
@@ -211,7 +239,9 @@ def _check_lengths(fn: str, *arrays: NDArray[np.int64]) -> None:
 
 
 def locate_points_regular(
-    indices: NDArray[np.int64], chunk_size: int, chunk_index: NDArray[np.int64],
+    indices: NDArray[np.int64],
+    chunk_size: int,
+    chunk_index: NDArray[np.int64],
     local_index: NDArray[np.int64],
 ) -> None:
     """Reference of :func:`zarr3c._kernels.grid.locate_points_regular`."""
@@ -227,7 +257,9 @@ def locate_points_regular(
 
 
 def locate_points_offsets(
-    indices: NDArray[np.int64], offsets: NDArray[np.int64], chunk_index: NDArray[np.int64],
+    indices: NDArray[np.int64],
+    offsets: NDArray[np.int64],
+    chunk_index: NDArray[np.int64],
     local_index: NDArray[np.int64],
 ) -> None:
     """Reference of :func:`zarr3c._kernels.grid.locate_points_offsets`."""

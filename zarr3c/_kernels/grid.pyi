@@ -1,8 +1,10 @@
 """Per-dimension projections of selections onto a chunk grid (contract; grid.pyx).
 
 A dimension's chunking is given either by a regular ``chunk_size`` (arithmetic) or by an int64
-``offsets`` array of length nchunks + 1 (offsets[0] == 0, strictly increasing; chunk i covers
-[offsets[i], offsets[i + 1])), searched by binary search.
+``offsets`` array of length nchunks + 1 (offsets[0] == 0, non-decreasing; chunk i covers
+[offsets[i], offsets[i + 1])), searched by binary search.  A chunk of length 0 (equal
+neighbouring offsets) holds no element and never appears in a result.  Malformed offsets raise
+ValueError (the check is O(nchunks)).
 """
 
 import numpy as np
@@ -23,18 +25,22 @@ def project_slice_offsets(
     start: int, step: int, count: int, offsets: NDArray[np.int64]
 ) -> NDArray[np.int64]:
     """Same as project_slice_regular over an offsets array.  The last selected element
-    (start + (count - 1) * step) must be < offsets[-1] (ValueError otherwise)."""
+    (start + (count - 1) * step) must be < offsets[-1] (ValueError otherwise).  The rows
+    equal project_slice_regular's when the offsets are those of a regular grid."""
 
 def locate_points_regular(
     indices: NDArray[np.int64], chunk_size: int, chunk_index: NDArray[np.int64],
     local_index: NDArray[np.int64],
 ) -> None:
     """For each index (0 <= index, checked), write index // chunk_size and index % chunk_size
-    into the caller-allocated outputs (same length as indices)."""
+    into the caller-allocated outputs (same length as indices).  A bad index raises
+    ValueError naming its position (``indices[7] = -1 is negative``); outputs before it are
+    written.  GIL released."""
 
 def locate_points_offsets(
     indices: NDArray[np.int64], offsets: NDArray[np.int64], chunk_index: NDArray[np.int64],
     local_index: NDArray[np.int64],
 ) -> None:
     """Same over an offsets array (binary search: chunk i with offsets[i] <= x < offsets[i+1];
-    0 <= x < offsets[-1] checked)."""
+    0 <= x < offsets[-1] checked).  Runs of indices in the same chunk (sorted input) skip
+    the search.  GIL released."""
