@@ -41,6 +41,7 @@ from zarr3c.metadata.data_types import DataType, parse_data_type
 
 __all__ = [
     "ArrayMetadata",
+    "ArrayMetadataView",
     "NamedConfig",
     "check_zarr_format",
     "dump_json",
@@ -380,8 +381,52 @@ def _chunk_nbytes_check(grid: Any, itemsize: int, *, source: str | None) -> None
         )
 
 
+class ArrayMetadataView:
+    """What every array metadata class (v3, draft-2022, zarr-python 2's v3) derives from its
+    fields in the same way, for the arrays that read them."""
+
+    __slots__ = ()
+    shape: tuple[int, ...]
+    data_type: DataType
+    fill_value: bytes
+    chunk_grid: Any
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The native-endian numpy dtype of the elements."""
+        return self.data_type.dtype
+
+    @property
+    def fill_value_array(self) -> np.ndarray:
+        """The fill value as a read-only 0-d numpy array (exact bits)."""
+        return np.frombuffer(self.fill_value, dtype=self.data_type.dtype).reshape(())
+
+    @property
+    def chunk_shape(self) -> tuple[int, ...]:
+        """The chunk shape of a regular chunk grid.
+
+        Raises
+        ------
+        MetadataError
+            If the grid has no single chunk shape.
+        """
+        shape = getattr(self.chunk_grid, "chunk_shape", None)
+        if shape is None:
+            raise MetadataError(
+                f"the {getattr(self.chunk_grid, 'name', '?')!r} chunk grid has no single chunk "
+                "shape",
+                path="chunk_grid",
+            )
+        return tuple(shape)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ArrayMetadata:
+class ArrayMetadata(ArrayMetadataView):
     """The metadata of a Zarr v3 array (its ``zarr.json``).
 
     Build with :meth:`from_dict` / :meth:`from_json`, write with :meth:`to_dict` /
@@ -448,41 +493,6 @@ class ArrayMetadata:
         "fill_value",
         "codecs",
     )
-
-    # -- properties -----------------------------------------------------------------------------
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions."""
-        return len(self.shape)
-
-    @property
-    def dtype(self) -> np.dtype:
-        """The native-endian numpy dtype of the elements."""
-        return self.data_type.dtype
-
-    @property
-    def fill_value_array(self) -> np.ndarray:
-        """The fill value as a read-only 0-d numpy array (exact bits)."""
-        return np.frombuffer(self.fill_value, dtype=self.data_type.dtype).reshape(())
-
-    @property
-    def chunk_shape(self) -> tuple[int, ...]:
-        """The chunk shape of a regular chunk grid.
-
-        Raises
-        ------
-        MetadataError
-            If the grid has no single chunk shape.
-        """
-        shape = getattr(self.chunk_grid, "chunk_shape", None)
-        if shape is None:
-            raise MetadataError(
-                f"the {getattr(self.chunk_grid, 'name', '?')!r} chunk grid has no single chunk "
-                "shape",
-                path="chunk_grid",
-            )
-        return tuple(shape)
 
     # -- JSON -------------------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from zarr3c import registry
 from zarr3c.errors import MetadataError, UnknownExtensionError
-from zarr3c.metadata.array import dump_json, load_json_object, parse_attributes
+from zarr3c.metadata.array import ArrayMetadataView, dump_json, load_json_object, parse_attributes
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy, parse_data_type
 
 __all__ = [
@@ -266,7 +266,7 @@ def _shape(value: Any, *, source: str | None) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Draft2022ArrayMetadata:
+class Draft2022ArrayMetadata(ArrayMetadataView):
     """An array document of the draft-2022 layout (``meta/<path>.array.json``)."""
 
     zarr_format: ClassVar[str] = "draft-2022"
@@ -292,21 +292,9 @@ class Draft2022ArrayMetadata:
 
     # -- the v3 view used by arrays ---------------------------------------------------------------
 
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
 
-    @property
-    def dtype(self) -> np.dtype:
-        return self.data_type.dtype
 
-    @property
-    def fill_value_array(self) -> np.ndarray:
-        return np.frombuffer(self.fill_value, dtype=self.dtype).reshape(())
 
-    @property
-    def chunk_shape(self) -> tuple[int, ...]:
-        return self.chunk_grid.chunk_shape
 
     @property
     def chunk_key_encoding(self) -> Draft2022ChunkKeyEncoding:

@@ -175,37 +175,42 @@ class Draft2022Format(HierarchyFormat):
     """The layout of the core spec editor's draft of 25 May 2022 (seed 003)."""
 
     zarr_format: ClassVar[Any] = "draft-2022"
+    #: where documents and chunks live below ``meta/`` and ``data/``
+    _root_dir: ClassVar[str] = ""
+    _entry_point_type: ClassVar[type] = EntryPoint
+    _array_type: ClassVar[type] = Draft2022ArrayMetadata
+    _group_type: ClassVar[type] = Draft2022GroupMetadata
 
-    def __init__(self, entry_point: EntryPoint | None = None):
-        self.entry_point = entry_point or EntryPoint()
+    def __init__(self, entry_point: Any = None):
+        self.entry_point = entry_point or self._entry_point_type()
         self.suffix = self.entry_point.metadata_key_suffix
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Draft2022Format) and other.entry_point == self.entry_point
+        return type(other) is type(self) and other.entry_point == self.entry_point  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash((Draft2022Format, self.suffix))
+        return hash((type(self), self.suffix))
 
     def metadata_key(self, path: str, node_type: str) -> str:
         # Root: meta/array.json / meta/group.json; else meta/<path>.array.json, ...
         return f"meta/{path}.{node_type}{self.suffix}" if path else f"meta/{node_type}{self.suffix}"
 
     def _meta_prefix(self, path: str) -> str:
-        return f"meta/{_prefix(path)}"
+        return f"meta/{self._root_dir}{_prefix(path)}"
 
     def chunk_prefix(self, path: str) -> str:
-        return f"data/{_prefix(path)}"
+        return f"data/{self._root_dir}{_prefix(path)}"
 
     def read_node(self, store: Any, path: str) -> Metadata | None:
         # The seed's order: array document, then explicit group document.
         key = self.metadata_key(path, "array")
         data = store.get(key)
         if data is not None:
-            return Draft2022ArrayMetadata.from_json(data, source=key)
+            return self._array_type.from_json(data, source=key)
         key = self.metadata_key(path, "group")
         data = store.get(key)
         if data is not None:
-            return Draft2022GroupMetadata.from_json(data, source=key)
+            return self._group_type.from_json(data, source=key)
         return None
 
     def node_exists(self, store: Any, path: str) -> bool:
@@ -237,16 +242,16 @@ class Draft2022Format(HierarchyFormat):
         store.erase_prefix(self.chunk_prefix(path))
 
     def new_group(self, attributes: dict[str, Any]) -> Metadata:
-        return Draft2022GroupMetadata.from_dict({"attributes": attributes})
+        return self._group_type.from_dict({"attributes": attributes})
 
     def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
-        return Draft2022ArrayMetadata.from_v3(metadata, chunk_memory_layout=order)
+        return self._array_type.from_v3(metadata, chunk_memory_layout=order)
 
     def check_name(self, name: str) -> None:
         if not _DRAFT_NAME.fullmatch(name):
             raise NodeNameError(
-                f"node name {name!r} is not allowed in a draft-2022 hierarchy: only the "
-                "characters a-z A-Z 0-9 - _ . may be used"
+                f"node name {name!r} is not allowed in a {self.zarr_format} hierarchy: only "
+                "the characters a-z A-Z 0-9 - _ . may be used"
             )
 
     @property
@@ -258,7 +263,7 @@ class Draft2022Format(HierarchyFormat):
             store.set("zarr.json", self.entry_point.to_json())
 
 
-class Zarr2V3Format(HierarchyFormat):
+class Zarr2V3Format(Draft2022Format):
     """The layout zarr-python 2.11-2.18 wrote with its experimental v3 API.
 
     Like the draft-2022 layout, but every document lives below ``meta/root`` and every chunk
@@ -269,86 +274,17 @@ class Zarr2V3Format(HierarchyFormat):
     """
 
     zarr_format: ClassVar[Any] = "zarr2-v3"
-
-    def __init__(self, entry_point: Zarr2V3EntryPoint | None = None):
-        self.entry_point = entry_point or Zarr2V3EntryPoint()
-        self.suffix = self.entry_point.metadata_key_suffix
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Zarr2V3Format) and other.entry_point == self.entry_point
-
-    def __hash__(self) -> int:
-        return hash((Zarr2V3Format, self.suffix))
+    # zarr-python 2's v3 stores refuse keys with other characters than the draft allows
+    # (StoreV3._valid_key), and it wrote no documents for the parents of a new node.
+    _root_dir: ClassVar[str] = "root/"
+    _entry_point_type: ClassVar[type] = Zarr2V3EntryPoint
+    _array_type: ClassVar[type] = Zarr2V3ArrayMetadata
+    _group_type: ClassVar[type] = Zarr2V3GroupMetadata
 
     def metadata_key(self, path: str, node_type: str) -> str:
         if path:
             return f"meta/root/{path}.{node_type}{self.suffix}"
         return f"meta/root.{node_type}{self.suffix}"
-
-    def _meta_prefix(self, path: str) -> str:
-        return f"meta/root/{_prefix(path)}"
-
-    def chunk_prefix(self, path: str) -> str:
-        return f"data/root/{_prefix(path)}"
-
-    def read_node(self, store: Any, path: str) -> Metadata | None:
-        # zarr-python 2's order: an array document first, then a group document.
-        key = self.metadata_key(path, "array")
-        data = store.get(key)
-        if data is not None:
-            return Zarr2V3ArrayMetadata.from_json(data, source=key)
-        key = self.metadata_key(path, "group")
-        data = store.get(key)
-        if data is not None:
-            return Zarr2V3GroupMetadata.from_json(data, source=key)
-        return None
-
-    def node_exists(self, store: Any, path: str) -> bool:
-        if path == "" or self.read_node(store, path) is not None:
-            return True  # (a hierarchy with an entry point has a root group)
-        keys, prefixes = store.list_dir(self._meta_prefix(path))
-        return bool(keys or prefixes)
-
-    def child_names(self, store: Any, path: str) -> list[str]:
-        prefix = self._meta_prefix(path)
-        keys, prefixes = store.list_dir(prefix)
-        names = set()
-        for key in keys:
-            rel = key[len(prefix):]
-            for node_type in ("array", "group"):
-                ending = f".{node_type}{self.suffix}"
-                if rel.endswith(ending) and len(rel) > len(ending):
-                    names.add(rel[: -len(ending)])
-        names.update(p[len(prefix):].rstrip("/") for p in prefixes)
-        return sorted(names)
-
-    def erase_node(self, store: Any, path: str) -> None:
-        store.erase(self.metadata_key(path, "array"))
-        store.erase(self.metadata_key(path, "group"))
-        store.erase_prefix(self._meta_prefix(path))
-        store.erase_prefix(self.chunk_prefix(path))
-
-    def new_group(self, attributes: dict[str, Any]) -> Metadata:
-        return Zarr2V3GroupMetadata.from_dict({"attributes": attributes})
-
-    def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
-        return Zarr2V3ArrayMetadata.from_v3(metadata, chunk_memory_layout=order)
-
-    def check_name(self, name: str) -> None:
-        # zarr-python 2's v3 stores refuse keys with any other character (StoreV3._valid_key)
-        if not _DRAFT_NAME.fullmatch(name):
-            raise NodeNameError(
-                f"node name {name!r} is not allowed in a zarr2-v3 hierarchy: only the "
-                "characters a-z A-Z 0-9 - _ . may be used"
-            )
-
-    @property
-    def writes_parent_groups(self) -> bool:
-        return False  # as zarr-python 2: the parents of a new node are implicit groups
-
-    def initialize(self, store: Any) -> None:
-        if store.get("zarr.json") is None:
-            store.set("zarr.json", self.entry_point.to_json())
 
 
 def detect_format(store: Any) -> HierarchyFormat:

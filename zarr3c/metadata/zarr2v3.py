@@ -54,7 +54,7 @@ import numpy as np
 
 from zarr3c import registry
 from zarr3c.errors import MetadataError, UnknownExtensionError, UnsupportedFeatureError
-from zarr3c.metadata.array import load_json_object, parse_attributes
+from zarr3c.metadata.array import ArrayMetadataView, load_json_object, parse_attributes
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.draft2022 import _parse_chunk_grid, _parse_extensions, _shape
 
@@ -421,7 +421,7 @@ def _parse_filters(value: Any, *, source: str | None) -> tuple[dict[str, Any], .
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Zarr2V3ArrayMetadata:
+class Zarr2V3ArrayMetadata(ArrayMetadataView):
     """An array document zarr-python 2 wrote in its v3 mode (``meta/root/<path>.array.json``),
     presented through the read interface of the final v3 ``ArrayMetadata``."""
 
@@ -451,21 +451,9 @@ class Zarr2V3ArrayMetadata:
 
     # -- the v3 view used by arrays ---------------------------------------------------------------
 
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
 
-    @property
-    def dtype(self) -> np.dtype:
-        return self.data_type.dtype
 
-    @property
-    def fill_value_array(self) -> np.ndarray:
-        return np.frombuffer(self.fill_value, dtype=self.dtype).reshape(())
 
-    @property
-    def chunk_shape(self) -> tuple[int, ...]:
-        return self.chunk_grid.chunk_shape
 
     @property
     def chunk_key_encoding(self) -> Zarr2V3ChunkKeyEncoding:
