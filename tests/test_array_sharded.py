@@ -103,3 +103,54 @@ def test_sharded_interop_with_zarr_python(tmp_path) -> None:
     b = zarr3c.open_array(tmp_path / "y.zarr")
     np.testing.assert_array_equal(b[3:27:2, ::-1], data[3:27:2, ::-1])
     assert b.chunks == (5, 5) and b.shards == (10, 10)
+
+
+def test_partial_write_re_encodes_only_the_inner_chunks_it_touches(monkeypatch) -> None:
+    from zarr3c.codecs.sharding_indexed import ShardingCodec
+
+    a = zarr3c.create_array("memory://", shape=(8, 8), dtype="int32", chunks=(2, 2),
+                            shards=(8, 8), fill_value=0)
+    data = np.arange(64, dtype="int32").reshape(8, 8) + 1
+    a[...] = data
+    seen = []
+    original = ShardingCodec.update_shard
+
+    def spy(self, old, shard_shape, updates, *, key=None):
+        seen.append(sorted(updates))
+        return original(self, old, shard_shape, updates, key=key)
+
+    monkeypatch.setattr(ShardingCodec, "update_shard", spy)
+    a[1, 1] = -1
+    a[3:5, 6] = -2
+    a.vindex[[7], [0]] = -3
+    assert seen == [[(0, 0)], [(1, 3), (2, 3)], [(3, 0)]]
+    data[1, 1], data[3:5, 6], data[7, 0] = -1, -2, -3
+    np.testing.assert_array_equal(a[...], data)
+    a[0:2, 0:2] = 0  # the inner chunk is all fill again: dropped from the shard
+    data[0:2, 0:2] = 0
+    np.testing.assert_array_equal(a[...], data)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_sharded_oindex_and_vindex_match_numpy(data_st) -> None:
+    shape = tuple(data_st.draw(st.lists(st.integers(1, 10), min_size=1, max_size=3)))
+    inner = tuple(data_st.draw(st.integers(1, 3)) for _ in shape)
+    shards = tuple(i * data_st.draw(st.integers(1, 3)) for i in inner)
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int16", chunks=inner,
+                            shards=shards, fill_value=-1)
+    expected = np.full(shape, -1, dtype="int16")
+    idx = tuple(np.array(data_st.draw(st.lists(st.integers(0, n - 1), max_size=5)),
+                         dtype=np.int64) for n in shape)
+    value = np.arange(int(np.prod([len(i) for i in idx])), dtype="int16").reshape(
+        [len(i) for i in idx])
+    a.oindex[idx] = value
+    expected[np.ix_(*idx)] = value
+    np.testing.assert_array_equal(a.oindex[idx], expected[np.ix_(*idx)])
+    npts = data_st.draw(st.integers(0, 6))
+    pts = tuple(np.array(data_st.draw(st.lists(st.integers(0, n - 1), min_size=npts,
+                                               max_size=npts)), dtype=np.int64) for n in shape)
+    a.vindex[pts] = np.arange(npts, dtype="int16") + 100
+    expected[pts] = np.arange(npts) + 100
+    np.testing.assert_array_equal(a.vindex[pts], expected[pts])
+    np.testing.assert_array_equal(a[...], expected)

@@ -11,13 +11,16 @@ import zarr3c
 from zarr3c.concurrency import map_unordered, set_num_threads
 
 
-@pytest.mark.parametrize("aligned", [True, False], ids=["aligned", "unaligned"])
+@pytest.mark.parametrize("layout", ["aligned", "unaligned", "shared-shard"])
 @pytest.mark.parametrize("same_object", [True, False], ids=["same-array", "separate-arrays"])
-def test_threads_writing_elementwise_lose_nothing(store: zarr3c.Store, aligned: bool,
+def test_threads_writing_elementwise_lose_nothing(store: zarr3c.Store, layout: str,
                                                   same_object: bool) -> None:
-    chunk = 64 if aligned else 96
-    a = zarr3c.create_array(store, "race", shape=(512,), dtype="int32", chunks=(chunk,),
-                            fill_value=0)
+    # 8 writers, 64 elements each; unaligned: 96-element chunks; shared-shard: 4 writers
+    # per 256-element shard of 32-element inner chunks.
+    chunks, shards = {"aligned": (64, None), "unaligned": (96, None),
+                      "shared-shard": (32, 256)}[layout]
+    a = zarr3c.create_array(store, "race", shape=(512,), dtype="int32", chunks=(chunks,),
+                            shards=None if shards is None else (shards,), fill_value=0)
     barrier = threading.Barrier(8)
 
     def writer(w: int) -> None:

@@ -54,6 +54,7 @@ from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
 from zarr3c.node import Node
 from zarr3c.stores import Store
+from zarr3c.stores.base import resolve_byte_range
 
 __all__ = ["Array", "create_array", "open_array_at"]
 
@@ -448,8 +449,10 @@ class Array(Node):
 
         def write_points(task: PointTask) -> None:
             values = flat if arr.ndim == 0 else flat[task.out]
+            region = tuple((int(x.min()), int(x.max()) + 1) for x in task.local)
             self._modify_chunk(task.coords, None, lambda chunk: chunk.__setitem__(task.local,
-                                                                                  values))
+                                                                                  values),
+                               region=region)
 
         map_unordered(write_points, plan_points(sel, self._dims))
 
@@ -480,13 +483,18 @@ class Array(Node):
                 copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides,
                              counts, itemsize)
 
-        map_unordered(lambda t: self._modify_chunk(t.coords, t, lambda c: modify(t, c)),
-                      plan_chunks(sel, self._dims))
+        map_unordered(
+            lambda t: self._modify_chunk(t.coords, t, lambda c: modify(t, c), region=t.bounds()),
+            plan_chunks(sel, self._dims),
+        )
 
     def _modify_chunk(self, coords: tuple[int, ...], task: ChunkTask | None,
-                      modify: Callable[[np.ndarray], None]) -> None:
+                      modify: Callable[[np.ndarray], None], *,
+                      region: tuple[tuple[int, int], ...]) -> None:
         """Read-modify-write one chunk under its lock.  A chunk the ``task`` covers entirely
-        is not read: it is built from the new values alone."""
+        is not read: it is built from the new values alone.  ``region`` bounds, per
+        dimension, the elements ``modify`` changes (so a shard rewrites only those inner
+        chunks)."""
         key = self.chunk_key(coords)
         chunk_shape = self._chunk_shape_at(coords)
         with chunk_lock(self._store, key):
@@ -495,6 +503,9 @@ class Array(Node):
                 inside = all(o + c <= n for o, c, n in
                              zip(origin, chunk_shape, self.shape, strict=True))
                 chunk = self._new_chunk(chunk_shape, filled=not inside)
+            elif self._sharding is not None:
+                self._modify_inner_chunks(key, chunk_shape, region, modify)
+                return
             else:
                 raw = self._store.get(key)
                 if raw is None:
@@ -505,6 +516,43 @@ class Array(Node):
                         chunk = chunk.copy()
             modify(chunk)
             self._store_chunk(key, chunk)
+
+    def _modify_inner_chunks(self, key: str, shard_shape: tuple[int, ...],
+                             region: tuple[tuple[int, int], ...],
+                             modify: Callable[[np.ndarray], None]) -> None:
+        """A partial write of a shard (its lock held): decode only the inner chunks holding
+        ``region``, modify them in a shard-shaped scratch array (pages of the untouched part
+        are never written, so never allocated), and rewrite the shard with every other inner
+        chunk's stored bytes kept as they are."""
+        codec = self._sharding
+        assert codec is not None
+        old = self._store.get(key)
+        touched = codec.inner_chunks_for_region(shard_shape, region)
+        decoded = None
+        if old is not None:
+            view = memoryview(old).cast("B")
+
+            def from_old(ranges: Sequence[tuple[int, int | None]]) -> list[bytes]:
+                spans = [resolve_byte_range(start, length, len(view)) for start, length in ranges]
+                return [view[lo:hi] for lo, hi in spans]
+
+            decoded = codec.read_inner_chunks(from_old, shard_shape, touched, key=key)
+        scratch = np.empty(shard_shape, dtype=self.dtype)
+        fill = self._metadata.fill_value_array
+        boxes = {}
+        for inner in touched:
+            box = tuple(slice(i * c, (i + 1) * c)
+                        for i, c in zip(inner, codec.chunk_shape, strict=True))
+            part = None if decoded is None else decoded.get(inner)
+            scratch[box] = fill if part is None else part
+            boxes[inner] = box
+        modify(scratch)
+        new = codec.update_shard(old, shard_shape,
+                                 {inner: scratch[box] for inner, box in boxes.items()}, key=key)
+        if new is None:
+            self._store.erase(key)
+        else:
+            self._store.set(key, new)
 
     def _store_chunk(self, key: str, chunk: np.ndarray) -> None:
         """Write an encoded chunk, or erase it when it holds only the fill value."""

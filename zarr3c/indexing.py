@@ -431,6 +431,17 @@ class ChunkTask:
         """``np.ix_`` index of where they go in the output."""
         return np.ix_(*(_as_indices(x, n) for x, n in zip(self.out, self.counts, strict=True)))
 
+    def bounds(self) -> tuple[tuple[int, int], ...]:
+        """Per dimension, ``(lo, hi)`` bounding the selected elements within the chunk."""
+        out = []
+        for x, n in zip(self.local, self.counts, strict=True):
+            if isinstance(x, tuple):
+                start, step = x
+                out.append((start, start + (n - 1) * step + 1))
+            else:
+                out.append((int(x.min()), int(x.max()) + 1))
+        return tuple(out)
+
     def covers(self, chunk_shape: Sequence[int], array_shape: Sequence[int],
                origin: Sequence[int]) -> bool:
         """True if the selection takes every element of the chunk that lies inside the array."""
