@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
+from zarr3c._kernels.copy import copy_elements, copy_strided, fill_strided, is_uniform
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
     default_compressors,
@@ -317,12 +317,17 @@ class Array(Node):
         sel = parse_coordinate_selection(selection, self.shape)
         out = np.empty(sel.size, dtype=self.dtype)
 
+        itemsize = self._itemsize
+        dst = out.view(np.uint8)
+
         def read_points(task: PointTask) -> None:
             chunk = self._read_chunk(task.coords)
             if chunk is None:
                 out[task.out] = self._metadata.fill_value_array
-            else:
-                out[task.out] = chunk[task.local]
+                return
+            copy_elements(chunk.reshape(-1).view(np.uint8),
+                          task.local_offsets(c_strides(chunk.shape, itemsize)),
+                          dst, task.out * itemsize, itemsize)
 
         map_unordered(read_points, plan_points(sel, self._dims))
         return out.reshape(sel.out_shape)
@@ -366,7 +371,12 @@ class Array(Node):
                 return
             chunk = self._read_chunk(task.coords)
             if not task.strided:
-                out[task.out_index()] = fill if chunk is None else chunk[task.local_index()]
+                if chunk is None:
+                    out[task.out_index()] = fill
+                else:  # one gather of every selected element
+                    copy_elements(chunk.reshape(-1).view(np.uint8),
+                                  task.local_offsets(c_strides(chunk.shape, itemsize)),
+                                  dst, task.out_offsets(out_strides), itemsize)
                 return
             dst_offset, dst_strides = task.out_region(out_strides)
             shape = _i64(task.counts)
@@ -447,12 +457,20 @@ class Array(Node):
         arr = self._as_dtype(value)
         flat = arr.reshape(-1) if arr.ndim == 0 else broadcast_value(arr, sel.out_shape).reshape(-1)
 
+        itemsize = self._itemsize
+        src = np.ascontiguousarray(flat).view(np.uint8)
+
         def write_points(task: PointTask) -> None:
-            values = flat if arr.ndim == 0 else flat[task.out]
+            # In the points' order, so with duplicate coordinates the last value wins.
+            src_offsets = (np.zeros(len(task.out), dtype=np.int64) if arr.ndim == 0
+                           else task.out * itemsize)
+
+            def scatter(chunk: np.ndarray) -> None:
+                copy_elements(src, src_offsets, chunk.reshape(-1).view(np.uint8),
+                              task.local_offsets(c_strides(chunk.shape, itemsize)), itemsize)
+
             region = tuple((int(x.min()), int(x.max()) + 1) for x in task.local)
-            self._modify_chunk(task.coords, None, lambda chunk: chunk.__setitem__(task.local,
-                                                                                  values),
-                               region=region)
+            self._modify_chunk(task.coords, None, scatter, region=region)
 
         map_unordered(write_points, plan_points(sel, self._dims))
 
@@ -470,8 +488,11 @@ class Array(Node):
         value_strides = c_strides(sel.counts, itemsize)
 
         def modify(task: ChunkTask, chunk: np.ndarray) -> None:
-            if not task.strided:
-                chunk[task.local_index()] = arr if scalar else arr[task.out_index()]
+            if not task.strided:  # one scatter of every selected element
+                src_offsets = (np.zeros(math.prod(task.counts), dtype=np.int64) if scalar
+                               else task.out_offsets(value_strides))
+                copy_elements(src, src_offsets, chunk.reshape(-1).view(np.uint8),
+                              task.local_offsets(c_strides(chunk.shape, itemsize)), itemsize)
                 return
             dst = chunk.reshape(-1).view(np.uint8)
             dst_offset, dst_strides = task.chunk_region(c_strides(chunk.shape, itemsize))

@@ -9,7 +9,8 @@ Every selection mode reduces to one of two plans:
   :class:`DimIndices`.  Each dimension is projected onto its chunk grid (slices by the grid
   kernel, indices by ``locate`` plus one stable sort), and the cartesian product of the
   projections gives one :class:`ChunkTask` per chunk.  A task whose dimensions are all
-  strided is one ``copy_strided`` call; others use numpy's ``ix_`` gather/scatter.
+  strided is one ``copy_strided`` call; others one ``copy_elements`` gather/scatter over
+  the selected elements' byte offsets.
 - **coordinate** (``vindex``, masks): points grouped by chunk with one stable ``lexsort``;
   one :class:`PointTask` per chunk.
 
@@ -423,9 +424,14 @@ class ChunkTask:
         """Byte offset and byte strides of where they go in the output buffer."""
         return _region(self.out, out_strides)
 
-    def local_index(self) -> tuple[np.ndarray, ...]:
-        """``np.ix_`` index of the selected elements within the chunk."""
-        return np.ix_(*(_as_indices(x, n) for x, n in zip(self.local, self.counts, strict=True)))
+    def local_offsets(self, chunk_strides: Sequence[int]) -> np.ndarray:
+        """Byte offsets in the chunk buffer of every selected element (C order of the
+        selection), for ``copy_elements``."""
+        return _element_offsets(self.local, self.counts, chunk_strides)
+
+    def out_offsets(self, out_strides: Sequence[int]) -> np.ndarray:
+        """Byte offsets in the output buffer, in the same order as :meth:`local_offsets`."""
+        return _element_offsets(self.out, self.counts, out_strides)
 
     def out_index(self) -> tuple[np.ndarray, ...]:
         """``np.ix_`` index of where they go in the output."""
@@ -458,6 +464,14 @@ def _region(runs: Sequence[tuple[int, int]], strides: Sequence[int]) -> tuple[in
     offset = sum(run[0] * s for run, s in zip(runs, strides, strict=True))
     steps = [run[1] * s for run, s in zip(runs, strides, strict=True)]
     return offset, np.asarray(steps, dtype=np.int64)
+
+
+def _element_offsets(entries: Sequence[Any], counts: Sequence[int],
+                     strides: Sequence[int]) -> np.ndarray:
+    total = np.zeros((), dtype=np.int64)
+    for x, n, s in zip(entries, counts, strides, strict=True):
+        total = np.add.outer(total, _as_indices(x, n) * s)
+    return np.ascontiguousarray(total, dtype=np.int64).reshape(-1)
 
 
 def _as_indices(x: Any, count: int) -> np.ndarray:
@@ -513,6 +527,13 @@ class PointTask:
     coords: tuple[int, ...]
     local: tuple[np.ndarray, ...]
     out: np.ndarray
+
+    def local_offsets(self, chunk_strides: Sequence[int]) -> np.ndarray:
+        """Byte offsets of the points in the chunk buffer."""
+        offsets = np.zeros(len(self.out), dtype=np.int64)
+        for x, s in zip(self.local, chunk_strides, strict=True):
+            offsets += x * s
+        return offsets
 
 
 def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any]) -> Iterator[PointTask]:

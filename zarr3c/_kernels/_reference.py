@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the alias lives in the stub only
 
 __all__ = [
     "byteswap",
+    "copy_elements",
     "copy_strided",
     "fill_strided",
     "is_uniform",
@@ -147,6 +148,27 @@ def is_uniform(buf: ReadBuffer, value: ReadBuffer) -> bool:
     if len(b) % len(v):
         raise ValueError("is_uniform: len(buf) is not a multiple of len(value)")
     return bool((b.reshape(-1, len(v)) == v).all())
+
+
+def copy_elements(
+    src: ReadBuffer,
+    src_offsets: NDArray[np.int64],
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],
+    itemsize: int,
+) -> None:
+    """Reference of :func:`zarr3c._kernels.copy.copy_elements`."""
+    s, so, do = _u8(src), _ints(src_offsets), _ints(dst_offsets)
+    if len(so) != len(do):
+        raise ValueError("copy_elements: offset arrays differ in length")
+    if itemsize < 1:
+        raise ValueError("copy_elements: itemsize must be >= 1")
+    if so and (min(so) < 0 or max(so) + itemsize > len(s)):
+        raise ValueError("copy_elements: source offsets reach outside src")
+    if do and (min(do) < 0 or max(do) + itemsize > len(dst)):
+        raise ValueError("copy_elements: destination offsets reach outside dst")
+    for a, b in zip(so, do, strict=True):
+        dst[b : b + itemsize] = s[a : a + itemsize]
 
 
 def transpose_into(

@@ -57,3 +57,14 @@ def is_uniform(buf: ReadBuffer, value: ReadBuffer) -> bool:
     len(buf) must be a multiple of len(value) (ValueError otherwise).  Used to detect chunks
     equal to the fill value without a numpy temporary.  GIL released.
     """
+
+def copy_elements(
+    src: ReadBuffer,
+    src_offsets: NDArray[np.int64],  # byte offset of each element in src
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],  # byte offset of each element in dst (same length)
+    itemsize: int,
+) -> None:
+    """Gather/scatter element i from src[src_offsets[i]:+itemsize] to dst[dst_offsets[i]:...],
+    in order (with repeated destinations, the last wins).  Every offset is checked (via the
+    minimum and maximum) before copying; ValueError otherwise.  GIL released."""

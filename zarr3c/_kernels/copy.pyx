@@ -725,3 +725,84 @@ def is_uniform(const uint8_t[::1] buf not None, const uint8_t[::1] value not Non
     with nogil:
         result = _is_uniform_core(bp, nbytes, vp, width)
     return result
+
+
+cdef int64_t _max_offset(const int64_t* offsets, Py_ssize_t n, int64_t* lowest) noexcept nogil:
+    cdef int64_t lo = offsets[0], hi = offsets[0]
+    cdef Py_ssize_t i
+    for i in range(1, n):
+        if offsets[i] < lo:
+            lo = offsets[i]
+        if offsets[i] > hi:
+            hi = offsets[i]
+    lowest[0] = lo
+    return hi
+
+
+cdef void _copy_elements_core(const uint8_t* src, const int64_t* src_offsets, uint8_t* dst,
+                              const int64_t* dst_offsets, Py_ssize_t n,
+                              Py_ssize_t itemsize) noexcept nogil:
+    cdef Py_ssize_t i
+    # In order, so that with repeated destinations the last element written wins (numpy's
+    # rule for assignments with duplicate indices).
+    if itemsize == 2:
+        for i in range(n):
+            (<uint16_t*>(dst + dst_offsets[i]))[0] = (<const uint16_t*>(src + src_offsets[i]))[0]
+    elif itemsize == 4:
+        for i in range(n):
+            (<uint32_t*>(dst + dst_offsets[i]))[0] = (<const uint32_t*>(src + src_offsets[i]))[0]
+    elif itemsize == 8:
+        for i in range(n):
+            (<uint64_t*>(dst + dst_offsets[i]))[0] = (<const uint64_t*>(src + src_offsets[i]))[0]
+    else:
+        for i in range(n):
+            memcpy(dst + dst_offsets[i], src + src_offsets[i], itemsize)
+
+
+def copy_elements(
+    const uint8_t[::1] src not None,
+    const int64_t[::1] src_offsets not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    int64_t itemsize,
+) -> None:
+    """Gather/scatter: copy element ``i`` (``itemsize`` bytes) from byte offset
+    ``src_offsets[i]`` of ``src`` to byte offset ``dst_offsets[i]`` of ``dst``, in order.
+
+    Used for index-array selections (``oindex``/``vindex``): one call per chunk moves every
+    selected element.  With repeated destination offsets, the last one wins.
+
+    Raises
+    ------
+    ValueError
+        If the offset arrays differ in length, ``itemsize < 1``, or any element would reach
+        outside its buffer (checked over the offsets' minimum and maximum before copying).
+    """
+    cdef Py_ssize_t n = src_offsets.shape[0]
+    cdef int64_t lo = 0, hi = 0
+    if dst_offsets.shape[0] != n:
+        raise ValueError(
+            f"copy_elements: {n} source offsets but {dst_offsets.shape[0]} destination offsets"
+        )
+    if itemsize < 1:
+        raise ValueError(f"copy_elements: itemsize = {itemsize} must be >= 1")
+    if n == 0:
+        return
+    with nogil:
+        hi = _max_offset(&src_offsets[0], n, &lo)
+    if lo < 0 or hi + itemsize > src.shape[0]:
+        raise ValueError(
+            f"copy_elements: source offsets span [{lo}, {hi + itemsize}) but src has "
+            f"{src.shape[0]} bytes"
+        )
+    with nogil:
+        hi = _max_offset(&dst_offsets[0], n, &lo)
+    if lo < 0 or hi + itemsize > dst.shape[0]:
+        raise ValueError(
+            f"copy_elements: destination offsets span [{lo}, {hi + itemsize}) but dst has "
+            f"{dst.shape[0]} bytes"
+        )
+    cdef const uint8_t* sp = &src[0]
+    cdef uint8_t* dp = &dst[0]
+    with nogil:
+        _copy_elements_core(sp, &src_offsets[0], dp, &dst_offsets[0], n, itemsize)
