@@ -19,8 +19,8 @@ import numpy as np
 from zarr3c._kernels.copy import copy_elements, copy_strided, fill_strided, is_uniform
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
-    default_compressors,
-    default_serializer,
+    as_codec_list,
+    codec_chain,
     normalize_codec_like,
 )
 from zarr3c.codecs.sharding_indexed import ShardingCodec, partial_read_codec, sharding_codec_dict
@@ -715,14 +715,6 @@ def _normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> dic
     return {"name": "regular", "configuration": {"chunk_shape": chunk_shape}}
 
 
-def _codec_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if isinstance(value, dict | str) or not isinstance(value, Sequence):
-        return [value]
-    return list(value)
-
-
 def _normalize_chunk_key_encoding(value: Any) -> dict[str, Any]:
     if value is None:
         return {"name": "default", "configuration": {"separator": "/"}}
@@ -766,16 +758,10 @@ def build_array_metadata(
         chunks = shards
     chunk_grid = _normalize_chunks(chunks, shape_t, data_type.itemsize)
     if codecs is not None:
-        codec_dicts = [normalize_codec_like(c) for c in _codec_list(codecs)]
+        codec_dicts = [normalize_codec_like(c, path=f"codecs[{i}]")
+                       for i, c in enumerate(as_codec_list(codecs))]
     else:
-        # A bare "bytes" means the default serializer (little endian where it matters).
-        bare_bytes = serializer in ("auto", "bytes", {"name": "bytes"})
-        ser = default_serializer(data_type.dtype) if bare_bytes else serializer
-        comps = default_compressors(data_type.dtype) if compressors == "auto" else compressors
-        codec_dicts = [
-            normalize_codec_like(c)
-            for c in [*_codec_list(filters), ser, *_codec_list(comps)]
-        ]
+        codec_dicts = codec_chain(filters, serializer, compressors, dtype=data_type.dtype)
     fill = data_type.fill_value_from_python(fill_value)
     # Store the codecs with every default filled in (blosc typesize, zstd checksum, ...):
     # peers refuse configurations with missing members.

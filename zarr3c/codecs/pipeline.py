@@ -578,3 +578,36 @@ def default_serializer(dtype: DTypeLike) -> dict[str, Any]:
 def default_compressors(dtype: DTypeLike) -> list[dict[str, Any]]:
     """The compressors zarr-python 3 writes by default: zstd, level 0, no checksum."""
     return [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+
+
+def as_codec_list(value: Any) -> list[Any]:
+    """One codec or several (None: none) as a list."""
+    if value is None:
+        return []
+    if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
+        return [value]
+    return list(value)
+
+
+def codec_chain(
+    filters: Any = (),
+    serializer: Any = "auto",
+    compressors: Any = "auto",
+    *,
+    dtype: DTypeLike,
+    path: str = "codecs",
+    source: str | None = None,
+) -> list[dict[str, Any]]:
+    """The codec list for create_array's ``filters``, ``serializer`` and ``compressors``.
+
+    ``"auto"`` means zarr-python 3's defaults for ``dtype``; a bare ``"bytes"`` serializer
+    means the default one (little endian where byte order matters); ``None`` compressors
+    mean none.
+    """
+    bare_bytes = serializer in ("auto", "bytes", {"name": "bytes"})
+    ser = default_serializer(dtype) if bare_bytes else serializer
+    comps = default_compressors(dtype) if compressors == "auto" else compressors
+    return [
+        normalize_codec_like(c, path=f"{path}[{i}]", source=source)
+        for i, c in enumerate([*as_codec_list(filters), ser, *as_codec_list(comps)])
+    ]

@@ -64,9 +64,7 @@ from zarr3c.codecs.base import (
 from zarr3c.codecs.pipeline import (
     CodecLike,
     CodecPipeline,
-    default_compressors,
-    default_serializer,
-    normalize_codec_like,
+    codec_chain,
     parse_codecs,
 )
 from zarr3c.concurrency import get_num_threads, map_unordered
@@ -1103,27 +1101,13 @@ def sharding_codec_dict(
     parse_choice_field(index_location, ("start", "end"),
                        path=f"{path}.configuration.index_location")
 
-    def need_dtype(what: str) -> np.dtype:
-        if dtype is None:
-            raise MetadataError(f"{what} 'auto' needs the array's dtype", path=path)
-        return np.dtype(dtype)
-
-    def as_list(value: Any) -> list[Any]:
-        if value is None:
-            return []
-        if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
-            return [value]
-        return list(value)
-
-    if serializer == "auto" or serializer == "bytes" or serializer == {"name": "bytes"}:
-        ser = default_serializer(need_dtype("serializer"))
-    else:
-        ser = serializer
-    comps = default_compressors(need_dtype("compressors")) if compressors == "auto" else compressors
-    inner = [
-        normalize_codec_like(c, path=f"{path}.configuration.codecs[{i}]")
-        for i, c in enumerate([*as_list(filters), ser, *as_list(comps)])
-    ]
+    if dtype is None:  # the defaults depend on the data type
+        if serializer in ("auto", "bytes", {"name": "bytes"}):
+            raise MetadataError("serializer 'auto' needs the array's dtype", path=path)
+        if isinstance(compressors, str) and compressors == "auto":
+            raise MetadataError("compressors 'auto' needs the array's dtype", path=path)
+    inner = codec_chain(filters, serializer, compressors, dtype=dtype,
+                        path=f"{path}.configuration.codecs")
     return {
         "name": "sharding_indexed",
         "configuration": {
