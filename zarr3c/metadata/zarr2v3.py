@@ -56,7 +56,12 @@ from zarr3c import registry
 from zarr3c.errors import MetadataError, UnknownExtensionError, UnsupportedFeatureError
 from zarr3c.metadata.array import ArrayMetadataView, load_json_object, parse_attributes
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
-from zarr3c.metadata.draft2022 import _parse_chunk_grid, _parse_extensions, _shape
+from zarr3c.metadata.draft2022 import (
+    Draft2022GroupMetadata,
+    _parse_chunk_grid,
+    _parse_extensions,
+    _shape,
+)
 
 __all__ = [
     "PROTOCOL_URI",
@@ -672,32 +677,13 @@ def _comparable(codec: Any, itemsize: int) -> dict[str, Any]:
 # -- groups ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Zarr2V3GroupMetadata:
-    """A group document zarr-python 2 wrote in its v3 mode (``meta/root/<path>.group.json``)."""
+class Zarr2V3GroupMetadata(Draft2022GroupMetadata):
+    """A group document zarr-python 2 wrote in its v3 mode (``meta/root/<path>.group.json``):
+    the draft's ``{"attributes": ...}``, written as zarr-python 2 formatted its JSON."""
 
+    __slots__ = ()
     zarr_format: ClassVar[str] = "zarr2-v3"
-    node_type: ClassVar[str] = "group"
-
-    attributes: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any], *, source: str | None = None
-                  ) -> Zarr2V3GroupMetadata:
-        _unknown_fields(doc, ("attributes",), path=None, source=source)
-        return cls(attributes=parse_attributes(doc.get("attributes", {}), source=source))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"attributes": self.attributes}
-
-    @classmethod
-    def from_json(cls, data: bytes, *, source: str | None = None) -> Zarr2V3GroupMetadata:
-        return cls.from_dict(load_json_object(data, source=source), source=source)
 
     def to_json(self) -> bytes:
         return dump_zarr2_json(self.to_dict())
-
-    def evolve(self, **changes: Any) -> Zarr2V3GroupMetadata:
-        new = dataclasses.replace(self, **changes)
-        return type(self).from_dict(new.to_dict())
 
