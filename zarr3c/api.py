@@ -13,7 +13,12 @@ from typing import Any
 
 from zarr3c.array import Array, open_array_at
 from zarr3c.array import create_array as _create_array
-from zarr3c.errors import UnsupportedFeatureError, UnsupportedFormatError
+from zarr3c.errors import (
+    InvalidArgumentError,
+    InvalidTypeError,
+    UnsupportedFeatureError,
+    UnsupportedFormatError,
+)
 from zarr3c.group import Group, open_group_at, open_node
 from zarr3c.group import create_group as _create_group
 from zarr3c.metadata.formats import FORMATS, HierarchyFormat, detect_format
@@ -27,7 +32,7 @@ MODES = ("r", "r+", "a", "w", "w-")
 
 def _check_mode(mode: str) -> None:
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise InvalidArgumentError(f"mode must be one of {MODES}, got {mode!r}")
 
 
 def _format_for_create(store: Any, zarr_format: Any) -> HierarchyFormat:
@@ -100,7 +105,7 @@ def create_array(
         Replace a node already at the path (otherwise ContainsArrayError/ContainsGroupError).
     """
     if data is None and (shape is None or dtype is None):
-        raise TypeError("create_array() needs shape and dtype (or data)")
+        raise InvalidTypeError("create_array() needs shape and dtype (or data)")
     s = make_store(store, read_only=False, storage_options=storage_options)
     return _create_array(
         s, normalize_path(name), fmt=_format_for_create(s, zarr_format), shape=shape,

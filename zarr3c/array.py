@@ -29,6 +29,8 @@ from zarr3c.errors import (
     ArrayNotFoundError,
     ContainsGroupError,
     IndexingError,
+    InvalidArgumentError,
+    InvalidTypeError,
     MetadataError,
     ReadOnlyError,
     ShapeMismatchError,
@@ -97,7 +99,7 @@ class Array(Node):
         fmt: HierarchyFormat | None = None,
     ):
         if order not in ("C", "F"):
-            raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+            raise InvalidArgumentError(f"order must be 'C' or 'F', got {order!r}")
         super().__init__(store, path, metadata, read_only=read_only, fmt=fmt)
         key = self._format.metadata_key(path, "array")
         self._write_empty_chunks = bool(write_empty_chunks)
@@ -213,7 +215,7 @@ class Array(Node):
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of unsized object")
+            raise InvalidTypeError("len() of unsized object (a 0-d array)")
         return self.shape[0]
 
     def __repr__(self) -> str:

@@ -19,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from zarr3c.errors import InvalidArgumentError
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -48,7 +50,7 @@ def set_num_threads(n: int | None) -> None:
     """Set the number of worker threads (None: back to the environment/machine default)."""
     global _pool, _num_threads
     if n is not None and (not isinstance(n, int) or n < 1):
-        raise ValueError(f"number of threads must be a positive int, got {n!r}")
+        raise InvalidArgumentError(f"number of threads must be a positive int, got {n!r}")
     with _pool_lock:
         old, _pool = _pool, None
         _num_threads = n

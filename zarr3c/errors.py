@@ -36,6 +36,21 @@ class ZarrError(Exception):
     """Base class of every zarr3c error."""
 
 
+class InvalidArgumentError(ZarrError, ValueError):
+    """An argument has a value zarr3c does not take (a mode, an order, a thread count...)."""
+
+
+class InvalidTypeError(ZarrError, TypeError):
+    """An argument has a type zarr3c does not take (a store-like, a value that is not
+    bytes-like, a missing shape or dtype...)."""
+
+
+class AttributeNotFoundError(ZarrError, KeyError):
+    """A node has no user attribute of that name (a KeyError, as for a dict)."""
+
+    __str__ = BaseException.__str__  # the message, not KeyError's quoted repr of it
+
+
 # -- metadata ----------------------------------------------------------------------------------
 
 

@@ -28,8 +28,7 @@ __all__ = ["Group", "MemberNotFoundError", "create_group", "open_group_at", "ope
 class MemberNotFoundError(NodeNotFoundError, KeyError):
     """``group[name]`` where there is no such member (a KeyError, as for a dict)."""
 
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
+    __str__ = BaseException.__str__  # the message, not KeyError's quoted repr of it
 
 
 def open_node(store: Store, path: str, *, read_only: bool = False,

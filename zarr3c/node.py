@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from zarr3c.concurrency import chunk_lock
-from zarr3c.errors import MetadataError, ReadOnlyError
+from zarr3c.errors import AttributeNotFoundError, MetadataError, ReadOnlyError
 from zarr3c.metadata.formats import HierarchyFormat, V3Format
 
 __all__ = ["Node", "Attributes"]
@@ -114,7 +114,13 @@ class Attributes(MutableMapping[str, Any]):
         return self._node.metadata.attributes
 
     def __getitem__(self, key: str) -> Any:
-        return self._current()[key]
+        try:
+            return self._current()[key]
+        except KeyError:
+            raise self._missing(key) from None
+
+    def _missing(self, key: str) -> AttributeNotFoundError:
+        return AttributeNotFoundError(f"{self._node.name!r} has no attribute {key!r}")
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._node._update_attributes(lambda attrs: attrs.__setitem__(key, value))
@@ -122,7 +128,7 @@ class Attributes(MutableMapping[str, Any]):
     def __delitem__(self, key: str) -> None:
         def delete(attrs: dict[str, Any]) -> None:
             if key not in attrs:
-                raise KeyError(key)
+                raise self._missing(key)
             del attrs[key]
 
         self._node._update_attributes(delete)

@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any
 
-from zarr3c.errors import StoreError
+from zarr3c.errors import InvalidTypeError, StoreError
 from zarr3c.stores.base import Store, validate_key, validate_prefix
 from zarr3c.stores.local import LocalStore
 from zarr3c.stores.memory import MemoryStore
@@ -97,7 +97,7 @@ def make_store(
     if isinstance(store_like, os.PathLike):
         _refuse_storage_options(storage_options, os.fspath(store_like))
         return LocalStore(store_like, read_only=read_only)
-    raise TypeError(
+    raise InvalidTypeError(
         f"cannot make a store from a {type(store_like).__name__}: expected a Store, a path, "
         "a URL, a dict or None"
     )

@@ -34,7 +34,7 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeAlias
 
-from zarr3c.errors import InvalidKeyError, ReadOnlyError
+from zarr3c.errors import InvalidKeyError, InvalidTypeError, ReadOnlyError
 
 __all__ = [
     "ByteRange",
@@ -156,7 +156,7 @@ def as_byte_view(value: Any, key: str) -> memoryview:
     try:
         view = memoryview(value)
     except TypeError:
-        raise TypeError(
+        raise InvalidTypeError(
             f"value for store key {key!r} must be bytes-like, not {type(value).__name__}"
         ) from None
     if view.ndim == 1 and view.format == "B" and view.contiguous:

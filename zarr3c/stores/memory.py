@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from zarr3c.errors import StoreError
+from zarr3c.errors import InvalidTypeError, StoreError
 from zarr3c.stores.base import (
     ByteRange,
     BytesLike,
@@ -64,7 +64,9 @@ class MemoryStore(Store):
         if store_dict is None:
             store_dict = {}
         elif not isinstance(store_dict, dict):
-            raise TypeError(f"MemoryStore needs a dict (or None), not {type(store_dict).__name__}")
+            raise InvalidTypeError(
+                f"MemoryStore needs a dict (or None), not {type(store_dict).__name__}"
+            )
         self._store_dict: dict[str, Any] = store_dict
         self._lock = threading.RLock()
 
@@ -148,7 +150,7 @@ class MemoryStore(Store):
             try:
                 value = memoryview(value).tobytes()
             except TypeError:
-                raise TypeError(
+                raise InvalidTypeError(
                     f"value for store key {key!r} must be bytes-like, not {type(value).__name__}"
                 ) from None
         with self._lock:
