@@ -13,7 +13,8 @@ temporary directory in ``setup``:
 
 Parameters: compression ``none`` / ``zstd`` (level 0, no checksum) x layout ``chunked`` /
 ``sharded`` / ``rectilinear`` (edges ``[16, 112, 40, 88]`` on every axis: the same mean chunk
-length as ``chunked``, for the rectilinear issue's "within 10% of regular" goal).  A combination zarr3c cannot do yet (no ``shards=``), or a zarr3c that fails to
+length as ``chunked``, for the rectilinear issue's "within 10% of regular" goal).  A
+combination zarr3c cannot do yet (no ``shards=``), or a zarr3c that fails to
 import, raises ``NotImplementedError`` in ``setup``, which asv reports as skipped.  ``setup``
 checks the round trip once, so a wrong answer fails the benchmark instead of being timed.
 """

@@ -18,7 +18,8 @@ Two questions:
   the ``rectilinear`` layout of ``bench_array_io`` (next to ``chunked``).
 
 ``setup`` checks every answer (lookups against ``np.searchsorted``), so a wrong result fails
-the benchmark instead of being timed.  A zarr3c that fails to import raises ``NotImplementedError`` in ``setup`` (reported as skipped).
+the benchmark instead of being timed.  A zarr3c that fails to import raises
+``NotImplementedError`` in ``setup`` (reported as skipped).
 """
 
 from __future__ import annotations
