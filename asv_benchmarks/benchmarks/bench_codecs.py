@@ -7,7 +7,9 @@ as zarr-python 3 writes them:
 - ``bytes+zstd``: zstd level 0, no checksum (zarr-python's default);
 - ``bytes+blosc``: blosc zstd level 5, byte shuffle, typesize 2 (zarr-python's blosc default);
 - ``transpose+bytes``: order [2, 1, 0] (Fortran layout), one pass of the copy kernel each way;
-- ``bytes+crc32c``: the checksum (sharding indexes use it).
+- ``bytes+crc32c``: the checksum (sharding indexes use it);
+- ``reshape+bytes``, ``transpose+reshape+bytes``, ``reshape+bytes+zstd``: the reshape codec
+  (seed 004) is a view, so these should cost what the same chains without reshape cost.
 
 ``setup`` checks the round trip once, so a wrong answer fails instead of being timed.
 """
@@ -23,12 +25,19 @@ from zarr3c.codecs import CodecPipeline
 SHAPE = (64, 64, 64)
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+ZSTD = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
+TRANSPOSE = {"name": "transpose", "configuration": {"order": [2, 1, 0]}}
+RESHAPE_2D = {"name": "reshape", "configuration": {"shape": [[0, 1], [2]]}}
+RESHAPE_1D = {"name": "reshape", "configuration": {"shape": [-1]}}
 CHAINS: dict[str, list[dict[str, Any]]] = {
     "bytes": [BYTES],
-    "bytes+zstd": [BYTES, {"name": "zstd", "configuration": {"level": 0, "checksum": False}}],
+    "bytes+zstd": [BYTES, ZSTD],
     "bytes+blosc": [BYTES, {"name": "blosc"}],
-    "transpose+bytes": [{"name": "transpose", "configuration": {"order": [2, 1, 0]}}, BYTES],
+    "transpose+bytes": [TRANSPOSE, BYTES],
     "bytes+crc32c": [BYTES, {"name": "crc32c"}],
+    "reshape+bytes": [RESHAPE_2D, BYTES],
+    "transpose+reshape+bytes": [TRANSPOSE, RESHAPE_1D, BYTES],
+    "reshape+bytes+zstd": [RESHAPE_2D, BYTES, ZSTD],
 }
 
 
