@@ -167,11 +167,7 @@ class Array(Node):
         serializer = self._pipeline.array_bytes
         if isinstance(serializer, ShardingCodec):
             return tuple(serializer.chunk_shape)
-        grid = self._metadata.chunk_grid
-        chunk_shape = getattr(grid, "chunk_shape", None)
-        if chunk_shape is not None:
-            return tuple(chunk_shape)
-        return grid.chunk_sizes(self.shape)  # type: ignore[no-any-return]
+        return self._metadata.chunk_grid.array_chunks(self.shape)  # type: ignore[no-any-return]
 
     @property
     def shards(self) -> tuple[int, ...] | None:
@@ -179,9 +175,7 @@ class Array(Node):
         a rectilinear grid of shards), else None."""
         if not isinstance(self._pipeline.array_bytes, ShardingCodec):
             return None
-        grid = self._metadata.chunk_grid
-        chunk_shape = getattr(grid, "chunk_shape", None)
-        return tuple(chunk_shape) if chunk_shape is not None else grid.chunk_sizes(self.shape)
+        return self._metadata.chunk_grid.array_chunks(self.shape)  # type: ignore[no-any-return]
 
     @property
     def fill_value(self) -> Any:

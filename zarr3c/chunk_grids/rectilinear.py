@@ -535,6 +535,10 @@ class RectilinearChunkGrid:
             for spec, n in zip(self.chunk_shapes, array_shape, strict=True)
         )
 
+    def array_chunks(self, array_shape: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+        """What ``Array.chunks`` shows for this grid: :meth:`chunk_sizes`."""
+        return self.chunk_sizes(array_shape)
+
     def chunk_sizes(self, array_shape: Sequence[int]) -> tuple[tuple[int, ...], ...]:
         """The edge lengths of the chunks intersecting the array, clipped to it: dask's
         ``chunks`` form (a 0-length dimension is ``(0,)``, as dask writes it)."""

@@ -244,6 +244,10 @@ class RegularChunkGrid:
             total *= n
         return total
 
+    def array_chunks(self, array_shape: Sequence[int]) -> tuple[int, ...]:
+        """What ``Array.chunks`` shows for this grid: the chunk shape."""
+        return self.chunk_shape
+
     def distinct_chunk_shapes(self, array_shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
         """Every chunk shape the grid has for ``array_shape``, once each (here: one), so that
         codec chains can be validated for each when an array is opened."""

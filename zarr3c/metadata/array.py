@@ -364,11 +364,7 @@ def _parse_storage_transformers(value: Any, *, source: str | None) -> tuple[Name
 
 
 def _chunk_nbytes_check(grid: Any, itemsize: int, *, source: str | None) -> None:
-    shape = getattr(grid, "max_chunk_shape", None)
-    if shape is None:
-        shape = getattr(grid, "chunk_shape", None)
-    if shape is None:
-        return
+    shape = grid.max_chunk_shape
     nbytes = itemsize
     for n in shape:
         nbytes *= int(n)
