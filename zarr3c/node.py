@@ -30,7 +30,7 @@ class Node:
         self._store = store
         self._path = path
         self._metadata = metadata
-        self._read_only = read_only or getattr(store, "read_only", False)
+        self._read_only = read_only or store.read_only
 
     @property
     def metadata(self) -> Any:

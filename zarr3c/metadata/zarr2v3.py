@@ -57,6 +57,7 @@ from zarr3c.errors import MetadataError, UnknownExtensionError, UnsupportedFeatu
 from zarr3c.metadata.array import ArrayMetadataView, load_json_object, parse_attributes
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.draft2022 import (
+    Draft2022ChunkKeyEncoding,
     Draft2022GroupMetadata,
     _parse_chunk_grid,
     _parse_extensions,
@@ -156,29 +157,21 @@ class Zarr2V3EntryPoint:
         return dump_zarr2_json(self.to_dict())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Zarr2V3ChunkKeyEncoding:
-    """Chunk keys below ``data/root/<path>/``: ``c1/23/45``; ``c0`` for a 0-d array (zarr-python
-    2 keyed the only chunk of a 0-d array by the coordinates ``(0,)``)."""
+class Zarr2V3ChunkKeyEncoding(Draft2022ChunkKeyEncoding):
+    """Chunk keys below ``data/root/<path>/``: the draft's ``c1/23/45``, except ``c0`` for a
+    0-d array (zarr-python 2 keyed the only chunk of a 0-d array by the coordinates
+    ``(0,)``)."""
 
+    __slots__ = ()
     name: ClassVar[str] = "zarr2-v3"
-    separator: str = "/"
 
     def encode_chunk_key(self, coords: Sequence[int]) -> str:
-        return "c" + (self.separator.join(str(i) for i in coords) if len(coords) else "0")
+        return super().encode_chunk_key(coords) if len(coords) else "c0"
 
     def decode_chunk_key(self, key: str, *, ndim: int | None = None) -> tuple[int, ...] | None:
-        if not key.startswith("c"):
-            return None
-        parts = key[1:].split(self.separator)
-        if not all(p.isdigit() and p.isascii() for p in parts):
-            return None
-        coords = tuple(int(p) for p in parts)
         if ndim == 0:
-            return () if coords == (0,) else None
-        if ndim is not None and len(coords) != ndim:
-            return None
-        return coords
+            return () if key == "c0" else None
+        return super().decode_chunk_key(key, ndim=ndim)
 
 
 # -- data types and fill values -------------------------------------------------------------------
