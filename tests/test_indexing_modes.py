@@ -221,3 +221,27 @@ def test_wrong_shape_writes_are_value_errors() -> None:
     with pytest.raises(ShapeMismatchError):
         a.vindex[[0, 1], [0, 1]] = np.ones(3)
     np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [(1, 1), [[1] * 1500 + [2] * 750, 1]],
+    ids=["regular", "rectilinear"],
+)
+def test_vindex_on_a_grid_with_far_more_chunks_than_points(chunks) -> None:
+    """Points are grouped with a table of one slot per chunk only while the grid is small
+    next to the selection; millions of chunks and a few points take the other path (the
+    touched chunks numbered first), with the same result and last-write-wins order."""
+    shape = (3000, 3000)
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", chunks=chunks,
+                            fill_value=-1, compressors=None)
+    expected = np.full(shape, -1, dtype=np.int32)
+    rows = np.array([2999, 0, 1501, 1501, 7, 2999, 1500])
+    cols = np.array([0, 2999, 17, 17, 7, 0, 1])
+    values = np.arange(len(rows), dtype=np.int32)
+    a.vindex[rows, cols] = values
+    expected[rows, cols] = values
+    np.testing.assert_array_equal(a.vindex[rows, cols], expected[rows, cols])
+    probe = (np.array([0, 1501, 2999, 5, 1500]), np.array([2999, 17, 0, 5, 1]))
+    np.testing.assert_array_equal(a.vindex[probe], expected[probe])
+    assert a.nchunks_initialized == len(set(zip(rows.tolist(), cols.tolist())))

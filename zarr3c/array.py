@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from zarr3c._kernels.copy import copy_elements, copy_strided, fill_strided, is_uniform
+from zarr3c._kernels.copy import (
+    copy_elements,
+    copy_outer,
+    copy_strided,
+    fill_strided,
+    is_uniform,
+)
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
     as_codec_list,
@@ -321,11 +327,10 @@ class Array(Node):
             if chunk is None:
                 out[task.out] = self._metadata.fill_value_array
                 return
-            copy_elements(chunk.reshape(-1).view(np.uint8),
-                          task.local_offsets(c_strides(chunk.shape, itemsize)),
+            copy_elements(chunk.reshape(-1).view(np.uint8), task.offsets,
                           dst, task.out * itemsize, itemsize)
 
-        map_unordered(read_points, plan_points(sel, self._dims))
+        map_unordered(read_points, plan_points(sel, self._dims, itemsize))
         return out.reshape(sel.out_shape)
 
     def get_mask_selection(self, mask: Any) -> np.ndarray:
@@ -369,10 +374,11 @@ class Array(Node):
             if not task.strided:
                 if chunk is None:
                     out[task.out_index()] = fill
-                else:  # one gather of every selected element
-                    copy_elements(chunk.reshape(-1).view(np.uint8),
-                                  task.local_offsets(c_strides(chunk.shape, itemsize)),
-                                  dst, task.out_offsets(out_strides), itemsize)
+                else:  # one gather over the outer product of the per-dimension indices
+                    copy_outer(chunk.reshape(-1).view(np.uint8),
+                               task.local_dim_offsets(c_strides(chunk.shape, itemsize)),
+                               dst, task.out_dim_offsets(out_strides), _i64(task.counts),
+                               itemsize)
                 return
             dst_offset, dst_strides = task.out_region(out_strides)
             shape = _i64(task.counts)
@@ -463,12 +469,12 @@ class Array(Node):
 
             def scatter(chunk: np.ndarray) -> None:
                 copy_elements(src, src_offsets, chunk.reshape(-1).view(np.uint8),
-                              task.local_offsets(c_strides(chunk.shape, itemsize)), itemsize)
+                              task.offsets, itemsize)
 
             region = tuple((int(x.min()), int(x.max()) + 1) for x in task.local)
             self._modify_chunk(task.coords, None, scatter, region=region)
 
-        map_unordered(write_points, plan_points(sel, self._dims))
+        map_unordered(write_points, plan_points(sel, self._dims, itemsize))
 
     def _write(self, sel: OrthogonalSelection, value: Any) -> None:
         arr = self._as_dtype(value)
@@ -484,11 +490,12 @@ class Array(Node):
         value_strides = c_strides(sel.counts, itemsize)
 
         def modify(task: ChunkTask, chunk: np.ndarray) -> None:
-            if not task.strided:  # one scatter of every selected element
-                src_offsets = (np.zeros(math.prod(task.counts), dtype=np.int64) if scalar
-                               else task.out_offsets(value_strides))
-                copy_elements(src, src_offsets, chunk.reshape(-1).view(np.uint8),
-                              task.local_offsets(c_strides(chunk.shape, itemsize)), itemsize)
+            if not task.strided:  # one scatter over the outer product of the indices
+                src_offsets = task.out_dim_offsets([0] * len(value_strides) if scalar
+                                                   else value_strides)
+                copy_outer(src, src_offsets, chunk.reshape(-1).view(np.uint8),
+                           task.local_dim_offsets(c_strides(chunk.shape, itemsize)),
+                           _i64(task.counts), itemsize)
                 return
             dst = chunk.reshape(-1).view(np.uint8)
             dst_offset, dst_strides = task.chunk_region(c_strides(chunk.shape, itemsize))

@@ -9,10 +9,11 @@ Every selection mode reduces to one of two plans:
   :class:`DimIndices`.  Each dimension is projected onto its chunk grid (slices by the grid
   kernel, indices by ``locate`` plus one stable sort), and the cartesian product of the
   projections gives one :class:`ChunkTask` per chunk.  A task whose dimensions are all
-  strided is one ``copy_strided`` call; others one ``copy_elements`` gather/scatter over
-  the selected elements' byte offsets.
-- **coordinate** (``vindex``, masks): points grouped by chunk with one stable ``lexsort``;
-  one :class:`PointTask` per chunk.
+  strided is one ``copy_strided`` call; others one ``copy_outer`` gather/scatter over the
+  per-dimension byte offsets (never one offset per element).
+- **coordinate** (``vindex``, masks): points grouped by chunk with one stable counting sort
+  (``group_by_key`` in the grid kernel); one :class:`PointTask` per chunk, whose byte offsets
+  are views into arrays computed once for all points.
 
 Blocks (``a.blocks[...]``) become basic selections of whole chunks.
 """
@@ -27,6 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from zarr3c._kernels.grid import group_by_key
 from zarr3c.errors import BoundsCheckError, IndexingError, ShapeMismatchError
 
 __all__ = [
@@ -424,14 +426,14 @@ class ChunkTask:
         """Byte offset and byte strides of where they go in the output buffer."""
         return _region(self.out, out_strides)
 
-    def local_offsets(self, chunk_strides: Sequence[int]) -> np.ndarray:
-        """Byte offsets in the chunk buffer of every selected element (C order of the
-        selection), for ``copy_elements``."""
-        return _element_offsets(self.local, self.counts, chunk_strides)
+    def local_dim_offsets(self, chunk_strides: Sequence[int]) -> np.ndarray:
+        """Per dimension, the byte offsets in the chunk buffer of the selected indices,
+        concatenated (``copy_outer``'s form: an element's offset is their sum)."""
+        return _dim_offsets(self.local, self.counts, chunk_strides)
 
-    def out_offsets(self, out_strides: Sequence[int]) -> np.ndarray:
-        """Byte offsets in the output buffer, in the same order as :meth:`local_offsets`."""
-        return _element_offsets(self.out, self.counts, out_strides)
+    def out_dim_offsets(self, out_strides: Sequence[int]) -> np.ndarray:
+        """The same for where they go in the output buffer."""
+        return _dim_offsets(self.out, self.counts, out_strides)
 
     def out_index(self) -> tuple[np.ndarray, ...]:
         """``np.ix_`` index of where they go in the output."""
@@ -466,12 +468,10 @@ def _region(runs: Sequence[tuple[int, int]], strides: Sequence[int]) -> tuple[in
     return offset, np.asarray(steps, dtype=np.int64)
 
 
-def _element_offsets(entries: Sequence[Any], counts: Sequence[int],
-                     strides: Sequence[int]) -> np.ndarray:
-    total = np.zeros((), dtype=np.int64)
-    for x, n, s in zip(entries, counts, strides, strict=True):
-        total = np.add.outer(total, _as_indices(x, n) * s)
-    return np.ascontiguousarray(total, dtype=np.int64).reshape(-1)
+def _dim_offsets(entries: Sequence[Any], counts: Sequence[int],
+                 strides: Sequence[int]) -> np.ndarray:
+    parts = [_as_indices(x, n) * s for x, n, s in zip(entries, counts, strides, strict=True)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _as_indices(x: Any, count: int) -> np.ndarray:
@@ -522,39 +522,83 @@ def plan_chunks(selection: OrthogonalSelection, dimensions: Sequence[Any]) -> It
 @dataclass(frozen=True, slots=True, eq=False)
 class PointTask:
     """The points of a coordinate selection that fall in one chunk: their indices within the
-    chunk (one array per dimension) and their positions in the flat output."""
+    chunk (one array per dimension), their byte offsets in the decoded chunk (C order, full
+    chunk shape) and their positions in the flat output, all in the user's order."""
 
     coords: tuple[int, ...]
-    local: tuple[np.ndarray, ...]
+    offsets: np.ndarray
     out: np.ndarray
+    all_local: tuple[np.ndarray, ...]  # every point's indices in its chunk, unsorted
 
-    def local_offsets(self, chunk_strides: Sequence[int]) -> np.ndarray:
-        """Byte offsets of the points in the chunk buffer."""
-        offsets = np.zeros(len(self.out), dtype=np.int64)
-        for x, s in zip(self.local, chunk_strides, strict=True):
-            offsets += x * s
-        return offsets
+    @property
+    def local(self) -> tuple[np.ndarray, ...]:
+        """The points' indices within the chunk, one array per dimension (only writes need
+        them, to bound the region they change)."""
+        return tuple(x[self.out] for x in self.all_local)
 
 
-def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any]) -> Iterator[PointTask]:
-    """Group the selection's points by chunk (one stable lexsort) and yield a task per chunk."""
-    if selection.size == 0:
+#: Group points with a counting-sort table of one slot per chunk of the grid while the grid has
+#: at most this many chunks per point (plus a constant); sparser grids number the chunks the
+#: points touch first.
+_DENSE_KEYS_PER_POINT = 4
+_DENSE_KEYS_MIN = 1 << 12
+
+
+def _chunk_keys(chunk_ids: Sequence[np.ndarray], grid: Sequence[int],
+                n: int) -> tuple[np.ndarray, int]:
+    """A key per point numbering its chunk in C order of the chunk coordinates, and the
+    number of keys (the counting sort's table size)."""
+    if not chunk_ids:
+        return np.zeros(n, dtype=np.int64), 1
+    total = 1
+    for g in grid:
+        total *= g
+    if total <= _DENSE_KEYS_PER_POINT * n + _DENSE_KEYS_MIN:
+        keys = chunk_ids[0].copy()
+        for c, g in zip(chunk_ids[1:], grid[1:], strict=True):
+            keys *= g
+            keys += c
+        return keys, total
+    # Many chunks, few points: number only the chunks touched (np.unique sorts rows in C order).
+    _, inverse = np.unique(np.stack(chunk_ids, axis=1), axis=0, return_inverse=True)
+    keys = np.ascontiguousarray(inverse.reshape(-1), dtype=np.int64)
+    return keys, int(keys.max()) + 1
+
+
+def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any],
+                itemsize: int) -> Iterator[PointTask]:
+    """Group the selection's points by chunk (one stable counting sort in the grid kernel)
+    and yield a task per chunk, in C order of the chunk grid.
+
+    Every point's byte offset within its chunk is computed once for all points, so a task is
+    a set of views into the sorted arrays: no per-chunk gathers.
+    """
+    n = selection.size
+    if n == 0:
         return
     located = [dim.locate(c) for c, dim in zip(selection.coords, dimensions, strict=True)]
     chunk_ids = [c for c, _ in located]
-    # lexsort's last key is the primary one: sort by chunk coordinates in C order, stably.
-    order = np.lexsort(tuple(reversed(chunk_ids)))
-    changed = np.zeros(len(order) - 1, dtype=bool)
-    for c in chunk_ids:
-        s = c[order]
-        changed |= s[1:] != s[:-1]
-    bounds = np.flatnonzero(changed) + 1
-    for group in np.split(order, bounds):
-        first = group[0]
+    keys, nkeys = _chunk_keys(chunk_ids, [dim.nchunks for dim in dimensions], n)
+    order = np.empty(n, dtype=np.int64)
+    starts = np.empty(nkeys + 1, dtype=np.int64)
+    group_by_key(keys, nkeys, order, starts)
+    all_local = tuple(loc for _, loc in located)
+    # C-order byte strides of each point's chunk (the chunk shapes differ between chunks only
+    # on rectilinear grids: chunk_lengths is then an array, else one int), then one gather.
+    offsets = np.zeros(n, dtype=np.int64)
+    stride: Any = itemsize
+    for d in range(len(dimensions) - 1, -1, -1):
+        offsets += all_local[d] * stride
+        stride = stride * dimensions[d].chunk_lengths(chunk_ids[d])
+    offsets = offsets[order]
+    for k in np.flatnonzero(starts[1:] > starts[:-1]).tolist():
+        lo, hi = int(starts[k]), int(starts[k + 1])
+        first = order[lo]
         yield PointTask(
             coords=tuple(int(c[first]) for c in chunk_ids),
-            local=tuple(local[group] for _, local in located),
-            out=group,
+            offsets=offsets[lo:hi],
+            out=order[lo:hi],
+            all_local=all_local,
         )
 
 

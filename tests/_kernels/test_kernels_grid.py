@@ -296,3 +296,32 @@ def test_locate_points_reject_readonly_outputs() -> None:
         grid.locate_points_regular(i64([1, 2]), 4, ro, np.zeros(2, np.int64))
     with pytest.raises(ValueError):
         grid.locate_points_offsets(i64([1, 2]), i64([0, 4]), np.zeros(2, np.int64), ro)
+
+
+# -- group_by_key --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 9), st.data())
+def test_group_by_key_is_a_stable_sort(impl: Any, nkeys: int, data: st.DataObject) -> None:
+    keys = i64(data.draw(st.lists(st.integers(0, nkeys - 1), max_size=40)) if nkeys else [])
+    order = np.full(len(keys), -1, dtype=np.int64)
+    starts = np.full(nkeys + 1, -1, dtype=np.int64)
+    impl.group_by_key(keys, nkeys, order, starts)
+    np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+    for k in range(nkeys):
+        np.testing.assert_array_equal(order[starts[k]:starts[k + 1]], np.flatnonzero(keys == k))
+    assert starts[0] == 0 and starts[-1] == len(keys)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize(
+    ("keys", "nkeys", "norder", "nstarts"),
+    [([0, 3], 3, 2, 4), ([-1], 3, 1, 4), ([0], -1, 1, 0), ([0, 1], 2, 1, 3), ([0], 2, 1, 2)],
+    ids=["key-too-large", "key-negative", "nkeys-negative", "order-length", "starts-length"],
+)
+def test_group_by_key_bad_arguments_raise(impl: Any, keys, nkeys, norder, nstarts) -> None:
+    with pytest.raises(ValueError):
+        impl.group_by_key(i64(keys), nkeys, np.zeros(norder, dtype=np.int64),
+                          np.zeros(max(nstarts, 0), dtype=np.int64))

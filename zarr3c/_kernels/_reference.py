@@ -23,8 +23,10 @@ if TYPE_CHECKING:  # the alias lives in the stub only
 __all__ = [
     "byteswap",
     "copy_elements",
+    "copy_outer",
     "copy_strided",
     "fill_strided",
+    "group_by_key",
     "is_uniform",
     "locate_points_offsets",
     "locate_points_regular",
@@ -171,6 +173,38 @@ def copy_elements(
         dst[b : b + itemsize] = s[a : a + itemsize]
 
 
+def copy_outer(
+    src: ReadBuffer,
+    src_offsets: NDArray[np.int64],
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    itemsize: int,
+) -> None:
+    """Reference of :func:`zarr3c._kernels.copy.copy_outer` (the offsets expanded with
+    ``np.add.outer``, then :func:`copy_elements`)."""
+    c = _ints(counts)
+    if len(c) > 64 or any(n < 0 for n in c) or itemsize < 1:
+        raise ValueError("copy_outer: bad counts or itemsize")
+    if len(src_offsets) != sum(c) or len(dst_offsets) != sum(c):
+        raise ValueError("copy_outer: offset arrays must hold sum(counts) entries")
+    if 0 in c:
+        return
+    bounds = np.cumsum([0, *c])
+
+    def expand(offsets: NDArray[np.int64]) -> NDArray[np.int64]:
+        total = np.zeros((), dtype=np.int64)
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            total = np.add.outer(total, np.asarray(offsets[lo:hi], dtype=np.int64))
+        return total.reshape(-1)
+
+    so, do = expand(src_offsets), expand(dst_offsets)
+    for name, offsets, nbytes in (("src", src_offsets, len(_u8(src))), ("dst", dst_offsets, len(dst))):
+        if nbytes < itemsize or (len(offsets) and min(_ints(offsets)) < 0):
+            raise ValueError(f"copy_outer: {name} offsets reach outside {name}")
+    copy_elements(src, so, dst, do, itemsize)
+
+
 def transpose_into(
     src: ReadBuffer,
     shape: NDArray[np.int64],
@@ -294,3 +328,19 @@ def locate_points_offsets(
     local_index[:good] = indices[:good] - off[chunks]
     if len(bad):
         raise ValueError(f"locate_points_offsets: indices[{good}] is out of range")
+
+
+def group_by_key(
+    keys: NDArray[np.int64], nkeys: int, order: NDArray[np.int64], starts: NDArray[np.int64]
+) -> None:
+    """Reference of :func:`zarr3c._kernels.grid.group_by_key` (numpy's stable argsort)."""
+    if nkeys < 0:
+        raise ValueError("group_by_key: nkeys is negative")
+    if len(order) != len(keys) or len(starts) != nkeys + 1:
+        raise ValueError("group_by_key: len(order) must be len(keys), len(starts) nkeys + 1")
+    bad = np.flatnonzero((keys < 0) | (keys >= nkeys))
+    if len(bad):
+        raise ValueError(f"group_by_key: keys[{int(bad[0])}] is outside [0, {nkeys})")
+    order[:] = np.argsort(keys, kind="stable")
+    starts[0] = 0
+    starts[1:] = np.cumsum(np.bincount(keys, minlength=nkeys))

@@ -68,3 +68,16 @@ def copy_elements(
     """Gather/scatter element i from src[src_offsets[i]:+itemsize] to dst[dst_offsets[i]:...],
     in order (with repeated destinations, the last wins).  Every offset is checked (via the
     minimum and maximum) before copying; ValueError otherwise.  GIL released."""
+
+def copy_outer(
+    src: ReadBuffer,
+    src_offsets: NDArray[np.int64],
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    itemsize: int,
+) -> None:
+    """Gather/scatter over the outer product of per-dimension byte offsets (``counts[d]``
+    offsets per dimension, concatenated), in C order: element ``(i0, i1, ...)`` moves from
+    ``sum_d src_offsets[base_d + i_d]`` to ``sum_d dst_offsets[base_d + i_d]``; last write
+    wins.  Validated (ValueError) before the GIL is released."""

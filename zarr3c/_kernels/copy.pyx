@@ -17,7 +17,9 @@ cimport cython
 from libc.stdint cimport INT64_MIN, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 
-__all__ = ["copy_strided", "fill_strided", "byteswap", "is_uniform"]
+__all__ = [
+    "copy_strided", "fill_strided", "byteswap", "is_uniform", "copy_elements", "copy_outer",
+]
 
 cdef extern from *:
     """
@@ -806,3 +808,151 @@ def copy_elements(
     cdef uint8_t* dp = &dst[0]
     with nogil:
         _copy_elements_core(sp, &src_offsets[0], dp, &dst_offsets[0], n, itemsize)
+
+
+# -- outer-product gather/scatter ----------------------------------------------------------------
+
+#: Most dimensions copy_outer takes (numpy's own limit); its scratch arrays live on the stack.
+cdef enum:
+    _MAX_NDIM = 64
+
+
+cdef inline void _copy_item(uint8_t* dst, const uint8_t* src, Py_ssize_t itemsize) noexcept nogil:
+    if itemsize == 2:
+        (<uint16_t*>dst)[0] = (<const uint16_t*>src)[0]
+    elif itemsize == 4:
+        (<uint32_t*>dst)[0] = (<const uint32_t*>src)[0]
+    elif itemsize == 8:
+        (<uint64_t*>dst)[0] = (<const uint64_t*>src)[0]
+    else:
+        memcpy(dst, src, itemsize)
+
+
+cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8_t* dst,
+                           const int64_t* dst_offsets, const int64_t* counts, Py_ssize_t ndim,
+                           Py_ssize_t itemsize, bint inner_run) noexcept nogil:
+    cdef Py_ssize_t idx[_MAX_NDIM]
+    cdef Py_ssize_t base[_MAX_NDIM]
+    cdef Py_ssize_t d, k, last = ndim - 1, n_inner
+    cdef int64_t so, do
+    cdef const int64_t* inner_s
+    cdef const int64_t* inner_d
+    if ndim == 0:
+        memcpy(dst, src, itemsize)
+        return
+    base[0] = 0
+    for d in range(ndim):
+        idx[d] = 0
+        if d > 0:
+            base[d] = base[d - 1] + counts[d - 1]
+    n_inner = counts[last]
+    inner_s = src_offsets + base[last]
+    inner_d = dst_offsets + base[last]
+    while True:
+        so = 0
+        do = 0
+        for d in range(last):
+            so += src_offsets[base[d] + idx[d]]
+            do += dst_offsets[base[d] + idx[d]]
+        if inner_run:
+            memcpy(dst + do + inner_d[0], src + so + inner_s[0], n_inner * itemsize)
+        else:
+            # In order, so that with repeated destinations the last element written wins.
+            for k in range(n_inner):
+                _copy_item(dst + do + inner_d[k], src + so + inner_s[k], itemsize)
+        d = last - 1
+        while d >= 0:
+            idx[d] += 1
+            if idx[d] < counts[d]:
+                break
+            idx[d] = 0
+            d -= 1
+        if d < 0:
+            return
+
+
+cdef int _check_outer_offsets(str fn, str name, const int64_t[::1] offsets,
+                              const int64_t[::1] counts, Py_ssize_t nbytes,
+                              Py_ssize_t itemsize) except -1:
+    """Every offset >= 0 and the largest element (sum of the per-dimension maxima) inside
+    the buffer, summed without overflow."""
+    cdef Py_ssize_t d, base = 0
+    cdef int64_t lo = 0, hi = 0, room = nbytes - itemsize
+    if room < 0:
+        raise ValueError(f"{fn}: {name} has {nbytes} bytes, less than one item ({itemsize})")
+    for d in range(counts.shape[0]):
+        with nogil:
+            hi = _max_offset(&offsets[base], counts[d], &lo)
+        if lo < 0:
+            raise ValueError(f"{fn}: {name} offsets of dimension {d} include {lo} < 0")
+        if hi > room:
+            raise ValueError(
+                f"{fn}: {name} offsets reach past its {nbytes} bytes (dimension {d})"
+            )
+        room -= hi
+        base += counts[d]
+    return 0
+
+
+def copy_outer(
+    const uint8_t[::1] src not None,
+    const int64_t[::1] src_offsets not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[::1] counts not None,
+    int64_t itemsize,
+) -> None:
+    """Gather/scatter over the outer product of per-dimension offsets, in C order.
+
+    ``src_offsets`` and ``dst_offsets`` hold, one dimension after the other, ``counts[d]``
+    byte offsets per dimension ``d``.  Element ``(i0, i1, ...)`` (C order) copies
+    ``itemsize`` bytes from byte ``sum_d src_offsets[base_d + i_d]`` of ``src`` to byte
+    ``sum_d dst_offsets[base_d + i_d]`` of ``dst`` (``base_d = counts[0] + ... +
+    counts[d - 1]``).  This is an orthogonal selection (``oindex``) between a chunk and the
+    output without materialising one offset per element; when the innermost dimension's
+    offsets are consecutive items in both buffers, each innermost run is one memcpy.  With
+    repeated destinations the last element written wins.
+
+    Raises
+    ------
+    ValueError
+        If more than 64 dimensions are given, a count is negative, the offset arrays do not
+        hold ``sum(counts)`` entries each, ``itemsize < 1``, an offset is negative, or the
+        largest element would reach outside its buffer.
+    """
+    cdef Py_ssize_t ndim = counts.shape[0], d
+    cdef int64_t total = 0
+    cdef bint inner_run = True
+    if ndim > _MAX_NDIM:
+        raise ValueError(f"copy_outer: {ndim} dimensions (at most {_MAX_NDIM})")
+    if itemsize < 1:
+        raise ValueError(f"copy_outer: itemsize = {itemsize} must be >= 1")
+    for d in range(ndim):
+        if counts[d] < 0:
+            raise ValueError(f"copy_outer: counts[{d}] = {counts[d]} is negative")
+        if counts[d] > src_offsets.shape[0] - total:
+            raise ValueError(f"copy_outer: src_offsets has fewer than sum(counts) entries")
+        total += counts[d]
+    if src_offsets.shape[0] != total or dst_offsets.shape[0] != total:
+        raise ValueError(
+            f"copy_outer: sum(counts) = {total} but len(src_offsets) = "
+            f"{src_offsets.shape[0]} and len(dst_offsets) = {dst_offsets.shape[0]}"
+        )
+    for d in range(ndim):
+        if counts[d] == 0:
+            return
+    _check_outer_offsets("copy_outer", "src", src_offsets, counts, src.shape[0], itemsize)
+    _check_outer_offsets("copy_outer", "dst", dst_offsets, counts, dst.shape[0], itemsize)
+    if ndim > 0:
+        for d in range(total - counts[ndim - 1] + 1, total):
+            if (src_offsets[d] - src_offsets[d - 1] != itemsize
+                    or dst_offsets[d] - dst_offsets[d - 1] != itemsize):
+                inner_run = False
+                break
+    cdef const uint8_t* sp = &src[0]
+    cdef uint8_t* dp = &dst[0]
+    cdef const int64_t* so = &src_offsets[0] if total > 0 else NULL
+    cdef const int64_t* do = &dst_offsets[0] if total > 0 else NULL
+    with nogil:
+        _copy_outer_core(sp, so, dp, do, &counts[0] if ndim > 0 else NULL, ndim, itemsize,
+                         inner_run)

@@ -44,3 +44,11 @@ def locate_points_offsets(
     """Same over an offsets array (binary search: chunk i with offsets[i] <= x < offsets[i+1];
     0 <= x < offsets[-1] checked).  Runs of indices in the same chunk (sorted input) skip
     the search.  GIL released."""
+
+def group_by_key(
+    keys: NDArray[np.int64], nkeys: int, order: NDArray[np.int64], starts: NDArray[np.int64]
+) -> None:
+    """Stable counting sort of positions by key (each key in ``[0, nkeys)``, checked): writes
+    ``order`` (len(keys); ``keys[order]`` non-decreasing, ties in input order) and ``starts``
+    (nkeys + 1; key k's positions are ``order[starts[k]:starts[k + 1]]``).  Mismatched lengths,
+    ``nkeys < 0`` or a bad key raise ValueError naming it.  GIL released."""

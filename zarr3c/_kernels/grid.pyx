@@ -27,6 +27,7 @@ __all__ = [
     "project_slice_offsets",
     "locate_points_regular",
     "locate_points_offsets",
+    "group_by_key",
 ]
 
 
@@ -363,3 +364,77 @@ def locate_points_offsets(
             f"locate_points_offsets: indices[{bad}] = {indices[bad]} is out of range "
             f"[0, {offsets[offsets.shape[0] - 1]})"
         )
+
+
+# -- grouping points by chunk --------------------------------------------------------------------
+
+
+cdef Py_ssize_t _group_core(const int64_t[::1] keys, int64_t nkeys, int64_t[::1] order,
+                            int64_t[::1] starts) noexcept nogil:
+    """Stable counting sort; returns the position of the first key outside [0, nkeys), or -1
+    (then ``order`` and ``starts`` are unspecified)."""
+    cdef Py_ssize_t i, n = keys.shape[0]
+    cdef int64_t k
+    for i in range(nkeys + 1):
+        starts[i] = 0
+    for i in range(n):  # count key k into starts[k + 1]
+        k = keys[i]
+        if k < 0 or k >= nkeys:
+            return i
+        starts[k + 1] += 1
+    for i in range(nkeys):  # prefix sum: starts[k] is where key k's run begins
+        starts[i + 1] += starts[i]
+    for i in range(n):  # place, in input order (stable); starts[k] ends at the run's end
+        k = keys[i]
+        order[starts[k]] = i
+        starts[k] += 1
+    for i in range(nkeys, 0, -1):  # shift back: starts[k] = the run's start again
+        starts[i] = starts[i - 1]
+    starts[0] = 0
+    return -1
+
+
+def group_by_key(
+    const int64_t[::1] keys not None,
+    int64_t nkeys,
+    int64_t[::1] order not None,
+    int64_t[::1] starts not None,
+) -> None:
+    """Group positions by key with one stable counting sort, O(len(keys) + nkeys).
+
+    Used to group a coordinate selection's points by the chunk that holds them (key = the
+    chunk's C-order linear index), keeping the points' order within each chunk so that
+    duplicate writes stay last-one-wins.
+
+    Parameters
+    ----------
+    keys : 1-d contiguous int64 array
+        One key per position, each in ``[0, nkeys)``.
+    nkeys : int
+        Number of distinct possible keys (>= 0).
+    order : 1-d contiguous writable int64 array, same length as ``keys``
+        Output: the positions sorted by key, stably (``keys[order]`` is non-decreasing).
+    starts : 1-d contiguous writable int64 array of length ``nkeys + 1``
+        Output: key k's positions are ``order[starts[k]:starts[k + 1]]``.
+
+    Raises
+    ------
+    ValueError
+        On mismatched lengths, ``nkeys < 0``, or a key outside ``[0, nkeys)`` (the message
+        names the first).
+    """
+    if nkeys < 0:
+        raise ValueError(f"group_by_key: nkeys = {nkeys} is negative")
+    if order.shape[0] != keys.shape[0]:
+        raise ValueError(
+            f"group_by_key: len(order) = {order.shape[0]} must equal len(keys) = {keys.shape[0]}"
+        )
+    if starts.shape[0] != nkeys + 1:
+        raise ValueError(
+            f"group_by_key: len(starts) = {starts.shape[0]} must be nkeys + 1 = {nkeys + 1}"
+        )
+    cdef Py_ssize_t bad
+    with nogil:
+        bad = _group_core(keys, nkeys, order, starts)
+    if bad >= 0:
+        raise ValueError(f"group_by_key: keys[{bad}] = {keys[bad]} is outside [0, {nkeys})")

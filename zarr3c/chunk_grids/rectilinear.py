@@ -140,6 +140,10 @@ class RectilinearDimension:
         """Full length of chunk ``i`` (its edge length, even where it overhangs the array)."""
         return int(self.offsets[i + 1] - self.offsets[i])
 
+    def chunk_lengths(self, chunk_index: np.ndarray) -> np.ndarray:
+        """:meth:`chunk_length` of every chunk in the int64 array ``chunk_index``."""
+        return self.offsets[chunk_index + 1] - self.offsets[chunk_index]
+
     def chunk_offset(self, i: int) -> int:
         """Array coordinate of the first element of chunk ``i``."""
         return int(self.offsets[i])

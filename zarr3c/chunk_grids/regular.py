@@ -59,6 +59,10 @@ class RegularDimension:
         """Length of chunk ``i`` (always the full chunk length: edge chunks are full-size)."""
         return self.size
 
+    def chunk_lengths(self, chunk_index: np.ndarray) -> int:
+        """:meth:`chunk_length` of many chunks at once (one length: every chunk is full-size)."""
+        return self.size
+
     def chunk_offset(self, i: int) -> int:
         """Array coordinate of the first element of chunk ``i``."""
         return i * self.size
