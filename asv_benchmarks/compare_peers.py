@@ -26,7 +26,10 @@ noise, so that it is random-ish but compressible.  Rows are ``layout x compressi
 - workloads: ``write`` (all data, into a fresh array), ``read_all``, ``read_chunks`` (every
   read unit -- a chunk, or an inner chunk when sharded -- one after another), ``random``
   (``--nreads`` random 4^3 boxes one after another) and ``random_concurrent`` (the same boxes
-  issued concurrently).
+  issued concurrently), ``vindex`` (``--npoints`` random points, ``a.vindex[i, j, k]``) and
+  ``oindex`` (``a.oindex[i, j, :chunk]`` with two unsorted ``--nindices``-element index arrays
+  with repeats on the first two axes and the first chunk's width on the last: 1000 x 1000 x 64
+  uint16 is 128 MiB out).
 
 Each implementation writes its own copy (timed) and reads its own copy (the files are in the
 page cache: every read workload runs once untimed as a warm-up).  Each measurement is repeated
@@ -70,7 +73,11 @@ PEERS = ("zarr-python", "zarrs-python", "tensorstore")
 IMPLEMENTATIONS = ("zarr3c", *PEERS)
 LIMIT = "limit"
 ALL_COLUMNS = (*IMPLEMENTATIONS, LIMIT)
-WORKLOADS = ("write", "read_all", "read_chunks", "random", "random_concurrent")
+WORKLOADS = (
+    "write", "read_all", "read_chunks", "random", "random_concurrent", "vindex", "oindex",
+)
+#: Workloads the limit bounds (it knows nothing of point or orthogonal selections).
+LIMIT_WORKLOADS = ("read_all", "read_chunks", "random", "random_concurrent")
 PER_READ_WORKLOADS = ("random", "random_concurrent")
 COMPRESSIONS = ("none", "zstd")
 LAYOUTS = ("chunked", "sharded")
@@ -118,6 +125,8 @@ class Case:
     chunk_selections: list[Selection]
     random_selections: list[Selection]
     threads: int
+    points: tuple[np.ndarray, ...] = ()
+    orthogonal: tuple[Any, ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -191,6 +200,27 @@ def random_selections(shape: Sequence[int], n: int, box: int, seed: int = 1) -> 
     return [tuple(slice(int(o), int(o) + box) for o in row) for row in origins]
 
 
+def point_selection(shape: Sequence[int], n: int, seed: int = 2) -> tuple[np.ndarray, ...]:
+    """``n`` random points (one int64 array per axis) for ``vindex``."""
+    rng = np.random.default_rng(seed)
+    return tuple(rng.integers(0, s, size=n) for s in shape)
+
+
+def orthogonal_selection(shape: Sequence[int], n: int, width: int,
+                         seed: int = 3) -> tuple[Any, ...]:
+    """Two unsorted ``n``-element index arrays (repeats allowed) on the first two axes and
+    ``slice(0, width)`` on the rest, for ``oindex``."""
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, shape[0], size=n), rng.integers(0, shape[1], size=n),
+            *(slice(0, min(width, s)) for s in shape[2:]))
+
+
+def numpy_orthogonal(src: np.ndarray, sel: tuple[Any, ...]) -> np.ndarray:
+    """``src`` indexed orthogonally (what ``oindex`` returns), numpy being the oracle."""
+    axes = [np.arange(src.shape[i])[k] if isinstance(k, slice) else k for i, k in enumerate(sel)]
+    return src[np.ix_(*axes)]
+
+
 def dir_size(path: str) -> int:
     """Total size in bytes of the files under ``path``."""
     total = 0
@@ -245,6 +275,14 @@ class Adapter:
     def read_concurrent(self, sels: Sequence[Selection]) -> list[np.ndarray]:
         """Read many selections, all in flight at once."""
         raise NotImplementedError
+
+    def vindex(self, points: tuple[np.ndarray, ...]) -> np.ndarray:
+        """Read points (``a.vindex[...]``)."""
+        return self.arr.vindex[points]
+
+    def oindex(self, sel: tuple[Any, ...]) -> np.ndarray:
+        """Read an orthogonal selection (``a.oindex[...]``)."""
+        return self.arr.oindex[sel]
 
     def close(self) -> None:
         """Drop handles."""
@@ -531,6 +569,12 @@ class TensorstoreAdapter(Adapter):
     def read_concurrent(self, sels: Sequence[Selection]) -> list[np.ndarray]:
         futures = [self.arr[s].read() for s in sels]
         return [f.result() for f in futures]
+
+    def vindex(self, points: tuple[np.ndarray, ...]) -> np.ndarray:
+        return self.arr.vindex[points].read().result()
+
+    def oindex(self, sel: tuple[Any, ...]) -> np.ndarray:
+        return self.arr.oindex[sel].read().result()
 
     def close(self) -> None:
         self.arr = None
@@ -864,6 +908,16 @@ def run_adapter(
                 lambda o: verify_many(o, case.random_selections, case.src),
                 len(case.random_selections),
             ),
+            "vindex": (
+                lambda: adapter.vindex(case.points),
+                lambda o: verify_one(o, case.src[case.points], "vindex"),
+                1,
+            ),
+            "oindex": (
+                lambda: adapter.oindex(case.orthogonal),
+                lambda o: verify_one(o, numpy_orthogonal(case.src, case.orthogonal), "oindex"),
+                1,
+            ),
         }
         for w in workloads:
             if w == "write":
@@ -896,10 +950,11 @@ def run_limit(
         limit.write(path, case)
     except Exception as exc:  # report, never crash the run
         return [
-            Result(lay, comp, w, LIMIT, "error", describe(exc)) for w in workloads if w != "write"
+            Result(lay, comp, w, LIMIT, "error", describe(exc))
+            for w in workloads if w in LIMIT_WORKLOADS
         ]
     for w in workloads:
-        if w == "write":
+        if w not in LIMIT_WORKLOADS:
             continue
         res = Result(lay, comp, w, LIMIT, "ok")
         try:
@@ -1045,6 +1100,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inner", type=int, default=32, help="inner chunk edge, sharded layout (32)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per cell; min is kept (3)")
     p.add_argument("--nreads", type=int, default=1000, help="random 4^3 reads (1000)")
+    p.add_argument("--npoints", type=int, default=100_000, help="vindex points (100000)")
+    p.add_argument("--nindices", type=int, default=1000,
+                   help="oindex: index-array length on each of the first two axes (1000)")
     p.add_argument(
         "--threads",
         type=int,
@@ -1148,6 +1206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     src = make_source(args.size)
     log(f"  source built in {time.perf_counter() - t_src:.1f} s")
     rand = random_selections(src.shape, args.nreads, RANDOM_BOX)
+    points = point_selection(src.shape, args.npoints)
 
     base = tempfile.mkdtemp(prefix="zarr3c-peers-", dir=args.tmpdir)
     results: list[Result] = []
@@ -1156,7 +1215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             layout = layouts[lay_name]
             chunk_sels = grid_selections(src.shape, layout.chunks)
             for comp in args.compressions:
-                case = Case(src, layout, comp, chunk_sels, rand, args.threads)
+                case = Case(src, layout, comp, chunk_sels, rand, args.threads, points,
+                            orthogonal_selection(src.shape, args.nindices, layout.chunks[-1]))
                 log(f"[{lay_name} {comp}] stored {layout.stored}, read unit {layout.chunks}")
                 for name in args.only:
                     if name in unavailable:
