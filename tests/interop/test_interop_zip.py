@@ -57,7 +57,12 @@ def write_zarr_python(path: Path, compression: int) -> None:
         x[:] = x0
         sub = root.create_group("sub").create_group("deeper", attributes={"level": 2})
         y = sub.create_array(
-            "y", shape=y0.shape, dtype=y0.dtype, chunks=(8, 8), shards=(16, 24), fill_value=0.0,
+            "y",
+            shape=y0.shape,
+            dtype=y0.dtype,
+            chunks=(8, 8),
+            shards=(16, 24),
+            fill_value=0.0,
             config=config,
         )
         y[:] = y0
@@ -182,6 +187,8 @@ def test_zarr3c_appends_to_a_zarr_python_zip(tmp_path: Path) -> None:
     np.testing.assert_array_equal(arrays["x"], expected_data()["x"])
     store = zarr.storage.ZipStore(path, mode="r")
     try:
-        np.testing.assert_array_equal(zarr.open_array(store=store, path="added", mode="r")[:], extra)
+        np.testing.assert_array_equal(
+            zarr.open_array(store=store, path="added", mode="r")[:], extra
+        )
     finally:
         store.close()

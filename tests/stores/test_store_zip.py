@@ -325,9 +325,7 @@ WRITES: list[tuple[Callable[[Store], Any], str, str]] = [
 @pytest.mark.parametrize(
     ("write", "named"), [(w, n) for w, n, _ in WRITES], ids=[i for _, _, i in WRITES]
 )
-def test_mode_r_refuses_every_write(
-    zpath: Path, write: Callable[[Store], Any], named: str
-) -> None:
+def test_mode_r_refuses_every_write(zpath: Path, write: Callable[[Store], Any], named: str) -> None:
     write_zip(zpath, {"k": b"old", "dir/x": b"x"})
     before = zpath.read_bytes()
     with ZipStore(zpath) as store:
@@ -362,9 +360,7 @@ OPERATIONS: list[tuple[Callable[[Store], Any], str]] = [
 
 
 @pytest.mark.parametrize("mode", ["w", "r"])
-@pytest.mark.parametrize(
-    "operation", [op for op, _ in OPERATIONS], ids=[i for _, i in OPERATIONS]
-)
+@pytest.mark.parametrize("operation", [op for op, _ in OPERATIONS], ids=[i for _, i in OPERATIONS])
 def test_use_after_close_is_a_store_error(
     zpath: Path, mode: str, operation: Callable[[Store], Any]
 ) -> None:
@@ -596,7 +592,11 @@ def test_make_store_keeps_a_zip_store(zpath: Path) -> None:
 @pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
 def test_threads_reading_and_writing_different_entries(zpath: Path, compression: int) -> None:
     n_threads, n_keys = 8, 40
-    values = {f"t{t}/{i}": bytes([t * 16 + i % 16]) * (500 + 37 * i) for t in range(n_threads) for i in range(n_keys)}
+    values = {
+        f"t{t}/{i}": bytes([t * 16 + i % 16]) * (500 + 37 * i)
+        for t in range(n_threads)
+        for i in range(n_keys)
+    }
     store = ZipStore(zpath, mode="w", compression=compression)
     barrier = threading.Barrier(n_threads, timeout=60)
 
@@ -644,9 +644,7 @@ def test_fill_value_chunks_are_erased(zpath: Path) -> None:
         a[:4] = 0  # the first chunk is now all fill value: its key is erased
         assert not store.exists("c/0")
     assert sorted(names(zpath)) == ["c/1", "zarr.json"]
-    np.testing.assert_array_equal(
-        zarr3c.open_array(ZipStore(zpath))[:], [0, 0, 0, 0, 5, 6, 7, 8]
-    )
+    np.testing.assert_array_equal(zarr3c.open_array(ZipStore(zpath))[:], [0, 0, 0, 0, 5, 6, 7, 8])
 
 
 def test_group_hierarchy_and_sharded_array(zpath: Path) -> None:
@@ -681,3 +679,16 @@ def test_add_an_array_to_an_existing_zip(zpath: Path) -> None:
     g = zarr3c.open_group(ZipStore(zpath))
     np.testing.assert_array_equal(g["a"][:], [7, 9, 9, 7])
     np.testing.assert_array_equal(g["b"][:], [1, 2, 3])
+
+
+def test_array_over_a_read_only_zip_pickles(zpath: Path) -> None:
+    data = np.arange(30, dtype="i2").reshape(5, 6)
+    with ZipStore(zpath, mode="w") as store:
+        zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(2, 4))[:] = data
+    a = zarr3c.open_array(ZipStore(zpath))
+    clone = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(clone[:], data)
+    with ZipStore(zpath, mode="a") as store:
+        writing = zarr3c.open_array(store, mode="r+")
+        with pytest.raises(UnsupportedFeatureError, match="close"):
+            pickle.dumps(writing)

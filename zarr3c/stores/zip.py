@@ -47,7 +47,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from zarr3c.errors import (
     InvalidArgumentError,
@@ -111,9 +111,7 @@ class _Archive:
     erased), which :meth:`close` leaves out of the central directory.
     """
 
-    def __init__(
-        self, path: str, mode: str, compression: int, allow_zip64: bool
-    ) -> None:
+    def __init__(self, path: str, mode: str, compression: int, allow_zip64: bool) -> None:
         self.path = path
         self.mode = mode
         self.compression = compression
@@ -262,7 +260,12 @@ def _open_zip(path: str, mode: str, compression: int, allow_zip64: bool) -> zipf
         # damaged one) instead of refusing: check that it is a readable zip first.
         _open_zip(path, "r", compression, allow_zip64).close()
     try:
-        return zipfile.ZipFile(path, mode=mode, compression=compression, allowZip64=allow_zip64)
+        return zipfile.ZipFile(
+            path,
+            mode=cast(ZipStoreAccessMode, mode),
+            compression=compression,
+            allowZip64=allow_zip64,
+        )
     except (NotImplementedError, RuntimeError) as exc:  # checked before the file is opened
         raise InvalidArgumentError(
             f"cannot open zip file {path!r} with compression {compression!r}: {exc}"
