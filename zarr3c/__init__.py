@@ -12,7 +12,7 @@ from zarr3c.api import create_array, create_group, open, open_array, open_group
 from zarr3c.array import Array
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.group import Group
-from zarr3c.stores import LocalStore, MemoryStore, Store
+from zarr3c.stores import LocalStore, MemoryStore, Store, ZipStore
 from zarr3c.transfer import copy
 
 __version__ = "0.1.0"
@@ -23,6 +23,7 @@ __all__ = [
     "LocalStore",
     "MemoryStore",
     "Store",
+    "ZipStore",
     "copy",
     "create_array",
     "create_group",

@@ -18,11 +18,13 @@ from zarr3c.errors import InvalidTypeError, StoreError
 from zarr3c.stores.base import Store, validate_key, validate_prefix
 from zarr3c.stores.local import LocalStore
 from zarr3c.stores.memory import MemoryStore
+from zarr3c.stores.zip import ZipStore
 
 __all__ = [
     "LocalStore",
     "MemoryStore",
     "Store",
+    "ZipStore",
     "make_store",
     "validate_key",
     "validate_prefix",

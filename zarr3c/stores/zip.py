@@ -1,0 +1,543 @@
+"""ZipStore: a store over a single zip file (seed 003, "Abstract store interface"), with the
+names, modes and defaults of zarr-python 3's ``zarr.storage.ZipStore``.
+
+Keys are the names of the archive's entries and values their contents; the archive is read and
+written with the standard library's :mod:`zipfile`::
+
+    >>> with ZipStore("example.zip", mode="w") as store:       # writes the zip on close
+    ...     a = zarr3c.create_array(store, shape=(4,), dtype="i4", chunks=(2,))
+    ...     a[:] = [1, 2, 3, 4]
+    >>> zarr3c.open_array(ZipStore("example.zip"))[:]             # mode="r" by default
+    array([1, 2, 3, 4], dtype=int32)
+
+What zip files allow, and what this store does about it:
+
+- A zip file is complete only after :meth:`ZipStore.close` (or the end of a ``with`` block)
+  has written its central directory.  Until then the file on disk is not a readable zip (in
+  mode ``"a"``, not even the part that was there before), so a writer must be closed, and
+  nothing else should open the file while it is being written.  Using a closed store raises
+  :class:`~zarr3c.errors.StoreError`.
+- Entries cannot be replaced in place.  Setting an existing key (``zarr.json`` when attributes
+  change, a chunk written twice) appends a new entry; reads, ``exists`` and listings see only
+  the newest value and list each key once.  As zarr-python's ZipStore, the bytes of the
+  replaced entry stay in the file.
+- Erasing is supported: the key disappears from reads and listings at once.  When the store is
+  closed, replaced and erased entries are left out of the central directory, so every zip
+  reader (zarr-python, ``unzip``, :mod:`zipfile`) sees each key once and no erased key.  Their
+  bytes are not reclaimed: rewrite the archive (e.g. ``zarr3c.copy``) to shrink it.
+- Partial reads (shard indexes, inner chunks) of stored entries (``ZIP_STORED``, the default)
+  read only the requested bytes; compressed entries are decompressed whole.
+- Every zipfile operation holds one lock, so the store can be shared by the threads zarr3c
+  writes chunks from.  Read-only twins (:meth:`ZipStore.with_read_only`) share the open file
+  and the lock; closing one closes the file for all.
+- A read-only store opened with ``mode="r"`` pickles as its path and reopens the file; a store
+  that is writing cannot be pickled (its file is not a complete zip yet).
+- Entry names that are not valid store keys (directory entries ``"a/"``, ``"../x"``,
+  absolute names) are neither listed nor readable, and are kept as they are.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import pathlib
+import struct
+import threading
+import time
+import zipfile
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal, cast
+
+from zarr3c.errors import (
+    InvalidArgumentError,
+    InvalidTypeError,
+    ReadOnlyError,
+    StoreError,
+    UnsupportedFeatureError,
+    ZarrError,
+)
+from zarr3c.stores.base import (
+    ByteRange,
+    BytesLike,
+    Store,
+    _apply_patches,
+    _key_problem,
+    as_byte_view,
+    normalize_byte_range,
+    resolve_byte_range,
+    validate_key,
+    validate_prefix,
+)
+
+__all__ = ["ZipStore"]
+
+ZipStoreAccessMode = Literal["r", "w", "a", "x"]
+_MODES = ("r", "w", "a", "x")
+
+# The local file header: signature, ..., file name length, extra field length (APPNOTE 4.3.7).
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
+_LOCAL_SIGNATURE = b"PK\x03\x04"
+_FLAG_ENCRYPTED = 0x1
+
+# What zipfile and its decompressors raise on a damaged or unsupported archive.
+_READ_ERRORS: tuple[type[BaseException], ...] = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    RuntimeError,  # encrypted entries, missing bz2/lzma modules
+    NotImplementedError,  # unsupported compression methods
+    ValueError,
+    struct.error,
+)
+try:
+    import lzma
+
+    _READ_ERRORS += (lzma.LZMAError,)
+except ImportError:  # pragma: no cover - Python built without lzma
+    pass
+
+
+def _is_key(name: str) -> bool:
+    return _key_problem(name) is None
+
+
+class _Archive:
+    """The open zip file shared by a ZipStore and its read-only twins.
+
+    Every method must be called with ``lock`` held.  ``index`` maps each key to the ZipInfo
+    of its newest entry; ``superseded`` counts entries that are no longer in it (replaced or
+    erased), which :meth:`close` leaves out of the central directory.
+    """
+
+    def __init__(self, path: str, mode: str, compression: int, allow_zip64: bool) -> None:
+        self.path = path
+        self.mode = mode
+        self.compression = compression
+        self.lock = threading.RLock()
+        self.zf: zipfile.ZipFile | None = _open_zip(path, mode, compression, allow_zip64)
+        self.index: dict[str, zipfile.ZipInfo] = {}
+        for info in self.zf.infolist():
+            if _is_key(info.filename):
+                self.index[info.filename] = info  # a later duplicate wins, as in zipfile
+        self.superseded = sum(_is_key(i.filename) for i in self.zf.infolist()) - len(self.index)
+        # header offset -> offset of the entry's data, for seeking into stored entries
+        self._data_starts: dict[int, int] = {}
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def zip(self) -> zipfile.ZipFile:
+        zf = self.zf
+        if zf is None:
+            raise StoreError(f"ZipStore over zip file {self.path!r} is closed")
+        return zf
+
+    def close(self) -> None:
+        zf = self.zf
+        if zf is None:
+            return
+        self.zf = None
+        try:
+            if self.superseded and self.mode != "r":
+                live = {id(info) for info in self.index.values()}
+                # zipfile writes its central directory from ``filelist``: leave out replaced
+                # and erased entries; entries that are not keys belong to someone else.
+                zf.filelist[:] = [
+                    i for i in zf.filelist if id(i) in live or not _is_key(i.filename)
+                ]
+            zf.close()
+        except (OSError, ValueError, zipfile.LargeZipFile, struct.error) as exc:
+            raise StoreError(
+                f"cannot finish zip file {self.path!r} (writing its central directory): {exc}"
+            ) from exc
+
+    def __del__(self) -> None:
+        # zipfile closes a forgotten ZipFile when collected; do the same, without superseded
+        # entries.  Errors cannot be reported from here.
+        try:
+            with self.lock:
+                self.close()
+        except Exception:
+            pass
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def read(self, key: str, info: zipfile.ZipInfo) -> bytes:
+        try:
+            with self.zip().open(info) as f:
+                return f.read()  # checks the CRC
+        except _READ_ERRORS as exc:
+            raise self._read_error(key, exc) from exc
+
+    def read_ranges(
+        self, key: str, info: zipfile.ZipInfo, ranges: builtins.list[tuple[int, int | None]]
+    ) -> builtins.list[bytes]:
+        size = info.file_size
+        spans = [resolve_byte_range(start, length, size) for start, length in ranges]
+        seekable = info.compress_type == zipfile.ZIP_STORED and not (
+            info.flag_bits & _FLAG_ENCRYPTED
+        )
+        if not seekable or any(span == (0, size) for span in spans):
+            whole = self.read(key, info)
+            return [whole[lo:hi] for lo, hi in spans]
+        # A stored entry's bytes lie as they are in the file: read just the ranges.
+        try:
+            fp = self.zip().fp
+            assert fp is not None
+            start = self._data_start(fp, info)
+            out = []
+            for lo, hi in spans:
+                fp.seek(start + lo)
+                data = fp.read(hi - lo)
+                if len(data) != hi - lo:
+                    raise zipfile.BadZipFile("the entry's data is truncated")
+                out.append(data)
+            return out
+        except _READ_ERRORS as exc:
+            raise self._read_error(key, exc) from exc
+
+    def _data_start(self, fp: Any, info: zipfile.ZipInfo) -> int:
+        start = self._data_starts.get(info.header_offset)
+        if start is None:
+            fp.seek(info.header_offset)
+            header = fp.read(_LOCAL_HEADER.size)
+            if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
+                raise zipfile.BadZipFile("bad local file header")
+            fields = _LOCAL_HEADER.unpack(header)
+            start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+            self._data_starts[info.header_offset] = start
+        return start
+
+    def _read_error(self, key: str, exc: BaseException) -> StoreError:
+        return StoreError(f"cannot read store key {key!r} from zip file {self.path!r}: {exc}")
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def write(self, key: str, data: memoryview) -> None:
+        zf = self.zip()
+        info = zipfile.ZipInfo(key, date_time=time.localtime(time.time())[:6])
+        info.compress_type = self.compression
+        info.external_attr = 0o644 << 16  # rw-r--r--, as zarr-python writes
+        old = self.index.get(key)
+        n_entries, start_dir = len(zf.filelist), zf.start_dir
+        # The index keeps the old entry; hiding it from zipfile's name table keeps zipfile
+        # from warning about a duplicate name (the duplicate is intended, see the module doc).
+        zf.NameToInfo.pop(key, None)
+        try:
+            zf.writestr(info, data)
+        except BaseException as exc:
+            # Forget the failed entry and write the next one (or the central directory) over
+            # its bytes: the archive holds exactly what it held before.
+            del zf.filelist[n_entries:]
+            zf.start_dir = start_dir
+            if old is not None:
+                zf.NameToInfo[key] = old
+            else:
+                zf.NameToInfo.pop(key, None)
+            if isinstance(exc, Exception) and not isinstance(exc, ZarrError):
+                raise StoreError(
+                    f"cannot write store key {key!r} to zip file {self.path!r}: {exc}"
+                ) from exc
+            raise
+        self.index[key] = info
+        if old is not None:
+            self.superseded += 1
+
+    def erase(self, key: str) -> None:
+        if self.index.pop(key, None) is not None:
+            self.superseded += 1
+
+
+def _open_zip(path: str, mode: str, compression: int, allow_zip64: bool) -> zipfile.ZipFile:
+    """Open ``path`` as zipfile does, with zarr3c errors naming the file."""
+    if mode == "r" and not os.path.exists(path):
+        raise StoreError(f"zip file {path!r} does not exist (mode 'r' opens an existing zip)")
+    if mode == "x" and os.path.exists(path):
+        raise StoreError(f"zip file {path!r} already exists (mode 'x' creates a new zip)")
+    if mode == "a" and os.path.isfile(path) and os.path.getsize(path) > 0:
+        # zipfile's mode "a" appends a new archive to a file that is not a zip (or to a
+        # damaged one) instead of refusing: check that it is a readable zip first.
+        _open_zip(path, "r", compression, allow_zip64).close()
+    try:
+        return zipfile.ZipFile(
+            path,
+            mode=cast(ZipStoreAccessMode, mode),
+            compression=compression,
+            allowZip64=allow_zip64,
+        )
+    except (NotImplementedError, RuntimeError) as exc:  # checked before the file is opened
+        raise InvalidArgumentError(
+            f"cannot open zip file {path!r} with compression {compression!r}: {exc}"
+        ) from exc
+    except zipfile.BadZipFile as exc:
+        raise StoreError(f"file {path!r} is not a zip file, or is truncated: {exc}") from exc
+    except (OSError, ValueError, struct.error, EOFError) as exc:
+        raise StoreError(f"cannot open zip file {path!r} (mode {mode!r}): {exc}") from exc
+
+
+class ZipStore(Store):
+    """A store over the entries of a zip file.
+
+    Parameters
+    ----------
+    path
+        The zip file.
+    mode
+        ``"r"`` reads an existing zip (the default), ``"w"`` creates a new one (truncating an
+        existing file), ``"a"`` adds to an existing zip (or creates one), ``"x"`` creates a new
+        zip and refuses an existing file.  The file is opened at once.
+    read_only
+        Refuse writes; by default a store is read-only exactly in mode ``"r"`` (as in
+        zarr-python).  ``read_only=False`` with mode ``"r"`` is refused.
+    compression
+        The :mod:`zipfile` compression method of new entries: ``zipfile.ZIP_STORED`` (the
+        default, which zarr-python also uses, and which lets partial reads seek),
+        ``ZIP_DEFLATED``, ``ZIP_BZIP2`` or ``ZIP_LZMA``.
+    allowZip64
+        Use the ZIP64 extensions when the zip needs them (over 2 GiB or 65,535 entries);
+        with False, such a write raises :class:`~zarr3c.errors.StoreError`.
+
+    Raises
+    ------
+    StoreError
+        If the file is missing (mode ``"r"``), exists (mode ``"x"``), cannot be opened, or is
+        not a zip file or a truncated one (modes ``"r"`` and ``"a"``); the message names it.
+    InvalidArgumentError
+        For an unknown ``mode`` or ``compression``.
+
+    Notes
+    -----
+    The zip is complete only after :meth:`close` (or a ``with`` block) has written its
+    central directory.  Replacing a key appends an entry and erasing a key hides it; on close
+    both leave the central directory, so readers see the newest values and no erased key, but
+    the bytes stay in the file (see the module documentation).  Two ZipStores are equal when
+    they are over the same file with the same ``read_only`` flag.
+    """
+
+    supports_writes = True
+    supports_partial_writes = False
+    supports_listing = True
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mode: ZipStoreAccessMode = "r",
+        *,
+        read_only: bool | None = None,
+        compression: int = zipfile.ZIP_STORED,
+        allowZip64: bool = True,  # noqa: N803 - zarr-python's and zipfile's name
+    ) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidTypeError(
+                f"ZipStore needs a path to a zip file, not {type(path).__name__}"
+            )
+        path_str = os.path.abspath(os.fsdecode(os.fspath(path)))
+        if mode not in _MODES:
+            raise InvalidArgumentError(
+                f"invalid mode {mode!r} for ZipStore {path_str!r}: expected 'r', 'w', 'a' or 'x'"
+            )
+        if read_only is None:
+            read_only = mode == "r"
+        elif not read_only and mode == "r":
+            raise InvalidArgumentError(
+                f"ZipStore {path_str!r}: read_only=False needs mode 'w', 'a' or 'x', not 'r'"
+            )
+        super().__init__(read_only=read_only)
+        self._archive = _Archive(path_str, mode, compression, bool(allowZip64))
+        self._allow_zip64 = bool(allowZip64)
+
+    # -- identity -------------------------------------------------------------------------------
+
+    @property
+    def path(self) -> pathlib.Path:
+        """The zip file (absolute)."""
+        return pathlib.Path(self._archive.path)
+
+    @property
+    def mode(self) -> str:
+        """The mode the zip file was opened with."""
+        return self._archive.mode
+
+    @property
+    def compression(self) -> int:
+        """The compression method of new entries."""
+        return self._archive.compression
+
+    @property
+    def allowZip64(self) -> bool:  # noqa: N802 - zarr-python's name
+        """Whether the ZIP64 extensions may be used."""
+        return self._allow_zip64
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (on this store or a twin sharing the file)."""
+        return self._archive.zf is None
+
+    @property
+    def lock_id(self) -> tuple[str, str]:
+        return ("zip", self._archive.path)
+
+    def __repr__(self) -> str:
+        extra = "" if self._read_only == (self.mode == "r") else f", read_only={self._read_only}"
+        return f"ZipStore({self._archive.path!r}, mode={self.mode!r}{extra})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ZipStore):
+            return NotImplemented
+        return (self._archive.path, self._read_only) == (other._archive.path, other._read_only)
+
+    def __hash__(self) -> int:
+        return hash((ZipStore, self._archive.path, self._read_only))
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self.mode != "r":
+            raise UnsupportedFeatureError(
+                f"cannot pickle {self!r}: a zip file being written is complete only after "
+                "close(); close it and pickle ZipStore(path, mode='r')"
+            )
+        return {
+            "path": self._archive.path,
+            "compression": self.compression,
+            "allowZip64": self._allow_zip64,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["path"],
+            mode="r",
+            compression=state["compression"],
+            allowZip64=state["allowZip64"],
+        )
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def with_read_only(self, read_only: bool = False) -> ZipStore:
+        """A store over the same open zip file (sharing it) with the given ``read_only`` flag.
+
+        Raises
+        ------
+        ReadOnlyError
+            For ``read_only=False`` when the file was opened with mode ``"r"``.
+        """
+        if not read_only and self.mode == "r":
+            raise ReadOnlyError(
+                f"cannot write to zip file {self._archive.path!r}: it was opened with mode "
+                "'r'; open ZipStore(path, mode='a') to add to it"
+            )
+        return super().with_read_only(read_only)
+
+    def close(self) -> None:
+        """Finish the zip file (write its central directory) and close it; idempotent.
+
+        Raises
+        ------
+        StoreError
+            If the central directory cannot be written; the message names the file.
+        """
+        with self._archive.lock:
+            self._archive.close()
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def get(self, key: str) -> bytes | None:
+        validate_key(key)
+        archive = self._archive
+        with archive.lock:
+            archive.zip()
+            info = archive.index.get(key)
+            return None if info is None else archive.read(key, info)
+
+    def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
+        key_list = [validate_key(key) for key in keys]
+        archive = self._archive
+        with archive.lock:
+            archive.zip()
+            out: builtins.list[BytesLike | None] = []
+            for key in key_list:
+                info = archive.index.get(key)
+                out.append(None if info is None else archive.read(key, info))
+            return out
+
+    def get_partial_values(
+        self, key_ranges: Iterable[tuple[str, ByteRange | None]]
+    ) -> builtins.list[BytesLike | None]:
+        # Group the ranges by key so that each entry is opened (or decompressed) once.
+        groups: dict[str, tuple[builtins.list[int], builtins.list[tuple[int, int | None]]]]
+        groups = {}
+        n = 0
+        for key, rng in key_ranges:
+            group = groups.get(key) if type(key) is str else None
+            if group is None:
+                group = groups[validate_key(key)] = ([], [])
+            group[0].append(n)
+            group[1].append(normalize_byte_range(key, rng))
+            n += 1
+        out: builtins.list[BytesLike | None] = [None] * n
+        archive = self._archive
+        with archive.lock:
+            archive.zip()
+            for key, (indices, ranges) in groups.items():
+                info = archive.index.get(key)
+                if info is None:
+                    continue
+                for i, value in zip(indices, archive.read_ranges(key, info, ranges), strict=True):
+                    out[i] = value
+        return out
+
+    def exists(self, key: str) -> bool:
+        validate_key(key)
+        with self._archive.lock:
+            self._archive.zip()
+            return key in self._archive.index
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def set(self, key: str, value: Any) -> None:
+        validate_key(key)
+        self._check_writable(f"store key {key!r}")
+        view = as_byte_view(value, key)
+        with self._archive.lock:
+            self._archive.write(key, view)
+
+    def set_partial_values(self, key_start_values: Iterable[tuple[str, int, Any]]) -> None:
+        by_key = self._group_partial_writes(key_start_values)
+        archive = self._archive
+        with archive.lock:  # the read-modify-write of each value is atomic
+            archive.zip()
+            for key, patches in by_key.items():
+                info = archive.index.get(key)
+                buf = bytearray(b"" if info is None else archive.read(key, info))
+                _apply_patches(buf, patches)
+                archive.write(key, memoryview(buf))
+
+    def erase(self, key: str) -> None:
+        validate_key(key)
+        self._check_writable(f"store key {key!r}")
+        with self._archive.lock:
+            self._archive.zip()
+            self._archive.erase(key)
+
+    def erase_prefix(self, prefix: str) -> None:
+        validate_prefix(prefix)
+        self._check_writable(f"store prefix {prefix!r}")
+        archive = self._archive
+        with archive.lock:
+            archive.zip()
+            for key in [k for k in archive.index if k.startswith(prefix)]:
+                archive.erase(key)
+
+    # -- listings -------------------------------------------------------------------------------
+
+    def _keys(self) -> builtins.list[str]:
+        # A snapshot, so that callers may set or erase while iterating.
+        with self._archive.lock:
+            self._archive.zip()
+            return builtins.list(self._archive.index)
+
+    def list(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        validate_prefix(prefix)
+        return iter([key for key in self._keys() if key.startswith(prefix)])
