@@ -303,7 +303,25 @@ class Array(Node):
     def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
         """Read a basic selection (ints, slices with any step, ``...``, ``None``)."""
         sel = parse_basic_selection(selection, self.shape)
-        result = self._read(sel).reshape(sel.out_shape)
+        return self._basic_result(selection, sel, self._read(sel))
+
+    def get_many(self, selections: Sequence[Any]) -> list[Any]:
+        """Read many basic selections at once, as ``[a[s] for s in selections]``.
+
+        What tensorstore's concurrent reads give: every chunk (for a sharded array, every
+        shard index and inner chunk) that any of the selections touches is read and decoded
+        once, and the chunks are spread over the thread pool, however the selections
+        overlap.  Selections are parsed (and bad ones refused) before anything is read.
+        """
+        parsed = [parse_basic_selection(s, self.shape) for s in selections]
+        results = self._read_many(parsed)
+        return [self._basic_result(s, sel, r)
+                for s, sel, r in zip(selections, parsed, results, strict=True)]
+
+    def _basic_result(self, selection: Any, sel: OrthogonalSelection, raw: np.ndarray) -> Any:
+        """What ``a[selection]`` returns for the values read: numpy's shape, a scalar for
+        all-integer keys, the array's memory order."""
+        result = raw.reshape(sel.out_shape)
         if result.shape == () and not _has_ellipsis(selection):
             return result[()]
         return self._in_order(result)
@@ -355,25 +373,27 @@ class Array(Node):
         return self._decode_chunk(raw, key, self._chunk_shape_at(coords))
 
     def _read(self, sel: OrthogonalSelection) -> np.ndarray:
-        counts = sel.counts
-        out = np.empty(counts, dtype=self.dtype)
-        if out.size == 0:
-            return out
-        dst = out.reshape(-1).view(np.uint8)
-        out_strides = c_strides(counts, self._itemsize)
-        itemsize = self._itemsize
-        fill = self._metadata.fill_value_array
+        return self._read_many([sel])[0]
 
-        def read_chunk(task: ChunkTask) -> None:
-            if self._sharding is not None and task.strided and not task.covers(
-                self._chunk_shape_at(task.coords), self.shape, self._chunk_origin(task.coords)
-            ):
-                read_shard_part(task)
-                return
-            chunk = self._read_chunk(task.coords)
+    def _read_many(self, sels: Sequence[OrthogonalSelection]) -> list[np.ndarray]:
+        """Read orthogonal selections: their chunk tasks grouped by chunk, so each chunk is
+        read and decoded once, whichever selections touch it."""
+        itemsize = self._itemsize
+        outs = [np.empty(sel.counts, dtype=self.dtype) for sel in sels]
+        targets = [(out.reshape(-1).view(np.uint8), c_strides(sel.counts, itemsize))
+                   for out, sel in zip(outs, sels, strict=True)]
+        groups: dict[tuple[int, ...], list[tuple[ChunkTask, int]]] = {}
+        for i, (sel, out) in enumerate(zip(sels, outs, strict=True)):
+            if out.size:
+                for task in plan_chunks(sel, self._dims):
+                    groups.setdefault(task.coords, []).append((task, i))
+
+        def copy_out(task: ChunkTask, i: int, chunk: np.ndarray | None) -> None:
+            """Move ``task``'s elements of a decoded chunk (None: missing) into output i."""
+            dst, out_strides = targets[i]
             if not task.strided:
                 if chunk is None:
-                    out[task.out_index()] = fill
+                    outs[i][task.out_index()] = self._metadata.fill_value_array
                 else:  # one gather over the outer product of the per-dimension indices
                     copy_outer(chunk.reshape(-1).view(np.uint8),
                                task.local_dim_offsets(c_strides(chunk.shape, itemsize)),
@@ -390,27 +410,53 @@ class Array(Node):
             copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape,
                          itemsize)
 
-        def read_shard_part(task: ChunkTask) -> None:
-            # Only the shard index and the inner chunks the selection touches are read.
-            key = self.chunk_key(task.coords)
-            region = tuple(slice(start, start + (n - 1) * step + 1, step)
-                           for (start, step), n in zip(task.local, task.counts, strict=True))
-            assert self._sharding is not None
-            part = self._sharding.read_region(
-                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
-                self._chunk_shape_at(task.coords), region, key=key,
-            )
-            dst_offset, dst_strides = task.out_region(out_strides)
-            shape = _i64(task.counts)
-            if part is None:
-                fill_strided(dst, dst_offset, dst_strides, shape, self._fill_bytes)
+        def read_group(item: tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]) -> None:
+            coords, members = item
+            if self._sharding is not None and self._reads_part_of_shard(coords, members):
+                read_shard_parts(coords, members)
                 return
-            part = np.ascontiguousarray(part)
-            copy_strided(part.reshape(-1).view(np.uint8), 0, _i64(c_strides(part.shape, itemsize)),
-                         dst, dst_offset, dst_strides, shape, itemsize)
+            chunk = self._read_chunk(coords)
+            for task, i in members:
+                copy_out(task, i, chunk)
 
-        map_unordered(read_chunk, plan_chunks(sel, self._dims))
-        return out
+        def read_shard_parts(coords: tuple[int, ...],
+                             members: list[tuple[ChunkTask, int]]) -> None:
+            # Only the shard index and the inner chunks the selections touch are read, once.
+            key = self.chunk_key(coords)
+            shard_shape = self._chunk_shape_at(coords)
+            sharding = self._sharding
+            assert sharding is not None
+            regions = [tuple(slice(start, start + (n - 1) * step + 1, step)
+                             for (start, step), n in zip(task.local, task.counts, strict=True))
+                       for task, _ in members]
+            wanted = sorted({c for r in regions
+                             for c in sharding.inner_chunks_for_region(shard_shape, r)})
+            inner = sharding.read_inner_chunks(
+                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                shard_shape, wanted, key=key,
+            )
+            for (task, i), region in zip(members, regions, strict=True):
+                if inner is None:
+                    copy_out(task, i, None)
+                    continue
+                part = sharding.assemble_region(shard_shape, region, inner)
+                dst, out_strides = targets[i]
+                dst_offset, dst_strides = task.out_region(out_strides)
+                copy_strided(part.reshape(-1).view(np.uint8), 0,
+                             _i64(c_strides(part.shape, itemsize)), dst, dst_offset,
+                             dst_strides, _i64(task.counts), itemsize)
+
+        map_unordered(read_group, groups.items())
+        return outs
+
+    def _reads_part_of_shard(self, coords: tuple[int, ...],
+                             members: Sequence[tuple[ChunkTask, int]]) -> bool:
+        """True when the tasks on a shard are strided and none takes all of it: then reading
+        only the index and the inner chunks they touch beats decoding the whole shard."""
+        shape = self._chunk_shape_at(coords)
+        origin = self._chunk_origin(coords)
+        return all(task.strided and not task.covers(shape, self.shape, origin)
+                   for task, _ in members)
 
     # -- writes ----------------------------------------------------------------------------------
 

@@ -920,21 +920,32 @@ class ShardingCodec(ArrayBytesCodec):
         the result has numpy's shape for ``shard[slices]`` (no dimension dropped).  Returns
         None if the shard is missing (the caller fills with the fill value).
         """
-        plans = self._project(shard_shape, region)
-        inner = self._evolved_pipeline()
-        out_shape = tuple(sum(o.stop - o.start for _, o, _ in p) for p in plans)
-        out = np.empty(out_shape, dtype=inner.dtype)
-        combos = list(itertools.product(*plans))
         chunks = self.read_inner_chunks(
-            get_ranges, shard_shape, [tuple(p[0] for p in c) for c in combos],
+            get_ranges, shard_shape, self.inner_chunks_for_region(shard_shape, region),
             key=key, max_gap=max_gap,
         )
         if chunks is None:
             return None
-        for combo in combos:
-            coords = tuple(p[0] for p in combo)
+        return self.assemble_region(shard_shape, region, chunks)
+
+    def assemble_region(
+        self,
+        shard_shape: Sequence[int],
+        region: Sequence[slice | tuple[int, int]],
+        chunks: Mapping[Coords, np.ndarray | None],
+    ) -> np.ndarray:
+        """``shard[region]`` from decoded inner chunks (:meth:`read_inner_chunks`' result,
+        which must hold every inner chunk the region touches; None reads as the fill value).
+
+        Lets several regions of one shard share one read of the inner chunks they need.
+        """
+        plans = self._project(shard_shape, region)
+        inner = self._evolved_pipeline()
+        out = np.empty(tuple(sum(o.stop - o.start for _, o, _ in p) for p in plans),
+                       dtype=inner.dtype)
+        for combo in itertools.product(*plans):
+            arr = chunks[tuple(p[0] for p in combo)]
             dst = tuple(p[1] for p in combo)
-            arr = chunks[coords]
             if arr is None:
                 _fill(out[dst], inner.fill_value)
             else:
