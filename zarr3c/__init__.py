@@ -10,6 +10,7 @@
 from zarr3c import errors
 from zarr3c.api import create_array, create_group, open, open_array, open_group
 from zarr3c.array import Array
+from zarr3c.consolidated import consolidate_metadata, open_consolidated
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.group import Group
 from zarr3c.stores import LocalStore, MemoryStore, Store
@@ -23,6 +24,7 @@ __all__ = [
     "LocalStore",
     "MemoryStore",
     "Store",
+    "consolidate_metadata",
     "copy",
     "create_array",
     "create_group",
@@ -30,6 +32,7 @@ __all__ = [
     "get_num_threads",
     "open",
     "open_array",
+    "open_consolidated",
     "open_group",
     "set_num_threads",
 ]
