@@ -558,3 +558,17 @@ def test_zarr_python_metadata_fixtures() -> None:
         assert ConsolidatedMetadata.from_dict(cm.to_dict()) == cm
         for entry in cm.metadata.values():
             assert entry.node_type in ("array", "group")
+
+
+def test_unknown_codec_in_an_entry_names_the_consolidated_document() -> None:
+    """Codecs are resolved when the array is opened, not when metadata is parsed: the error
+    then names the entry of the document it came from."""
+    store = zarr3c.MemoryStore()
+    entry = _array_entry(codecs=[{"name": "nope"}])
+    doc = {**GROUP, CM: {"kind": "inline", "metadata": {"s": GROUP, "s/x": entry}}}
+    store.set("zarr.json", json.dumps(doc).encode())
+    g = zarr3c.open_consolidated(store)
+    assert g["s"].keys() == ["x"]
+    with pytest.raises(UnknownExtensionError,
+                       match=r'^zarr\.json: consolidated_metadata\.metadata\["s/x"\]\.codecs\[0\]'):
+        g["s"]["x"]

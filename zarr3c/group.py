@@ -29,6 +29,7 @@ from zarr3c.errors import (
 )
 from zarr3c.hierarchy import prepare_node
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.metadata.group import entry_path, rebased_error
 from zarr3c.node import Node
 from zarr3c.paths import join_path
 from zarr3c.stores import Store
@@ -118,8 +119,13 @@ class Group(Node):
                     "has none)"
                 )
             if metadata.node_type == "array":
-                return Array(self._store, path, metadata, read_only=self._read_only,
-                             fmt=self._format)
+                try:
+                    return Array(self._store, path, metadata, read_only=self._read_only,
+                                 fmt=self._format)
+                except MetadataError as exc:  # name the document it came from
+                    root = view.index.root_path
+                    raise rebased_error(exc, entry_path(view.child_rel(rel)),
+                                        self._format.metadata_key(root, "group")) from None
             return Group(self._store, path, metadata, read_only=self._read_only,
                          fmt=self._format, consolidated=view.child(rel))
         try:

@@ -60,14 +60,19 @@ def _entry_path(parent: str, key: str) -> str:
     return f"{parent}.metadata[{json.dumps(key, ensure_ascii=False)}]"
 
 
-def _rebased(exc: MetadataError, prefix: str, source: str | None) -> MetadataError:
-    """``exc`` (raised with no source) again, its JSON path under ``prefix``."""
+def rebased_error(exc: MetadataError, prefix: str, source: str | None) -> MetadataError:
+    """``exc`` again, its JSON path put under ``prefix`` and its source replaced."""
     message = str(exc)
-    if exc.path and message.startswith(f"{exc.path}: "):
-        message = message[len(exc.path) + 2:]
+    head = ": ".join(p for p in (exc.source, exc.path) if p)
+    if head and message.startswith(f"{head}: "):
+        message = message[len(head) + 2:]
     path = f"{prefix}.{exc.path}" if exc.path else prefix
-    new = type(exc)(message, path=path, source=source)
-    return new
+    return type(exc)(message, path=path, source=source)
+
+
+def entry_path(key: str) -> str:
+    """The JSON path of a group's consolidated entry ``key``."""
+    return _entry_path(_FIELD, key)
 
 
 def _check_entry_key(key: Any, *, path: str, source: str | None) -> str:
@@ -105,7 +110,7 @@ def parse_entry(value: Any, *, path: str, source: str | None) -> NodeMetadata:
             raise MetadataError("missing required field", path="node_type")
         raise MetadataError(f'must be "array" or "group", got {node_type!r}', path="node_type")
     except MetadataError as exc:
-        raise _rebased(exc, path, source) from None
+        raise rebased_error(exc, path, source) from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
