@@ -572,3 +572,13 @@ def test_unknown_codec_in_an_entry_names_the_consolidated_document() -> None:
     with pytest.raises(UnknownExtensionError,
                        match=r'^zarr\.json: consolidated_metadata\.metadata\["s/x"\]\.codecs\[0\]'):
         g["s"]["x"]
+
+
+def test_copy_reads_the_hierarchy_as_stored_not_a_stale_snapshot() -> None:
+    store = zarr3c.MemoryStore()
+    _hierarchy(store)
+    zarr3c.consolidate_metadata(store)
+    zarr3c.create_array(store, "sub/late", shape=(2,), dtype="int8", fill_value=3)
+    dst = zarr3c.MemoryStore()
+    zarr3c.copy(store, dst)
+    assert zarr3c.open_array(dst, "sub/late", mode="r")[...].tolist() == [3, 3]

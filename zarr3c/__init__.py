@@ -10,8 +10,8 @@
 from zarr3c import errors
 from zarr3c.api import create_array, create_group, open, open_array, open_group
 from zarr3c.array import Array
-from zarr3c.consolidated import consolidate_metadata, open_consolidated
 from zarr3c.concurrency import get_num_threads, set_num_threads
+from zarr3c.consolidated import consolidate_metadata, open_consolidated
 from zarr3c.group import Group
 from zarr3c.stores import LocalStore, MemoryStore, Store
 from zarr3c.transfer import copy

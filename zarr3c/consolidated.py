@@ -160,7 +160,9 @@ class ConsolidatedView:
         key = fmt.metadata_key(root, "group")
         with chunk_lock(store, key):
             current = fmt.read_node(store, root)
-            cm = getattr(current, "consolidated_metadata", None)
+            if not isinstance(current, GroupMetadata):
+                return
+            cm = current.consolidated_metadata
             if cm is None or not gone & cm.metadata.keys():
                 return
             kept = {k: v for k, v in cm.metadata.items() if k not in gone}
@@ -226,7 +228,7 @@ def collect(store: Any, fmt: HierarchyFormat, path: str) -> dict[str, NodeMetada
                 continue  # a prefix holding chunks or nothing zarr, not a node
             metadata = parse_node_metadata(data, source=key)
             child_rel = _join(rel, name)
-            if metadata.node_type == "group":
+            if isinstance(metadata, GroupMetadata):
                 metadata = dataclasses.replace(
                     metadata, consolidated_metadata=ConsolidatedMetadata(metadata={}))
                 pending.append((_join(group_path, name), child_rel))
@@ -292,11 +294,11 @@ def consolidate_metadata(
         current = fmt.read_node(s, p)
         if not isinstance(current, GroupMetadata):
             raise MetadataError("the group was replaced while consolidating", source=key)
-        new = dataclasses.replace(current, consolidated_metadata=ConsolidatedMetadata(
-            metadata=entries))
+        consolidated = ConsolidatedMetadata(metadata=entries)
+        new = dataclasses.replace(current, consolidated_metadata=consolidated)
         fmt.write_node(s, p, new)
     return Group(s, p, new, fmt=fmt,
-                 consolidated=ConsolidatedView(ConsolidatedIndex(new.consolidated_metadata, p)))
+                 consolidated=ConsolidatedView(ConsolidatedIndex(consolidated, p)))
 
 
 def open_consolidated(

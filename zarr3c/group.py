@@ -44,13 +44,14 @@ class MemberNotFoundError(NodeNotFoundError, KeyError):
 
 
 def open_node(store: Store, path: str, *, read_only: bool = False,
-              fmt: HierarchyFormat | None = None, use_consolidated: bool | None = None,
+              fmt: HierarchyFormat | None = None, use_consolidated: bool | None = False,
               reads: Any = None) -> Array | Group:
     """The array or group at ``path``; NodeNotFoundError when there is none.
 
-    ``use_consolidated`` applies when it is a group (see :func:`zarr3c.open_group`);
-    ``reads`` is what metadata is read through (default: ``store``; see
-    :class:`~zarr3c.consolidated.ReadOnce`).
+    ``use_consolidated`` applies when it is a group (see :func:`zarr3c.open_group`; the
+    default here, False, reads the hierarchy as stored, which is what copying and other
+    internal walks need); ``reads`` is what metadata is read through (default: ``store``;
+    see :class:`~zarr3c.consolidated.ReadOnce`).
     """
     check_use_consolidated(use_consolidated)
     reads = store if reads is None else reads
@@ -103,7 +104,8 @@ class Group(Node):
         return f"<zarr3c.Group {self.name!r}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (open_group_at, (self._store, self._path, self._read_only))
+        return (_reopen_group, (self._store, self._path, self._read_only,
+                                self._consolidated is not None))
 
     # -- members -----------------------------------------------------------------------------
 
@@ -275,7 +277,7 @@ def create_group(store: Store, path: str, *, attributes: dict[str, Any] | None =
 
 
 def open_group_at(store: Store, path: str, read_only: bool = False,
-                  fmt: HierarchyFormat | None = None, *, use_consolidated: bool | None = None,
+                  fmt: HierarchyFormat | None = None, *, use_consolidated: bool | None = False,
                   reads: Any = None) -> Group:
     """Open the existing group at ``path`` (see :func:`open_node` for the keywords)."""
     fmt = fmt if fmt is not None else detect_format(store if reads is None else reads)
@@ -287,3 +289,8 @@ def open_group_at(store: Store, path: str, read_only: bool = False,
     if isinstance(node, Array):
         raise ContainsArrayError(f"expected a group at path {path!r}, found an array")
     return node
+
+
+def _reopen_group(store: Store, path: str, read_only: bool, consolidated: bool) -> Group:
+    """Unpickle a group: reopened from the store (from its consolidated metadata if it was)."""
+    return open_group_at(store, path, read_only, use_consolidated=None if consolidated else False)
