@@ -23,9 +23,10 @@ afterwards are not reflected in it until it is run again (or the group is opened
 
 - creations and deletions made *through* a Group opened from consolidated metadata (or one of
   its child groups) update that object's view at once, so ``g.create_array("x")`` is then
-  ``g["x"]``; a deletion also removes the node's entries from the stored document (as
-  zarr-python does), so a deleted node never reappears as a ghost that reads as fill values.
-  Creations are not written to the stored document: call :func:`consolidate_metadata` again.
+  ``g["x"]``; a deletion (and what a creation with ``overwrite=True`` replaces) also leaves
+  the stored document (as deletions do in zarr-python), so a deleted or replaced node never
+  reappears from it as a ghost read with its old metadata.  Creations are not written to the
+  stored document: call :func:`consolidate_metadata` again.
 - an array opened from consolidated metadata uses the consolidated copy of its metadata.
   A resize made elsewhere (another ``Array`` object, another process) never changes how a
   chunk inside the old shape is keyed or decoded: regular and sharded grids keep their chunk
