@@ -11,6 +11,7 @@ from zarr3c import errors
 from zarr3c.api import create_array, create_group, open, open_array, open_group
 from zarr3c.array import Array
 from zarr3c.concurrency import get_num_threads, set_num_threads
+from zarr3c.consolidated import consolidate_metadata, open_consolidated
 from zarr3c.group import Group
 from zarr3c.stores import LocalStore, MemoryStore, Store, ZipStore
 from zarr3c.transfer import copy
@@ -24,6 +25,7 @@ __all__ = [
     "MemoryStore",
     "Store",
     "ZipStore",
+    "consolidate_metadata",
     "copy",
     "create_array",
     "create_group",
@@ -31,6 +33,7 @@ __all__ = [
     "get_num_threads",
     "open",
     "open_array",
+    "open_consolidated",
     "open_group",
     "set_num_threads",
 ]

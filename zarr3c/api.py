@@ -13,6 +13,7 @@ from typing import Any
 
 from zarr3c.array import Array, open_array_at
 from zarr3c.array import create_array as _create_array
+from zarr3c.consolidated import ReadOnce, check_use_consolidated
 from zarr3c.errors import (
     InvalidArgumentError,
     InvalidTypeError,
@@ -162,17 +163,26 @@ def open_group(
     *,
     attributes: dict[str, Any] | None = None,
     storage_options: dict[str, Any] | None = None,
+    use_consolidated: bool | None = None,
 ) -> Group:
-    """Open a group; with mode ``a`` (the default) a missing group is created."""
+    """Open a group; with mode ``a`` (the default) a missing group is created.
+
+    ``use_consolidated`` (as in zarr-python): None uses the group's consolidated metadata
+    when its ``zarr.json`` has some, True requires it (MetadataError naming the key when
+    there is none), False ignores it.  A group created here has none.
+    """
     _check_mode(mode)
+    check_use_consolidated(use_consolidated)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
-    fmt = detect_format(s)
+    reads = ReadOnce(s)  # the root zarr.json is read once however often it is looked at
+    fmt = detect_format(reads)
     if mode in ("w", "w-"):
         return _create_group(s, p, attributes=attributes, overwrite=(mode == "w"), fmt=fmt)
-    if mode == "a" and not fmt.node_exists(s, p):
+    if mode == "a" and not fmt.node_exists(reads, p):
         return _create_group(s, p, attributes=attributes, fmt=fmt)
-    return open_group_at(s, p, read_only=(mode == "r"), fmt=fmt)
+    return open_group_at(s, p, read_only=(mode == "r"), fmt=fmt,
+                         use_consolidated=use_consolidated, reads=reads)
 
 
 def open(
@@ -181,19 +191,24 @@ def open(
     mode: str = "a",
     *,
     storage_options: dict[str, Any] | None = None,
+    use_consolidated: bool | None = None,
     **kwargs: Any,
 ) -> Array | Group:
     """Open whatever node is at ``path``.  When there is none: with ``shape`` in ``kwargs``
-    an array is created, otherwise a group (modes ``a``, ``w``, ``w-``)."""
+    an array is created, otherwise a group (modes ``a``, ``w``, ``w-``).  A group uses its
+    consolidated metadata as :func:`open_group` does with ``use_consolidated``."""
     _check_mode(mode)
+    check_use_consolidated(use_consolidated)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
-    fmt = detect_format(s)
-    if mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(s, p)):
+    reads = ReadOnce(s)
+    fmt = detect_format(reads)
+    if mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p)):
         if "shape" in kwargs or "data" in kwargs:
             return open_array(s, p, mode="w" if mode == "w" else "w-", **kwargs)
         return open_group(s, p, mode="w" if mode == "w" else "w-", **kwargs)
-    node = open_node(s, p, read_only=(mode == "r"), fmt=fmt)
+    node = open_node(s, p, read_only=(mode == "r"), fmt=fmt,
+                     use_consolidated=use_consolidated, reads=reads)
     if isinstance(node, Array) and kwargs:
         return open_array_at(s, p, read_only=(mode == "r"), fmt=fmt, **{
             k: v for k, v in kwargs.items() if k in ("write_empty_chunks", "order")})

@@ -49,15 +49,16 @@ def test_attributes_with_nan_are_written_as_strings() -> None:
     assert out["attributes"] == {"x": "NaN"}
 
 
-def test_consolidated_metadata_is_kept_as_raw_json() -> None:
+def test_consolidated_metadata_is_parsed_and_written_back() -> None:
     cm = {
         "kind": "inline",
         "must_understand": False,
-        "metadata": {"child": {"zarr_format": 3, "node_type": "group"}},
+        "metadata": {"child": {"zarr_format": 3, "node_type": "group", "attributes": {}}},
     }
     doc = {"zarr_format": 3, "node_type": "group", "attributes": {}, "consolidated_metadata": cm}
     m = GroupMetadata.from_dict(doc)
-    assert m.consolidated_metadata == cm
+    assert m.consolidated_metadata is not None
+    assert m.consolidated_metadata.metadata == {"child": GroupMetadata()}
     assert m.to_dict() == doc
     assert list(m.to_dict()) == ["zarr_format", "node_type", "attributes", "consolidated_metadata"]
 
@@ -164,7 +165,12 @@ json_values = st.recursive(
 @settings(max_examples=40, deadline=None)
 @given(
     attributes=st.dictionaries(st.text(max_size=6), json_values, max_size=4),
-    consolidated=st.none() | st.dictionaries(st.text(max_size=4), json_values, max_size=3),
+    consolidated=st.none() | st.dictionaries(
+        st.text(min_size=1, max_size=4).filter(lambda k: "/" not in k and k not in (".", "..")),
+        st.dictionaries(st.text(max_size=6), json_values, max_size=2), max_size=3,
+    ).map(lambda groups: {"kind": "inline", "must_understand": False, "metadata": {
+        k: {"zarr_format": 3, "node_type": "group", "attributes": a} for k, a in groups.items()
+    }}),
     extras=st.dictionaries(st.text(min_size=1, max_size=4).map(lambda s: "x" + s), json_values,
                            max_size=2),
 )
@@ -217,8 +223,15 @@ def test_conformance_consolidated_fixtures_as_group_field() -> None:
             {"zarr_format": 3, "node_type": "group", "consolidated_metadata": cm},
             source=path.name,
         )
-        assert m.consolidated_metadata == cm
-        assert json.loads(m.to_json())["consolidated_metadata"] == cm
+        assert m.consolidated_metadata is not None
+        assert set(m.consolidated_metadata.metadata) == set(cm["metadata"])
+        # each entry is written back as that node's own zarr.json would be
+        assert json.loads(m.to_json())["consolidated_metadata"] == {
+            **cm, "metadata": {
+                k: parse_node_metadata(json.dumps(v), source=k).to_dict()
+                for k, v in cm["metadata"].items()
+            },
+        }
 
 
 def test_matches_zarr_python_group_document() -> None:

@@ -1,14 +1,29 @@
 """Group metadata: the ``zarr.json`` document of a Zarr v3 group.
 
-Final Zarr v3 layout, as zarr-python 3 writes it (``consolidated_metadata`` is zarr-python's
-field for consolidated metadata, kept here as raw JSON; ``null`` is allowed)::
+Final Zarr v3 layout, as zarr-python 3 writes it.  ``consolidated_metadata`` is zarr-python's
+field for consolidated metadata (not part of the v3 core spec): the ``zarr.json`` document of
+every node below the group, keyed by its path relative to the group (nested nodes by
+``"sub/array"``, each group entry carrying an empty ``consolidated_metadata`` of its own)::
 
     {
       "zarr_format": 3,
       "node_type": "group",
       "attributes": {"spam": "ham"},
-      "consolidated_metadata": {"kind": "inline", "must_understand": false, "metadata": {...}}
+      "consolidated_metadata": {
+        "kind": "inline",
+        "must_understand": false,
+        "metadata": {
+          "sub": {"zarr_format": 3, "node_type": "group", "attributes": {},
+                  "consolidated_metadata": {"kind": "inline", "must_understand": false,
+                                            "metadata": {}}},
+          "sub/array": {"zarr_format": 3, "node_type": "array", "shape": [4], ...}
+        }
+      }
     }
+
+It is parsed into :class:`ConsolidatedMetadata`, every entry validated as array or group
+metadata.  A ``null`` value means "none", as in zarr-python 3, and is not written back (groups
+without consolidated metadata write no such field).
 
 Unknown top-level fields are refused unless they are objects with ``"must_understand": false``
 (kept and written back).
@@ -18,12 +33,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from zarr3c.errors import MetadataError
 from zarr3c.metadata.array import (
+    ArrayMetadata,
     _check_node_type,
     _to_json_value,
     check_zarr_format,
@@ -33,7 +50,162 @@ from zarr3c.metadata.array import (
     parse_extra_fields,
 )
 
-__all__ = ["GroupMetadata"]
+__all__ = ["ConsolidatedMetadata", "GroupMetadata"]
+
+_FIELD = "consolidated_metadata"
+
+
+def _entry_path(parent: str, key: str) -> str:
+    """JSON path of an entry: ``consolidated_metadata.metadata["a/b"]`` (keys hold '/')."""
+    return f"{parent}.metadata[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def rebased_error(exc: MetadataError, prefix: str, source: str | None) -> MetadataError:
+    """``exc`` again, its JSON path put under ``prefix`` and its source replaced."""
+    message = str(exc)
+    head = ": ".join(p for p in (exc.source, exc.path) if p)
+    if head and message.startswith(f"{head}: "):
+        message = message[len(head) + 2:]
+    path = f"{prefix}.{exc.path}" if exc.path else prefix
+    return type(exc)(message, path=path, source=source)
+
+
+def entry_path(key: str) -> str:
+    """The JSON path of a group's consolidated entry ``key``."""
+    return _entry_path(_FIELD, key)
+
+
+def _check_entry_key(key: Any, *, path: str, source: str | None) -> str:
+    if not isinstance(key, str):  # (JSON keys are strings; a dict built in Python may not be)
+        raise MetadataError(f"keys must be strings, got {key!r}", path=path, source=source)
+    parts = key.split("/")
+    if key == "" or any(p in ("", ".", "..") for p in parts):
+        raise MetadataError(
+            f"key {key!r} is not a relative node path (names joined by '/', none empty, "
+            "'.' or '..')",
+            path=_entry_path(path, key),
+            source=source,
+        )
+    return key
+
+
+NodeMetadata = Any  # ArrayMetadata | GroupMetadata
+
+
+def parse_entry(value: Any, *, path: str, source: str | None) -> NodeMetadata:
+    """One consolidated entry: an array or group ``zarr.json`` document (Zarr v3)."""
+    if not isinstance(value, Mapping):
+        raise MetadataError(
+            f"must be a node's zarr.json object, got {type(value).__name__}",
+            path=path, source=source,
+        )
+    try:
+        check_zarr_format(value, source=None)
+        node_type = value.get("node_type")
+        if node_type == "array":
+            return ArrayMetadata.from_dict(value, source=None)
+        if node_type == "group":
+            return GroupMetadata.from_dict(value, source=None)
+        if "node_type" not in value:
+            raise MetadataError("missing required field", path="node_type")
+        raise MetadataError(f'must be "array" or "group", got {node_type!r}', path="node_type")
+    except MetadataError as exc:
+        raise rebased_error(exc, path, source) from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsolidatedMetadata:
+    """zarr-python's consolidated metadata of a group: every descendant's metadata.
+
+    Attributes
+    ----------
+    metadata
+        ``{relative path: ArrayMetadata | GroupMetadata}`` in document order, flat as
+        zarr-python stores it: ``"sub/array"`` is the array ``array`` of the child group
+        ``sub``, and ``"sub"`` is present as a group entry.
+    kind
+        Always ``"inline"`` (the only kind zarr-python defines).
+    must_understand
+        As read (zarr-python writes ``false``).
+    extra_fields
+        Other members of the object, written back unchanged.
+    """
+
+    metadata: dict[str, NodeMetadata] = field(default_factory=dict)
+    kind: str = "inline"
+    must_understand: bool = False
+    extra_fields: dict[str, Any] = field(default_factory=dict)
+
+    _KNOWN: ClassVar[frozenset[str]] = frozenset({"kind", "must_understand", "metadata"})
+
+    @classmethod
+    def from_dict(cls, data: Any, *, path: str = _FIELD,
+                  source: str | None = None) -> ConsolidatedMetadata:
+        """Validate a decoded ``consolidated_metadata`` object.
+
+        Parameters
+        ----------
+        data
+            The decoded JSON object.
+        path
+            Its JSON path, for messages (nested group entries have their own).
+        source
+            The store key or file it came from, for messages.
+
+        Raises
+        ------
+        MetadataError
+            If it is not an object, ``kind`` is not ``"inline"``, ``metadata`` is not an
+            object, a key is not a relative node path, an entry is not valid array or group
+            metadata (the message names the entry, e.g.
+            ``consolidated_metadata.metadata["a/b"].shape``), or an entry's parent path is
+            not a group entry.
+        """
+        if not isinstance(data, Mapping):
+            raise MetadataError(f"must be an object or null, got {data!r}", path=path,
+                                source=source)
+        kind = data.get("kind")
+        if kind != "inline":
+            raise MetadataError(
+                f'only "inline" consolidated metadata is supported, got {kind!r}',
+                path=f"{path}.kind", source=source,
+            )
+        must_understand = data.get("must_understand", False)
+        if not isinstance(must_understand, bool):
+            raise MetadataError(f"must be a boolean, got {must_understand!r}",
+                                path=f"{path}.must_understand", source=source)
+        raw = data.get("metadata")
+        if not isinstance(raw, Mapping):
+            raise MetadataError(f"must be an object, got {raw!r}", path=f"{path}.metadata",
+                                source=source)
+        entries: dict[str, NodeMetadata] = {}
+        for key, value in raw.items():
+            _check_entry_key(key, path=path, source=source)
+            entries[key] = parse_entry(value, path=_entry_path(path, key), source=source)
+        for key in entries:
+            parent = key.rpartition("/")[0]
+            if parent and getattr(entries.get(parent), "node_type", None) != "group":
+                what = "missing" if parent not in entries else "an array"
+                raise MetadataError(
+                    f"the parent {parent!r} of this entry is {what}: every ancestor of a "
+                    "consolidated node must be a group entry",
+                    path=_entry_path(path, key), source=source,
+                )
+        extra = {k: _to_json_value(v, path=f"{path}.{k}", source=source)
+                 for k, v in data.items() if k not in cls._KNOWN}
+        return cls(metadata=entries, kind=kind, must_understand=must_understand,
+                   extra_fields=extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``consolidated_metadata`` object (a fresh copy), entries in their order."""
+        doc: dict[str, Any] = {
+            "kind": self.kind,
+            "must_understand": self.must_understand,
+            "metadata": {k: v.to_dict() for k, v in self.metadata.items()},
+        }
+        for key, value in self.extra_fields.items():
+            doc[key] = copy.deepcopy(value)
+        return doc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +217,8 @@ class GroupMetadata:
     attributes
         User attributes (a JSON object).
     consolidated_metadata
-        zarr-python's consolidated metadata object, as raw JSON, or None when absent/null.
+        zarr-python's consolidated metadata of the group's descendants, or None when
+        absent/null.
     extra_fields
         Unknown top-level fields marked ``"must_understand": false``, written back unchanged.
     """
@@ -54,11 +227,11 @@ class GroupMetadata:
     node_type: ClassVar[str] = "group"
 
     attributes: dict[str, Any] = field(default_factory=dict)
-    consolidated_metadata: dict[str, Any] | None = None
+    consolidated_metadata: ConsolidatedMetadata | None = None
     extra_fields: dict[str, Any] = field(default_factory=dict)
 
     _KNOWN: ClassVar[frozenset[str]] = frozenset(
-        {"zarr_format", "node_type", "attributes", "consolidated_metadata"}
+        {"zarr_format", "node_type", "attributes", _FIELD}
     )
 
     @classmethod
@@ -80,17 +253,9 @@ class GroupMetadata:
         _check_node_type(data, "group", source=source)
         extra = parse_extra_fields(data, cls._KNOWN, source=source)
         attributes = parse_attributes(data.get("attributes"), source=source)
-        consolidated = data.get("consolidated_metadata")
+        consolidated = data.get(_FIELD)
         if consolidated is not None:
-            if not isinstance(consolidated, Mapping):
-                raise MetadataError(
-                    f"must be an object or null, got {consolidated!r}",
-                    path="consolidated_metadata",
-                    source=source,
-                )
-            consolidated = _to_json_value(
-                consolidated, path="consolidated_metadata", source=source
-            )
+            consolidated = ConsolidatedMetadata.from_dict(consolidated, source=source)
         return cls(attributes=attributes, consolidated_metadata=consolidated, extra_fields=extra)
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,8 +265,11 @@ class GroupMetadata:
             "node_type": "group",
             "attributes": copy.deepcopy(self.attributes),
         }
-        if self.consolidated_metadata is not None:
-            doc["consolidated_metadata"] = copy.deepcopy(self.consolidated_metadata)
+        cm = self.consolidated_metadata
+        if isinstance(cm, ConsolidatedMetadata):
+            doc[_FIELD] = cm.to_dict()
+        elif cm is not None:  # a raw object given to evolve(): validated by from_dict
+            doc[_FIELD] = copy.deepcopy(cm)
         for key, value in self.extra_fields.items():
             doc[key] = copy.deepcopy(value)
         return doc

@@ -1,0 +1,331 @@
+"""Consolidated metadata: the ``zarr.json`` of every node below a group, inline in the group's.
+
+It follows zarr-python 3 (``zarr.consolidate_metadata``, ``zarr.open_consolidated``): the
+group's ``zarr.json`` gets a ``consolidated_metadata`` object (``"kind": "inline"``,
+``"must_understand": false``) whose ``metadata`` maps each descendant's path relative to the
+group (``"sub"``, ``"sub/temperature"``) to that node's document (see
+:mod:`zarr3c.metadata.group`).  A group opened with it answers ``g[name]``, ``name in g``,
+``members()``, ``tree()`` and nested paths from that one document, with no further metadata
+reads or listings, whatever the store (chunk reads still go to the store)::
+
+    zarr3c.consolidate_metadata("data.zarr")          # after the hierarchy is written
+    g = zarr3c.open_consolidated("data.zarr")          # one read: the root zarr.json
+    g["sub/temperature"][:10]
+
+It is a Zarr v3 (``zarr.json``) feature: the draft-2022 and zarr-python-2 layouts refuse it.
+
+Staleness (a snapshot, as in zarr-python)
+-----------------------------------------
+The consolidated document describes the hierarchy as it was when
+:func:`consolidate_metadata` last ran.  Nodes created, resized or given new attributes
+afterwards are not reflected in it until it is run again (or the group is opened with
+``use_consolidated=False``).  zarr3c adds two things:
+
+- creations and deletions made *through* a Group opened from consolidated metadata (or one of
+  its child groups) update that object's view at once, so ``g.create_array("x")`` is then
+  ``g["x"]``; a deletion (and what a creation with ``overwrite=True`` replaces) also leaves
+  the stored document (as deletions do in zarr-python), so a deleted or replaced node never
+  reappears from it as a ghost read with its old metadata.  Creations are not written to the
+  stored document: call :func:`consolidate_metadata` again.
+- an array opened from consolidated metadata uses the consolidated copy of its metadata.
+  A resize made elsewhere (another ``Array`` object, another process) never changes how a
+  chunk inside the old shape is keyed or decoded: regular and sharded grids keep their chunk
+  shape, rectilinear grids only gain edges, and codecs, data type and chunk key encoding are
+  unchanged.  So reads return the stored values over the old shape (what a shrink cut off
+  reads as the fill value, since the resize erased it); the new shape shows after
+  re-consolidating.  What is not detected, as in zarr-python, is an array *replaced* by one
+  with another data type, codecs or grid after consolidating: re-consolidate after replacing
+  nodes, or open with ``use_consolidated=False``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import unicodedata
+from typing import TYPE_CHECKING, Any
+
+from zarr3c.concurrency import chunk_lock
+from zarr3c.errors import (
+    InvalidArgumentError,
+    MetadataError,
+    ReadOnlyError,
+    UnsupportedFeatureError,
+)
+from zarr3c.metadata import parse_node_metadata
+from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.metadata.group import ConsolidatedMetadata, GroupMetadata
+
+if TYPE_CHECKING:
+    from zarr3c.group import Group
+
+__all__ = [
+    "ConsolidatedIndex",
+    "ConsolidatedView",
+    "ReadOnce",
+    "check_use_consolidated",
+    "consolidate_metadata",
+    "open_consolidated",
+]
+
+NodeMetadata = Any  # ArrayMetadata | GroupMetadata
+
+
+def _join(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+def _sort_key(rel: str) -> tuple[int, str]:
+    # zarr-python's order: shallow first, then by case-folded name.
+    return rel.count("/"), unicodedata.normalize("NFKC", rel).casefold()
+
+
+class ConsolidatedIndex:
+    """The hierarchy below a consolidated group, for lookups without store reads.
+
+    Parameters
+    ----------
+    consolidated
+        The group's parsed consolidated metadata.
+    root_path
+        The path of the group in its store (where the consolidated document lives).
+    """
+
+    def __init__(self, consolidated: ConsolidatedMetadata, root_path: str):
+        self.root_path = root_path
+        self._entries: dict[str, NodeMetadata] = dict(consolidated.metadata)
+        self._children: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+        for rel in self._entries:
+            self._link(rel)
+
+    def _link(self, rel: str) -> None:
+        parent, _, name = rel.rpartition("/")
+        self._children.setdefault(parent, set()).add(name)
+
+    def get(self, rel: str) -> NodeMetadata | None:
+        """The metadata of the node at ``rel`` (relative to the consolidated group)."""
+        return self._entries.get(rel)
+
+    def child_names(self, rel: str) -> list[str]:
+        """Names of the children of the group at ``rel`` ("" is the consolidated group)."""
+        with self._lock:
+            return sorted(self._children.get(rel, ()))
+
+    def add(self, rel: str, metadata: NodeMetadata, new_group: NodeMetadata) -> None:
+        """Record a node created at ``rel`` (and, as ``new_group``, missing ancestors)."""
+        with self._lock:
+            parts = rel.split("/")
+            for i in range(1, len(parts)):
+                ancestor = "/".join(parts[:i])
+                if ancestor not in self._entries:
+                    self._entries[ancestor] = new_group
+                    self._link(ancestor)
+            self.remove_locked(rel)
+            self._entries[rel] = metadata
+            self._link(rel)
+
+    def remove(self, rel: str) -> list[str]:
+        """Forget the node at ``rel`` and its descendants; returns the paths removed."""
+        with self._lock:
+            return self.remove_locked(rel)
+
+    def remove_locked(self, rel: str) -> list[str]:
+        gone = [k for k in self._entries if k == rel or k.startswith(rel + "/")]
+        for k in gone:
+            del self._entries[k]
+            self._children.pop(k, None)
+        parent, _, name = rel.rpartition("/")
+        self._children.get(parent, set()).discard(name)
+        return gone
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConsolidatedView:
+    """A group's window on a :class:`ConsolidatedIndex`: ``rel`` is the group's path
+    relative to the consolidated group ("" for that group itself)."""
+
+    index: ConsolidatedIndex
+    rel: str = ""
+
+    def child_rel(self, relative_path: str) -> str:
+        return _join(self.rel, relative_path)
+
+    def child(self, relative_path: str) -> ConsolidatedView:
+        return ConsolidatedView(self.index, self.child_rel(relative_path))
+
+    def forget(self, store: Any, fmt: HierarchyFormat, relative_path: str) -> None:
+        """Remove a deleted node from the view and from the stored consolidated document."""
+        gone = set(self.index.remove(self.child_rel(relative_path)))
+        root = self.index.root_path
+        key = fmt.metadata_key(root, "group")
+        with chunk_lock(store, key):
+            current = fmt.read_node(store, root)
+            if not isinstance(current, GroupMetadata):
+                return
+            cm = current.consolidated_metadata
+            if cm is None or not gone & cm.metadata.keys():
+                return
+            kept = {k: v for k, v in cm.metadata.items() if k not in gone}
+            fmt.write_node(store, root, dataclasses.replace(
+                current, consolidated_metadata=dataclasses.replace(cm, metadata=kept)))
+
+
+class ReadOnce:
+    """A store seen through a ``get`` that reads each key at most once.
+
+    Opening a node looks at the root ``zarr.json`` several times (format detection, existence,
+    the document itself); through this view the store is asked once.  Use it for one open call
+    only: it never sees later writes.
+    """
+
+    def __init__(self, store: Any):
+        self._store = store
+        self._got: dict[str, Any] = {}
+
+    def get(self, key: str) -> Any:
+        if key not in self._got:
+            self._got[key] = self._store.get(key)
+        return self._got[key]
+
+    def exists(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __getattr__(self, name: str) -> Any:  # listing and the rest go to the store
+        return getattr(self._store, name)
+
+
+def check_use_consolidated(use_consolidated: Any) -> None:
+    """Refuse values other than None, True and False."""
+    if not (use_consolidated is None or isinstance(use_consolidated, bool)):
+        raise InvalidArgumentError(
+            f"use_consolidated must be None, True or False, got {use_consolidated!r}"
+        )
+
+
+def refuse_other_formats(fmt: HierarchyFormat, what: str) -> None:
+    if not isinstance(fmt, V3Format):
+        raise UnsupportedFeatureError(
+            f"{what}: consolidated metadata is a feature of the Zarr v3 zarr.json layout, "
+            f"but the hierarchy is in the {fmt.zarr_format!r} layout"
+        )
+
+
+def collect(store: Any, fmt: HierarchyFormat, path: str) -> dict[str, NodeMetadata]:
+    """The metadata of every node below the group at ``path``, keyed by relative path in
+    zarr-python's order; each group entry gets an empty ``consolidated_metadata`` (as
+    zarr-python writes, so readers know it has no other children)."""
+    out: dict[str, NodeMetadata] = {}
+    pending = [(path, "")]
+    while pending:
+        group_path, rel = pending.pop()
+        prefix = f"{group_path}/" if group_path else ""
+        _, prefixes = store.list_dir(prefix)
+        names = [p[len(prefix):].rstrip("/") for p in prefixes]
+        keys = [fmt.metadata_key(_join(group_path, n), "") for n in names]
+        # one batch per group: remote stores fetch these concurrently
+        for name, key, data in zip(names, keys, store.get_many(keys), strict=True):
+            if data is None:
+                continue  # a prefix holding chunks or nothing zarr, not a node
+            metadata = parse_node_metadata(data, source=key)
+            child_rel = _join(rel, name)
+            if isinstance(metadata, GroupMetadata):
+                metadata = dataclasses.replace(
+                    metadata, consolidated_metadata=ConsolidatedMetadata(metadata={}))
+                pending.append((_join(group_path, name), child_rel))
+            out[child_rel] = metadata
+    return {k: out[k] for k in sorted(out, key=_sort_key)}
+
+
+def consolidate_metadata(
+    store: Any,
+    path: str | None = None,
+    zarr_format: Any = None,
+    *,
+    storage_options: dict[str, Any] | None = None,
+) -> Group:
+    """Write the metadata of every node below a group into that group's ``zarr.json``.
+
+    Parameters
+    ----------
+    store
+        Store, path or URL holding the hierarchy (opened writable).
+    path
+        The group to consolidate (default: the root); only nodes below it are included.
+    zarr_format
+        None or 3 (the only format with consolidated metadata).
+    storage_options
+        For remote stores.
+
+    Returns
+    -------
+    Group
+        The group, opened from its new consolidated metadata.  Its attributes and other
+        fields are kept; an earlier ``consolidated_metadata`` is replaced, and consolidated
+        metadata of child groups is neither read nor changed.
+
+    Raises
+    ------
+    ReadOnlyError
+        If the store is read-only.
+    UnsupportedFeatureError
+        If the hierarchy is not in the Zarr v3 ``zarr.json`` layout.
+    GroupNotFoundError, ContainsArrayError
+        If there is no group at ``path``.
+    """
+    from zarr3c.group import Group, open_group_at  # (group.py imports this module)
+    from zarr3c.paths import normalize_path
+    from zarr3c.stores import make_store
+
+    if zarr_format not in (None, 3):
+        raise UnsupportedFeatureError(
+            f"consolidated metadata is a Zarr v3 feature; zarr_format {zarr_format!r} has none"
+        )
+    p = normalize_path(path)
+    s = make_store(store, read_only=False, storage_options=storage_options)
+    fmt = detect_format(s)
+    refuse_other_formats(fmt, f"cannot consolidate the group at {p!r}")
+    key = fmt.metadata_key(p, "group")
+    if s.read_only:
+        raise ReadOnlyError(f"cannot write consolidated metadata to {key!r}: the store is "
+                            "read-only")
+    open_group_at(s, p, fmt=fmt, use_consolidated=False)  # a group must be there
+    entries = collect(s, fmt, p)
+    with chunk_lock(s, key):  # against concurrent attribute updates of the same document
+        current = fmt.read_node(s, p)
+        if not isinstance(current, GroupMetadata):
+            raise MetadataError("the group was replaced while consolidating", source=key)
+        consolidated = ConsolidatedMetadata(metadata=entries)
+        new = dataclasses.replace(current, consolidated_metadata=consolidated)
+        fmt.write_node(s, p, new)
+    return Group(s, p, new, fmt=fmt,
+                 consolidated=ConsolidatedView(ConsolidatedIndex(consolidated, p)))
+
+
+def open_consolidated(
+    store: Any,
+    path: str | None = None,
+    mode: str = "r",
+    *,
+    use_consolidated: bool = True,
+    **kwargs: Any,
+) -> Group:
+    """Open a group from its consolidated metadata (:func:`zarr3c.open_group` with
+    ``use_consolidated=True``; read-only by default).
+
+    Raises
+    ------
+    MetadataError
+        If the group's ``zarr.json`` has no consolidated metadata (the message names the key).
+    InvalidArgumentError
+        If ``use_consolidated`` is not True.
+    """
+    from zarr3c.api import open_group
+
+    if use_consolidated is not True:
+        raise InvalidArgumentError(
+            "open_consolidated() needs use_consolidated=True; use open_group(..., "
+            "use_consolidated=False) to ignore consolidated metadata"
+        )
+    return open_group(store, path, mode=mode, use_consolidated=True, **kwargs)
+
