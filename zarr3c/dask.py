@@ -80,13 +80,12 @@ def chunks_from_dask(
     """
     per_dim: list[int | list[int]] = []
     for dim, edges in enumerate(dask_chunks):
-        lengths = [int(e) for e in edges]
-        if any(e != e or e < 0 for e in lengths):  # NaN: unknown chunk sizes
+        if any(e != e for e in edges):  # NaN: unknown chunk sizes
             raise InvalidArgumentError(
                 f"dimension {dim} has unknown chunk sizes {tuple(edges)}; call "
                 "x.compute_chunk_sizes() first"
             )
-        lengths = [e for e in lengths if e > 0]
+        lengths = [int(e) for e in edges if e > 0]
         if not lengths:  # an empty dimension: any chunk length will do
             per_dim.append(1)
         elif all(e == lengths[0] for e in lengths[:-1]) and lengths[-1] <= lengths[0]:
@@ -190,8 +189,9 @@ def from_dask(
     overwrite
         Replace a node already at the path.
     compute
-        Store now and return the Array; with False, create the array now and return the
-        ``dask.delayed.Delayed`` that stores x when computed (as ``dask.array.to_zarr``).
+        Store now and return the Array; with False, create the array now and return the lazy
+        dask object that stores x when computed (what ``x.store(..., compute=False)`` gives,
+        as ``dask.array.to_zarr``).
     rechunk
         When x's chunk boundaries cut through the array's chunks (shards) — only possible
         with explicit ``chunks``/``shards`` — rechunk x first so that every chunk (shard) is
@@ -205,8 +205,8 @@ def from_dask(
 
     Returns
     -------
-    Array or dask.delayed.Delayed
-        The new array, or with ``compute=False`` the delayed store.
+    Array or dask collection
+        The new array, or with ``compute=False`` the lazy store.
 
     Raises
     ------
