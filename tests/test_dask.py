@@ -6,6 +6,7 @@ write an array several times larger than a worker's memory limit.
 
 from __future__ import annotations
 
+import multiprocessing
 import pickle
 import shutil
 import subprocess
@@ -89,6 +90,14 @@ def test_array_pickle_round_trip(kind: str, read_only: bool, layout: str,
         np.testing.assert_array_equal(a[0], 7)
     else:  # a pickled MemoryStore is a snapshot, owned by the copy
         np.testing.assert_array_equal(a[...], REF)
+
+
+def test_array_reopens_in_forked_process(tmp_path: Path) -> None:
+    # The parent's chunk thread pool has run; a forked child must not wait on its threads.
+    a = make_array(zarr3c.LocalStore(tmp_path / "d.zarr"), "sharded")
+    np.testing.assert_array_equal(a[...], REF)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        np.testing.assert_array_equal(pool.apply_async(np.asarray, (a,)).get(timeout=60), REF)
 
 
 def test_local_array_pickle_carries_no_data(tmp_path: Path) -> None:
