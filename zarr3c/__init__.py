@@ -12,6 +12,7 @@ from zarr3c.api import create_array, create_group, open, open_array, open_group
 from zarr3c.array import Array
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.consolidated import consolidate_metadata, open_consolidated
+from zarr3c.dask import from_dask  # imports dask only when called
 from zarr3c.group import Group
 from zarr3c.stores import LocalStore, MemoryStore, Store, ZipStore
 from zarr3c.transfer import copy
@@ -30,6 +31,7 @@ __all__ = [
     "create_array",
     "create_group",
     "errors",
+    "from_dask",
     "get_num_threads",
     "open",
     "open_array",

@@ -66,6 +66,21 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
+def _reset_after_fork() -> None:
+    # A forked child (multiprocessing's default start method on Linux) inherits the pool and
+    # the locks but not the threads that run or hold them: without this, its first
+    # chunk-parallel read would wait forever on the parent's workers.
+    global _pool, _pool_lock, _locks_guard
+    _pool = None
+    _pool_lock = threading.Lock()
+    _locks_guard = threading.Lock()
+    _locks.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
 _in_worker = threading.local()
 
 
