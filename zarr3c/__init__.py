@@ -12,13 +12,14 @@ from zarr3c.api import create_array, create_group, open, open_array, open_group
 from zarr3c.array import Array
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.group import Group
-from zarr3c.stores import LocalStore, MemoryStore, Store
+from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store
 from zarr3c.transfer import copy
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array",
+    "FsspecStore",
     "Group",
     "LocalStore",
     "MemoryStore",
