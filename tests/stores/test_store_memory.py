@@ -4,6 +4,7 @@ URL handling."""
 from __future__ import annotations
 
 import pickle
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -169,7 +170,8 @@ def test_make_store_returns_a_store_itself() -> None:
     ],
     ids=["s3", "gs", "gcs", "http", "https", "upper-case", "abfs"],
 )
-def test_make_store_remote_urls_need_fsspec(url: str) -> None:
+def test_make_store_remote_urls_need_fsspec(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "fsspec", None)  # as if not installed
     with pytest.raises(StoreError, match="fsspec") as excinfo:
         make_store(url)
     assert repr(url) in str(excinfo.value)

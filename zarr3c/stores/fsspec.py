@@ -85,19 +85,25 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 _Request = tuple[str, int | None, int | None]
 
 
-def import_fsspec() -> Any:
+def import_fsspec(url: str | None = None) -> Any:
     """Import and return the ``fsspec`` module.
+
+    Parameters
+    ----------
+    url
+        The URL being opened, named in the error.
 
     Raises
     ------
     StoreError
-        If fsspec is not installed; the message names the extra to install.
+        If fsspec is not installed; the message names the URL and the extra to install.
     """
     try:
         import fsspec
     except ImportError:
+        where = f"cannot open store URL {url!r}: " if url is not None else ""
         raise StoreError(
-            f"remote stores need fsspec, which is not installed: {INSTALL_HINT}"
+            f"{where}remote stores need fsspec, which is not installed: {INSTALL_HINT}"
         ) from None
     return fsspec
 
@@ -219,14 +225,16 @@ class FsspecStore(Store):
             message names what to install), or the scheme is unknown, or the options are
             refused by the filesystem.
         """
-        fsspec = import_fsspec()
         if not isinstance(url, str):
             raise InvalidTypeError(f"store URL must be a str, not {type(url).__name__}")
+        fsspec = import_fsspec(url)
         if storage_options is not None and not isinstance(storage_options, dict):
             raise InvalidTypeError(
                 f"storage_options for {url!r} must be a dict, not {type(storage_options).__name__}"
             )
-        scheme = url.split("://", 1)[0].split("::")[-1].lower() if "://" in url else ""
+        # URL schemes are case-insensitive (RFC 3986); fsspec's registry is lower-case.
+        url = re.sub(r"\A[A-Za-z][A-Za-z0-9+.\-]*(?=://)", lambda m: m.group(0).lower(), url)
+        scheme = url.split("://", 1)[0].split("::")[-1] if "://" in url else ""
         try:
             fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
         except ImportError as exc:
