@@ -56,7 +56,7 @@ from __future__ import annotations
 import builtins
 import errno
 import re
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
 from zarr3c.errors import InvalidArgumentError, InvalidTypeError, ReadOnlyError, StoreError
@@ -77,6 +77,9 @@ INSTALL_HINT = 'pip install "zarr3c[remote]"'
 
 #: Protocols served over plain HTTP(S): read-only, and servers may ignore ``Range``.
 _HTTP_PROTOCOLS = frozenset({"http", "https"})
+
+#: Schemes whose implementation the ``remote`` extra installs.
+_EXTRA = frozenset({"s3", "s3a", "http", "https"})
 
 #: Glob characters: fsspec's ``rm`` would expand a path containing one as a pattern.
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -240,12 +243,13 @@ class FsspecStore(Store):
         except ImportError as exc:
             from fsspec.registry import known_implementations
 
-            impl = known_implementations.get(scheme, {}).get("class", "")
-            package = impl.split(".")[0] if impl else "the package implementing it"
-            hint = f"pip install {package}" if impl else "install an fsspec implementation"
+            # fsspec's registry names the class and what to install ("Please install gcsfs
+            # to access Google Storage", 'HTTPFileSystem requires "requests" and "aiohttp"')
+            impl = known_implementations.get(scheme, {}).get("class", "its implementation")
+            extra = f"; {INSTALL_HINT} covers s3:// and http(s)://" if scheme in _EXTRA else ""
             raise StoreError(
-                f"cannot open store URL {url!r}: the {scheme}:// scheme needs {package}, which "
-                f"is not installed ({hint}; {exc})"
+                f"cannot open store URL {url!r}: the {scheme}:// scheme needs {impl}, which "
+                f"cannot be imported: {exc}{extra}"
             ) from exc
         except ValueError as exc:
             if "protocol not known" in str(exc).lower():
@@ -350,7 +354,7 @@ class FsspecStore(Store):
     # -- reads ----------------------------------------------------------------------------------
 
     def _fetch(
-        self, requests: builtins.list[tuple[str, int, int | None]]
+        self, requests: Sequence[tuple[str, int, int | None]]
     ) -> builtins.list[BytesLike | None]:
         """Read ``(key, start, length)`` ranges (normalized) with one concurrent batch."""
         unique = list(dict.fromkeys(requests))
@@ -435,7 +439,9 @@ class FsspecStore(Store):
         try:
             size = self._fs.info(self._path(key)).get("size")
         except Exception as exc:
-            raise StoreError(f"cannot read the size of {self._where(key)}: {_describe(exc)}") from exc
+            raise StoreError(
+                f"cannot read the size of {self._where(key)}: {_describe(exc)}"
+            ) from exc
         return None if size is None else int(size)
 
     def get(self, key: str) -> BytesLike | None:
