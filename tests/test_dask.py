@@ -17,8 +17,14 @@ import numpy as np
 import pytest
 
 import zarr3c
-from zarr3c.dask import MissingDependencyError, _aligned, chunks_from_dask
-from zarr3c.errors import ContainsArrayError, InvalidArgumentError, InvalidTypeError, ReadOnlyError
+from zarr3c.dask import _aligned, chunks_from_dask
+from zarr3c.errors import (
+    ContainsArrayError,
+    InvalidArgumentError,
+    InvalidTypeError,
+    MissingDependencyError,
+    ReadOnlyError,
+)
 
 da = pytest.importorskip("dask.array", reason="dask[array] is not installed (zarr3c[dask] extra)")
 import dask  # noqa: E402

@@ -14,13 +14,14 @@ from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.consolidated import consolidate_metadata, open_consolidated
 from zarr3c.dask import from_dask  # imports dask only when called
 from zarr3c.group import Group
-from zarr3c.stores import LocalStore, MemoryStore, Store, ZipStore
+from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, ZipStore
 from zarr3c.transfer import copy
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array",
+    "FsspecStore",
     "Group",
     "LocalStore",
     "MemoryStore",

@@ -29,15 +29,11 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from zarr3c.errors import InvalidArgumentError, InvalidTypeError, ZarrError
+from zarr3c.errors import InvalidArgumentError, InvalidTypeError, MissingDependencyError
 
 __all__ = ["MissingDependencyError", "chunks_from_dask", "from_dask"]
 
 _EXTRA = 'pip install "zarr3c[dask]"'
-
-
-class MissingDependencyError(ZarrError, ImportError):
-    """An optional dependency zarr3c needs for this feature is not installed."""
 
 
 def _import_dask_array() -> Any:

@@ -36,6 +36,11 @@ class ZarrError(Exception):
     """Base class of every zarr3c error."""
 
 
+class MissingDependencyError(ZarrError, ImportError):
+    """An optional dependency a feature needs is not installed; the message names the extra
+    to install (``pip install "zarr3c[remote]"``, ``"zarr3c[dask]"``)."""
+
+
 class InvalidArgumentError(ZarrError, ValueError):
     """An argument has a value zarr3c does not take (a mode, an order, a thread count...)."""
 

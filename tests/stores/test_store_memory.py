@@ -4,13 +4,14 @@ URL handling."""
 from __future__ import annotations
 
 import pickle
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from zarr3c.errors import ReadOnlyError, StoreError
+from zarr3c.errors import MissingDependencyError, ReadOnlyError, StoreError
 from zarr3c.stores import LocalStore, MemoryStore, Store, make_store
 from zarr3c.testing.store_suite import StoreContractTests
 
@@ -169,8 +170,9 @@ def test_make_store_returns_a_store_itself() -> None:
     ],
     ids=["s3", "gs", "gcs", "http", "https", "upper-case", "abfs"],
 )
-def test_make_store_remote_urls_need_fsspec(url: str) -> None:
-    with pytest.raises(StoreError, match="fsspec") as excinfo:
+def test_make_store_remote_urls_need_fsspec(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "fsspec", None)  # as if not installed
+    with pytest.raises(MissingDependencyError, match="fsspec") as excinfo:
         make_store(url)
     assert repr(url) in str(excinfo.value)
 

@@ -4,6 +4,7 @@
 
     make_store("data/example.zarr")          # LocalStore (also pathlib.Path, "file://...")
     make_store("memory://")                  # a new MemoryStore
+    make_store("s3://bucket/x.zarr", storage_options={...})   # FsspecStore (any fsspec URL)
     make_store({})                           # a MemoryStore over that dict
     make_store(store, read_only=True)        # the store itself, or a read-only twin
 """
@@ -16,11 +17,13 @@ from typing import Any
 
 from zarr3c.errors import InvalidTypeError, StoreError
 from zarr3c.stores.base import Store, validate_key, validate_prefix
+from zarr3c.stores.fsspec import FsspecStore
 from zarr3c.stores.local import LocalStore
 from zarr3c.stores.memory import MemoryStore
 from zarr3c.stores.zip import ZipStore
 
 __all__ = [
+    "FsspecStore",
     "LocalStore",
     "MemoryStore",
     "Store",
@@ -50,11 +53,14 @@ def make_store(
         - a ``str`` or ``os.PathLike`` path, or a ``"file://<path>"`` URL: a
           :class:`LocalStore` over that directory;
         - ``"memory://"`` or None: a new, empty :class:`MemoryStore`;
-        - a ``dict``: a :class:`MemoryStore` over that dict (shared, not copied).
+        - a ``dict``: a :class:`MemoryStore` over that dict (shared, not copied);
+        - any other URL (``"s3://bucket/x.zarr"``, ``"https://host/x.zarr"``, ``"gs://..."``,
+          chained fsspec URLs): an :class:`FsspecStore` (needs ``zarr3c[remote]``).
     read_only
         Open the store read-only.
     storage_options
-        Options for remote (fsspec) stores; must be empty or None for the stores above.
+        Options for remote (fsspec) stores (credentials, ``endpoint_url``, timeouts); must be
+        empty or None for the other stores.
 
     Returns
     -------
@@ -63,9 +69,9 @@ def make_store(
     Raises
     ------
     StoreError
-        For a remote URL (``s3://``, ``gs://``, ``http(s)://``, ...): remote stores need
-        zarr3c's optional fsspec support; or for ``storage_options`` given with a local or
-        in-memory store; or a LocalStore root that is not a directory.
+        For a remote URL when fsspec or the scheme's implementation is not installed (the
+        message names the package), or the scheme is unknown; for ``storage_options`` given
+        with a local or in-memory store; or a LocalStore root that is not a directory.
     TypeError
         If ``store_like`` is none of the above.
     """
@@ -90,9 +96,12 @@ def make_store(
             if scheme == "file":
                 _refuse_storage_options(storage_options, store_like)
                 return LocalStore(store_like[match.end() :], read_only=read_only)
-            raise StoreError(
-                f"cannot open store URL {store_like!r}: remote stores ({scheme}://) need "
-                "zarr3c's optional fsspec support (FsspecStore), which is not available"
+            return FsspecStore.from_url(
+                store_like, storage_options=storage_options, read_only=read_only
+            )
+        if "::" in store_like and "://" in store_like:  # a chained fsspec URL
+            return FsspecStore.from_url(
+                store_like, storage_options=storage_options, read_only=read_only
             )
         _refuse_storage_options(storage_options, store_like)
         return LocalStore(store_like, read_only=read_only)
