@@ -7,7 +7,9 @@ machine's cores, and can be changed with :func:`set_num_threads`.
 Writes take a lock per chunk key for their read-modify-write, so threads writing disjoint
 regions of the same chunk lose nothing, while unrelated chunks proceed in parallel.  Locks
 are keyed by the store's identity for locking (:func:`store_lock_id`) and the key, so two
-``Array`` objects over the same data share them.
+``Array`` objects over the same data share them.  Inside the thread lock, the store's
+``key_lock(key)`` adds a cross-process lock where the store offers one (``LocalStore(root,
+process_locks=True)``: ``flock`` on a lock file next to the key).
 """
 
 from __future__ import annotations
@@ -136,7 +138,12 @@ def store_lock_id(store: Any) -> Any:
 
 @contextmanager
 def chunk_lock(store: Any, key: str) -> Iterator[None]:
-    """Hold the process-wide lock of ``key`` in ``store`` (created on demand, freed when unused)."""
+    """Hold the lock of ``key`` in ``store`` for a read-modify-write.
+
+    First the process-wide lock (created on demand, freed when unused), which serialises
+    threads; then the store's own cross-process lock (``store.key_lock(key)``, a no-op unless
+    the store offers one, e.g. ``LocalStore(root, process_locks=True)``).
+    """
     ident = (store_lock_id(store), key)
     with _locks_guard:
         ref = _locks.get(ident)
@@ -144,7 +151,7 @@ def chunk_lock(store: Any, key: str) -> Iterator[None]:
             ref = _locks[ident] = _RefLock()
         ref.users += 1
     try:
-        with ref.lock:
+        with ref.lock, store.key_lock(key):
             yield
     finally:
         with _locks_guard:

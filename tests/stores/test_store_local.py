@@ -8,12 +8,21 @@ import os
 import pathlib
 import pickle
 import stat
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from zarr3c.errors import InvalidKeyError, StoreError
+from zarr3c.errors import (
+    ChunkDecodeError,
+    InvalidKeyError,
+    ReadOnlyError,
+    StoreError,
+    UnsupportedFeatureError,
+)
 from zarr3c.stores import LocalStore, MemoryStore, Store, make_store
 from zarr3c.stores import local as local_module
 from zarr3c.testing.store_suite import HOSTILE_KEYS, StoreContractTests
@@ -463,12 +472,15 @@ def test_equality_and_hash(root: Path, tmp_path: Path) -> None:
     assert hash(LocalStore(root)) == hash(LocalStore(str(root)))
     assert LocalStore(root) != LocalStore(root, read_only=True)
     assert LocalStore(root) != LocalStore(root, fsync=True)
+    assert LocalStore(root) != LocalStore(root, process_locks=True)
     assert LocalStore(root) != LocalStore(tmp_path / "other")
     assert LocalStore(root) != MemoryStore()
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{}, {"read_only": True}, {"fsync": True}], ids=["plain", "read-only", "fsync"]
+    "kwargs",
+    [{}, {"read_only": True}, {"fsync": True}, {"process_locks": True}],
+    ids=["plain", "read-only", "fsync", "process-locks"],
 )
 def test_pickle_round_trip(root: Path, kwargs: dict[str, Any]) -> None:
     LocalStore(root).set("a/b", b"data")
@@ -477,6 +489,7 @@ def test_pickle_round_trip(root: Path, kwargs: dict[str, Any]) -> None:
     assert clone == store
     assert clone.root == store.root and clone.read_only == store.read_only
     assert clone.fsync == store.fsync
+    assert clone.process_locks == store.process_locks
     assert clone.get("a/b") == b"data"
 
 
@@ -552,3 +565,345 @@ def test_get_many_works_in_a_forked_child(store: LocalStore, root: Path) -> None
     assert child.exitcode == 0
     assert queue.get(timeout=5) is True
     assert queue.get(timeout=5) is True
+
+
+# -- fault injection in the write path: a StoreError naming the key, the old value intact ------
+
+
+def _raise(exc: BaseException) -> Any:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise exc
+
+    return fail
+
+
+def _fail_on_temp_open(exc: OSError) -> Any:
+    real_open = os.open
+
+    def fake_open(path: Any, *args: Any, **kwargs: Any) -> int:
+        if local_module._TMP_MARK in os.fspath(path):
+            raise exc
+        return real_open(path, *args, **kwargs)
+
+    return fake_open
+
+
+def _enospc_write() -> Any:
+    real_write = os.write
+
+    def fake_write(fd: int, data: Any) -> int:
+        real_write(fd, bytes(data)[:3])  # a partial write first, as a filling disk does
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    return fake_write
+
+
+FAULTS: dict[str, tuple[str, Any, str]] = {
+    # id: (function patched, replacement, text the error carries)
+    "error-between-write-and-rename": (
+        "fsync", _raise(OSError(errno.EIO, "injected I/O error in fsync")), "injected I/O"),
+    "exception-between-write-and-rename": (
+        "replace", _raise(RuntimeError("injected bug before the rename")), "injected bug"),
+    "failing-rename": ("replace", _raise(OSError(errno.EXDEV, "injected rename failure")),
+                       "injected rename"),
+    "enospc": ("write", _enospc_write(), "No space left"),
+    "permission-denied-on-open": (
+        "open", _fail_on_temp_open(PermissionError(errno.EACCES, "injected: read-only dir")),
+        "read-only dir"),
+    "read-only-file-system": (
+        "open", _fail_on_temp_open(OSError(errno.EROFS, "injected: read-only file system")),
+        "read-only file system"),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("existing", [True, False], ids=["overwrite", "new-key"])
+def test_write_faults_keep_the_previous_value(
+    root: Path, monkeypatch: pytest.MonkeyPatch, fault: str, existing: bool
+) -> None:
+    store = LocalStore(root, fsync=True)
+    store.set("zarr.json", b"{}")
+    if existing:
+        store.set("a/c/0", b"previous value")
+    name, replacement, text = FAULTS[fault]
+    monkeypatch.setattr(os, name, replacement)
+    with pytest.raises(StoreError) as excinfo:
+        store.set("a/c/0", b"new value that must not land")
+    monkeypatch.undo()
+    assert "'a/c/0'" in str(excinfo.value) and text in str(excinfo.value)
+    assert store.get("a/c/0") == (b"previous value" if existing else None)
+    assert not [p for p in root.rglob("*") if local_module._is_reserved_name(p.name)]
+    assert sorted(store.list()) == (["a/c/0", "zarr.json"] if existing else ["zarr.json"])
+
+
+def test_root_replaced_by_a_file_is_a_store_error(root: Path) -> None:
+    store = LocalStore(root)
+    store.set("k", b"v")
+    for p in root.iterdir():
+        p.unlink()
+    root.rmdir()
+    root.write_bytes(b"now a file")
+    with pytest.raises(StoreError, match="'a/k'"):
+        store.set("a/k", b"x")
+    with pytest.raises(StoreError, match="'k'"):
+        store.set("k", b"x")
+    assert root.read_bytes() == b"now a file"
+
+
+def test_write_fault_through_an_array_keeps_the_chunk(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    import zarr3c
+
+    a = zarr3c.create_array(LocalStore(root), "a", shape=(10,), dtype="int32", chunks=(5,),
+                            fill_value=0)
+    a[...] = np.arange(10)
+    monkeypatch.setattr(os, "write", _enospc_write())
+    with pytest.raises(StoreError, match="'a/c/0'"):
+        a[2] = 100
+    monkeypatch.undo()
+    np.testing.assert_array_equal(a[...], np.arange(10))
+
+
+# -- cross-process key locks (process_locks=True) ------------------------------------------------
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
+
+
+def test_key_lock_is_a_no_op_by_default(store: LocalStore, root: Path) -> None:
+    assert not store.process_locks
+    with store.key_lock("a/c/0"):
+        assert not root.exists()
+    with MemoryStore().key_lock("a/c/0"):
+        pass
+
+
+@posix_only
+def test_lock_files_exist_only_while_held_and_are_never_keys(root: Path) -> None:
+    store = LocalStore(root, process_locks=True)
+    assert store.process_locks and "process_locks=True" in repr(store)
+    store.set("a/c/0", b"chunk")
+    with store.key_lock("a/c/0"):
+        lock = root / "a" / "c" / ".0.zarr3c-lock"
+        assert lock.is_file()
+        assert list(store.list()) == ["a/c/0"]
+        assert store.list_dir("a/c/") == (["a/c/0"], [])
+    with store.key_lock("b/c/0"):  # directories are created for the lock file...
+        assert (root / "b" / "c" / ".0.zarr3c-lock").is_file()
+        assert list(store.list_prefix("b/")) == []
+    assert files_below(root) == ["a", "a/c", "a/c/0"]  # ...and pruned with it
+    for key in ["a/c/.0.zarr3c-lock", ".zarr.json.zarr3c-lock"]:
+        with pytest.raises(InvalidKeyError, match="reserved"):
+            store.set(key, b"x")
+        with pytest.raises(InvalidKeyError, match="reserved"):
+            store.get(key)
+
+
+@posix_only
+def test_key_locks_exclude_threads_through_distinct_stores(tmp_path: Path) -> None:
+    # Two roots reaching the same directory (one through a symlink) do not share the
+    # in-process locks; the flock, taken on its own open file each time, still excludes.
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    one = LocalStore(real, process_locks=True)
+    two = LocalStore(tmp_path / "link", process_locks=True)
+    assert one.lock_id != two.lock_id
+    held, acquired, release = threading.Event(), threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with one.key_lock("k"):
+            held.set()
+            release.wait(30)
+
+    def waiter() -> None:
+        held.wait(30)
+        with two.key_lock("k"):
+            acquired.set()
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=waiter)]
+    for t in threads:
+        t.start()
+    held.wait(30)
+    time.sleep(0.2)
+    assert not acquired.is_set()  # blocked while the other store holds the key
+    release.set()
+    for t in threads:
+        t.join(30)
+    assert acquired.is_set()
+
+
+@posix_only
+def test_locked_unaligned_thread_writers_through_distinct_stores(tmp_path: Path) -> None:
+    import numpy as np
+
+    import zarr3c
+
+    real = tmp_path / "real"
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    real.mkdir()
+    a = zarr3c.create_array(LocalStore(real), "a", shape=(256,), dtype="int32", chunks=(48,),
+                            fill_value=0)
+    barrier = threading.Barrier(4)
+
+    def writer(w: int) -> None:
+        where = real if w % 2 else tmp_path / "link"
+        arr = zarr3c.open_array(LocalStore(where, process_locks=True), "a", mode="r+")
+        barrier.wait()
+        for i in range(w * 64, (w + 1) * 64):
+            arr[i] = i + 1
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_array_equal(a[...], np.arange(1, 257))
+
+
+@posix_only
+def test_a_stale_lock_file_is_taken_over(root: Path) -> None:
+    store = LocalStore(root, process_locks=True)
+    store.set("k", b"v")
+    (root / ".k.zarr3c-lock").write_bytes(b"")  # left by a killed holder: not locked
+    with store.key_lock("k"):
+        pass
+    assert files_below(root) == ["k"]
+
+
+@posix_only
+def test_lock_file_errors_name_the_key(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(root, process_locks=True)
+    real_open = os.open
+
+    def fake_open(path: Any, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path).endswith(".zarr3c-lock"):
+            raise PermissionError(errno.EACCES, "injected")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", fake_open)
+    with pytest.raises(StoreError, match="'a/c/0'.*lock file"):
+        with store.key_lock("a/c/0"):
+            pass
+    with pytest.raises(ReadOnlyError):
+        with store.with_read_only(True).key_lock("a/c/0"):
+            pass
+
+
+def test_process_locks_without_flock_is_refused(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local_module, "fcntl", None)  # as on Windows
+    with pytest.raises(UnsupportedFeatureError, match="process_locks=True.*fcntl.flock"):
+        LocalStore(root, process_locks=True)
+    LocalStore(root).set("k", b"v")  # the rest works without flock
+    assert LocalStore(root).get("k") == b"v"
+
+
+@posix_only
+def test_hierarchy_written_with_locks_opens_in_zarr_python(root: Path) -> None:
+    zarr = pytest.importorskip("zarr", reason="interop check needs zarr-python 3")
+    import warnings
+
+    import numpy as np
+
+    import zarr3c
+
+    store = LocalStore(root, process_locks=True)
+    group = zarr3c.create_group(store)
+    group.attrs["written"] = "with locks"  # attribute updates take the lock too
+    a = zarr3c.create_array(store, "g/a", shape=(100,), dtype="int32", chunks=(10,),
+                            shards=(40,), fill_value=0)
+    for i in range(100):
+        a[i] = i
+    assert not [p for p in root.rglob("*") if local_module._is_reserved_name(p.name)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # zarr-python warns of files it does not recognise
+        zg = zarr.open_group(str(root), mode="r")
+        assert dict(zg.attrs) == {"written": "with locks"}
+        assert [name for name, _ in zg.members(max_depth=None)] == ["g", "g/a"]
+        np.testing.assert_array_equal(zarr.open_array(str(root), path="g/a", mode="r")[:],
+                                      np.arange(100))
+
+
+# -- stale temporary files -------------------------------------------------------------------------
+
+
+def _plant_temp(root: Path, rel: str, age: float) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"torn")
+    then = time.time() - age
+    os.utime(path, (then, then))
+    return path
+
+
+def test_listings_remove_stale_temporary_files(store: LocalStore, root: Path) -> None:
+    store.set("a/c/0", b"chunk")
+    old = _plant_temp(root, "a/c/.1.zarr3c-tmp-00000000000000aa", 2 * 3600)
+    young = _plant_temp(root, "a/c/.2.zarr3c-tmp-00000000000000bb", 60)
+    assert list(store.list()) == ["a/c/0"]
+    assert not old.exists() and young.exists()
+    # a read-only store never deletes
+    old = _plant_temp(root, "a/c/.3.zarr3c-tmp-00000000000000cc", 2 * 3600)
+    assert list(LocalStore(root, read_only=True).list()) == ["a/c/0"]
+    assert old.exists()
+
+
+@posix_only
+def test_cleanup_spares_temporary_files_of_live_writers(store: LocalStore, root: Path) -> None:
+    import fcntl
+
+    store.set("a/c/0", b"chunk")
+    stale = _plant_temp(root, "a/c/.1.zarr3c-tmp-00000000000000aa", 10)
+    live = _plant_temp(root, "a/c/.2.zarr3c-tmp-00000000000000bb", 2 * 3600)
+    lock = _plant_temp(root, "a/c/.0.zarr3c-lock", 0)
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # as a writer holds its temporary file
+        assert store.cleanup_temporary_files(max_age=3600) == 1  # only the unheld lock file
+        assert stale.exists() and live.exists() and not lock.exists()
+        assert store.cleanup_temporary_files("a/", max_age=0) == 1
+        assert not stale.exists() and live.exists()
+        store.erase_prefix("a/")  # erase_prefix too leaves a live writer's file alone
+        assert live.exists() and store.get("a/c/0") is None
+    finally:
+        os.close(fd)
+    assert store.cleanup_temporary_files(max_age=0) == 1
+    assert files_below(root) == []
+    with pytest.raises(ReadOnlyError):
+        store.with_read_only(True).cleanup_temporary_files()
+
+
+@posix_only
+def test_writers_hold_their_temporary_files(
+    store: LocalStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cleanup running while a value is being written, even with max_age=0, spares it.
+    real_replace = os.replace
+    removed: list[int] = []
+
+    def replace_after_cleanup(src: Any, dst: Any) -> None:
+        removed.append(store.cleanup_temporary_files(max_age=0))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace_after_cleanup)
+    store.set("a/c/0", b"value")
+    assert removed == [0]
+    assert store.get("a/c/0") == b"value"
+
+
+def test_a_chunk_never_reads_a_temporary_file(store: LocalStore, root: Path) -> None:
+    import numpy as np
+
+    import zarr3c
+
+    a = zarr3c.create_array(store, "a", shape=(4,), dtype="int32", chunks=(4,), fill_value=7)
+    _plant_temp(root, "a/c/.0.zarr3c-tmp-00000000000000aa", 0)  # torn, beside a missing key
+    np.testing.assert_array_equal(a[...], [7, 7, 7, 7])
+    a[...] = [1, 2, 3, 4]
+    (root / "a" / "c" / "0").write_bytes(b"torn")  # a torn key itself would be caught
+    with pytest.raises(ChunkDecodeError, match="'a/c/0'"):
+        a[...]

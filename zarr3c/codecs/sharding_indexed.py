@@ -753,6 +753,10 @@ class ShardingCodec(ArrayBytesCodec):
     ) -> ShardIndex | None:
         """Read and decode a shard's index with one request; None if the shard is missing.
 
+        An index at the end without a ``crc32c`` index codec is checked against the shard's
+        size, so that request reads the whole shard (a truncated shard would otherwise show
+        other bytes as its index).
+
         Parameters
         ----------
         get_ranges
@@ -769,6 +773,16 @@ class ShardingCodec(ArrayBytesCodec):
             (ChecksumError for a crc32c mismatch).
         """
         n = self.index_nbytes(shard_shape)
+        if self.index_location == "end" and not any(
+            c.name == "crc32c" for c in self.index_codecs
+        ):
+            # Without a checksum, an index read from the end of a truncated shard would be
+            # other bytes taken for an index: only the shard's size can tell, so read it all.
+            (whole,) = get_ranges([(0, None)])
+            if whole is None:
+                return None
+            with _naming(key):
+                return self._decode_index_from_shard(as_byte_array(whole), shard_shape)
         (raw,) = get_ranges([self.index_byte_range(shard_shape)])
         if raw is None:
             return None

@@ -29,6 +29,7 @@ from zarr3c.codecs.base import (
     parse_int_field,
 )
 from zarr3c.codecs.numcodecs_adapter import decode_with
+from zarr3c.errors import ChunkDecodeError
 
 __all__ = ["MAX_LEVEL", "MIN_LEVEL", "ZstdCodec"]
 
@@ -82,4 +83,28 @@ class ZstdCodec(BytesBytesCodec):
         return self._codec.encode(as_byte_array(data))
 
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes:
-        return decode_with(self._codec.decode, as_byte_array(data), self.name)
+        buf = as_byte_array(data)
+        try:
+            return decode_with(self._codec.decode, buf, self.name)
+        except MemoryError as exc:
+            # numcodecs allocates the size a frame header declares: a corrupt header asks
+            # for terabytes.
+            raise ChunkDecodeError(
+                f"zstd: the frame declares {_frame_content_size(buf)} decoded bytes, which "
+                "cannot be allocated (corrupt frame header?)"
+            ) from exc
+
+
+def _frame_content_size(buf: np.ndarray) -> int | None:
+    """The content size a zstd frame header declares (None if absent or unreadable)."""
+    head = bytes(buf[:18])
+    if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
+        return None
+    fhd = head[4]
+    fcs_flag, single_segment, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
+    size = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
+    start = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
+    if size == 0 or len(head) < start + size:
+        return None
+    value = int.from_bytes(head[start:start + size], "little")
+    return value + 256 if size == 2 else value

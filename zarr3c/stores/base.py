@@ -31,6 +31,7 @@ from __future__ import annotations
 import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeAlias
 
@@ -298,6 +299,15 @@ class Store(ABC):
         """Identifies the data behind the store, so that writers through different store
         objects over the same data share the per-chunk locks; default: this object."""
         return ("store", id(self))
+
+    def key_lock(self, key: str) -> AbstractContextManager[None]:
+        """A lock on ``key`` shared with other processes, held (inside the in-process lock of
+        :func:`zarr3c.concurrency.chunk_lock`) across each read-modify-write of the key.
+
+        The default does nothing: stores without cross-process locking rely on the
+        in-process lock alone.  ``LocalStore(root, process_locks=True)`` overrides it.
+        """
+        return nullcontext()
 
     def __enter__(self) -> Self:
         return self

@@ -21,6 +21,15 @@ Guarantees:
   reader or a crash sees the old value or the new one, never a torn file.  Temporary names are
   reserved: they are never listed nor readable as keys.  ``fsync=True`` also flushes the file
   and its directory to disk before returning.
+- Temporary files left by a killed writer are never listed nor read; a writer holds an
+  ``flock`` on its temporary file until it is renamed, so stale ones can be told from live
+  ones: listings of a writable store remove those older than an hour that no writer holds,
+  ``erase_prefix`` removes every unheld one, and :meth:`LocalStore.cleanup_temporary_files`
+  does it on demand with any age limit.
+- ``process_locks=True`` (POSIX only) makes :meth:`LocalStore.key_lock` a cross-process
+  lock: ``flock`` on a lock file ``.<name>.zarr3c-lock`` next to the key, which exists only
+  while held (its holder removes it before unlocking), so writers in several processes that
+  share a chunk or shard lose nothing.  Lock file names are reserved like temporary names.
 - Reads open the file once: ``get`` reads the whole file in one ``pread`` into a bytes
   object of the ``fstat`` size (one copy), ``get_partial_values`` reads each range with its
   own ``pread``, never the whole file, and ``get_many`` spreads many keys over a small thread
@@ -42,11 +51,13 @@ import pathlib
 import re
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
-from zarr3c.errors import InvalidKeyError, StoreError
+from zarr3c.errors import InvalidKeyError, StoreError, UnsupportedFeatureError
 from zarr3c.stores.base import (
     ByteRange,
     BytesLike,
@@ -58,6 +69,11 @@ from zarr3c.stores.base import (
     validate_prefix,
 )
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["LocalStore"]
 
 _T = TypeVar("_T")
@@ -66,10 +82,16 @@ _R = TypeVar("_R")
 #: The marker in temporary file names, ``.<name>.zarr3c-tmp-<16 hex>``.
 _TMP_MARK = ".zarr3c-tmp-"
 _TMP_NAME = re.compile(r"\..*\.zarr3c-tmp-[0-9a-f]{16}\Z", re.DOTALL)
+#: The suffix of lock file names, ``.<name>.zarr3c-lock``.
+_LOCK_SUFFIX = ".zarr3c-lock"
+_LOCK_NAME = re.compile(r"\..+\.zarr3c-lock\Z", re.DOTALL)
+#: Listings remove temporary files older than this (seconds) that no writer holds.
+STALE_TEMPORARY_AGE = 3600.0
 
 # O_NONBLOCK: opening a FIFO planted at a key's path must not block (it then reads as None).
 _O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
 _O_WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+_O_LOCK = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 _HAVE_PREAD = hasattr(os, "pread")
 _WINDOWS = os.name == "nt"
 
@@ -81,6 +103,61 @@ _KEYS_PER_TASK = 8
 
 def _is_temp_name(name: str) -> bool:
     return _TMP_MARK in name and _TMP_NAME.match(name) is not None
+
+
+def _is_lock_name(name: str) -> bool:
+    return name.endswith(_LOCK_SUFFIX) and _LOCK_NAME.match(name) is not None
+
+
+def _is_reserved_name(name: str) -> bool:
+    """A temporary or lock file name: never a key."""
+    return name[:1] == "." and (_is_temp_name(name) or _is_lock_name(name))
+
+
+def _lock_path(path: str) -> str:
+    """The lock file of the key file ``path`` (names longer than 200 characters share a lock
+    file with others of the same first 200: coarser, still correct)."""
+    dirname, basename = os.path.split(path)
+    return os.path.join(dirname, f".{basename[:200]}{_LOCK_SUFFIX}")
+
+
+def _same_file(fd: int, path: str) -> bool:
+    """Whether ``path`` still names the file open as ``fd``."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev)
+
+
+def _remove_if_unheld(path: str) -> bool:
+    """Remove a temporary or lock file unless a live writer holds its ``flock``; True if
+    removed.  (Without flock, on Windows, the file is removed.)"""
+    if fcntl is None:
+        try:
+            os.unlink(path)
+        except OSError:
+            return False
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # held: a live writer's (or the lock is unsupported here)
+        # Unlink only what we hold: the path may have been renamed or replaced meanwhile.
+        if not _same_file(fd, path):
+            return False
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 # -- a small per-process thread pool for batched reads -----------------------------------------
@@ -233,6 +310,19 @@ def _write_all(fd: int, view: memoryview) -> None:
         written += os.write(fd, view[written:])
 
 
+def _claim_temp_file(fd: int, tmp: str) -> bool:
+    """Lock a new temporary file for its writer's lifetime (marking it live for cleanups);
+    False if a cleanup removed it first.  Where flock is missing or refused, age alone tells
+    stale files apart."""
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        return _same_file(fd, tmp)
+    except OSError:
+        return True
+
+
 def _fsync_dir(path: str) -> None:
     if _WINDOWS:  # directories cannot be opened for fsync there
         return
@@ -259,11 +349,17 @@ class LocalStore(Store):
     fsync
         Flush each written file and its directory to disk before ``set`` returns (durable
         across power loss, slower).
+    process_locks
+        Make :meth:`key_lock` a cross-process lock (``flock`` on a lock file next to the key),
+        so that writers in several processes sharing a chunk or a shard lose nothing.  Costs
+        a lock file creation and removal per chunk written; POSIX only.
 
     Raises
     ------
     StoreError
         If ``root`` exists and is not a directory.
+    UnsupportedFeatureError
+        ``process_locks=True`` where ``fcntl.flock`` does not exist (Windows).
 
     Notes
     -----
@@ -276,15 +372,26 @@ class LocalStore(Store):
     supports_listing = True
 
     def __init__(
-        self, root: str | os.PathLike[str], *, read_only: bool = False, fsync: bool = False
+        self,
+        root: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        fsync: bool = False,
+        process_locks: bool = False,
     ):
         super().__init__(read_only=read_only)
         root_str = os.path.abspath(os.fsdecode(os.fspath(root)))
         if os.path.exists(root_str) and not os.path.isdir(root_str):
             raise StoreError(f"LocalStore root {root_str!r} exists and is not a directory")
+        if process_locks and fcntl is None:
+            raise UnsupportedFeatureError(
+                f"LocalStore({root_str!r}, process_locks=True): cross-process locks need "
+                "fcntl.flock, which this platform (Windows) does not have"
+            )
         self._root = root_str
         self._root_prefix = root_str if root_str.endswith(os.sep) else root_str + os.sep
         self._fsync = bool(fsync)
+        self._process_locks = bool(process_locks)
 
     # -- identity -------------------------------------------------------------------------------
 
@@ -299,34 +406,101 @@ class LocalStore(Store):
         return self._fsync
 
     @property
+    def process_locks(self) -> bool:
+        """Whether :meth:`key_lock` is a cross-process lock."""
+        return self._process_locks
+
+    @property
     def lock_id(self) -> tuple[str, str]:
         return ("local", self._root)
 
+    def key_lock(self, key: str) -> AbstractContextManager[None]:
+        """With ``process_locks=True``, an exclusive ``flock`` on ``key``'s lock file
+        ``.<name>.zarr3c-lock`` (in the key's directory), shared with every process and
+        thread; otherwise a no-op.  Array writes hold it (inside the in-process lock) across
+        each read-modify-write of a chunk or shard.
+
+        Raises
+        ------
+        StoreError
+            The lock file cannot be created or locked (naming the key and the file).
+        ReadOnlyError
+            The store is read-only.
+        """
+        if not self._process_locks:
+            return nullcontext()
+        path = self._path(key)
+        self._check_writable(f"store key {key!r}")
+        return self._hold_lock_file(key, _lock_path(path))
+
+    @contextmanager
+    def _hold_lock_file(self, key: str, lock_path: str) -> Iterator[None]:
+        assert fcntl is not None
+        dirname = os.path.dirname(lock_path)
+        while True:
+            try:
+                fd = os.open(lock_path, _O_LOCK, 0o666)
+            except FileNotFoundError:
+                self._makedirs(key, dirname)
+                continue
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot lock store key {key!r} (lock file {lock_path!r}): {exc}"
+                ) from exc
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                # Its previous holder may have removed the file before unlocking: then lock
+                # the file now at that path instead.
+                if _same_file(fd, lock_path):
+                    break
+            except OSError as exc:
+                os.close(fd)
+                raise StoreError(
+                    f"cannot lock store key {key!r} (lock file {lock_path!r}): {exc}"
+                ) from exc
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
+        try:
+            yield
+        finally:
+            # Remove the file while holding it, so no lock file outlives its holder.
+            try:
+                os.unlink(lock_path)
+            except OSError:
+                pass
+            os.close(fd)
+            self._prune_empty_dirs(dirname)
+
     def __repr__(self) -> str:
         extra = ", fsync=True" if self._fsync else ""
+        if self._process_locks:
+            extra += ", process_locks=True"
         return f"LocalStore({self._root!r}, read_only={self._read_only}{extra})"
+
+    def _flags(self) -> tuple[str, bool, bool, bool]:
+        return (self._root, self._read_only, self._fsync, self._process_locks)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LocalStore):
             return NotImplemented
-        return (self._root, self._read_only, self._fsync) == (
-            other._root,
-            other._read_only,
-            other._fsync,
-        )
+        return self._flags() == other._flags()
 
     def __hash__(self) -> int:
-        return hash((LocalStore, self._root, self._read_only, self._fsync))
+        return hash((LocalStore, *self._flags()))
 
     # -- keys to paths --------------------------------------------------------------------------
 
     def _path(self, key: str) -> str:
         """The file of a key (validated, reserved names refused, checked to be below root)."""
         validate_key(key)
-        if _TMP_MARK in key and any(_is_temp_name(s) for s in key.split("/")):
+        if (_TMP_MARK in key or _LOCK_SUFFIX in key) and any(
+            _is_reserved_name(s) for s in key.split("/")
+        ):
             raise InvalidKeyError(
-                f"invalid store key {key!r}: names like '.<name>{_TMP_MARK}<16 hex>' are "
-                "reserved for LocalStore's temporary files"
+                f"invalid store key {key!r}: names like '.<name>{_TMP_MARK}<16 hex>' and "
+                f"'.<name>{_LOCK_SUFFIX}' are reserved for LocalStore's temporary and lock files"
             )
         if _WINDOWS and ":" in key:
             raise InvalidKeyError(
@@ -385,6 +559,14 @@ class LocalStore(Store):
         self._check_writable(f"store key {key!r}")
         self._write_atomic(key, path, as_byte_view(value, key))
 
+    def _makedirs(self, key: str, dirname: str) -> None:
+        try:
+            os.makedirs(dirname, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write store key {key!r}: cannot create directory {dirname!r}: {exc}"
+            ) from exc
+
     def _write_atomic(self, key: str, path: str, view: memoryview) -> None:
         dirname, basename = os.path.split(path)
         created_dirs = False
@@ -394,22 +576,20 @@ class LocalStore(Store):
             tmp = os.path.join(dirname, f".{basename[:64]}{_TMP_MARK}{os.urandom(8).hex()}")
             try:
                 fd = os.open(tmp, _O_WRITE_NEW, 0o666)
-                break
             except FileNotFoundError:
                 # The directory is missing (or was just pruned by a concurrent erase): create
                 # it and try again.
-                try:
-                    os.makedirs(dirname, exist_ok=True)
-                except OSError as exc:
-                    raise StoreError(
-                        f"cannot write store key {key!r}: cannot create directory "
-                        f"{dirname!r}: {exc}"
-                    ) from exc
+                self._makedirs(key, dirname)
                 created_dirs = True
+                continue
             except FileExistsError:
                 continue  # a temporary name collision, however unlikely
             except OSError as exc:
                 raise StoreError(f"cannot write store key {key!r} (file {path!r}): {exc}") from exc
+            if _claim_temp_file(fd, tmp):
+                break
+            os.close(fd)  # removed by a cleanup in the instant before we locked it
+            fd = -1
         if fd < 0:
             raise StoreError(
                 f"cannot write store key {key!r}: cannot create a temporary file in {dirname!r}"
@@ -419,9 +599,17 @@ class LocalStore(Store):
                 _write_all(fd, view)
                 if self._fsync:
                     os.fsync(fd)
+                if _WINDOWS:  # an open file cannot be renamed there
+                    os.close(fd)
+                    fd = -1
+                # Renamed while still open (and flock-ed): a cleanup never takes it for stale.
+                os.replace(tmp, path)
             finally:
-                os.close(fd)
-            os.replace(tmp, path)
+                if fd >= 0:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
         except BaseException as exc:
             try:
                 os.unlink(tmp)
@@ -526,8 +714,74 @@ class LocalStore(Store):
             if is_real_dir:
                 self._clear_dir(prefix, entry.path)
                 self._remove(prefix, entry.path, os.rmdir)
+            elif _is_reserved_name(entry.name):
+                # A live writer's temporary file or a held lock stays (its owner removes or
+                # renames it); a stale one goes.
+                _remove_if_unheld(entry.path)
             else:
                 self._remove(prefix, entry.path, os.unlink)
+
+    def cleanup_temporary_files(
+        self, prefix: str = "", *, max_age: float = STALE_TEMPORARY_AGE
+    ) -> int:
+        """Remove the temporary and lock files left below ``prefix`` by killed writers.
+
+        A temporary file is removed when it is older than ``max_age`` seconds (by its
+        modification time) and no live writer holds it (writers hold an ``flock`` on their
+        temporary file until they rename it; on Windows, age alone decides).  A lock file is
+        removed when no process holds it, whatever its age.
+
+        Parameters
+        ----------
+        prefix
+            Where to look (``""``: the whole store).
+        max_age
+            Minimum age in seconds of a temporary file to remove; 0 removes every unheld one.
+
+        Returns
+        -------
+        int
+            How many files were removed.
+
+        Raises
+        ------
+        ReadOnlyError
+            The store is read-only.
+        StoreError
+            A directory cannot be listed.
+        """
+        validate_prefix(prefix)
+        self._check_writable(f"store prefix {prefix!r}")
+        removed = 0
+        now = time.time()
+        pending = [self._prefix_dir(prefix)]
+        while pending:
+            dirpath = pending.pop()
+            try:
+                with os.scandir(dirpath) as it:
+                    entries = builtins.list(it)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot clean store prefix {prefix!r}: cannot list {dirpath!r}: {exc}"
+                ) from exc
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                        continue
+                    if not _is_reserved_name(entry.name):
+                        continue
+                    if _is_temp_name(entry.name) and now - entry.stat().st_mtime < max_age:
+                        continue
+                except OSError:
+                    continue
+                if _remove_if_unheld(entry.path):
+                    removed += 1
+            if removed:
+                self._prune_empty_dirs(dirpath)
+        return removed
 
     def _prune_empty_dirs(self, dirpath: str) -> None:
         """Remove ``dirpath`` and its parents while they are empty, stopping at the root."""
@@ -555,7 +809,11 @@ class LocalStore(Store):
         out = []
         for entry in entries:
             name = entry.name
-            if "\\" in name or (name[0] == "." and _is_temp_name(name)):
+            if "\\" in name:
+                continue
+            if _is_reserved_name(name):
+                if not self._read_only and _is_temp_name(name):
+                    self._drop_if_stale(entry)
                 continue
             try:
                 if entry.is_file():
@@ -566,6 +824,16 @@ class LocalStore(Store):
                 continue  # vanished or unreadable while listing: not a key
         out.sort()
         return out
+
+    def _drop_if_stale(self, entry: os.DirEntry[str]) -> None:
+        """A temporary file seen by a listing: remove it if it is stale (older than
+        :data:`STALE_TEMPORARY_AGE` and held by no writer)."""
+        try:
+            if time.time() - entry.stat().st_mtime < STALE_TEMPORARY_AGE:
+                return
+        except OSError:
+            return
+        _remove_if_unheld(entry.path)
 
     def _walk(self, dirpath: str, prefix: str) -> Iterator[str]:
         """Every key below ``dirpath`` (whose keys start with ``prefix``), depth first."""
