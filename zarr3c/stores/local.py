@@ -336,6 +336,18 @@ def _fsync_dir(path: str) -> None:
 # -- the store ---------------------------------------------------------------------------------
 
 
+def _list_dir_entries(dirpath: str, failure: str) -> builtins.list[os.DirEntry[str]]:
+    """The entries of a directory; none if it is missing (or a file); StoreError, starting
+    with ``failure``, if it cannot be listed."""
+    try:
+        with os.scandir(dirpath) as it:
+            return builtins.list(it)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise StoreError(f"{failure}: cannot list directory {dirpath!r}: {exc}") from exc
+
+
 class LocalStore(Store):
     """A store over the files below a local directory.
 
@@ -697,16 +709,7 @@ class LocalStore(Store):
 
     def _clear_dir(self, prefix: str, dirpath: str) -> None:
         """Remove everything below ``dirpath`` (temporary files too); keep ``dirpath``."""
-        try:
-            with os.scandir(dirpath) as it:
-                entries = builtins.list(it)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        except OSError as exc:
-            raise StoreError(
-                f"cannot erase store prefix {prefix!r}: cannot list {dirpath!r}: {exc}"
-            ) from exc
-        for entry in entries:
+        for entry in _list_dir_entries(dirpath, f"cannot erase store prefix {prefix!r}"):
             try:
                 is_real_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
@@ -757,16 +760,7 @@ class LocalStore(Store):
         pending = [self._prefix_dir(prefix)]
         while pending:
             dirpath = pending.pop()
-            try:
-                with os.scandir(dirpath) as it:
-                    entries = builtins.list(it)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            except OSError as exc:
-                raise StoreError(
-                    f"cannot clean store prefix {prefix!r}: cannot list {dirpath!r}: {exc}"
-                ) from exc
-            for entry in entries:
+            for entry in _list_dir_entries(dirpath, f"cannot clean store prefix {prefix!r}"):
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(entry.path)
@@ -797,17 +791,8 @@ class LocalStore(Store):
     def _scan(self, dirpath: str, prefix: str) -> builtins.list[tuple[str, str, bool]]:
         """``(name, path, is_dir)`` of the keys and subdirectories directly in ``dirpath``,
         sorted by name; temporary files and names that are not valid key segments omitted."""
-        try:
-            with os.scandir(dirpath) as it:
-                entries = builtins.list(it)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except OSError as exc:
-            raise StoreError(
-                f"cannot list store prefix {prefix!r} (directory {dirpath!r}): {exc}"
-            ) from exc
         out = []
-        for entry in entries:
+        for entry in _list_dir_entries(dirpath, f"cannot list store prefix {prefix!r}"):
             name = entry.name
             if "\\" in name:
                 continue
