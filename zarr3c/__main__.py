@@ -296,9 +296,13 @@ def _copy(args: argparse.Namespace) -> int:
     return 0
 
 
+# uint16: 100 MiB; 200 is not a multiple of 64: ragged edge chunks.
+_DEMO_SHAPE = (200, 512, 512)
+_DEMO_CHUNKS = (64, 64, 64)
+
+
 def _demo(args: argparse.Namespace) -> int:
-    shape = (200, 512, 512)  # uint16: 100 MiB; 200 is not a multiple of 64: ragged edge chunks
-    chunks = (64, 64, 64)
+    shape, chunks = _DEMO_SHAPE, _DEMO_CHUNKS
     rng = np.random.default_rng(0)
     z, y, x = np.ogrid[: shape[0], : shape[1], : shape[2]]
     data = ((z * 7 + y * 3 + x) % 4096).astype(np.uint16)

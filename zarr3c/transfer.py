@@ -209,8 +209,8 @@ def copy(
 ) -> Group | Array:
     """Copy the hierarchy in ``src`` to ``dst`` in the layout ``zarr_format``.
 
-    Nodes already in ``dst`` at the same paths are replaced; unless ``clear`` is set,
-    nothing else there is touched.
+    Nodes already in ``dst`` at the same paths are replaced (a hierarchy whose root is a
+    group replaces everything below the root of ``dst``; a root array, only that array).
 
     Parameters
     ----------
@@ -235,7 +235,8 @@ def copy(
         copied (from the calling thread or a worker; calls for one array are serialised).
     clear
         Erase everything in ``dst`` before writing (as mode ``"w"`` does), once the options
-        have been checked against every array.
+        have been checked against every array; ``dst`` may then hold a hierarchy in another
+        layout than ``zarr_format``.
 
     Returns
     -------
