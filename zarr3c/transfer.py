@@ -31,6 +31,7 @@ from typing import Any
 
 from zarr3c.api import _format_for_create
 from zarr3c.array import Array, create_array
+from zarr3c.chunk_grids.regular import RegularChunkGrid
 from zarr3c.codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarr3c.codecs.sharding_indexed import ShardingCodec
 from zarr3c.concurrency import get_num_threads, map_unordered
@@ -68,6 +69,16 @@ class _Progress:
             self._callback(self._path, self._done, self._total)
 
 
+def _grid_chunks(src: Array) -> Any:
+    """The source's chunk grid as ``create_array(chunks=...)`` takes it: the grid's own chunks
+    (shards, for a sharded array; every edge, overflowing ones included, for a rectilinear
+    grid), so that stored chunks fit the copy's grid byte for byte."""
+    grid = src.metadata.chunk_grid
+    if isinstance(grid, RegularChunkGrid):
+        return tuple(grid.chunk_shape)
+    return [list(edges) for edges in grid.edges(src.shape)]
+
+
 def _encoded_spec(src: Array, fmt: Any) -> dict[str, Any]:
     """``create_array`` arguments for a copy with the source's grid and codecs."""
     md = src.metadata
@@ -75,7 +86,7 @@ def _encoded_spec(src: Array, fmt: Any) -> dict[str, Any]:
     return dict(
         shape=md.shape,
         dtype=md.data_type,
-        chunks=src.chunks,
+        chunks=_grid_chunks(src),
         codecs=list(src.codecs),
         fill_value=src.fill_value,
         attributes=dict(md.attributes),
@@ -124,7 +135,8 @@ def _copy_chunks_encoded(src: Array, dst: Array, progress: ProgressCallback | No
             if data is not None:
                 dst_store.set(dst.chunk_key(coords), data)
         else:
-            dst.blocks[coords] = src.blocks[coords]
+            region = _region(dst, coords)
+            dst[region] = src[region]
         counter.step()
 
     map_unordered(copy_chunk, stored)
@@ -142,16 +154,19 @@ def _split_codecs(src: Array) -> tuple[list[Any], Any, list[Any]]:
     return filters, serializer, compressors
 
 
-def _regions(dst: Array) -> Iterator[tuple[slice, ...]]:
-    """The region of every chunk of ``dst``'s grid (of every shard, if sharded), C order."""
-    dims = dst._dims
-    shape = dst.shape
-    for coords in itertools.product(*(range(d.nchunks) for d in dims)):
-        region = []
-        for d, c, n in zip(dims, coords, shape, strict=True):
-            start = d.chunk_offset(c)
-            region.append(slice(start, min(start + d.chunk_length(c), n)))
-        yield tuple(region)
+def _region(a: Array, coords: tuple[int, ...]) -> tuple[slice, ...]:
+    """The region of ``a`` covered by the chunk (the shard, if sharded) at ``coords``."""
+    region = []
+    for d, c, n in zip(a._dims, coords, a.shape, strict=True):
+        start = d.chunk_offset(c)
+        region.append(slice(start, min(start + d.chunk_length(c), n)))
+    return tuple(region)
+
+
+def _regions(a: Array) -> Iterator[tuple[slice, ...]]:
+    """The region of every chunk of ``a``'s grid (of every shard, if sharded), C order."""
+    for coords in itertools.product(*(range(d.nchunks) for d in a._dims)):
+        yield _region(a, coords)
 
 
 def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | None) -> None:
