@@ -53,7 +53,10 @@ def source_modules() -> tuple[set[str], set[str]]:
 
 
 def check_installed(py: set[str], kernels: set[str]) -> Path:
-    import zarr3c
+    try:
+        import zarr3c
+    except ImportError as exc:
+        raise SmokeError(f"import zarr3c failed: {exc!r}") from exc
 
     installed = Path(zarr3c.__file__).resolve().parent
     print(f"zarr3c {zarr3c.__version__} imported from {installed}")
@@ -64,7 +67,10 @@ def check_installed(py: set[str], kernels: set[str]) -> Path:
     missing = sorted(f for f in py if not (installed / f).is_file())
     check(not missing, f"modules missing from the installed package: {missing}")
     for name in sorted(kernels):
-        module = importlib.import_module(f"zarr3c._kernels.{name}")
+        try:
+            module = importlib.import_module(f"zarr3c._kernels.{name}")
+        except ImportError as exc:
+            raise SmokeError(f"kernel zarr3c._kernels.{name} does not load: {exc!r}") from exc
         path = Path(module.__file__ or "")
         check(path.name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)),
               f"kernel zarr3c._kernels.{name} is not a compiled extension: {path}")
