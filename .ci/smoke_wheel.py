@@ -118,6 +118,7 @@ def check_round_trip() -> None:
         out = zarr3c.copy(os.path.join(tmp, "a.zarr"), os.path.join(tmp, "b.zarr"),
                           chunks=(10, 10), shards=None, compressors=None)
         check(isinstance(out, zarr3c.Array) and out.chunks == (10, 10), "rechunked copy")
+        assert isinstance(out, zarr3c.Array)
         check(np.array_equal(out[...], data), "rechunked copy differs")
     print("round trip: sharded write/read and rechunking copy OK")
 

@@ -160,7 +160,7 @@ def test_info_on_arrays_and_groups(hier) -> None:
     assert part["Chunks initialized"] == "1/2"
 
     assert group["Type"] == "Group" and group["Path"] == "/"
-    assert group["Members"] == "3 (2 arrays, 1 groups)"
+    assert group["Members"] == "3 (2 arrays, 1 group)"
     assert json.loads(group["Attributes"]) == {"title": "demo", "n": 3}
 
     assert darr["Zarr format"] == "draft-2022" and darr["Shape"] == "(30, 20)"
@@ -181,34 +181,44 @@ def test_tree(hier) -> None:
     assert procs[2].stdout.splitlines()[-1].endswith("arr (30, 20) int16")
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["info", "{base}/missing.zarr"], "{base}/missing.zarr: no such file or directory"),
-        (["tree", "{base}/missing.zarr"], "{base}/missing.zarr: no such file or directory"),
-        (["info", "{base}/h.zarr", "--path", "nope"], "no array or group at path 'nope'"),
-        (["info", "{base}/h.zarr/sub/arr/zarr.json"], "is not a directory"),
-        (["info", "{base}"], "{base}: no array or group at path ''"),
-        (["copy", "{base}/missing.zarr", "{base}/out"], "{base}/missing.zarr: no such file"),
-        (["copy", "{base}/h.zarr", "{base}/h.zarr"], "the destination is the source"),
-        (["copy", "{base}/h.zarr", "{base}/h.zarr/sub/arr/zarr.json"], "is not a directory"),
-        (["copy", "{base}/h.zarr", "{base}/draft.zarr"], "pass --overwrite"),
-        (["copy", "{base}/h.zarr", "{base}/junk", "--overwrite"], "holds no Zarr hierarchy"),
-        (["copy", "{base}/h.zarr", "{base}/out", "--chunks", "4,4,4"],
-         "chunks (4, 4, 4) have 3 dimensions, the array has 2"),
-        (["copy", "{base}/h.zarr", "{base}/out", "--zarr-format", "draft-2022"],
-         "cannot copy array '/sh'"),
-    ],
-    ids=lambda v: " ".join(v).replace("{base}/", "") if isinstance(v, list) else None,
-)
-def test_errors_exit_2_with_a_message_naming_the_path(hier, args, message) -> None:
+ERROR_CASES = [
+    (["info", "{base}/missing.zarr"], "{base}/missing.zarr: no such file or directory"),
+    (["tree", "{base}/missing.zarr"], "{base}/missing.zarr: no such file or directory"),
+    (["info", "{base}/h.zarr", "--path", "nope"], "no array or group at path 'nope'"),
+    (["info", "{base}/h.zarr/sub/arr/zarr.json"], "is not a directory"),
+    (["info", "{base}"], "{base}: no array or group at path ''"),
+    (["copy", "{base}/missing.zarr", "{base}/out"], "{base}/missing.zarr: no such file"),
+    (["copy", "{base}/h.zarr", "{base}/h.zarr"], "the destination is the source"),
+    (["copy", "{base}/h.zarr", "{base}/h.zarr/sub/arr/zarr.json"], "is not a directory"),
+    (["copy", "{base}/h.zarr", "{base}/draft.zarr"], "pass --overwrite"),
+    (["copy", "{base}/h.zarr", "{base}/junk", "--overwrite"], "holds no Zarr hierarchy"),
+    (["copy", "{base}/h.zarr", "{base}/out", "--chunks", "4,4,4"],
+     "chunks (4, 4, 4) have 3 dimensions, the array has 2"),
+    (["copy", "{base}/h.zarr", "{base}/out", "--zarr-format", "draft-2022"],
+     "cannot copy array '/sh'"),
+]
+
+
+@pytest.fixture(scope="module")
+def error_runs(hier) -> list[subprocess.CompletedProcess]:
+    """Every ERROR_CASES command, run concurrently once."""
     base = hier["base"]
-    (base / "junk").mkdir(exist_ok=True)
+    (base / "junk").mkdir()
     (base / "junk" / "notes.txt").write_text("mine")
-    proc = run(*(a.format(base=base) for a in args), cwd=base)
+    return run_many([[a.format(base=base) for a in args] for args, _ in ERROR_CASES], cwd=base)
+
+
+@pytest.mark.parametrize(
+    "case", range(len(ERROR_CASES)),
+    ids=[" ".join(args).replace("{base}/", "") for args, _ in ERROR_CASES],
+)
+def test_errors_exit_2_with_a_message_naming_the_path(hier, error_runs, case) -> None:
+    base = hier["base"]
+    proc = error_runs[case]
+    message = ERROR_CASES[case][1].format(base=base)
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr.startswith("error: ") and message.format(base=base) in proc.stderr
+    assert proc.stderr.startswith("error: ") and message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
     # nothing was written by a refused copy, and what was there is intact

@@ -116,6 +116,10 @@ def _open(target: str, path: str | None) -> zarr3c.Array | zarr3c.Group:
         raise CliError(f"{target}: {exc}") from None
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _human(n: int) -> str:
     size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
@@ -166,7 +170,8 @@ def _info(args: argparse.Namespace) -> int:
             ("Type", "Group"),
             ("Path", node.name),
             ("Zarr format", node.zarr_format),
-            ("Members", f"{len(members)} ({n_arrays} arrays, {len(members) - n_arrays} groups)"),
+            ("Members", f"{len(members)} ({_count(n_arrays, 'array')}, "
+                        f"{_count(len(members) - n_arrays, 'group')})"),
             ("Attributes", attrs),
         ])
         return 0
@@ -287,9 +292,9 @@ def _copy(args: argparse.Namespace) -> int:
     if isinstance(root, zarr3c.Group):
         members = root.members(max_depth=None)
         n_arrays = sum(1 for _, m in members if isinstance(m, zarr3c.Array))
-        what = f"{n_arrays} arrays, {len(members) - n_arrays + 1} groups"
+        what = f"{_count(n_arrays, 'array')}, {_count(len(members) - n_arrays + 1, 'group')}"
     else:
-        what = "1 array"
+        what = _count(1, "array")
     how = "re-encoded" if len(options) > 1 else "copied"
     print(f"{how} {args.src} -> {args.dst} (zarr_format {args.zarr_format}): {what} "
           f"in {elapsed:.2f} s")
