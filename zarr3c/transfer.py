@@ -304,6 +304,7 @@ def copy(
         dst_store.erase_prefix("")
     out: Array | Group | None = None
     for path, node, spec in plan:
+        new: Array | Group
         if isinstance(node, Array):
             new = create_array(dst_store, path, fmt=fmt, overwrite=True, **spec)
             if reencode:
