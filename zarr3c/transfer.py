@@ -1,38 +1,92 @@
-"""Copying whole hierarchies between stores and formats, chunk by chunk.
+"""Copying whole hierarchies between stores and formats, chunk by chunk, optionally rechunked.
 
 ``zarr3c.copy(src, dst, zarr_format=3)`` recreates every group and array of ``src`` in
 ``dst`` (in the final v3 layout or the draft-2022 one) with the same data, attributes and fill
-values.  Chunks are streamed one at a time; where the destination's codec chain is the same
-as the source's (always the case between the two layouts: the draft's "F" memory layout is a
-reversing ``transpose`` in v3, its byte order the ``bytes`` codec's) the encoded bytes are
-copied as they are, otherwise each chunk is decoded and re-encoded.
+values.  Two ways, chosen per call:
+
+- **Encoded copy** (the default): the destination keeps the source's chunk grid and codecs,
+  and chunks are streamed one at a time.  Where the destination's codec chain is the same as
+  the source's (always the case between the two layouts: the draft's "F" memory layout is a
+  reversing ``transpose`` in v3, its byte order the ``bytes`` codec's) the encoded bytes are
+  copied as they are, otherwise each chunk is decoded and re-encoded.
+- **Re-encoding copy**, when ``chunks``, ``shards`` or ``compressors`` is given: each array is
+  created with the new grid and codecs (its filters and serializer kept) and filled
+  destination chunk by destination chunk (shard by shard for a sharded destination), reading
+  from the source only the region that chunk covers.  Memory stays bounded by about one
+  destination chunk per worker thread, whatever the array's size; regions are spread over
+  zarr3c's thread pool (:func:`zarr3c.set_num_threads`).
+
+Example::
+
+    >>> zarr3c.copy("in.zarr", "out.zarr", chunks=(64, 64, 64),
+    ...             compressors={"name": "zstd", "configuration": {"level": 5}})
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from zarr3c.api import _format_for_create
 from zarr3c.array import Array, create_array
-from zarr3c.concurrency import map_unordered
+from zarr3c.chunk_grids.regular import RegularChunkGrid
+from zarr3c.codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
+from zarr3c.codecs.sharding_indexed import ShardingCodec
+from zarr3c.concurrency import get_num_threads, map_unordered
+from zarr3c.errors import InvalidArgumentError, ZarrError
 from zarr3c.group import Group, create_group, open_node
 from zarr3c.metadata.formats import detect_format
-from zarr3c.stores import make_store
+from zarr3c.stores import MemoryStore, make_store
 
-__all__ = ["copy"]
+__all__ = ["KEEP", "ProgressCallback", "copy"]
+
+#: Default of :func:`copy`'s ``chunks``, ``shards`` and ``compressors``: as in the source.
+KEEP = "keep"
+
+#: ``progress(array_path, chunks_done, chunks_total)``, called from the copying thread.
+ProgressCallback = Callable[[str, int, int], None]
 
 
-def _copy_array(src: Array, dst_store: Any, fmt: Any, path: str) -> Array:
+class _Progress:
+    """Counts finished chunks of one array (from worker threads) and reports them."""
+
+    def __init__(self, callback: ProgressCallback | None, path: str, total: int) -> None:
+        self._callback = callback
+        self._path = path
+        self._total = total
+        self._done = 0
+        self._lock = threading.Lock()
+        if callback is not None:
+            callback(path, 0, total)
+
+    def step(self, n: int = 1) -> None:
+        if self._callback is None:
+            return
+        with self._lock:
+            self._done += n
+            self._callback(self._path, self._done, self._total)
+
+
+def _grid_chunks(src: Array) -> Any:
+    """The source's chunk grid as ``create_array(chunks=...)`` takes it: the grid's own chunks
+    (shards, for a sharded array; every edge, overflowing ones included, for a rectilinear
+    grid), so that stored chunks fit the copy's grid byte for byte."""
+    grid = src.metadata.chunk_grid
+    if isinstance(grid, RegularChunkGrid):
+        return tuple(grid.chunk_shape)
+    return [list(edges) for edges in grid.edges(src.shape)]
+
+
+def _encoded_spec(src: Array, fmt: Any) -> dict[str, Any]:
+    """``create_array`` arguments for a copy with the source's grid and codecs."""
     md = src.metadata
     v3_like = fmt.zarr_format == 3 and src.zarr_format == 3
-    dst = create_array(
-        dst_store,
-        path,
-        fmt=fmt,
-        overwrite=True,
+    return dict(
         shape=md.shape,
         dtype=md.data_type,
-        chunks=src.chunks,
+        chunks=_grid_chunks(src),
         codecs=list(src.codecs),
         fill_value=src.fill_value,
         attributes=dict(md.attributes),
@@ -40,7 +94,39 @@ def _copy_array(src: Array, dst_store: Any, fmt: Any, path: str) -> Array:
         chunk_key_encoding=md.chunk_key_encoding if v3_like else None,
         write_empty_chunks=True,
     )
+
+
+def _reencoded_spec(src: Array, fmt: Any, chunks: Any, shards: Any,
+                    compressors: Any) -> dict[str, Any]:
+    """``create_array`` arguments for a re-encoding copy: new grid and compressors, the
+    source's filters and serializer."""
+    md = src.metadata
+    v3_like = fmt.zarr_format == 3 and src.zarr_format == 3
+    filters, serializer, old_compressors = _split_codecs(src)
+    _check_rank(src, "chunks", chunks)
+    _check_rank(src, "shards", shards)
+    return dict(
+        shape=md.shape,
+        dtype=md.data_type,
+        chunks=src.chunks if _is_keep(chunks) else chunks,
+        shards=src.shards if _is_keep(shards) else shards,
+        filters=filters,
+        serializer=serializer,
+        compressors=old_compressors if _is_keep(compressors) else compressors,
+        fill_value=src.fill_value,
+        attributes=dict(md.attributes),
+        dimension_names=md.dimension_names,
+        chunk_key_encoding=md.chunk_key_encoding if v3_like else None,
+    )
+
+
+def _copy_chunks_encoded(src: Array, dst: Array, progress: ProgressCallback | None) -> None:
+    """Copy every stored chunk of ``src`` to ``dst`` (same grid), as bytes if the codecs
+    match."""
     same_encoding = [c.to_dict() for c in dst.codecs] == [c.to_dict() for c in src.codecs]
+    stored = list(src._stored_chunks())
+    counter = _Progress(progress, dst.path, len(stored))
+    dst_store = dst.store
 
     def copy_chunk(item: tuple[str, tuple[int, ...]]) -> None:
         key, coords = item
@@ -49,29 +135,184 @@ def _copy_array(src: Array, dst_store: Any, fmt: Any, path: str) -> Array:
             if data is not None:
                 dst_store.set(dst.chunk_key(coords), data)
         else:
-            dst.blocks[coords] = src.blocks[coords]
+            region = _region(dst, coords)
+            dst[region] = src[region]
+        counter.step()
 
-    map_unordered(copy_chunk, src._stored_chunks())
-    return dst
+    map_unordered(copy_chunk, stored)
 
 
-def copy(src: Any, dst: Any, zarr_format: Any = 3) -> Group | Array:
-    """Copy the hierarchy in ``src`` to ``dst`` in the layout ``zarr_format`` (3 or
-    ``"draft-2022"``); returns the root node of the copy.
+def _split_codecs(src: Array) -> tuple[list[Any], Any, list[Any]]:
+    """The source's filters, serializer and compressors; a sharded source's inner ones."""
+    codecs: Iterable[Any] = src.codecs
+    serializers = [c for c in codecs if isinstance(c, ArrayBytesCodec)]
+    if len(serializers) == 1 and isinstance(serializers[0], ShardingCodec):
+        codecs = serializers[0].codecs
+    filters = [c for c in codecs if isinstance(c, ArrayArrayCodec)]
+    (serializer,) = (c for c in codecs if isinstance(c, ArrayBytesCodec))
+    compressors = [c for c in codecs if isinstance(c, BytesBytesCodec)]
+    return filters, serializer, compressors
 
-    Nodes already in ``dst`` at the same paths are replaced; nothing else there is touched.
+
+def _region(a: Array, coords: tuple[int, ...]) -> tuple[slice, ...]:
+    """The region of ``a`` covered by the chunk (the shard, if sharded) at ``coords``."""
+    region = []
+    for d, c, n in zip(a._dims, coords, a.shape, strict=True):
+        start = d.chunk_offset(c)
+        region.append(slice(start, min(start + d.chunk_length(c), n)))
+    return tuple(region)
+
+
+def _regions(a: Array) -> Iterator[tuple[slice, ...]]:
+    """The region of every chunk of ``a``'s grid (of every shard, if sharded), C order."""
+    for coords in itertools.product(*(range(d.nchunks) for d in a._dims)):
+        yield _region(a, coords)
+
+
+def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | None) -> None:
+    """Fill ``dst`` from ``src`` (same shape) destination chunk (shard) by chunk, in
+    parallel."""
+    counter = _Progress(progress, dst.path, dst.nchunks)
+
+    def copy_region(region: tuple[slice, ...]) -> None:
+        # One destination chunk (shard): read what it covers, write it whole (never read back).
+        dst[region] = src[region]
+
+    # Submit a few batches' worth at a time: bounded memory and steady progress reports even
+    # for arrays with millions of chunks.
+    batch = 4 * get_num_threads()
+    regions = _regions(dst)
+    while True:
+        items = list(itertools.islice(regions, batch))
+        if not items:
+            break
+        map_unordered(copy_region, items)
+        counter.step(len(items))
+
+
+def _naming(exc: ZarrError, what: str) -> ZarrError:
+    """``exc`` again (same class) with ``what`` in front of its message."""
+    try:
+        return type(exc)(f"{what}: {exc}")
+    except TypeError:  # a subclass with another signature
+        return InvalidArgumentError(f"{what}: {exc}")
+
+
+def _is_keep(value: Any) -> bool:
+    return isinstance(value, str) and value == KEEP
+
+
+def _check_rank(src: Array, name: str, value: Any) -> None:
+    """Refuse a chunk or shard shape of the wrong rank, naming the array."""
+    if isinstance(value, tuple | list) and len(value) != src.ndim:
+        raise InvalidArgumentError(
+            f"cannot rechunk array {src.name!r} of shape {src.shape}: {name} {tuple(value)} "
+            f"have {len(value)} dimensions, the array has {src.ndim}"
+        )
+
+
+def copy(
+    src: Any,
+    dst: Any,
+    zarr_format: Any = 3,
+    *,
+    chunks: Any = KEEP,
+    shards: Any = KEEP,
+    compressors: Any = KEEP,
+    progress: ProgressCallback | None = None,
+    clear: bool = False,
+) -> Group | Array:
+    """Copy the hierarchy in ``src`` to ``dst`` in the layout ``zarr_format``.
+
+    Nodes already in ``dst`` at the same paths are replaced (a hierarchy whose root is a
+    group replaces everything below the root of ``dst``; a root array, only that array).
+
+    Parameters
+    ----------
+    src, dst
+        Store-likes (a Store, a path, a URL): the source (opened read-only) and the
+        destination.
+    zarr_format
+        ``3`` (the final v3 layout) or ``"draft-2022"``.
+    chunks
+        ``"keep"`` (default): every array keeps its chunk grid.  Otherwise the new chunk
+        shape of every array, as ``create_array`` takes it (a tuple of ints, an int for every
+        dimension, ``"auto"``); for a sharded destination, the inner chunk shape.
+    shards
+        ``"keep"`` (default): sharded arrays stay sharded with the same shard shape.  None:
+        no sharding; a tuple of ints: the new shard shape.
+    compressors
+        ``"keep"`` (default): the source's bytes->bytes codecs.  Otherwise as
+        ``create_array`` takes them: a codec dict or a list of them, ``"auto"``, or None for
+        no compression.  Filters and the serializer are always kept.
+    progress
+        Called as ``progress(array_path, chunks_done, chunks_total)`` as each array is
+        copied (from the calling thread or a worker; calls for one array are serialised).
+    clear
+        Erase everything in ``dst`` before writing (as mode ``"w"`` does), once the options
+        have been checked against every array; ``dst`` may then hold a hierarchy in another
+        layout than ``zarr_format``.
+
+    Returns
+    -------
+    Group or Array
+        The root node of the copy.
+
+    Notes
+    -----
+    With ``chunks``, ``shards`` and ``compressors`` all ``"keep"``, stored chunks are copied
+    (their encoded bytes as they are where the codecs match).  Otherwise every array is
+    re-encoded destination chunk by destination chunk, in parallel; memory holds about one
+    destination chunk (one shard, if sharded) per worker thread.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``chunks`` does not have as many dimensions as an array; the message names it.
     """
+    reencode = not (_is_keep(chunks) and _is_keep(shards) and _is_keep(compressors))
     src_store = make_store(src, read_only=True)
     dst_store = make_store(dst)
     src_fmt = detect_format(src_store)
-    fmt = _format_for_create(dst_store, zarr_format)
+    # A destination about to be cleared takes the layout asked for, whatever it holds now.
+    fmt = _format_for_create(MemoryStore() if clear else dst_store, zarr_format)
     root = open_node(src_store, "", read_only=True, fmt=src_fmt)
-    if isinstance(root, Array):
-        return _copy_array(root, dst_store, fmt, "")
-    out = create_group(dst_store, "", attributes=root.attrs.asdict(), overwrite=True, fmt=fmt)
-    for name, node in root.members(max_depth=None):
+    nodes: list[tuple[str, Array | Group]] = [("", root)]
+    if isinstance(root, Group):
+        nodes += root.members(max_depth=None)
+    plan: list[tuple[str, Array | Group, dict[str, Any]]] = []
+    for path, node in nodes:
         if isinstance(node, Array):
-            _copy_array(node, dst_store, fmt, name)
+            spec = (_reencoded_spec(node, fmt, chunks, shards, compressors) if reencode
+                    else _encoded_spec(node, fmt))
         else:
-            create_group(dst_store, name, attributes=node.attrs.asdict(), overwrite=True, fmt=fmt)
+            spec = {"attributes": node.attrs.asdict()}
+        plan.append((path, node, spec))
+
+    # A dry run of the metadata in memory first: options that do not apply to some array (a
+    # chunk shape, a codec the layout has no form for) fail before anything is written.
+    scratch = MemoryStore()
+    scratch_fmt = _format_for_create(scratch, zarr_format)
+    for path, node, spec in plan:
+        make = create_array if isinstance(node, Array) else create_group
+        try:
+            make(scratch, path, fmt=scratch_fmt, overwrite=True, **spec)
+        except ZarrError as exc:
+            raise _naming(exc, f"cannot copy {node.kind} {node.name!r}") from exc
+
+    if clear:
+        dst_store.erase_prefix("")
+    out: Array | Group | None = None
+    for path, node, spec in plan:
+        new: Array | Group
+        if isinstance(node, Array):
+            new = create_array(dst_store, path, fmt=fmt, overwrite=True, **spec)
+            if reencode:
+                _copy_chunks_reencoded(node, new, progress)
+            else:
+                _copy_chunks_encoded(node, new, progress)
+        else:
+            new = create_group(dst_store, path, fmt=fmt, overwrite=True, **spec)
+        out = new if out is None else out
+    assert out is not None
     return out

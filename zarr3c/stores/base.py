@@ -8,7 +8,7 @@ keys to byte values and offers three capability sets, with the spec's operation 
   ``erase_values``, ``erase_prefix``
 - listable: ``list()``, ``list_prefix(prefix)``, ``list_dir(prefix)`` (-> keys, prefixes)
 
-plus ``exists(key)``, the batched ``get_many(keys)`` and the capability flags
+plus ``exists(key)``, ``getsize(key)``, the batched ``get_many(keys)`` and the capability flags
 ``supports_writes``, ``supports_partial_writes`` and ``supports_listing``.  As the spec
 recommends, the partial and batched operations have fallbacks here, written in terms of the
 primitives, so that a new store needs only ``get``, ``set``, ``erase`` and ``list``.
@@ -421,6 +421,20 @@ class Store(ABC):
             If ``key`` is not a valid key.
         """
         return self.get(validate_key(key)) is not None
+
+    def getsize(self, key: str) -> int | None:
+        """The size in bytes of the value stored under ``key``, or None if there is none.
+
+        The default reads the value; stores that know sizes without reading (a file's
+        ``stat``, an object's metadata) override it.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        """
+        value = self.get(validate_key(key))
+        return None if value is None else memoryview(value).nbytes
 
     # -- writes built on set / erase ------------------------------------------------------------
 

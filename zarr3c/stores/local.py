@@ -564,6 +564,16 @@ class LocalStore(Store):
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
 
+    def getsize(self, key: str) -> int | None:
+        path = self._path(key)
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot stat store key {key!r} (file {path!r}): {exc}") from exc
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+
     # -- writes ---------------------------------------------------------------------------------
 
     def set(self, key: str, value: Any) -> None:

@@ -567,6 +567,16 @@ class StoreContractTests:
         assert not store.exists("a/b/c")
         assert not store.exists("b")
 
+    def test_getsize(self, store: Store) -> None:
+        store.set("a/b", b"12345")
+        store.set("a/e", b"")
+        assert store.getsize("a/b") == 5
+        assert store.getsize("a/e") == 0  # an empty value is a value
+        assert store.getsize("a") is None  # a prefix is not a value
+        assert store.getsize("missing") is None
+        with pytest.raises(InvalidKeyError):
+            store.getsize("a/../b")
+
     # -- a model-based property test ----------------------------------------------------------
 
     @settings(
