@@ -602,3 +602,41 @@ def test_http_is_read_only(http_base: str) -> None:
     with pytest.raises(ReadOnlyError):
         a[0, 0] = 5
     assert pickle.loads(pickle.dumps(store)).read_only
+
+
+class _CountingHandler(_Handler):
+    """Counts every request (path, method) the server answers."""
+
+    requests: list[tuple[str, str]] = []
+
+    def send_head(self) -> Any:
+        type(self).requests.append((self.command, self.path))
+        return super().send_head()
+
+
+def test_consolidated_hierarchy_of_1000_arrays_opens_over_http_with_one_request(
+    tmp_path: Path,
+) -> None:
+    """Issue 10: a consolidated hierarchy of 1,000 arrays opens, lists and opens every array
+    over a high-latency (HTTP) store with a single metadata request."""
+    pytest.importorskip("aiohttp", reason="fsspec's HTTP filesystem needs aiohttp")
+    root = tmp_path / "big.zarr"
+    g = zarr3c.create_group(LocalStore(root))
+    shapes = {}
+    for i in range(10):
+        sub = g.create_group(f"g{i}")
+        for j in range(100):
+            shape = (i + 1, j + 1)
+            sub.create_array(f"a{j}", shape=shape, dtype="int16", chunks=(4, 4))
+            shapes[f"g{i}/a{j}"] = shape
+    zarr3c.consolidate_metadata(LocalStore(root))
+    for base in _serve(tmp_path, _CountingHandler):
+        _CountingHandler.requests.clear()
+        h = zarr3c.open_group(f"{base}/big.zarr", mode="r")
+        seen = {}
+        for gname, sub in h.members():
+            for aname, arr in sub.members():
+                seen[f"{gname}/{aname}"] = arr.shape
+        assert seen == shapes
+        assert h["g3/a7"].shape == (4, 8)
+        assert _CountingHandler.requests == [("GET", "/big.zarr/zarr.json")]
