@@ -154,3 +154,28 @@ def test_sharded_oindex_and_vindex_match_numpy(data_st) -> None:
     expected[pts] = np.arange(npts) + 100
     np.testing.assert_array_equal(a.vindex[pts], expected[pts])
     np.testing.assert_array_equal(a[...], expected)
+
+
+@pytest.mark.parametrize("compressors", [None, "auto"], ids=["uncompressed", "zstd"])
+def test_reading_a_whole_shard_never_holds_all_of_it(monkeypatch, compressors) -> None:
+    """Each decoded inner chunk goes straight into the output and the shard's bytes are
+    fetched in bounded batches: a whole-array read of a 16 MiB shard holds the output plus a
+    few batches, not the shard's bytes and a decoded copy of it as well (3x the output)."""
+    import tracemalloc
+
+    from zarr3c.codecs import sharding_indexed
+
+    monkeypatch.setattr(sharding_indexed, "MAX_REQUEST_BYTES", 1 << 20)
+    data = (np.arange(128 * 256 * 256, dtype=np.uint32) % 65521).astype(np.uint16)
+    data = data.reshape(128, 256, 256)
+    a = zarr3c.create_array("memory://", shape=data.shape, dtype="uint16", chunks=(32, 32, 32),
+                            shards=data.shape, compressors=compressors)
+    a[...] = data
+    tracemalloc.start()
+    try:
+        out = a[...]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(out, data)
+    assert peak <= out.nbytes + (6 << 20), peak / out.nbytes

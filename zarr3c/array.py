@@ -10,6 +10,7 @@ to the fill value are erased instead of written (unless ``write_empty_chunks``).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -412,7 +413,7 @@ class Array(Node):
 
         def read_group(item: tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]) -> None:
             coords, members = item
-            if self._sharding is not None and self._reads_part_of_shard(coords, members):
+            if self._sharding is not None and all(task.strided for task, _ in members):
                 read_shard_parts(coords, members)
                 return
             chunk = self._read_chunk(coords)
@@ -421,42 +422,53 @@ class Array(Node):
 
         def read_shard_parts(coords: tuple[int, ...],
                              members: list[tuple[ChunkTask, int]]) -> None:
-            # Only the shard index and the inner chunks the selections touch are read, once.
+            # Only the shard index and the inner chunks the selections touch are read, once,
+            # in bounded batches; each decoded inner chunk is copied straight into every output
+            # region it feeds, so neither the shard's bytes nor the decoded shard is ever held.
             key = self.chunk_key(coords)
             shard_shape = self._chunk_shape_at(coords)
             sharding = self._sharding
             assert sharding is not None
-            regions = [tuple(slice(start, start + (n - 1) * step + 1, step)
-                             for (start, step), n in zip(task.local, task.counts, strict=True))
-                       for task, _ in members]
-            wanted = sorted({c for r in regions
-                             for c in sharding.inner_chunks_for_region(shard_shape, r)})
-            inner = sharding.read_inner_chunks(
+            # inner chunk -> (output, byte offset, byte strides, counts, slices of the chunk)
+            pieces: dict[tuple[int, ...], list[tuple[int, int, np.ndarray, np.ndarray,
+                                                     tuple[slice, ...]]]] = {}
+            for task, i in members:
+                region = tuple(slice(start, start + (n - 1) * step + 1, step)
+                               for (start, step), n in zip(task.local, task.counts, strict=True))
+                out_strides = targets[i][1]
+                dst_strides = _i64([step * s for (_, step), s
+                                    in zip(task.out, out_strides, strict=True)])
+                for combo in itertools.product(*sharding.project_region(shard_shape, region)):
+                    dst_offset = sum((start + sel.start * step) * s for (start, step), (_, sel, _), s
+                                     in zip(task.out, combo, out_strides, strict=True))
+                    pieces.setdefault(tuple(p[0] for p in combo), []).append((
+                        i, dst_offset, dst_strides,
+                        _i64([sel.stop - sel.start for _, sel, _ in combo]),
+                        tuple(p[2] for p in combo),
+                    ))
+
+            def sink(inner_coords: tuple[int, ...], chunk: np.ndarray | None) -> None:
+                for i, dst_offset, dst_strides, shape, inner in pieces[inner_coords]:
+                    dst = targets[i][0]
+                    if chunk is None:
+                        fill_strided(dst, dst_offset, dst_strides, shape, self._fill_bytes)
+                        continue
+                    strides = c_strides(chunk.shape, itemsize)
+                    copy_strided(chunk.reshape(-1).view(np.uint8),
+                                 sum(sl.start * s for sl, s in zip(inner, strides, strict=True)),
+                                 _i64([sl.step * s for sl, s in zip(inner, strides, strict=True)]),
+                                 dst, dst_offset, dst_strides, shape, itemsize)
+
+            found = sharding.read_inner_chunks_into(
                 lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
-                shard_shape, wanted, key=key,
+                shard_shape, pieces, sink, key=key,
             )
-            for (task, i), region in zip(members, regions, strict=True):
-                if inner is None:
+            if not found:
+                for task, i in members:
                     copy_out(task, i, None)
-                    continue
-                part = sharding.assemble_region(shard_shape, region, inner)
-                dst, out_strides = targets[i]
-                dst_offset, dst_strides = task.out_region(out_strides)
-                copy_strided(part.reshape(-1).view(np.uint8), 0,
-                             _i64(c_strides(part.shape, itemsize)), dst, dst_offset,
-                             dst_strides, _i64(task.counts), itemsize)
 
         map_unordered(read_group, groups.items())
         return outs
-
-    def _reads_part_of_shard(self, coords: tuple[int, ...],
-                             members: Sequence[tuple[ChunkTask, int]]) -> bool:
-        """True when the tasks on a shard are strided and none takes all of it: then reading
-        only the index and the inner chunks they touch beats decoding the whole shard."""
-        shape = self._chunk_shape_at(coords)
-        origin = self._chunk_origin(coords)
-        return all(task.strided and not task.covers(shape, self.shape, origin)
-                   for task, _ in members)
 
     # -- writes ----------------------------------------------------------------------------------
 

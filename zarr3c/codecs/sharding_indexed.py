@@ -31,9 +31,12 @@ same from the encoded bytes).
 
 Partial decoding is supported: :meth:`ShardingCodec.read_index`,
 :meth:`ShardingCodec.inner_chunks_for_region`, :meth:`ShardingCodec.byte_ranges`,
-:meth:`ShardingCodec.decode_inner`, and on top of them :meth:`ShardingCodec.read_inner_chunks`
-and :meth:`ShardingCodec.read_region` read only the index and the inner chunks a selection
-touches, through a batched ``get_ranges`` callable (see :data:`GetRanges`).  Partial writes:
+:meth:`ShardingCodec.decode_inner`, and on top of them
+:meth:`ShardingCodec.read_inner_chunks_into` (each decoded inner chunk handed to a sink as soon
+as it is decoded, the shard's bytes fetched in bounded batches),
+:meth:`ShardingCodec.read_inner_chunks` and :meth:`ShardingCodec.read_region` read only the
+index and the inner chunks a selection touches, through a batched ``get_ranges`` callable (see
+:data:`GetRanges`).  Partial writes:
 :meth:`ShardingCodec.update_shard` replaces some inner chunks and copies the others' stored
 bytes verbatim (None when no inner chunk is left, so the caller erases the shard).
 """
@@ -95,6 +98,9 @@ MISSING: int = 2**64 - 1
 #: Default largest gap (bytes) between two inner chunks that :meth:`ShardingCodec.byte_ranges`
 #: still reads as one request: fetching a few unused bytes beats another round trip.
 COALESCE_MAX_GAP: int = 1 << 14
+#: Most bytes of a shard one batch of partial reads holds at once (a single larger inner chunk
+#: is read alone), so that reading a large shard never holds all of its stored bytes.
+MAX_REQUEST_BYTES: int = 4 << 20
 
 IndexLocation: TypeAlias = Literal["start", "end"]
 
@@ -803,7 +809,7 @@ class ShardingCodec(ArrayBytesCodec):
         ``region`` gives per dimension a ``slice`` (``step >= 1``; bounds as numpy takes
         them) or a ``(start, stop)`` pair, within the shard.
         """
-        plans = self._project(shard_shape, region)
+        plans = self.project_region(shard_shape, region)
         return [tuple(p[0] for p in combo) for combo in itertools.product(*plans)]
 
     def byte_ranges(
@@ -812,11 +818,13 @@ class ShardingCodec(ArrayBytesCodec):
         inner_coords: Iterable[Sequence[int]],
         *,
         max_gap: int = COALESCE_MAX_GAP,
+        max_length: int | None = None,
     ) -> list[ByteRangeGroup]:
         """Coalesced read requests for the stored inner chunks among ``inner_coords``.
 
         Missing inner chunks get no request.  Chunks are sorted by offset and merged into
-        one request when the gap between them is at most ``max_gap`` bytes.
+        one request when the gap between them is at most ``max_gap`` bytes and the merged
+        request stays within ``max_length`` bytes (None: no bound).
         """
         found = []
         for coords in inner_coords:
@@ -829,7 +837,9 @@ class ShardingCodec(ArrayBytesCodec):
         start = end = -1
         members: list[tuple[Coords, int, int]] = []
         for offset, n, coords in found:
-            if members and offset - end <= max_gap:
+            if members and offset - end <= max_gap and (
+                max_length is None or max(end, offset + n) - start <= max_length
+            ):
                 members.append((coords, offset - start, n))
                 end = max(end, offset + n)
                 continue
@@ -858,6 +868,87 @@ class ShardingCodec(ArrayBytesCodec):
             self._evolved_pipeline(), as_byte_array(data), self.chunk_shape, tuple(coords)
         )
 
+    def read_inner_chunks_into(
+        self,
+        get_ranges: GetRanges,
+        shard_shape: Sequence[int],
+        inner_coords: Iterable[Sequence[int]],
+        sink: Callable[[Coords, np.ndarray | None], None],
+        *,
+        index: ShardIndex | None = None,
+        key: str | None = None,
+        max_gap: int = COALESCE_MAX_GAP,
+        max_request: int | None = None,
+    ) -> bool:
+        """Read and decode some inner chunks of a shard, handing each to
+        ``sink(coords, chunk)`` as soon as it is decoded (``chunk`` None for an inner chunk
+        that is not stored: it reads as the fill value).
+
+        The index is read first (unless given); then the coalesced byte ranges of the stored
+        inner chunks are fetched in batches of at most ``max_request`` bytes (default
+        :data:`MAX_REQUEST_BYTES`), each batch
+        decoded over the thread pool with ``sink`` called in the worker that decoded the
+        chunk, so a read of a large shard holds one batch of stored bytes and one decoded
+        inner chunk per worker, never the whole shard.  ``sink`` may be called from several
+        threads at once, once per inner chunk.
+
+        Returns
+        -------
+        bool
+            False if the whole shard is missing (``sink`` is then never called).
+
+        Raises
+        ------
+        ChunkDecodeError
+            Naming ``key`` (and the inner chunk): malformed index, a range past the end of
+            the shard, a corrupt inner chunk.
+        """
+        if max_request is None:
+            max_request = MAX_REQUEST_BYTES
+        wanted = list(dict.fromkeys(tuple(int(c) for c in coords) for coords in inner_coords))
+        if index is None:
+            index = self.read_index(get_ranges, shard_shape, key=key)
+            if index is None:
+                return False
+        for coords in wanted:
+            if index.get(coords) is None:
+                sink(coords, None)
+        inner = self._evolved_pipeline()
+        chunk_nbytes = math.prod(self.chunk_shape) * inner.dtype.itemsize
+
+        def decode_one(task: tuple[Coords, np.ndarray]) -> None:
+            coords, raw = task
+            sink(coords, _decode_inner_bytes(inner, raw, self.chunk_shape, coords))
+
+        groups = self.byte_ranges(index, wanted, max_gap=max_gap, max_length=max_request)
+        first = 0
+        while first < len(groups):
+            last, size = first + 1, groups[first].length
+            while last < len(groups) and size + groups[last].length <= max_request:
+                size += groups[last].length
+                last += 1
+            batch, first = groups[first:last], last
+            values = get_ranges([(g.start, g.length) for g in batch])
+            with _naming(key):
+                tasks = []
+                for group, value in zip(batch, values, strict=True):
+                    if value is None:
+                        raise ChunkDecodeError(
+                            "sharding_indexed: the shard disappeared while read"
+                        )
+                    buf = as_byte_array(value)
+                    for coords, rel, n in group.members:
+                        if rel + n > buf.nbytes:
+                            raise ChunkDecodeError(
+                                f"sharding_indexed: inner chunk {coords} (offset "
+                                f"{group.start + rel}, nbytes {n}) lies outside the shard of "
+                                f"{group.start + buf.nbytes} bytes"
+                            )
+                        tasks.append((coords, buf[rel:rel + n]))
+                _fan_out(decode_one, tasks, len(tasks) * chunk_nbytes)
+            del values, tasks  # this batch's bytes go before the next batch is fetched
+        return True
+
     def read_inner_chunks(
         self,
         get_ranges: GetRanges,
@@ -868,55 +959,16 @@ class ShardingCodec(ArrayBytesCodec):
         key: str | None = None,
         max_gap: int = COALESCE_MAX_GAP,
     ) -> dict[Coords, np.ndarray | None] | None:
-        """Read and decode some inner chunks of a shard: the index (unless given), then one
-        batched request for the coalesced byte ranges of the stored ones.
+        """:meth:`read_inner_chunks_into` collected into a dict ``coords -> decoded inner
+        chunk`` (None for one that is not stored); None if the whole shard is missing."""
+        result: dict[Coords, np.ndarray | None] = {}
 
-        Returns
-        -------
-        dict or None
-            ``coords -> decoded inner chunk``, or None for an inner chunk that is missing
-            (it reads as the fill value); None if the whole shard is missing.
+        def keep(coords: Coords, chunk: np.ndarray | None) -> None:
+            result[coords] = chunk
 
-        Raises
-        ------
-        ChunkDecodeError
-            Naming ``key`` (and the inner chunk): malformed index, a range past the end of
-            the shard, a corrupt inner chunk.
-        """
-        wanted = [tuple(int(c) for c in coords) for coords in inner_coords]
-        if index is None:
-            index = self.read_index(get_ranges, shard_shape, key=key)
-            if index is None:
-                return None
-        inner = self._evolved_pipeline()
-        result: dict[Coords, np.ndarray | None] = dict.fromkeys(wanted)
-        groups = self.byte_ranges(index, wanted, max_gap=max_gap)
-        if not groups:
-            return result
-        values = get_ranges([(g.start, g.length) for g in groups])
-        with _naming(key):
-            tasks = []
-            for group, value in zip(groups, values, strict=True):
-                if value is None:
-                    raise ChunkDecodeError("sharding_indexed: the shard disappeared while read")
-                buf = as_byte_array(value)
-                for coords, rel, n in group.members:
-                    if rel + n > buf.nbytes:
-                        raise ChunkDecodeError(
-                            f"sharding_indexed: inner chunk {coords} (offset "
-                            f"{group.start + rel}, nbytes {n}) lies outside the shard of "
-                            f"{group.start + buf.nbytes} bytes"
-                        )
-                    tasks.append((coords, buf[rel:rel + n]))
-
-            def decode_one(task: tuple[Coords, np.ndarray]) -> tuple[Coords, np.ndarray]:
-                coords, raw = task
-                return coords, _decode_inner_bytes(inner, raw, self.chunk_shape, coords)
-
-            nbytes = len(tasks) * math.prod(self.chunk_shape) * inner.dtype.itemsize
-            for coords, arr in _fan_out(decode_one, tasks, nbytes):
-                result[coords] = arr
-        return result
+        found = self.read_inner_chunks_into(get_ranges, shard_shape, inner_coords, keep,
+                                            index=index, key=key, max_gap=max_gap)
+        return result if found else None
 
     def read_region(
         self,
@@ -927,50 +979,37 @@ class ShardingCodec(ArrayBytesCodec):
         key: str | None = None,
         max_gap: int = COALESCE_MAX_GAP,
     ) -> np.ndarray | None:
-        """``shard[region]`` read through :meth:`read_inner_chunks`: only the index and the
-        inner chunks holding selected elements are fetched and decoded.
+        """``shard[region]``: only the index and the inner chunks holding selected elements
+        are fetched and decoded, each copied into the result as soon as it is decoded.
 
         ``region`` gives per dimension a ``slice`` (``step >= 1``) or ``(start, stop)``;
         the result has numpy's shape for ``shard[slices]`` (no dimension dropped).  Returns
         None if the shard is missing (the caller fills with the fill value).
         """
-        chunks = self.read_inner_chunks(
-            get_ranges, shard_shape, self.inner_chunks_for_region(shard_shape, region),
-            key=key, max_gap=max_gap,
-        )
-        if chunks is None:
-            return None
-        return self.assemble_region(shard_shape, region, chunks)
-
-    def assemble_region(
-        self,
-        shard_shape: Sequence[int],
-        region: Sequence[slice | tuple[int, int]],
-        chunks: Mapping[Coords, np.ndarray | None],
-    ) -> np.ndarray:
-        """``shard[region]`` from decoded inner chunks (:meth:`read_inner_chunks`' result,
-        which must hold every inner chunk the region touches; None reads as the fill value).
-
-        Lets several regions of one shard share one read of the inner chunks they need.
-        """
-        plans = self._project(shard_shape, region)
+        plans = self.project_region(shard_shape, region)
         inner = self._evolved_pipeline()
         out = np.empty(tuple(sum(o.stop - o.start for _, o, _ in p) for p in plans),
                        dtype=inner.dtype)
-        for combo in itertools.product(*plans):
-            arr = chunks[tuple(p[0] for p in combo)]
-            dst = tuple(p[1] for p in combo)
-            if arr is None:
-                _fill(out[dst], inner.fill_value)
-            else:
-                out[dst] = arr[tuple(p[2] for p in combo)]
-        return out
+        pieces = {tuple(p[0] for p in combo): combo for combo in itertools.product(*plans)}
 
-    def _project(
+        def place(coords: Coords, chunk: np.ndarray | None) -> None:
+            combo = pieces[coords]
+            dst = out[tuple(p[1] for p in combo)]
+            if chunk is None:
+                _fill(dst, inner.fill_value)
+            else:
+                dst[...] = chunk[tuple(p[2] for p in combo)]
+
+        found = self.read_inner_chunks_into(get_ranges, shard_shape, pieces, place, key=key,
+                                            max_gap=max_gap)
+        return out if found else None
+
+    def project_region(
         self, shard_shape: Sequence[int], region: Sequence[slice | tuple[int, int]]
     ) -> list[list[tuple[int, slice, slice]]]:
         """Per dimension, ``(inner chunk index, slice of the output, slice of the inner chunk)``
-        for each inner chunk the region's selection touches."""
+        for each inner chunk the region's selection touches (the output being
+        ``shard[region]``; slices have ``step >= 1``)."""
         shard_shape = tuple(shard_shape)
         self._chunks_per_shard(shard_shape)
         if len(region) != len(shard_shape):
