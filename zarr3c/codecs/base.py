@@ -125,6 +125,12 @@ class ArrayBytesCodec(Codec):
         """Size in bytes of every encoded chunk of ``spec``, or None if it varies."""
         return None
 
+    def stores_raw_elements(self, dtype: np.dtype) -> bool:
+        """True when the encoding is the chunk's elements as they lie in memory (native
+        byte order, C order): element ``i`` is bytes ``[i * itemsize, (i + 1) * itemsize)``,
+        so a region can be read by byte ranges without decoding."""
+        return False
+
 
 class BytesBytesCodec(Codec):
     kind: ClassVar[CodecKind] = "bytes->bytes"

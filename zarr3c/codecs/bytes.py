@@ -124,6 +124,9 @@ class BytesCodec(ArrayBytesCodec):
     def encoded_size(self, spec: ChunkSpec) -> int | None:
         return spec.nbytes
 
+    def stores_raw_elements(self, dtype: np.dtype) -> bool:
+        return dtype.itemsize > 0 and not dtype.hasobject and self._width(dtype) == 1
+
 
 @dataclass(frozen=True)
 class EndianCodec(BytesCodec):

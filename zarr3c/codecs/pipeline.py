@@ -280,6 +280,8 @@ class CodecPipeline:
         The codecs by kind.
     dtype
         The array's (native-endian) data type.
+    stores_raw_elements
+        True when stored chunks are the elements' native bytes in C order.
     fill_value
         A 0-d array of ``dtype``.
     """
@@ -306,6 +308,12 @@ class CodecPipeline:
         self.array_array = tuple(c for c in self.codecs if isinstance(c, ArrayArrayCodec))
         (self.array_bytes,) = (c for c in self.codecs if isinstance(c, ArrayBytesCodec))
         self.bytes_bytes = tuple(c for c in self.codecs if isinstance(c, BytesBytesCodec))
+        #: A stored chunk is its elements' native bytes in C order (a lone serializer that
+        #: stores them so): regions can be read by byte range, with nothing to decode.
+        self.stores_raw_elements = (
+            not self.array_array and not self.bytes_bytes
+            and self.array_bytes.stores_raw_elements(dtype)
+        )
         self._chains: dict[tuple[int, ...], _Chain] = {}
         self._lock = threading.Lock()
 
