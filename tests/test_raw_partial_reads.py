@@ -101,3 +101,26 @@ def test_a_chunk_of_the_wrong_size_is_reported_even_outside_the_range(change) ->
     store.set("t/c/0/0", change(bytes(store.get("t/c/0/0"))))
     with pytest.raises(ChunkDecodeError, match="t/c/0/0"):
         a[0, 0:2]
+
+
+def test_ranges_of_many_chunks_go_to_the_store_in_one_batched_request() -> None:
+    """What lets a remote store run them concurrently (and a local one over its pool)."""
+    store = RangeLog()
+    calls = []
+    original = store.get_partial_values
+
+    def spy(key_ranges):
+        key_ranges = list(key_ranges)
+        calls.append(key_ranges)
+        return original(key_ranges)
+
+    a = zarr3c.create_array(store, shape=(64, 64), dtype="int16", chunks=(16, 16),
+                            compressors=None)
+    data = np.arange(64 * 64, dtype=np.int16).reshape(64, 64)
+    a[...] = data
+    store.get_partial_values = spy
+    selections = [(slice(1, 3), slice(1, 3)), (slice(20, 22), slice(40, 42)), (40, slice(50, 52))]
+    for sel, got in zip(selections, a.get_many(selections), strict=True):
+        np.testing.assert_array_equal(got, data[sel])
+    assert len(calls) == 1
+    assert sorted({k for k, _ in calls[0]}) == ["c/0/0", "c/1/2", "c/2/3"]

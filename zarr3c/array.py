@@ -70,9 +70,8 @@ from zarr3c.stores.base import resolve_byte_range
 __all__ = ["Array", "create_array", "open_array_at"]
 
 
-#: Reads of chunks stored as raw elements run inline (no thread hand-off) below this many
-#: output bytes: they are a few range reads and copies.
-_INLINE_RAW_BYTES = 1 << 18
+#: Most bytes of ranges of raw-element chunks one batched store request asks for.
+_RAW_BATCH_BYTES = 16 << 20
 
 
 def _i64(values: Sequence[int]) -> np.ndarray:
@@ -420,20 +419,19 @@ class Array(Node):
 
         def read_group(item: tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]) -> None:
             coords, members = item
-            if all(task.strided for task, _ in members):
-                if self._sharding is not None:
-                    read_shard_parts(coords, members)
-                    return
-                if self._pipeline.stores_raw_elements and read_raw_part(coords, members):
-                    return
+            if self._sharding is not None and all(task.strided for task, _ in members):
+                read_shard_parts(coords, members)
+                return
             chunk = self._read_chunk(coords)
             for task, i in members:
                 copy_out(task, i, chunk)
 
-        def read_raw_part(coords: tuple[int, ...],
-                          members: list[tuple[ChunkTask, int]]) -> bool:
-            # A chunk stored as its raw elements: fetch only the byte range spanning the
-            # selected elements, when that is well under the chunk (False: read it whole).
+        def raw_range(coords: tuple[int, ...], members: list[tuple[ChunkTask, int]]
+                      ) -> tuple[int, int, int, list[tuple[int, np.ndarray]]] | None:
+            # For a chunk stored as raw elements: the byte range spanning the selected
+            # elements, when it is well under the chunk (None: read the chunk whole).
+            if not all(task.strided for task, _ in members):
+                return None
             chunk_shape = self._chunk_shape_at(coords)
             strides = c_strides(chunk_shape, itemsize)
             regions = [task.chunk_region(strides) for task, _ in members]
@@ -441,28 +439,36 @@ class Array(Node):
             hi = max(offset + int(((np.asarray(task.counts) - 1) * steps).sum()) + itemsize
                      for (task, _), (offset, steps) in zip(members, regions, strict=True))
             nbytes = math.prod(chunk_shape) * itemsize
-            if 2 * (hi - lo) > nbytes:
-                return False
-            key = self.chunk_key(coords)
-            # With the range, its last byte and the one after: a stored chunk of the wrong
-            # size is reported as a decode would, even where the range lies within it.
-            raw, tail = self._store.get_partial_values([(key, (lo, hi - lo)),
-                                                        (key, (nbytes - 1, 2))])
-            if raw is None:
-                for task, i in members:
-                    copy_out(task, i, None)
-                return True
-            buf = as_byte_array(raw)
-            if tail is None or len(tail) != 1 or buf.nbytes != hi - lo:
-                raise ChunkDecodeError(
-                    f"bytes codec: the stored chunk is not the {nbytes} bytes of a chunk of "
-                    f"shape {list(chunk_shape)} and data type {self.dtype}", key=key)
-            for (task, i), (offset, steps) in zip(members, regions, strict=True):
-                dst, out_strides = targets[i]
-                dst_offset, dst_strides = task.out_region(out_strides)
-                copy_strided(buf, offset - lo, steps, dst, dst_offset, dst_strides,
-                             _i64(task.counts), itemsize)
-            return True
+            return (lo, hi, nbytes, regions) if 2 * (hi - lo) <= nbytes else None
+
+        def read_raw_ranges(ranged: list[tuple[tuple[int, ...], tuple[Any, ...]]]) -> None:
+            # One batched store request for every range (the store runs them concurrently),
+            # each with its chunk's last byte and the one after, so that a stored chunk of the
+            # wrong size is reported as a decode would, even where the range lies within it.
+            # The copies are small: inline, no thread hand-off.
+            requests: list[tuple[str, tuple[int, int]]] = []
+            for coords, (lo, hi, nbytes, _) in ranged:
+                key = self.chunk_key(coords)
+                requests += [(key, (lo, hi - lo)), (key, (nbytes - 1, 2))]
+            values = self._store.get_partial_values(requests)
+            for n, (coords, (lo, hi, nbytes, regions)) in enumerate(ranged):
+                raw, tail = values[2 * n], values[2 * n + 1]
+                members = groups[coords]
+                if raw is None:
+                    for task, i in members:
+                        copy_out(task, i, None)
+                    continue
+                buf = as_byte_array(raw)
+                if tail is None or len(tail) != 1 or buf.nbytes != hi - lo:
+                    raise ChunkDecodeError(
+                        f"bytes codec: the stored chunk is not the {nbytes} bytes of a chunk "
+                        f"of shape {list(self._chunk_shape_at(coords))} and data type "
+                        f"{self.dtype}", key=requests[2 * n][0])
+                for (task, i), (offset, steps) in zip(members, regions, strict=True):
+                    dst, out_strides = targets[i]
+                    dst_offset, dst_strides = task.out_region(out_strides)
+                    copy_strided(buf, offset - lo, steps, dst, dst_offset, dst_strides,
+                                 _i64(task.counts), itemsize)
 
         def read_shard_parts(coords: tuple[int, ...],
                              members: list[tuple[ChunkTask, int]]) -> None:
@@ -511,10 +517,23 @@ class Array(Node):
                 for task, i in members:
                     copy_out(task, i, None)
 
-        # Copies of a few raw elements cost less than handing them to the pool.
-        small = (self._pipeline.stores_raw_elements
-                 and sum(out.nbytes for out in outs) < _INLINE_RAW_BYTES)
-        map_unordered(read_group, groups.items(), parallel=not small)
+        whole = list(groups.items())
+        if self._pipeline.stores_raw_elements:
+            ranged = [(coords, r) for coords, members in whole
+                      if (r := raw_range(coords, members)) is not None]
+            if ranged:
+                whole = [(c, m) for c, m in whole if c not in dict(ranged)]
+                batch: list[tuple[tuple[int, ...], tuple[Any, ...]]] = []
+                size = 0
+                for item in ranged:  # batches bound the bytes held at once
+                    batch.append(item)
+                    size += item[1][1] - item[1][0]
+                    if size >= _RAW_BATCH_BYTES:
+                        read_raw_ranges(batch)
+                        batch, size = [], 0
+                if batch:
+                    read_raw_ranges(batch)
+        map_unordered(read_group, whole)
         return outs
 
     # -- writes ----------------------------------------------------------------------------------

@@ -94,19 +94,15 @@ def _run_in_worker(fn: Callable[[T], R], item: T) -> R:
         _in_worker.active = False
 
 
-def map_unordered(fn: Callable[[T], R], items: Iterable[T], *,
-                  parallel: bool = True) -> list[R]:
+def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     """Apply ``fn`` to every item, in parallel when there is more than one, and wait.
 
-    Runs inline for a single item, with one thread, when called from a worker (nested
-    fan-out would otherwise deadlock a bounded pool), or when the caller knows the work is
-    too small to gain from threads (``parallel=False``).  The first exception is re-raised
-    after every started task has finished, so no task is still writing when the caller sees
-    it.
+    Runs inline for a single item, with one thread, or when called from a worker (nested
+    fan-out would otherwise deadlock a bounded pool).  The first exception is re-raised after
+    every started task has finished, so no task is still writing when the caller sees it.
     """
     items = list(items)
-    if (not parallel or len(items) <= 1 or get_num_threads() == 1
-            or getattr(_in_worker, "active", False)):
+    if len(items) <= 1 or get_num_threads() == 1 or getattr(_in_worker, "active", False):
         return [fn(item) for item in items]
     pool = _executor()
     futures = [pool.submit(_run_in_worker, fn, item) for item in items]
