@@ -9,6 +9,10 @@ temporary directory in ``setup``:
 - ``Read.time_read_all``: ``a[...]``;
 - ``Read.time_read_chunks``: every read unit (chunk, or inner chunk when sharded), in C order;
 - ``Read.time_random_reads``: 1,000 random 4^3 boxes, one after another;
+- ``Read.time_random_reads_batched``: the same boxes in one ``a.get_many`` call;
+- ``Read.time_vindex``: ``a.vindex`` of 10^5 random points;
+- ``Read.time_oindex``: ``a.oindex`` with two unsorted 256-element index arrays (repeats
+  allowed) on the first two axes and one chunk's width on the last;
 - ``Read.track_stored_bytes``: the bytes on disk (the compression achieved).
 
 Parameters: compression ``none`` / ``zstd`` (level 0, no checksum) x layout ``chunked`` /
@@ -43,6 +47,8 @@ CHUNK = 64
 SHARD = 128
 INNER = 32
 N_RANDOM = 1000
+N_POINTS = 100_000
+N_INDICES = 256
 BOX = 4
 COMPRESSIONS = ["none", "zstd"]
 LAYOUTS = ["chunked", "sharded", "rectilinear"]
@@ -180,6 +186,9 @@ class Read:
             tuple(slice(int(o), int(o) + BOX) for o in row)
             for row in rng.integers(0, SIZE - BOX + 1, size=(N_RANDOM, 3))
         ]
+        self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
+        self.orthogonal = (rng.integers(0, SIZE, size=N_INDICES),
+                           rng.integers(0, SIZE, size=N_INDICES), slice(0, CHUNK))
         self.path = path
 
     def teardown(self, compression: str, layout: str) -> None:
@@ -205,3 +214,12 @@ class Read:
         return total
 
     track_stored_bytes.unit = "bytes"  # type: ignore[attr-defined]
+
+    def time_random_reads_batched(self, compression: str, layout: str) -> None:
+        self.arr.get_many(self.random_sels)
+
+    def time_vindex(self, compression: str, layout: str) -> None:
+        self.arr.vindex[self.points]
+
+    def time_oindex(self, compression: str, layout: str) -> None:
+        self.arr.oindex[self.orthogonal]
