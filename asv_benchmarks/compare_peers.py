@@ -380,9 +380,8 @@ class Zarr3cAdapter(Adapter):
         return self.arr[sel]
 
     def read_concurrent(self, sels: Sequence[Selection]) -> list[np.ndarray]:
-        # TODO(zarr3c batch API): when zarr3c grows a batched read (e.g. an
-        # ``Array.get_many(selections)`` that fans chunks out over its own pool and coalesces
-        # store requests), call it here instead of one a[...] per thread.
+        # zarr3c's batched read (each chunk read and decoded once for all the selections);
+        # a thread pool over a[...] for a zarr3c that predates it.
         batch = getattr(self.arr, "get_many", None)
         if callable(batch):
             return list(batch(sels))
