@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
-from zarr3c.errors import BoundsCheckError
+from zarr3c.errors import BoundsCheckError, InvalidTypeError
 
 LAYOUTS = {
     "regular": {"chunks": (4, 5)},
@@ -93,3 +93,17 @@ def test_a_bad_selection_is_refused_before_anything_is_read() -> None:
     with pytest.raises(BoundsCheckError, match="axis 1"):
         a.get_many([(0, 0), (0, 16)])
     assert not store.reads
+
+
+@pytest.mark.parametrize("selections", [5, "0:3", None], ids=["int", "str", "none"])
+def test_selections_must_be_an_iterable(selections) -> None:
+    a, _ = _array("regular")
+    with pytest.raises(InvalidTypeError, match="iterable of selections"):
+        a.get_many(selections)
+
+
+def test_selections_may_come_from_a_generator() -> None:
+    a, data = _array("regular")
+    got = a.get_many((i, slice(None, 3)) for i in range(3))
+    for i, value in enumerate(got):
+        np.testing.assert_array_equal(value, data[i, :3])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -320,6 +320,11 @@ class Array(Node):
         once, and the chunks are spread over the thread pool, however the selections
         overlap.  Selections are parsed (and bad ones refused) before anything is read.
         """
+        if isinstance(selections, str | bytes) or not isinstance(selections, Iterable):
+            raise InvalidTypeError(
+                f"get_many() takes an iterable of selections, not {type(selections).__name__}"
+            )
+        selections = list(selections)
         parsed = [parse_basic_selection(s, self.shape) for s in selections]
         results = self._read_many(parsed)
         return [self._basic_result(s, sel, r)
