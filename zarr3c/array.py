@@ -312,7 +312,7 @@ class Array(Node):
         sel = parse_basic_selection(selection, self.shape)
         return self._basic_result(selection, sel, self._read(sel))
 
-    def get_many(self, selections: Sequence[Any]) -> list[Any]:
+    def get_many(self, selections: Iterable[Any]) -> list[Any]:
         """Read many basic selections at once, as ``[a[s] for s in selections]``.
 
         What tensorstore's concurrent reads give: every chunk (for a sharded array, every
@@ -441,8 +441,8 @@ class Array(Node):
             strides = c_strides(chunk_shape, itemsize)
             regions = [task.chunk_region(strides) for task, _ in members]
             lo = min(offset for offset, _ in regions)
-            hi = max(offset + int(((np.asarray(task.counts) - 1) * steps).sum()) + itemsize
-                     for (task, _), (offset, steps) in zip(members, regions, strict=True))
+            hi = max(sum((b - 1) * s for (_, b), s in zip(task.bounds(), strides, strict=True))
+                     for task, _ in members) + itemsize
             nbytes = math.prod(chunk_shape) * itemsize
             return (lo, hi, nbytes, regions) if 2 * (hi - lo) <= nbytes else None
 
@@ -484,35 +484,38 @@ class Array(Node):
             shard_shape = self._chunk_shape_at(coords)
             sharding = self._sharding
             assert sharding is not None
-            # inner chunk -> (output, byte offset, byte strides, counts, slices of the chunk)
-            pieces: dict[tuple[int, ...], list[tuple[int, int, np.ndarray, np.ndarray,
-                                                     tuple[slice, ...]]]] = {}
+            # Every copy is planned before anything is read: inner chunk -> (output, its byte
+            # offset and strides, counts, byte offset and strides in the inner chunk).
+            inner_strides = c_strides(sharding.chunk_shape, itemsize)
+            pieces: dict[tuple[int, ...], list[tuple[int, int, np.ndarray, np.ndarray, int,
+                                                     np.ndarray]]] = {}
             for task, i in members:
-                region = tuple(slice(start, start + (n - 1) * step + 1, step)
-                               for (start, step), n in zip(task.local, task.counts, strict=True))
                 out_strides = targets[i][1]
                 dst_strides = _i64([step * s for (_, step), s
                                     in zip(task.out, out_strides, strict=True)])
-                for combo in itertools.product(*sharding.project_region(shard_shape, region)):
-                    dst_offset = sum((start + sel.start * step) * s for (start, step), (_, sel, _), s
-                                     in zip(task.out, combo, out_strides, strict=True))
+                plans = sharding.project_region(shard_shape, task.local_slices())
+                for combo in itertools.product(*plans):
+                    dst_offset = sum(
+                        (start + sel.start * step) * s
+                        for (start, step), (_, sel, _), s
+                        in zip(task.out, combo, out_strides, strict=True))
                     pieces.setdefault(tuple(p[0] for p in combo), []).append((
                         i, dst_offset, dst_strides,
                         _i64([sel.stop - sel.start for _, sel, _ in combo]),
-                        tuple(p[2] for p in combo),
+                        sum(p[2].start * s for p, s in zip(combo, inner_strides, strict=True)),
+                        _i64([p[2].step * s for p, s in zip(combo, inner_strides, strict=True)]),
                     ))
 
             def sink(inner_coords: tuple[int, ...], chunk: np.ndarray | None) -> None:
-                for i, dst_offset, dst_strides, shape, inner in pieces[inner_coords]:
+                src = None if chunk is None else chunk.reshape(-1).view(np.uint8)
+                for i, dst_offset, dst_strides, shape, src_offset, src_strides in pieces[
+                        inner_coords]:
                     dst = targets[i][0]
-                    if chunk is None:
+                    if src is None:
                         fill_strided(dst, dst_offset, dst_strides, shape, self._fill_bytes)
-                        continue
-                    strides = c_strides(chunk.shape, itemsize)
-                    copy_strided(chunk.reshape(-1).view(np.uint8),
-                                 sum(sl.start * s for sl, s in zip(inner, strides, strict=True)),
-                                 _i64([sl.step * s for sl, s in zip(inner, strides, strict=True)]),
-                                 dst, dst_offset, dst_strides, shape, itemsize)
+                    else:
+                        copy_strided(src, src_offset, src_strides, dst, dst_offset,
+                                     dst_strides, shape, itemsize)
 
             found = sharding.read_inner_chunks_into(
                 lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
@@ -522,22 +525,24 @@ class Array(Node):
                 for task, i in members:
                     copy_out(task, i, None)
 
-        whole = list(groups.items())
-        if self._pipeline.stores_raw_elements:
-            ranged = [(coords, r) for coords, members in whole
-                      if (r := raw_range(coords, members)) is not None]
-            if ranged:
-                whole = [(c, m) for c, m in whole if c not in dict(ranged)]
-                batch: list[tuple[tuple[int, ...], tuple[Any, ...]]] = []
-                size = 0
-                for item in ranged:  # batches bound the bytes held at once
-                    batch.append(item)
-                    size += item[1][1] - item[1][0]
-                    if size >= _RAW_BATCH_BYTES:
-                        read_raw_ranges(batch)
-                        batch, size = [], 0
-                if batch:
-                    read_raw_ranges(batch)
+        whole: list[tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]] = []
+        ranged: list[tuple[tuple[int, ...], tuple[Any, ...]]] = []
+        for coords, members in groups.items():
+            r = raw_range(coords, members) if self._pipeline.stores_raw_elements else None
+            if r is None:
+                whole.append((coords, members))
+            else:
+                ranged.append((coords, r))
+        batch: list[tuple[tuple[int, ...], tuple[Any, ...]]] = []
+        size = 0
+        for item in ranged:  # batches bound the bytes held at once
+            batch.append(item)
+            size += item[1][1] - item[1][0]
+            if size >= _RAW_BATCH_BYTES:
+                read_raw_ranges(batch)
+                batch, size = [], 0
+        if batch:
+            read_raw_ranges(batch)
         map_unordered(read_group, whole)
         return outs
 

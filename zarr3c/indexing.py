@@ -450,6 +450,11 @@ class ChunkTask:
                 out.append((int(x.min()), int(x.max()) + 1))
         return tuple(out)
 
+    def local_slices(self) -> tuple[slice, ...]:
+        """The slices of the chunk a strided task selects (``chunk[task.local_slices()]``)."""
+        return tuple(slice(lo, hi, x[1])
+                     for (lo, hi), x in zip(self.bounds(), self.local, strict=True))
+
     def covers(self, chunk_shape: Sequence[int], array_shape: Sequence[int],
                origin: Sequence[int]) -> bool:
         """True if the selection takes every element of the chunk that lies inside the array."""
@@ -521,9 +526,9 @@ def plan_chunks(selection: OrthogonalSelection, dimensions: Sequence[Any]) -> It
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PointTask:
-    """The points of a coordinate selection that fall in one chunk: their indices within the
-    chunk (one array per dimension), their byte offsets in the decoded chunk (C order, full
-    chunk shape) and their positions in the flat output, all in the user's order."""
+    """The points of a coordinate selection that fall in one chunk: their byte offsets in the
+    decoded chunk (C order, full chunk shape) and their positions in the flat output, in the
+    user's order; :attr:`local` gives their indices within the chunk."""
 
     coords: tuple[int, ...]
     offsets: np.ndarray

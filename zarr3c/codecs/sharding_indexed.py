@@ -886,11 +886,10 @@ class ShardingCodec(ArrayBytesCodec):
 
         The index is read first (unless given); then the coalesced byte ranges of the stored
         inner chunks are fetched in batches of at most ``max_request`` bytes (default
-        :data:`MAX_REQUEST_BYTES`), each batch
-        decoded over the thread pool with ``sink`` called in the worker that decoded the
-        chunk, so a read of a large shard holds one batch of stored bytes and one decoded
-        inner chunk per worker, never the whole shard.  ``sink`` may be called from several
-        threads at once, once per inner chunk.
+        :data:`MAX_REQUEST_BYTES`), each batch decoded over the thread pool with ``sink``
+        called in the worker that decoded the chunk, so a read of a large shard holds one
+        batch of stored bytes and one decoded inner chunk per worker, never the whole shard.
+        ``sink`` may be called from several threads at once, once per inner chunk.
 
         Returns
         -------
