@@ -399,3 +399,19 @@ def test_malformed_metadata_names_key(store: zarr3c.Store, doc: bytes) -> None:
     with pytest.raises(ZarrError, match="m/zarr.json") as info:
         zarr3c.open_array(store, "m")
     assert isinstance(info.value, ValueError)
+
+
+def test_resize_through_a_stale_object_keeps_what_others_changed(store: zarr3c.Store) -> None:
+    """resize starts from the document stored now: attributes set and a shape grown through
+    another Array object (or since a consolidated snapshot) are neither wiped nor misread."""
+    a = zarr3c.create_array(store, "r", shape=(10,), dtype="int32", chunks=(4,), fill_value=-1)
+    a[:] = np.arange(10)
+    other = zarr3c.open_array(store, "r", mode="r+")
+    other.attrs["units"] = "K"
+    other.resize(14)
+    other[10:14] = [10, 11, 12, 13]
+    a.resize(12)  # a still believes the shape is (10,) and there are no attributes
+    assert a.shape == (12,) and a.attrs["units"] == "K"
+    fresh = zarr3c.open_array(store, "r", mode="r")
+    assert fresh.attrs["units"] == "K"
+    np.testing.assert_array_equal(fresh[...], np.arange(12))

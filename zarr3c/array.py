@@ -733,18 +733,22 @@ class Array(Node):
             raise ShapeMismatchError(
                 f"cannot resize a {self.ndim}-d array to shape {new_shape} ({len(new_shape)}-d)"
             )
-        old_shape = self.shape
-        new_meta = self._metadata.evolve(
-            shape=new_shape, chunk_grid=self._metadata.chunk_grid.resized(new_shape)
-        )
-        # Metadata first: a crash in between leaves stray chunks outside the shape (ignored),
-        # never a declared region whose chunks were already erased.
-        self._format.write_node(self._store, self._path, new_meta)
+        # From the document stored now, not this object's copy: the shape or the attributes
+        # may have changed through another object since it was read.
+        with self._stored_metadata() as current:
+            self._set_metadata(current)
+            old_shape = self.shape
+            new_meta = current.evolve(
+                shape=new_shape, chunk_grid=current.chunk_grid.resized(new_shape)
+            )
+            # Metadata first: a crash in between leaves stray chunks outside the shape
+            # (ignored), never a declared region whose chunks were already erased.
+            self._format.write_node(self._store, self._path, new_meta)
         old_stored = list(self._stored_chunks())
         self._set_metadata(new_meta)
         grid_shape = self.cdata_shape
-        outside = [k for k, c in old_stored
-                   if any(ci >= n for ci, n in zip(c, grid_shape, strict=True))]
+        outside = {k for k, c in old_stored
+                   if any(ci >= n for ci, n in zip(c, grid_shape, strict=True))}
         if outside:
             self._store.erase_values(outside)
         shrunk = [i for i, (n, o) in enumerate(zip(new_shape, old_shape, strict=True)) if n < o]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 from zarr3c.concurrency import chunk_lock
@@ -76,15 +77,25 @@ class Node:
     def _set_metadata(self, metadata: Any) -> None:
         self._metadata = metadata
 
-    def _update_attributes(self, change: Callable[[dict[str, Any]], None]) -> None:
-        """Apply ``change`` (a function mutating a dict) to the stored attributes."""
+    @contextmanager
+    def _stored_metadata(self) -> Iterator[Any]:
+        """Hold the lock of this node's metadata document and yield the document stored now
+        (this object's copy if the node is gone or is now of another type): the start of every
+        read-modify-write of the document, so that changes made through other objects (or
+        after a consolidated snapshot) are kept."""
         self._check_writable()
-        fmt = self._format
-        key = fmt.metadata_key(self._path, self._metadata.node_type)
+        key = self._format.metadata_key(self._path, self._metadata.node_type)
         with chunk_lock(self._store, key):
-            current = fmt.read_node(self._store, self._path)
+            current = self._format.read_node(self._store, self._path)
             if current is None or type(current) is not type(self._metadata):
                 current = self._metadata
+            yield current
+
+    def _update_attributes(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply ``change`` (a function mutating a dict) to the stored attributes."""
+        fmt = self._format
+        key = fmt.metadata_key(self._path, self._metadata.node_type)
+        with self._stored_metadata() as current:
             attrs = json.loads(json.dumps(current.attributes))
             change(attrs)
             try:
