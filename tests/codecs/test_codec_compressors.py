@@ -212,3 +212,22 @@ def test_blosc_typesize_drives_the_shuffle() -> None:
 def test_bad_configurations(codec: dict, match: str) -> None:
     with pytest.raises(MetadataError, match=r"codecs\[1\]\.configuration" + match):
         CodecPipeline.from_codecs([serializer("uint16"), codec], dtype="uint16")
+
+
+def test_zstd_allocation_failure_is_corruption_only_with_a_declared_size(monkeypatch) -> None:
+    """A frame header declaring a huge size is a corrupt chunk (ChunkDecodeError saying the
+    size); a MemoryError decoding a frame that declares none is a real shortage, re-raised."""
+    from zarr3c.codecs import zstd as zstd_module
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(zstd_module, "decode_with", out_of_memory)
+    codec = ZstdCodec(level=0, checksum=False)
+    declared = bytes(codec.encode(np.zeros(1000, dtype=np.uint8)))  # single-segment: size 1000
+    with pytest.raises(ChunkDecodeError, match="declares 1000 decoded bytes"):
+        codec.decode(declared)
+    no_size = b"\x28\xb5\x2f\xfd\x00" + b"\x00" * 8  # frame header without a content size
+    with pytest.raises(MemoryError) as info:
+        codec.decode(no_size)
+    assert not isinstance(info.value, ChunkDecodeError)

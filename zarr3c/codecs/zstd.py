@@ -88,10 +88,13 @@ class ZstdCodec(BytesBytesCodec):
             return decode_with(self._codec.decode, buf, self.name)
         except MemoryError as exc:
             # numcodecs allocates the size a frame header declares: a corrupt header asks
-            # for terabytes.
+            # for terabytes.  Without a declared size it is a real shortage: re-raise it.
+            declared = _frame_content_size(buf)
+            if declared is None:
+                raise
             raise ChunkDecodeError(
-                f"zstd: the frame declares {_frame_content_size(buf)} decoded bytes, which "
-                "cannot be allocated (corrupt frame header?)"
+                f"zstd: the frame declares {declared} decoded bytes, which cannot be "
+                "allocated (corrupt frame header?)"
             ) from exc
 
 
