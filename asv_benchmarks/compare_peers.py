@@ -132,6 +132,16 @@ class Case:
     def shape(self) -> tuple[int, ...]:
         return self.src.shape
 
+    @functools.cached_property
+    def expected_points(self) -> np.ndarray:
+        """What ``vindex`` of :attr:`points` returns (numpy, computed once per case)."""
+        return self.src[self.points]
+
+    @functools.cached_property
+    def expected_orthogonal(self) -> np.ndarray:
+        """What ``oindex`` of :attr:`orthogonal` returns (numpy, computed once per case)."""
+        return numpy_orthogonal(self.src, self.orthogonal)
+
 
 @dataclass
 class Result:
@@ -909,12 +919,12 @@ def run_adapter(
             ),
             "vindex": (
                 lambda: adapter.vindex(case.points),
-                lambda o: verify_one(o, case.src[case.points], "vindex"),
+                lambda o: verify_one(o, case.expected_points, "vindex"),
                 1,
             ),
             "oindex": (
                 lambda: adapter.oindex(case.orthogonal),
-                lambda o: verify_one(o, numpy_orthogonal(case.src, case.orthogonal), "oindex"),
+                lambda o: verify_one(o, case.expected_orthogonal, "oindex"),
                 1,
             ),
         }
@@ -1213,9 +1223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for lay_name in args.layouts:
             layout = layouts[lay_name]
             chunk_sels = grid_selections(src.shape, layout.chunks)
+            ortho = orthogonal_selection(src.shape, args.nindices, layout.chunks[-1])
             for comp in args.compressions:
-                case = Case(src, layout, comp, chunk_sels, rand, args.threads, points,
-                            orthogonal_selection(src.shape, args.nindices, layout.chunks[-1]))
+                case = Case(src, layout, comp, chunk_sels, rand, args.threads, points, ortho)
                 log(f"[{lay_name} {comp}] stored {layout.stored}, read unit {layout.chunks}")
                 for name in args.only:
                     if name in unavailable:
