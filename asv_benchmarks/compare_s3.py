@@ -40,6 +40,10 @@ from typing import Any
 
 import numpy as np
 
+# The peer script's timing and checking, from the same directory (on sys.path when this
+# script runs).
+from compare_peers import time_min, verify_one
+
 BUCKET = "zarr3c-bench"
 
 
@@ -86,17 +90,12 @@ def moto_s3() -> Iterator[dict[str, Any]]:
 
 
 def best_of(fn: Callable[[], np.ndarray], expected: np.ndarray, repeat: int) -> float:
-    """Minimum wall time of ``fn()`` over ``repeat`` runs after a checked warm-up."""
-    got = fn()
-    if got.shape != expected.shape or not np.array_equal(got, expected):
-        print("WRONG result", file=sys.stderr)
-        sys.exit(1)
-    del got
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+    """Minimum wall time of ``fn()`` over ``repeat`` runs after a warm-up, every result
+    checked (compare_peers' timing and checking; a wrong result ends the run)."""
+    times, err = time_min(fn, lambda got: verify_one(got, expected, "read"), repeat,
+                          warmup=True)
+    if err:
+        sys.exit(f"WRONG result: {err}")
     return min(times)
 
 
