@@ -644,3 +644,18 @@ def test_an_entry_zarr3c_cannot_parse_fails_only_when_that_member_is_opened() ->
     repaired = zarr3c.consolidate_metadata(store)
     assert repaired["sub/b"].dtype == np.float64 and repaired["a"][2] == 2
     assert _doc(store)[CM]["metadata"]["sub/b"]["data_type"] == "float64"
+
+
+def test_deleting_through_a_stale_view_removes_what_was_consolidated_since() -> None:
+    """Another writer re-consolidated after this view was opened and added sub/new: deleting
+    sub takes sub/new out of the stored document too (no entry left without its parent)."""
+    store = zarr3c.MemoryStore()
+    _hierarchy(store)
+    zarr3c.consolidate_metadata(store)
+    g = zarr3c.open_consolidated(store, mode="r+")
+    zarr3c.create_array(store, "sub/new", shape=(1,), dtype="int8")
+    zarr3c.create_array(store, "subway", shape=(1,), dtype="int8")  # shares the prefix only
+    zarr3c.consolidate_metadata(store)
+    del g["sub"]
+    assert list(_doc(store)[CM]["metadata"]) == ["a", "subway"]
+    assert zarr3c.open_consolidated(store).keys() == ["a", "subway"]

@@ -192,8 +192,11 @@ class ConsolidatedView:
         return ConsolidatedView(self.index, self.child_rel(relative_path))
 
     def forget(self, store: Any, fmt: HierarchyFormat, relative_path: str) -> None:
-        """Remove a deleted node from the view and from the stored consolidated document."""
-        gone = set(self.index.remove(self.child_rel(relative_path)))
+        """Remove a deleted node (and all below it) from the view and from the stored
+        consolidated document.  The stored keys are matched by prefix, not by what this view
+        knew: another writer may have re-consolidated with more nodes below it since."""
+        rel = self.child_rel(relative_path)
+        self.index.remove(rel)
         root = self.index.root_path
         key = fmt.metadata_key(root, "group")
         with chunk_lock(store, key):
@@ -202,9 +205,12 @@ class ConsolidatedView:
                 return
             cm = current.consolidated_metadata
             entries = cm.get("metadata") if cm is not None else None
-            if not isinstance(entries, Mapping) or not gone & entries.keys():
+            if not isinstance(entries, Mapping):
                 return
-            kept = {k: v for k, v in entries.items() if k not in gone}
+            kept = {k: v for k, v in entries.items()
+                    if not (k == rel or k.startswith(rel + "/"))}
+            if len(kept) == len(entries):
+                return
             fmt.write_node(store, root, dataclasses.replace(
                 current, consolidated_metadata={**cm, "metadata": kept}))
 
