@@ -659,3 +659,25 @@ def test_deleting_through_a_stale_view_removes_what_was_consolidated_since() -> 
     del g["sub"]
     assert list(_doc(store)[CM]["metadata"]) == ["a", "subway"]
     assert zarr3c.open_consolidated(store).keys() == ["a", "subway"]
+
+
+def test_each_document_is_read_once() -> None:
+    """consolidate_metadata reads the group's document once (format detection included);
+    open() with array keywords builds the array from the document it read."""
+    store = CountingStore(zarr3c.MemoryStore())
+    _hierarchy(store)
+    for path in (None, "sub"):
+        store.reset()
+        zarr3c.consolidate_metadata(store, path)
+        key = "sub/zarr.json" if path else "zarr.json"
+        assert store.metadata_reads.count(key) == 1, store.metadata_reads
+    store.reset()
+    a = zarr3c.open(store, "a", mode="r", order="F")
+    assert a.order == "F" and a[...].tolist() == list(range(10))
+    assert store.metadata_reads == ["zarr.json", "a/zarr.json"]
+    store.reset()
+    assert zarr3c.open_group(store, "sub", mode="a").attrs["level"] == 1
+    assert store.metadata_reads == ["zarr.json", "sub/zarr.json"]
+    # existence is a key lookup, not a parse: a member with a malformed document exists
+    store.set("sub/bad/zarr.json", b"{not json")
+    assert "bad" in zarr3c.open_group(store, "sub", mode="r", use_consolidated=False)

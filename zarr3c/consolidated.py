@@ -59,8 +59,9 @@ from typing import TYPE_CHECKING, Any
 
 from zarr3c.concurrency import chunk_lock
 from zarr3c.errors import (
+    ContainsArrayError,
+    GroupNotFoundError,
     InvalidArgumentError,
-    MetadataError,
     ReadOnlyError,
     UnsupportedFeatureError,
 )
@@ -321,7 +322,7 @@ def consolidate_metadata(
     GroupNotFoundError, ContainsArrayError
         If there is no group at ``path``.
     """
-    from zarr3c.group import Group, open_group_at  # (group.py imports this module)
+    from zarr3c.group import Group  # (group.py imports this module)
     from zarr3c.paths import normalize_path
     from zarr3c.stores import make_store
 
@@ -331,18 +332,22 @@ def consolidate_metadata(
         )
     p = normalize_path(path)
     s = make_store(store, read_only=False, storage_options=storage_options)
-    fmt = detect_format(s)
-    refuse_other_formats(fmt, f"cannot consolidate the group at {p!r}")
-    key = fmt.metadata_key(p, "group")
-    if s.read_only:
-        raise ReadOnlyError(f"cannot write consolidated metadata to {key!r}: the store is "
-                            "read-only")
-    open_group_at(s, p, fmt=fmt, use_consolidated=False)  # a group must be there
-    entries = collect(s, fmt, p)
-    with chunk_lock(s, key):  # against concurrent attribute updates of the same document
-        current = fmt.read_node(s, p)
+    key = V3Format().metadata_key(p, "group")
+    # Held from the one read of the document to the write: an attribute update made through
+    # this process meanwhile is neither lost nor overwritten.
+    with chunk_lock(s, key):
+        reads = ReadOnce(s)  # at the root, format detection and the group share one read
+        fmt = detect_format(reads)
+        refuse_other_formats(fmt, f"cannot consolidate the group at {p!r}")
+        if s.read_only:
+            raise ReadOnlyError(f"cannot write consolidated metadata to {key!r}: the store is "
+                                "read-only")
+        current = fmt.read_node(reads, p)
+        if current is None:
+            raise GroupNotFoundError(f"no group at path {p!r}")
         if not isinstance(current, GroupMetadata):
-            raise MetadataError("the group was replaced while consolidating", source=key)
+            raise ContainsArrayError(f"expected a group at path {p!r}, found an array")
+        entries = collect(s, fmt, p)
         raw = {k: v.to_dict() for k, v in entries.items()}
         new = dataclasses.replace(current, consolidated_metadata=_empty(raw))
         fmt.write_node(s, p, new)

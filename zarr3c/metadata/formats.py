@@ -139,6 +139,10 @@ class V3Format(HierarchyFormat):
         raise MetadataError(f'must be "array" or "group", got {node_type!r}', path="node_type",
                             source=key)
 
+    def node_exists(self, store: Any, path: str) -> bool:
+        # A key lookup: the document is parsed once, by whoever then reads the node.
+        return store.exists(self.metadata_key(path, ""))
+
     def metadata_key(self, path: str, node_type: str) -> str:
         return f"{_prefix(path)}zarr.json"
 
