@@ -681,3 +681,14 @@ def test_each_document_is_read_once() -> None:
     # existence is a key lookup, not a parse: a member with a malformed document exists
     store.set("sub/bad/zarr.json", b"{not json")
     assert "bad" in zarr3c.open_group(store, "sub", mode="r", use_consolidated=False)
+
+
+@pytest.mark.parametrize("key", ["...", "__x", "a/__x", "a\\b", "a/.", "a\x00b"])
+def test_entry_keys_follow_the_node_name_rules(key: str) -> None:
+    """Keys are checked with the rules every node name follows (so members() and tree()
+    never meet a name they refuse)."""
+    parent = {"a": GROUP} if key.startswith("a/") else {}
+    cm = {"kind": "inline", "metadata": {**parent, key: GROUP}}
+    with pytest.raises(MetadataError, match=r"^zarr\.json: " + re.escape(
+            f"{CM}.metadata[{json.dumps(key)}]")):
+        ConsolidatedMetadata.from_dict(cm, source="zarr.json")

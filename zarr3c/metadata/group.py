@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from zarr3c.errors import MetadataError
+from zarr3c.errors import MetadataError, NodeNameError
 from zarr3c.metadata.array import (
     ArrayMetadata,
     _check_node_type,
@@ -54,8 +54,9 @@ from zarr3c.metadata.array import (
     parse_attributes,
     parse_extra_fields,
 )
+from zarr3c.paths import validate_node_name
 
-__all__ = ["ConsolidatedMetadata", "GroupMetadata"]
+__all__ = ["ConsolidatedMetadata", "GroupMetadata", "parse_node_dict"]
 
 _FIELD = "consolidated_metadata"
 
@@ -83,14 +84,14 @@ def entry_path(key: str) -> str:
 def _check_entry_key(key: Any, *, path: str, source: str | None) -> str:
     if not isinstance(key, str):  # (JSON keys are strings; a dict built in Python may not be)
         raise MetadataError(f"keys must be strings, got {key!r}", path=path, source=source)
-    parts = key.split("/")
-    if key == "" or any(p in ("", ".", "..") for p in parts):
+    try:  # every part a node name, by the rules every node name follows
+        for name in key.split("/"):
+            validate_node_name(name)
+    except NodeNameError as exc:
         raise MetadataError(
-            f"key {key!r} is not a relative node path (names joined by '/', none empty, "
-            "'.' or '..')",
-            path=_entry_path(path, key),
-            source=source,
-        )
+            f"key {key!r} is not a relative node path (names joined by '/'): {exc}",
+            path=_entry_path(path, key), source=source,
+        ) from None
     return key
 
 
@@ -113,12 +114,29 @@ def _check_entry_node_type(value: Any, *, path: str, source: str | None) -> None
 NodeMetadata = Any  # ArrayMetadata | GroupMetadata
 
 
-def parse_entry(value: Mapping[str, Any]) -> NodeMetadata:
-    """One consolidated entry (its ``node_type`` already checked) as array or group metadata;
-    errors carry the path inside the entry and no source."""
-    if value["node_type"] == "array":
-        return ArrayMetadata.from_dict(value, source=None)
-    return GroupMetadata.from_dict(value, source=None)
+def parse_node_dict(doc: Mapping[str, Any], *, source: str | None = None) -> NodeMetadata:
+    """A decoded ``zarr.json`` document of either node type, as :class:`ArrayMetadata` or
+    :class:`GroupMetadata`.
+
+    Raises
+    ------
+    UnsupportedFormatError
+        If ``zarr_format`` is not 3.
+    MetadataError
+        If ``node_type`` is missing or is neither ``"array"`` nor ``"group"``, or the document
+        is invalid for its node type.
+    """
+    node_type = doc.get("node_type")
+    if node_type == "array":  # (each from_dict checks zarr_format first)
+        return ArrayMetadata.from_dict(doc, source=source)
+    if node_type == "group":
+        return GroupMetadata.from_dict(doc, source=source)
+    check_zarr_format(doc, source=source)
+    if "node_type" not in doc:
+        raise MetadataError("missing required field", path="node_type", source=source)
+    raise MetadataError(
+        f'must be "array" or "group", got {node_type!r}', path="node_type", source=source
+    )
 
 
 HINT = ("; open the group with use_consolidated=False to read the member's own zarr.json "
@@ -242,7 +260,7 @@ class ConsolidatedMetadata:
             suggests ``use_consolidated=False``.
         """
         try:
-            return parse_entry(self.metadata[key])
+            return parse_node_dict(self.metadata[key])
         except MetadataError as exc:
             raise entry_error(exc, key, self.source) from None
 
