@@ -233,7 +233,7 @@ class ReadOnce:
             self._got[key] = self._store.get(key)
         return self._got[key]
 
-    def exists(self, key: str) -> bool:
+    def exists(self, key: str) -> bool:  # (V3Format.node_exists: shares the one read)
         return self.get(key) is not None
 
     def __getattr__(self, name: str) -> Any:  # listing and the rest go to the store

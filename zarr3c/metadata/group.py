@@ -66,16 +66,6 @@ def _entry_path(parent: str, key: str) -> str:
     return f"{parent}.metadata[{json.dumps(key, ensure_ascii=False)}]"
 
 
-def rebased_error(exc: MetadataError, prefix: str, source: str | None) -> MetadataError:
-    """``exc`` again, its JSON path put under ``prefix`` and its source replaced."""
-    message = str(exc)
-    head = ": ".join(p for p in (exc.source, exc.path) if p)
-    if head and message.startswith(f"{head}: "):
-        message = message[len(head) + 2:]
-    path = f"{prefix}.{exc.path}" if exc.path else prefix
-    return type(exc)(message, path=path, source=source)
-
-
 def entry_path(key: str) -> str:
     """The JSON path of a group's consolidated entry ``key``."""
     return _entry_path(_FIELD, key)
@@ -146,8 +136,9 @@ HINT = ("; open the group with use_consolidated=False to read the member's own z
 def entry_error(exc: MetadataError, key: str, source: str | None) -> MetadataError:
     """``exc`` (raised parsing or opening the consolidated entry ``key``) as an error naming
     the entry's JSON path in ``source`` and suggesting ``use_consolidated=False``."""
-    error = rebased_error(exc, entry_path(key), source)
-    return type(error)(f"{_message(error)}{HINT}", path=error.path, source=error.source)
+    prefix = entry_path(key)
+    path = f"{prefix}.{exc.path}" if exc.path else prefix
+    return type(exc)(f"{_message(exc)}{HINT}", path=path, source=source)
 
 
 def _message(exc: MetadataError) -> str:
