@@ -4,6 +4,7 @@ entries, and what a consolidated view shows after the hierarchy changes."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -161,7 +162,10 @@ def test_round_trip_and_idempotence(store: zarr3c.Store) -> None:
     zarr3c.consolidate_metadata(store)
     assert bytes(store.get("zarr.json")) == first
     m = GroupMetadata.from_json(first, source="zarr.json")
-    assert isinstance(m.consolidated_metadata, ConsolidatedMetadata)
+    cm = ConsolidatedMetadata.from_dict(m.consolidated_metadata, source="zarr.json")
+    assert [cm.node(k).node_type for k in cm.metadata] == ["array", "group", "array", "group",
+                                                           "array"]
+    assert cm.to_dict() == json.loads(first)["consolidated_metadata"]
     assert GroupMetadata.from_dict(m.to_dict()) == m
     assert m.to_dict() == json.loads(first)
     assert "consolidated_metadata" not in GroupMetadata().to_dict()
@@ -373,61 +377,80 @@ def _array_entry(**changes: Any) -> dict[str, Any]:
 GROUP = {"zarr_format": 3, "node_type": "group"}
 CM = "consolidated_metadata"
 
-# (consolidated_metadata value, error type, JSON path the message must name, id)
+# (consolidated_metadata value, error type, JSON path the message must name, id, member):
+# member None: the document itself is malformed and refused where it is used (opening with
+# use_consolidated None/True); otherwise only opening that member fails (error None: the
+# member opens, the malformed part being one the view never uses).
 MALFORMED = [
-    ([], MetadataError, f"{CM}: must be an object", "not-an-object"),
-    ({"metadata": {}}, MetadataError, f"{CM}.kind", "no-kind"),
-    ({"kind": "external", "metadata": {}}, MetadataError, f"{CM}.kind", "other-kind"),
+    ([], MetadataError, f"{CM}: must be an object", "not-an-object", None),
+    ({"metadata": {}}, MetadataError, f"{CM}.kind", "no-kind", None),
+    ({"kind": "external", "metadata": {}}, MetadataError, f"{CM}.kind", "other-kind", None),
     ({"kind": "inline", "must_understand": "no", "metadata": {}}, MetadataError,
-     f"{CM}.must_understand", "must-understand-not-bool"),
-    ({"kind": "inline"}, MetadataError, f"{CM}.metadata", "no-metadata"),
-    ({"kind": "inline", "metadata": [1]}, MetadataError, f"{CM}.metadata", "metadata-list"),
+     f"{CM}.must_understand", "must-understand-not-bool", None),
+    ({"kind": "inline"}, MetadataError, f"{CM}.metadata", "no-metadata", None),
+    ({"kind": "inline", "metadata": [1]}, MetadataError, f"{CM}.metadata", "metadata-list",
+     None),
     ({"kind": "inline", "metadata": {"x": 3}}, MetadataError, f'{CM}.metadata["x"]',
-     "entry-not-object"),
+     "entry-not-object", None),
     ({"kind": "inline", "metadata": {"x": {"zarr_format": 3}}}, MetadataError,
-     f'{CM}.metadata["x"].node_type', "entry-no-node-type"),
+     f'{CM}.metadata["x"].node_type', "entry-no-node-type", None),
     ({"kind": "inline", "metadata": {"x": {"zarr_format": 3, "node_type": "blob"}}},
-     MetadataError, f'{CM}.metadata["x"].node_type', "entry-bad-node-type"),
+     MetadataError, f'{CM}.metadata["x"].node_type', "entry-bad-node-type", None),
     ({"kind": "inline", "metadata": {"x": {**GROUP, "zarr_format": 2}}},
-     UnsupportedFormatError, f'{CM}.metadata["x"].zarr_format', "entry-zarr-format-2"),
+     UnsupportedFormatError, f'{CM}.metadata["x"].zarr_format', "entry-zarr-format-2", "x"),
     ({"kind": "inline", "metadata": {"a": GROUP, "a/b": _array_entry(shape=[-1])}},
-     MetadataError, f'{CM}.metadata["a/b"].shape', "nested-bad-shape"),
+     MetadataError, f'{CM}.metadata["a/b"].shape', "nested-bad-shape", "a/b"),
     ({"kind": "inline", "metadata": {"x": _array_entry(data_type="int99")}},
-     UnknownExtensionError, f'{CM}.metadata["x"].data_type', "unknown-dtype"),
+     UnknownExtensionError, f'{CM}.metadata["x"].data_type', "unknown-dtype", "x"),
     ({"kind": "inline", "metadata": {"x": _array_entry(chunk_grid={"name": "nope"})}},
-     UnknownExtensionError, f'{CM}.metadata["x"].chunk_grid', "unknown-grid"),
+     UnknownExtensionError, f'{CM}.metadata["x"].chunk_grid', "unknown-grid", "x"),
     ({"kind": "inline", "metadata": {"x": {**GROUP, "attributes": 5}}}, MetadataError,
-     f'{CM}.metadata["x"].attributes', "group-entry-attributes"),
+     f'{CM}.metadata["x"].attributes', "group-entry-attributes", "x"),
     ({"kind": "inline", "metadata": {"a/b": GROUP}}, MetadataError, f'{CM}.metadata["a/b"]',
-     "parent-missing"),
+     "parent-missing", None),
     ({"kind": "inline", "metadata": {"a": _array_entry(), "a/b": GROUP}}, MetadataError,
-     f'{CM}.metadata["a/b"]', "parent-is-array"),
+     f'{CM}.metadata["a/b"]', "parent-is-array", None),
     ({"kind": "inline", "metadata": {"a//b": GROUP}}, MetadataError, f'{CM}.metadata["a//b"]',
-     "empty-segment"),
+     "empty-segment", None),
     ({"kind": "inline", "metadata": {"../x": GROUP}}, MetadataError, f'{CM}.metadata["../x"]',
-     "dot-dot"),
+     "dot-dot", None),
     ({"kind": "inline", "metadata": {"": GROUP}}, MetadataError, f'{CM}.metadata[""]',
-     "empty-key"),
+     "empty-key", None),
+    # a group entry's own consolidated document is never used by the view: not parsed
     ({"kind": "inline", "metadata": {"s": {**GROUP, CM: {
         "kind": "inline", "metadata": {"x": _array_entry(fill_value="zz")}}}}},
-     MetadataError, f'{CM}.metadata["s"].{CM}.metadata["x"].fill_value', "nested-document"),
+     None, "", "nested-document", "s"),
 ]
 
 
-@pytest.mark.parametrize(("cm", "error", "path"), [m[:3] for m in MALFORMED],
+@pytest.mark.parametrize(("cm", "error", "path", "member"), [m[:3] + m[4:] for m in MALFORMED],
                          ids=[m[3] for m in MALFORMED])
-def test_malformed_consolidated_metadata(cm: Any, error: type, path: str) -> None:
+def test_malformed_consolidated_metadata(cm: Any, error: Any, path: str, member: Any) -> None:
     doc = {**GROUP, "attributes": {}, CM: cm}
-    with pytest.raises(error) as info:
-        GroupMetadata.from_dict(doc, source="zarr.json")
-    assert str(info.value).startswith(f"zarr.json: {path}"), str(info.value)
-    assert info.value.source == "zarr.json"
-    # and through the public API, from a store
     store = zarr3c.MemoryStore()
     store.set("zarr.json", json.dumps(doc).encode())
-    with pytest.raises(error, match=r"^zarr\.json: " + path.replace("[", r"\[").replace(
-            "]", r"\]").replace(".", r"\.")):
-        zarr3c.open_group(store, mode="r")
+    pattern = r"^zarr\.json: " + re.escape(path)
+    if member is None:
+        with pytest.raises(error) as info:
+            ConsolidatedMetadata.from_dict(cm, source="zarr.json")
+        assert str(info.value).startswith(f"zarr.json: {path}"), str(info.value)
+        assert info.value.source == "zarr.json"
+        with pytest.raises(error, match=pattern):
+            zarr3c.open_group(store, mode="r")
+        with pytest.raises(error, match=pattern):
+            zarr3c.open_consolidated(store)
+    else:
+        g = zarr3c.open_group(store, mode="r")
+        assert member in g and g.uses_consolidated_metadata
+        if error is None:
+            assert g[member].path == member
+        else:
+            with pytest.raises(error, match=pattern + ".*use_consolidated=False") as info:
+                g[member]
+            assert info.value.source == "zarr.json"
+    if isinstance(cm, dict):  # kept raw: the group opens when its consolidated metadata is not used
+        assert GroupMetadata.from_dict(doc).to_dict() == doc
+        assert zarr3c.open_group(store, mode="r", use_consolidated=False).attrs.asdict() == {}
 
 
 # -- staleness ---------------------------------------------------------------------------------
@@ -556,8 +579,8 @@ def test_zarr_python_metadata_fixtures() -> None:
     for path in files:
         cm = ConsolidatedMetadata.from_dict(json.loads(path.read_bytes()), source=path.name)
         assert ConsolidatedMetadata.from_dict(cm.to_dict()) == cm
-        for entry in cm.metadata.values():
-            assert entry.node_type in ("array", "group")
+        for key in cm.metadata:
+            assert cm.node(key).node_type in ("array", "group")
 
 
 def test_unknown_codec_in_an_entry_names_the_consolidated_document() -> None:
@@ -582,3 +605,90 @@ def test_copy_reads_the_hierarchy_as_stored_not_a_stale_snapshot() -> None:
     dst = zarr3c.MemoryStore()
     zarr3c.copy(store, dst)
     assert zarr3c.open_array(dst, "sub/late", mode="r")[...].tolist() == [3, 3]
+
+
+# -- entries zarr3c cannot parse -----------------------------------------------------------------
+
+
+def test_an_entry_zarr3c_cannot_parse_fails_only_when_that_member_is_opened() -> None:
+    """An entry with zarr-python's "string" data type or an unknown codec: the group still
+    opens (use_consolidated False and None), other members read, the bad member raises an
+    error naming the entry, and consolidate_metadata repairs the document."""
+    store = zarr3c.MemoryStore()
+    _hierarchy(store)
+    zarr3c.consolidate_metadata(store)
+    doc = _doc(store)
+    doc[CM]["metadata"]["sub/b"]["data_type"] = "string"
+    doc[CM]["metadata"]["a"]["codecs"] = [{"name": "nope"}]
+    store.set("zarr.json", json.dumps(doc).encode())
+    for use in (False, None):
+        g = zarr3c.open_group(store, mode="r", use_consolidated=use)
+        assert g["sub/deep/c"][...].tolist() == [1, 2, 3, 0, 0, 0]
+        assert g.attrs["title"] == "root"
+    assert zarr3c.open(store, mode="r").uses_consolidated_metadata
+    g = zarr3c.open_consolidated(store)
+    assert g.metadata.to_dict() == doc  # kept as stored
+    assert g["sub"].keys() == ["b", "deep"] and "sub/b" in g and "a" in g
+    hint = ".*use_consolidated=False"
+    for open_bad in (lambda: g["sub/b"], lambda: g["sub"]["b"]):
+        with pytest.raises(UnknownExtensionError,
+                           match=r'^zarr\.json: consolidated_metadata\.metadata\["sub/b"\]'
+                                 r"\.data_type" + hint):
+            open_bad()
+    with pytest.raises(UnknownExtensionError,
+                       match=r'^zarr\.json: consolidated_metadata\.metadata\["a"\]\.codecs'
+                             + hint):
+        g["a"]
+    plain = zarr3c.open_group(store, mode="r", use_consolidated=False)
+    assert plain["sub/b"].attrs["units"] == "m" and plain["a"][2] == 2
+    repaired = zarr3c.consolidate_metadata(store)
+    assert repaired["sub/b"].dtype == np.float64 and repaired["a"][2] == 2
+    assert _doc(store)[CM]["metadata"]["sub/b"]["data_type"] == "float64"
+
+
+def test_deleting_through_a_stale_view_removes_what_was_consolidated_since() -> None:
+    """Another writer re-consolidated after this view was opened and added sub/new: deleting
+    sub takes sub/new out of the stored document too (no entry left without its parent)."""
+    store = zarr3c.MemoryStore()
+    _hierarchy(store)
+    zarr3c.consolidate_metadata(store)
+    g = zarr3c.open_consolidated(store, mode="r+")
+    zarr3c.create_array(store, "sub/new", shape=(1,), dtype="int8")
+    zarr3c.create_array(store, "subway", shape=(1,), dtype="int8")  # shares the prefix only
+    zarr3c.consolidate_metadata(store)
+    del g["sub"]
+    assert list(_doc(store)[CM]["metadata"]) == ["a", "subway"]
+    assert zarr3c.open_consolidated(store).keys() == ["a", "subway"]
+
+
+def test_each_document_is_read_once() -> None:
+    """consolidate_metadata reads the group's document once (format detection included);
+    open() with array keywords builds the array from the document it read."""
+    store = CountingStore(zarr3c.MemoryStore())
+    _hierarchy(store)
+    for path in (None, "sub"):
+        store.reset()
+        zarr3c.consolidate_metadata(store, path)
+        key = "sub/zarr.json" if path else "zarr.json"
+        assert store.metadata_reads.count(key) == 1, store.metadata_reads
+    store.reset()
+    a = zarr3c.open(store, "a", mode="r", order="F")
+    assert a.order == "F" and a[...].tolist() == list(range(10))
+    assert store.metadata_reads == ["zarr.json", "a/zarr.json"]
+    store.reset()
+    assert zarr3c.open_group(store, "sub", mode="a").attrs["level"] == 1
+    assert store.metadata_reads == ["zarr.json", "sub/zarr.json"]
+    # existence is a key lookup, not a parse: a member with a malformed document exists
+    store.set("sub/bad/zarr.json", b"{not json")
+    assert "bad" in zarr3c.open_group(store, "sub", mode="r", use_consolidated=False)
+
+
+@pytest.mark.parametrize("key", ["...", "__x", "a/__x", "a\\b", "a/.", "a\x00b"])
+def test_entry_keys_follow_the_node_name_rules(key: str) -> None:
+    """Keys are checked with the rules every node name follows (so members() and tree()
+    never meet a name they refuse)."""
+    parent = {"a": GROUP} if key.startswith("a/") else {}
+    cm = {"kind": "inline", "metadata": {**parent, key: GROUP}}
+    with pytest.raises(MetadataError, match=r"^zarr\.json: " + re.escape(
+            f"{CM}.metadata[{json.dumps(key)}]")):
+        ConsolidatedMetadata.from_dict(cm, source="zarr.json")

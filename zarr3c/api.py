@@ -209,7 +209,7 @@ def open(
         return open_group(s, p, mode="w" if mode == "w" else "w-", **kwargs)
     node = open_node(s, p, read_only=(mode == "r"), fmt=fmt,
                      use_consolidated=use_consolidated, reads=reads)
-    if isinstance(node, Array) and kwargs:
-        return open_array_at(s, p, read_only=(mode == "r"), fmt=fmt, **{
+    if isinstance(node, Array) and kwargs:  # again, from the document already read
+        return Array(s, p, node.metadata, read_only=(mode == "r"), fmt=fmt, **{
             k: v for k, v in kwargs.items() if k in ("write_empty_chunks", "order")})
     return node

@@ -14,6 +14,17 @@ reads or listings, whatever the store (chunk reads still go to the store)::
 
 It is a Zarr v3 (``zarr.json``) feature: the draft-2022 and zarr-python-2 layouts refuse it.
 
+Entries zarr3c cannot parse
+---------------------------
+The document is checked when it is used (``use_consolidated`` None or True): its ``kind``,
+its keys, each entry's ``node_type`` and that every parent is a group entry.  The rest of an
+entry (data type, codecs, attributes, ...) is parsed when that member is opened, so an entry
+zarr3c cannot parse (zarr-python's ``"string"`` data type, an unknown codec) raises a
+MetadataError naming it (``consolidated_metadata.metadata["a/b"].data_type``) only for
+``g["a/b"]`` and whatever opens every member (``members()``, ``arrays()``, ``groups()``,
+``tree()``); ``keys()``, ``in`` and ``len`` still answer.  ``use_consolidated=False`` never
+parses the document, and :func:`consolidate_metadata` rewrites it.
+
 Staleness (a snapshot, as in zarr-python)
 -----------------------------------------
 The consolidated document describes the hierarchy as it was when
@@ -43,12 +54,14 @@ from __future__ import annotations
 import dataclasses
 import threading
 import unicodedata
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from zarr3c.concurrency import chunk_lock
 from zarr3c.errors import (
+    ContainsArrayError,
+    GroupNotFoundError,
     InvalidArgumentError,
-    MetadataError,
     ReadOnlyError,
     UnsupportedFeatureError,
 )
@@ -83,17 +96,26 @@ def _sort_key(rel: str) -> tuple[int, str]:
 class ConsolidatedIndex:
     """The hierarchy below a consolidated group, for lookups without store reads.
 
+    Membership, listings and node types come from the validated document at once; an entry's
+    metadata is parsed the first time that member is opened (:meth:`get`), so an entry zarr3c
+    cannot parse fails there only, and ``keys()``, ``in`` and the other members still work.
+
     Parameters
     ----------
     consolidated
-        The group's parsed consolidated metadata.
+        The group's consolidated metadata (entries still raw).
     root_path
         The path of the group in its store (where the consolidated document lives).
+    parsed
+        Entries already parsed (by :func:`consolidate_metadata`), by relative path.
     """
 
-    def __init__(self, consolidated: ConsolidatedMetadata, root_path: str):
+    def __init__(self, consolidated: ConsolidatedMetadata, root_path: str,
+                 parsed: dict[str, NodeMetadata] | None = None):
         self.root_path = root_path
-        self._entries: dict[str, NodeMetadata] = dict(consolidated.metadata)
+        self._consolidated = consolidated
+        # relative path -> parsed metadata, or the raw entry until it is first opened
+        self._entries: dict[str, Any] = {**consolidated.metadata, **(parsed or {})}
         self._children: dict[str, set[str]] = {}
         self._lock = threading.Lock()
         for rel in self._entries:
@@ -103,9 +125,25 @@ class ConsolidatedIndex:
         parent, _, name = rel.rpartition("/")
         self._children.setdefault(parent, set()).add(name)
 
+    def __contains__(self, rel: str) -> bool:
+        return rel in self._entries
+
     def get(self, rel: str) -> NodeMetadata | None:
-        """The metadata of the node at ``rel`` (relative to the consolidated group)."""
-        return self._entries.get(rel)
+        """The metadata of the node at ``rel`` (relative to the consolidated group), or None.
+
+        Raises
+        ------
+        MetadataError
+            If its entry cannot be parsed (the message names the entry).
+        """
+        value = self._entries.get(rel)
+        if not isinstance(value, Mapping):  # parsed already, or absent
+            return value
+        parsed = self._consolidated.node(rel)
+        with self._lock:
+            if self._entries.get(rel) is value:  # (not replaced meanwhile)
+                self._entries[rel] = parsed
+        return parsed
 
     def child_names(self, rel: str) -> list[str]:
         """Names of the children of the group at ``rel`` ("" is the consolidated group)."""
@@ -155,8 +193,11 @@ class ConsolidatedView:
         return ConsolidatedView(self.index, self.child_rel(relative_path))
 
     def forget(self, store: Any, fmt: HierarchyFormat, relative_path: str) -> None:
-        """Remove a deleted node from the view and from the stored consolidated document."""
-        gone = set(self.index.remove(self.child_rel(relative_path)))
+        """Remove a deleted node (and all below it) from the view and from the stored
+        consolidated document.  The stored keys are matched by prefix, not by what this view
+        knew: another writer may have re-consolidated with more nodes below it since."""
+        rel = self.child_rel(relative_path)
+        self.index.remove(rel)
         root = self.index.root_path
         key = fmt.metadata_key(root, "group")
         with chunk_lock(store, key):
@@ -164,11 +205,15 @@ class ConsolidatedView:
             if not isinstance(current, GroupMetadata):
                 return
             cm = current.consolidated_metadata
-            if cm is None or not gone & cm.metadata.keys():
+            entries = cm.get("metadata") if cm is not None else None
+            if not isinstance(entries, Mapping):
                 return
-            kept = {k: v for k, v in cm.metadata.items() if k not in gone}
+            kept = {k: v for k, v in entries.items()
+                    if not (k == rel or k.startswith(rel + "/"))}
+            if len(kept) == len(entries):
+                return
             fmt.write_node(store, root, dataclasses.replace(
-                current, consolidated_metadata=dataclasses.replace(cm, metadata=kept)))
+                current, consolidated_metadata={**cm, "metadata": kept}))
 
 
 class ReadOnce:
@@ -188,7 +233,7 @@ class ReadOnce:
             self._got[key] = self._store.get(key)
         return self._got[key]
 
-    def exists(self, key: str) -> bool:
+    def exists(self, key: str) -> bool:  # (V3Format.node_exists: shares the one read)
         return self.get(key) is not None
 
     def __getattr__(self, name: str) -> Any:  # listing and the rest go to the store
@@ -211,6 +256,11 @@ def refuse_other_formats(fmt: HierarchyFormat, what: str) -> None:
         )
 
 
+def _empty(metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A ``consolidated_metadata`` object as zarr-python writes it."""
+    return {"kind": "inline", "must_understand": False, "metadata": metadata or {}}
+
+
 def collect(store: Any, fmt: HierarchyFormat, path: str) -> dict[str, NodeMetadata]:
     """The metadata of every node below the group at ``path``, keyed by relative path in
     zarr-python's order; each group entry gets an empty ``consolidated_metadata`` (as
@@ -230,8 +280,7 @@ def collect(store: Any, fmt: HierarchyFormat, path: str) -> dict[str, NodeMetada
             metadata = parse_node_metadata(data, source=key)
             child_rel = _join(rel, name)
             if isinstance(metadata, GroupMetadata):
-                metadata = dataclasses.replace(
-                    metadata, consolidated_metadata=ConsolidatedMetadata(metadata={}))
+                metadata = dataclasses.replace(metadata, consolidated_metadata=_empty())
                 pending.append((_join(group_path, name), child_rel))
             out[child_rel] = metadata
     return {k: out[k] for k in sorted(out, key=_sort_key)}
@@ -273,7 +322,7 @@ def consolidate_metadata(
     GroupNotFoundError, ContainsArrayError
         If there is no group at ``path``.
     """
-    from zarr3c.group import Group, open_group_at  # (group.py imports this module)
+    from zarr3c.group import Group  # (group.py imports this module)
     from zarr3c.paths import normalize_path
     from zarr3c.stores import make_store
 
@@ -283,23 +332,28 @@ def consolidate_metadata(
         )
     p = normalize_path(path)
     s = make_store(store, read_only=False, storage_options=storage_options)
-    fmt = detect_format(s)
-    refuse_other_formats(fmt, f"cannot consolidate the group at {p!r}")
-    key = fmt.metadata_key(p, "group")
-    if s.read_only:
-        raise ReadOnlyError(f"cannot write consolidated metadata to {key!r}: the store is "
-                            "read-only")
-    open_group_at(s, p, fmt=fmt, use_consolidated=False)  # a group must be there
-    entries = collect(s, fmt, p)
-    with chunk_lock(s, key):  # against concurrent attribute updates of the same document
-        current = fmt.read_node(s, p)
+    key = V3Format().metadata_key(p, "group")
+    # Held from the one read of the document to the write: an attribute update made through
+    # this process meanwhile is neither lost nor overwritten.
+    with chunk_lock(s, key):
+        reads = ReadOnce(s)  # at the root, format detection and the group share one read
+        fmt = detect_format(reads)
+        refuse_other_formats(fmt, f"cannot consolidate the group at {p!r}")
+        if s.read_only:
+            raise ReadOnlyError(f"cannot write consolidated metadata to {key!r}: the store is "
+                                "read-only")
+        current = fmt.read_node(reads, p)
+        if current is None:
+            raise GroupNotFoundError(f"no group at path {p!r}")
         if not isinstance(current, GroupMetadata):
-            raise MetadataError("the group was replaced while consolidating", source=key)
-        consolidated = ConsolidatedMetadata(metadata=entries)
-        new = dataclasses.replace(current, consolidated_metadata=consolidated)
+            raise ContainsArrayError(f"expected a group at path {p!r}, found an array")
+        entries = collect(s, fmt, p)
+        raw = {k: v.to_dict() for k, v in entries.items()}
+        new = dataclasses.replace(current, consolidated_metadata=_empty(raw))
         fmt.write_node(s, p, new)
+    consolidated = ConsolidatedMetadata(metadata=raw, source=key)
     return Group(s, p, new, fmt=fmt,
-                 consolidated=ConsolidatedView(ConsolidatedIndex(consolidated, p)))
+                 consolidated=ConsolidatedView(ConsolidatedIndex(consolidated, p, entries)))
 
 
 def open_consolidated(

@@ -29,7 +29,7 @@ from zarr3c.errors import (
 )
 from zarr3c.hierarchy import prepare_node
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
-from zarr3c.metadata.group import entry_path, rebased_error
+from zarr3c.metadata.group import ConsolidatedMetadata, entry_error
 from zarr3c.node import Node
 from zarr3c.paths import join_path
 from zarr3c.stores import Store
@@ -77,7 +77,8 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
     if cm is not None:
         if use_consolidated is False:  # ignored, as zarr-python drops it from the metadata
             metadata = dataclasses.replace(metadata, consolidated_metadata=None)
-        else:
+        else:  # parsed only here, where it is used; entries only as members are opened
+            cm = ConsolidatedMetadata.from_dict(cm, source=fmt.metadata_key(path, "group"))
             view = ConsolidatedView(ConsolidatedIndex(cm, path))
     return Group(store, path, metadata, read_only=read_only, fmt=fmt, consolidated=view)
 
@@ -126,8 +127,8 @@ class Group(Node):
                                  fmt=self._format)
                 except MetadataError as exc:  # name the document it came from
                     root = view.index.root_path
-                    raise rebased_error(exc, entry_path(view.child_rel(rel)),
-                                        self._format.metadata_key(root, "group")) from None
+                    raise entry_error(exc, view.child_rel(rel),
+                                      self._format.metadata_key(root, "group")) from None
             return Group(self._store, path, metadata, read_only=self._read_only,
                          fmt=self._format, consolidated=view.child(rel))
         try:
@@ -150,7 +151,7 @@ class Group(Node):
             return False
         view = self._consolidated
         if view is not None:
-            return view.index.get(view.child_rel(self._relative(path))) is not None
+            return view.child_rel(self._relative(path)) in view.index
         return self._format.node_exists(self._store, path)
 
     def _relative(self, path: str) -> str:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from zarr3c.errors import MetadataError, UnsupportedFormatError
 from zarr3c.metadata import GroupMetadata, parse_node_metadata
+from zarr3c.metadata.group import ConsolidatedMetadata
 
 FIXTURES = (
     Path(__file__).resolve().parents[2].parent
@@ -49,7 +50,7 @@ def test_attributes_with_nan_are_written_as_strings() -> None:
     assert out["attributes"] == {"x": "NaN"}
 
 
-def test_consolidated_metadata_is_parsed_and_written_back() -> None:
+def test_consolidated_metadata_is_kept_raw_and_written_back() -> None:
     cm = {
         "kind": "inline",
         "must_understand": False,
@@ -57,8 +58,8 @@ def test_consolidated_metadata_is_parsed_and_written_back() -> None:
     }
     doc = {"zarr_format": 3, "node_type": "group", "attributes": {}, "consolidated_metadata": cm}
     m = GroupMetadata.from_dict(doc)
-    assert m.consolidated_metadata is not None
-    assert m.consolidated_metadata.metadata == {"child": GroupMetadata()}
+    assert m.consolidated_metadata == cm  # parsed only where it is used
+    assert ConsolidatedMetadata.from_dict(m.consolidated_metadata).node("child") == GroupMetadata()
     assert m.to_dict() == doc
     assert list(m.to_dict()) == ["zarr_format", "node_type", "attributes", "consolidated_metadata"]
 
@@ -223,15 +224,11 @@ def test_conformance_consolidated_fixtures_as_group_field() -> None:
             {"zarr_format": 3, "node_type": "group", "consolidated_metadata": cm},
             source=path.name,
         )
-        assert m.consolidated_metadata is not None
-        assert set(m.consolidated_metadata.metadata) == set(cm["metadata"])
-        # each entry is written back as that node's own zarr.json would be
-        assert json.loads(m.to_json())["consolidated_metadata"] == {
-            **cm, "metadata": {
-                k: parse_node_metadata(json.dumps(v), source=k).to_dict()
-                for k, v in cm["metadata"].items()
-            },
-        }
+        assert json.loads(m.to_json())["consolidated_metadata"] == cm  # written back as read
+        parsed = ConsolidatedMetadata.from_dict(m.consolidated_metadata, source=path.name)
+        assert set(parsed.metadata) == set(cm["metadata"])
+        for k, v in cm["metadata"].items():  # each entry parses as that node's own zarr.json
+            assert parsed.node(k) == parse_node_metadata(json.dumps(v), source=k)
 
 
 def test_matches_zarr_python_group_document() -> None:

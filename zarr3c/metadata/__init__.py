@@ -9,15 +9,14 @@ name through :mod:`zarr3c.registry`, codecs stay named configurations.  Use
 
 from __future__ import annotations
 
-from zarr3c.errors import MetadataError
-from zarr3c.metadata.array import ArrayMetadata, NamedConfig, check_zarr_format, load_json_object
+from zarr3c.metadata.array import ArrayMetadata, NamedConfig, load_json_object
 from zarr3c.metadata.data_types import (
     CORE_DATA_TYPE_NAMES,
     DataType,
     data_type_from_numpy,
     parse_data_type,
 )
-from zarr3c.metadata.group import GroupMetadata
+from zarr3c.metadata.group import GroupMetadata, parse_node_dict
 
 __all__ = [
     "CORE_DATA_TYPE_NAMES",
@@ -27,6 +26,7 @@ __all__ = [
     "NamedConfig",
     "data_type_from_numpy",
     "parse_data_type",
+    "parse_node_dict",
     "parse_node_metadata",
 ]
 
@@ -51,15 +51,4 @@ def parse_node_metadata(
         If the document is not a JSON object, ``node_type`` is missing or is neither
         ``"array"`` nor ``"group"``, or the document is invalid for its node type.
     """
-    doc = load_json_object(data, source=source)
-    check_zarr_format(doc, source=source)
-    if "node_type" not in doc:
-        raise MetadataError("missing required field", path="node_type", source=source)
-    node_type = doc["node_type"]
-    if node_type == "array":
-        return ArrayMetadata.from_dict(doc, source=source)
-    if node_type == "group":
-        return GroupMetadata.from_dict(doc, source=source)
-    raise MetadataError(
-        f'must be "array" or "group", got {node_type!r}', path="node_type", source=source
-    )
+    return parse_node_dict(load_json_object(data, source=source), source=source)

@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from zarr3c.errors import MetadataError, NodeNameError, UnsupportedFormatError
+from zarr3c.errors import NodeNameError, UnsupportedFormatError
 from zarr3c.metadata.array import ArrayMetadata, load_json_object
 from zarr3c.metadata.draft2022 import (
     CORE_URI,
@@ -33,7 +33,7 @@ from zarr3c.metadata.draft2022 import (
     Draft2022GroupMetadata,
     EntryPoint,
 )
-from zarr3c.metadata.group import GroupMetadata
+from zarr3c.metadata.group import GroupMetadata, parse_node_dict
 from zarr3c.metadata.zarr2v3 import (
     PROTOCOL_URI,
     Zarr2V3ArrayMetadata,
@@ -125,19 +125,11 @@ class V3Format(HierarchyFormat):
         data = store.get(key)
         if data is None:
             return None
-        doc = load_json_object(data, source=key)
-        node_type = doc.get("node_type")
-        if node_type == "array":
-            return ArrayMetadata.from_dict(doc, source=key)
-        if node_type == "group":
-            return GroupMetadata.from_dict(doc, source=key)
-        if "zarr_format" in doc and doc["zarr_format"] != 3:
-            raise UnsupportedFormatError(
-                f"zarr_format {doc['zarr_format']!r} is not Zarr v3", path="zarr_format",
-                source=key,
-            )
-        raise MetadataError(f'must be "array" or "group", got {node_type!r}', path="node_type",
-                            source=key)
+        return parse_node_dict(load_json_object(data, source=key), source=key)
+
+    def node_exists(self, store: Any, path: str) -> bool:
+        # A key lookup: the document is parsed once, by whoever then reads the node.
+        return store.exists(self.metadata_key(path, ""))
 
     def metadata_key(self, path: str, node_type: str) -> str:
         return f"{_prefix(path)}zarr.json"

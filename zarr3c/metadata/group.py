@@ -21,9 +21,14 @@ every node below the group, keyed by its path relative to the group (nested node
       }
     }
 
-It is parsed into :class:`ConsolidatedMetadata`, every entry validated as array or group
-metadata.  A ``null`` value means "none", as in zarr-python 3, and is not written back (groups
-without consolidated metadata write no such field).
+:class:`GroupMetadata` keeps the field as raw JSON (an object, written back unchanged): reading
+a group never parses its entries, so a document holding an entry zarr3c cannot parse (a data
+type or codec it does not know) still opens, and :func:`zarr3c.consolidate_metadata` can
+rewrite it.  :class:`ConsolidatedMetadata` parses it when consolidated metadata is used: the
+object, its keys and each entry's ``node_type`` (and that every parent is a group entry) at
+once; the rest of an entry only when that member is opened (:meth:`ConsolidatedMetadata.node`).
+A ``null`` value means "none", as in zarr-python 3, and is not written back (groups without
+consolidated metadata write no such field).
 
 Unknown top-level fields are refused unless they are objects with ``"must_understand": false``
 (kept and written back).
@@ -38,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from zarr3c.errors import MetadataError
+from zarr3c.errors import MetadataError, NodeNameError
 from zarr3c.metadata.array import (
     ArrayMetadata,
     _check_node_type,
@@ -49,8 +54,9 @@ from zarr3c.metadata.array import (
     parse_attributes,
     parse_extra_fields,
 )
+from zarr3c.paths import validate_node_name
 
-__all__ = ["ConsolidatedMetadata", "GroupMetadata"]
+__all__ = ["ConsolidatedMetadata", "GroupMetadata", "parse_node_dict"]
 
 _FIELD = "consolidated_metadata"
 
@@ -58,16 +64,6 @@ _FIELD = "consolidated_metadata"
 def _entry_path(parent: str, key: str) -> str:
     """JSON path of an entry: ``consolidated_metadata.metadata["a/b"]`` (keys hold '/')."""
     return f"{parent}.metadata[{json.dumps(key, ensure_ascii=False)}]"
-
-
-def rebased_error(exc: MetadataError, prefix: str, source: str | None) -> MetadataError:
-    """``exc`` again, its JSON path put under ``prefix`` and its source replaced."""
-    message = str(exc)
-    head = ": ".join(p for p in (exc.source, exc.path) if p)
-    if head and message.startswith(f"{head}: "):
-        message = message[len(head) + 2:]
-    path = f"{prefix}.{exc.path}" if exc.path else prefix
-    return type(exc)(message, path=path, source=source)
 
 
 def entry_path(key: str) -> str:
@@ -78,77 +74,119 @@ def entry_path(key: str) -> str:
 def _check_entry_key(key: Any, *, path: str, source: str | None) -> str:
     if not isinstance(key, str):  # (JSON keys are strings; a dict built in Python may not be)
         raise MetadataError(f"keys must be strings, got {key!r}", path=path, source=source)
-    parts = key.split("/")
-    if key == "" or any(p in ("", ".", "..") for p in parts):
+    try:  # every part a node name, by the rules every node name follows
+        for name in key.split("/"):
+            validate_node_name(name)
+    except NodeNameError as exc:
         raise MetadataError(
-            f"key {key!r} is not a relative node path (names joined by '/', none empty, "
-            "'.' or '..')",
-            path=_entry_path(path, key),
-            source=source,
-        )
+            f"key {key!r} is not a relative node path (names joined by '/'): {exc}",
+            path=_entry_path(path, key), source=source,
+        ) from None
     return key
 
 
-NodeMetadata = Any  # ArrayMetadata | GroupMetadata
-
-
-def parse_entry(value: Any, *, path: str, source: str | None) -> NodeMetadata:
-    """One consolidated entry: an array or group ``zarr.json`` document (Zarr v3)."""
+def _check_entry_node_type(value: Any, *, path: str, source: str | None) -> None:
+    # What a consolidated view needs of every entry up front: which members are groups.
     if not isinstance(value, Mapping):
         raise MetadataError(
             f"must be a node's zarr.json object, got {type(value).__name__}",
             path=path, source=source,
         )
-    try:
-        check_zarr_format(value, source=None)
-        node_type = value.get("node_type")
-        if node_type == "array":
-            return ArrayMetadata.from_dict(value, source=None)
-        if node_type == "group":
-            return GroupMetadata.from_dict(value, source=None)
+    node_type = value.get("node_type")
+    if node_type not in ("array", "group"):
         if "node_type" not in value:
-            raise MetadataError("missing required field", path="node_type")
-        raise MetadataError(f'must be "array" or "group", got {node_type!r}', path="node_type")
-    except MetadataError as exc:
-        raise rebased_error(exc, path, source) from None
+            raise MetadataError("missing required field", path=f"{path}.node_type",
+                                source=source)
+        raise MetadataError(f'must be "array" or "group", got {node_type!r}',
+                            path=f"{path}.node_type", source=source)
+
+
+NodeMetadata = Any  # ArrayMetadata | GroupMetadata
+
+
+def parse_node_dict(doc: Mapping[str, Any], *, source: str | None = None) -> NodeMetadata:
+    """A decoded ``zarr.json`` document of either node type, as :class:`ArrayMetadata` or
+    :class:`GroupMetadata`.
+
+    Raises
+    ------
+    UnsupportedFormatError
+        If ``zarr_format`` is not 3.
+    MetadataError
+        If ``node_type`` is missing or is neither ``"array"`` nor ``"group"``, or the document
+        is invalid for its node type.
+    """
+    node_type = doc.get("node_type")
+    if node_type == "array":  # (each from_dict checks zarr_format first)
+        return ArrayMetadata.from_dict(doc, source=source)
+    if node_type == "group":
+        return GroupMetadata.from_dict(doc, source=source)
+    check_zarr_format(doc, source=source)
+    if "node_type" not in doc:
+        raise MetadataError("missing required field", path="node_type", source=source)
+    raise MetadataError(
+        f'must be "array" or "group", got {node_type!r}', path="node_type", source=source
+    )
+
+
+HINT = ("; open the group with use_consolidated=False to read the member's own zarr.json "
+        "instead, or run zarr3c.consolidate_metadata() to rewrite the document")
+
+
+def entry_error(exc: MetadataError, key: str, source: str | None) -> MetadataError:
+    """``exc`` (raised parsing or opening the consolidated entry ``key``) as an error naming
+    the entry's JSON path in ``source`` and suggesting ``use_consolidated=False``."""
+    prefix = entry_path(key)
+    path = f"{prefix}.{exc.path}" if exc.path else prefix
+    return type(exc)(f"{_message(exc)}{HINT}", path=path, source=source)
+
+
+def _message(exc: MetadataError) -> str:
+    message = str(exc)
+    head = ": ".join(p for p in (exc.source, exc.path) if p)
+    return message[len(head) + 2:] if head and message.startswith(f"{head}: ") else message
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConsolidatedMetadata:
-    """zarr-python's consolidated metadata of a group: every descendant's metadata.
+    """zarr-python's consolidated metadata of a group: every descendant's ``zarr.json``.
+
+    Entries stay raw JSON until asked for (:meth:`node`), so one entry zarr3c cannot parse
+    fails only where that member is opened.
 
     Attributes
     ----------
     metadata
-        ``{relative path: ArrayMetadata | GroupMetadata}`` in document order, flat as
+        ``{relative path: the node's zarr.json object}`` in document order, flat as
         zarr-python stores it: ``"sub/array"`` is the array ``array`` of the child group
-        ``sub``, and ``"sub"`` is present as a group entry.
+        ``sub``, and ``"sub"`` is present as a group entry.  Each entry is an object whose
+        ``node_type`` is ``"array"`` or ``"group"``.
     kind
         Always ``"inline"`` (the only kind zarr-python defines).
     must_understand
         As read (zarr-python writes ``false``).
     extra_fields
         Other members of the object, written back unchanged.
+    source
+        The store key or file it came from, for messages.
     """
 
-    metadata: dict[str, NodeMetadata] = field(default_factory=dict)
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
     kind: str = "inline"
     must_understand: bool = False
     extra_fields: dict[str, Any] = field(default_factory=dict)
+    source: str | None = field(default=None, compare=False)
 
     _KNOWN: ClassVar[frozenset[str]] = frozenset({"kind", "must_understand", "metadata"})
 
     @classmethod
-    def from_dict(cls, data: Any, *, path: str = _FIELD,
-                  source: str | None = None) -> ConsolidatedMetadata:
-        """Validate a decoded ``consolidated_metadata`` object.
+    def from_dict(cls, data: Any, *, source: str | None = None) -> ConsolidatedMetadata:
+        """Validate a decoded ``consolidated_metadata`` object (not yet its entries' contents).
 
         Parameters
         ----------
         data
             The decoded JSON object.
-        path
-            Its JSON path, for messages (nested group entries have their own).
         source
             The store key or file it came from, for messages.
 
@@ -156,11 +194,12 @@ class ConsolidatedMetadata:
         ------
         MetadataError
             If it is not an object, ``kind`` is not ``"inline"``, ``metadata`` is not an
-            object, a key is not a relative node path, an entry is not valid array or group
-            metadata (the message names the entry, e.g.
-            ``consolidated_metadata.metadata["a/b"].shape``), or an entry's parent path is
-            not a group entry.
+            object, a key is not a relative node path, an entry is not an object whose
+            ``node_type`` is ``"array"`` or ``"group"`` (the message names the entry, e.g.
+            ``consolidated_metadata.metadata["a/b"].node_type``), or an entry's parent path
+            is not a group entry.
         """
+        path = _FIELD
         if not isinstance(data, Mapping):
             raise MetadataError(f"must be an object or null, got {data!r}", path=path,
                                 source=source)
@@ -178,13 +217,14 @@ class ConsolidatedMetadata:
         if not isinstance(raw, Mapping):
             raise MetadataError(f"must be an object, got {raw!r}", path=f"{path}.metadata",
                                 source=source)
-        entries: dict[str, NodeMetadata] = {}
+        entries: dict[str, dict[str, Any]] = {}
         for key, value in raw.items():
             _check_entry_key(key, path=path, source=source)
-            entries[key] = parse_entry(value, path=_entry_path(path, key), source=source)
+            _check_entry_node_type(value, path=_entry_path(path, key), source=source)
+            entries[key] = value
         for key in entries:
             parent = key.rpartition("/")[0]
-            if parent and getattr(entries.get(parent), "node_type", None) != "group":
+            if parent and entries.get(parent, {}).get("node_type") != "group":
                 what = "missing" if parent not in entries else "an array"
                 raise MetadataError(
                     f"the parent {parent!r} of this entry is {what}: every ancestor of a "
@@ -194,14 +234,33 @@ class ConsolidatedMetadata:
         extra = {k: _to_json_value(v, path=f"{path}.{k}", source=source)
                  for k, v in data.items() if k not in cls._KNOWN}
         return cls(metadata=entries, kind=kind, must_understand=must_understand,
-                   extra_fields=extra)
+                   extra_fields=extra, source=source)
+
+    def node_type(self, key: str) -> str:
+        """``"array"`` or ``"group"``: the node type of the entry ``key``."""
+        return self.metadata[key]["node_type"]
+
+    def node(self, key: str) -> NodeMetadata:
+        """The entry ``key`` parsed as :class:`ArrayMetadata` or :class:`GroupMetadata`.
+
+        Raises
+        ------
+        MetadataError
+            If the entry is invalid or uses an extension zarr3c does not know; the message
+            names the entry (``consolidated_metadata.metadata["a/b"].data_type``) and
+            suggests ``use_consolidated=False``.
+        """
+        try:
+            return parse_node_dict(self.metadata[key])
+        except MetadataError as exc:
+            raise entry_error(exc, key, self.source) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``consolidated_metadata`` object (a fresh copy), entries in their order."""
         doc: dict[str, Any] = {
             "kind": self.kind,
             "must_understand": self.must_understand,
-            "metadata": {k: v.to_dict() for k, v in self.metadata.items()},
+            "metadata": copy.deepcopy(self.metadata),
         }
         for key, value in self.extra_fields.items():
             doc[key] = copy.deepcopy(value)
@@ -217,7 +276,8 @@ class GroupMetadata:
     attributes
         User attributes (a JSON object).
     consolidated_metadata
-        zarr-python's consolidated metadata of the group's descendants, or None when
+        zarr-python's consolidated metadata of the group's descendants as raw JSON (an
+        object, parsed by :class:`ConsolidatedMetadata` where it is used), or None when
         absent/null.
     extra_fields
         Unknown top-level fields marked ``"must_understand": false``, written back unchanged.
@@ -227,7 +287,7 @@ class GroupMetadata:
     node_type: ClassVar[str] = "group"
 
     attributes: dict[str, Any] = field(default_factory=dict)
-    consolidated_metadata: ConsolidatedMetadata | None = None
+    consolidated_metadata: dict[str, Any] | None = None
     extra_fields: dict[str, Any] = field(default_factory=dict)
 
     _KNOWN: ClassVar[frozenset[str]] = frozenset(
@@ -254,8 +314,11 @@ class GroupMetadata:
         extra = parse_extra_fields(data, cls._KNOWN, source=source)
         attributes = parse_attributes(data.get("attributes"), source=source)
         consolidated = data.get(_FIELD)
-        if consolidated is not None:
-            consolidated = ConsolidatedMetadata.from_dict(consolidated, source=source)
+        if consolidated is not None:  # kept raw: parsed only where it is used
+            if not isinstance(consolidated, Mapping):
+                raise MetadataError(f"must be an object or null, got {consolidated!r}",
+                                    path=_FIELD, source=source)
+            consolidated = _to_json_value(consolidated, path=_FIELD, source=source)
         return cls(attributes=attributes, consolidated_metadata=consolidated, extra_fields=extra)
 
     def to_dict(self) -> dict[str, Any]:
@@ -265,11 +328,8 @@ class GroupMetadata:
             "node_type": "group",
             "attributes": copy.deepcopy(self.attributes),
         }
-        cm = self.consolidated_metadata
-        if isinstance(cm, ConsolidatedMetadata):
-            doc[_FIELD] = cm.to_dict()
-        elif cm is not None:  # a raw object given to evolve(): validated by from_dict
-            doc[_FIELD] = copy.deepcopy(cm)
+        if self.consolidated_metadata is not None:
+            doc[_FIELD] = copy.deepcopy(self.consolidated_metadata)
         for key, value in self.extra_fields.items():
             doc[key] = copy.deepcopy(value)
         return doc
