@@ -692,3 +692,18 @@ def test_array_over_a_read_only_zip_pickles(zpath: Path) -> None:
         writing = zarr3c.open_array(store, mode="r+")
         with pytest.raises(UnsupportedFeatureError, match="close"):
             pickle.dumps(writing)
+
+
+@pytest.mark.parametrize(
+    "erase", [lambda s: s.erase("a"), lambda s: s.erase_prefix("a/")], ids=["erase", "prefix"]
+)
+def test_mode_a_erase_only_session_is_saved(zpath: Path, erase: Callable[[Any], None]) -> None:
+    # In mode "a" zipfile rewrites the central directory only after a write: an erase alone
+    # must still reach the file.
+    write_zip(zpath, {"a": b"1", "a/x": b"2", "b": b"3"})
+    with ZipStore(zpath, mode="a") as store:
+        erase(store)
+        remaining = sorted(store.list())
+    assert sorted(ZipStore(zpath).list()) == remaining
+    assert sorted(names(zpath)) == remaining
+    assert len(remaining) == 2

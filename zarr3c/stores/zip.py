@@ -247,6 +247,9 @@ class _Archive:
     def erase(self, key: str) -> None:
         if self.index.pop(key, None) is not None:
             self.superseded += 1
+            # zipfile rewrites the central directory on close only if it was modified, which
+            # in mode "a" only a write marks: without this an erase-only session is lost.
+            self.zip()._didModify = True
 
 
 def _open_zip(path: str, mode: str, compression: int, allow_zip64: bool) -> zipfile.ZipFile:
