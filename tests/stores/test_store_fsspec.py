@@ -547,6 +547,7 @@ _HTTP_RANGES = [
     ((200, None), "beyond-end"),
     ((0, 100), "exact"),
     ((0, 150), "longer"),
+    ((10, 100), "offset-length-of-value"),  # whole value == length asked: still sliced
 ]
 
 
@@ -560,6 +561,31 @@ def test_http_byte_ranges(http_base: str, rng: tuple[int, int | None], rid: str)
     assert bytes(got[0]) == expected  # type: ignore[arg-type]
     assert bytes(got[1]) == b""  # type: ignore[arg-type]
     assert got[2] is None
+
+
+def test_http_range_support_is_learnt_once_per_store(
+    http_base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FsspecStore.from_url(http_base)
+    real_info = store.fs.info
+    looked_up: list[str] = []
+
+    def info(path: str, **kwargs: Any) -> Any:
+        looked_up.append(path)
+        return real_info(path, **kwargs)
+
+    monkeypatch.setattr(store.fs, "info", info)
+    value = bytes(range(100))
+    ranges = [(10, 100), (1, 5), (50, None), (99, 1), (3, 97), (90, 20), (20, 80)]
+    for rng in ranges * 2:
+        start, length = rng
+        expected = value[start:] if length is None else value[start : start + length]
+        assert bytes(store.get_partial_values([("v100", rng)])[0]) == expected  # type: ignore[arg-type]
+    got = store.get_partial_values([("v100", rng) for rng in ranges])
+    assert [bytes(g) for g in got] == [  # type: ignore[arg-type]
+        value[s:] if n is None else value[s : s + n] for s, n in ranges
+    ]
+    assert len(looked_up) <= 1
 
 
 def test_http_hierarchy_reads(http_base: str, http_root: dict[str, Any]) -> None:

@@ -27,9 +27,12 @@ What it relies on in fsspec, and why:
   key (None) from an empty result (``b""``).  "Range not satisfiable" (HTTP 416, S3
   ``InvalidRange``: the range starts at or past the end) means the key exists: ``b""``.
 - A server that ignores ``Range`` (Python's ``http.server``) answers with the whole value;
-  the result is then sliced here.  Where the length alone cannot tell (a range reaching past
-  the end over HTTP), the value's size is fetched once (``fs.info``), so a partial read is
-  never mistaken for the whole value, nor the other way round.
+  the result is then sliced here.  A server either honours ``Range`` or ignores it, and with
+  a start past 0 an honoured answer is always shorter than the value: so the first such
+  answer over HTTP whose length alone cannot tell is compared once with the value's size
+  (``fs.info``), and the store remembers the answer for every later read.  A partial read is
+  never mistaken for the whole value, nor the other way round.  (Without a size, the whole
+  value is read and sliced, and nothing is remembered.)
 - Writes are ``fs.pipe_file`` (one PUT: an S3 object is replaced atomically); erasing is
   ``fs.rm`` over many paths (one ``DeleteObjects`` request per 1,000 keys on S3); listings
   are ``fs.find`` (``list``, ``list_prefix``) and ``fs.ls`` (``list_dir``: one delimited
@@ -207,6 +210,9 @@ class FsspecStore(Store):
         root = fs._strip_protocol(path) if path else ""
         self._root = root.rstrip("/") if root.strip("/") else root
         self._url: str | None = None
+        # Whether the HTTP server honours Range, learnt from the first answer that needs it
+        # (see the module docstring); not pickled: a reopened store learns it again.
+        self._honours_ranges: bool | None = None
 
     @classmethod
     def from_url(
@@ -318,6 +324,7 @@ class FsspecStore(Store):
         self._read_only = state["read_only"]
         self._url = state["url"]
         self._http = bool(_protocols(self._fs) & _HTTP_PROTOCOLS)
+        self._honours_ranges = None
 
     def with_read_only(self, read_only: bool = False) -> Self:
         new = super().with_read_only(read_only)
@@ -385,7 +392,6 @@ class FsspecStore(Store):
             key = unique[0][0]
             raise StoreError(f"cannot read {self._where(key)}: {_describe(exc)}") from exc
         results: dict[tuple[str, int, int | None], BytesLike | None] = {}
-        sizes: dict[str, int | None] = {}
         for request, value in zip(unique, raw, strict=True):
             key, start, length = request
             if isinstance(value, BaseException):
@@ -403,17 +409,10 @@ class FsspecStore(Store):
                         f"cannot read {self._where(key)}: {_describe(value)}"
                     ) from value
                 continue
-            results[request] = self._trim(key, start, length, value, sizes)
+            results[request] = self._trim(key, start, length, value)
         return [results[r] for r in requests]
 
-    def _trim(
-        self,
-        key: str,
-        start: int,
-        length: int | None,
-        data: Any,
-        sizes: dict[str, int | None],
-    ) -> BytesLike:
+    def _trim(self, key: str, start: int, length: int | None, data: Any) -> BytesLike:
         """What a range request denotes, from what the filesystem returned for it.
 
         A server that ignores ``Range`` returns the whole value: slice it here.
@@ -426,20 +425,23 @@ class FsspecStore(Store):
         if start == 0 and length is None:
             return data
         if length is not None and n > length:
+            if self._http:
+                self._honours_ranges = False
             return data[start : start + length]  # more than asked: the whole value
-        if start > 0 and self._http and (length is None or n < length):
-            # A short answer over HTTP: the honoured range or the whole value?  The size says.
-            if key not in sizes:
-                sizes[key] = self._size(key)
-            size = sizes[key]
+        if start == 0 or not self._http:
+            return data  # from 0, the whole value and the honoured range coincide
+        if self._honours_ranges is None:
+            # An honoured range starting past 0 is shorter than the value; the whole is not.
+            size = self._size(key)
             if size is None:  # no size: read the whole value and slice it
                 whole = self._fetch([(key, 0, None)])[0]
                 if whole is None:
                     raise StoreError(f"cannot read {self._where(key)}: it vanished mid-read")
                 return whole[start:] if length is None else whole[start : start + length]
-            if n == size:
-                return data[start:] if length is None else data[start : start + length]
-        return data
+            self._honours_ranges = n != size
+        if self._honours_ranges:
+            return data
+        return data[start:] if length is None else data[start : start + length]
 
     def _size(self, key: str) -> int | None:
         try:
