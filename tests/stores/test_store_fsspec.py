@@ -310,9 +310,23 @@ def test_scheme_without_installed_implementation() -> None:
     from fsspec.registry import known_implementations
 
     package = known_implementations[scheme]["class"].split(".")[0]
-    with pytest.raises(StoreError) as excinfo:
+    with pytest.raises(MissingDependencyError) as excinfo:
         zarr3c.open_group(url, mode="r")
     assert repr(url) in str(excinfo.value) and package in str(excinfo.value)
+
+
+def test_missing_s3fs_is_a_missing_dependency(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One error type for a missing optional package, fsspec or the scheme's implementation.
+    pytest.importorskip("fsspec", reason="FsspecStore needs fsspec")
+    registry = sys.modules["fsspec.registry"]
+    monkeypatch.delitem(registry._registry, "s3", raising=False)  # forget an imported s3fs
+    monkeypatch.setitem(sys.modules, "s3fs", None)  # import s3fs -> ImportError
+    with pytest.raises(MissingDependencyError) as excinfo:
+        make_store("s3://bucket/x.zarr")
+    message = str(excinfo.value)
+    assert "'s3://bucket/x.zarr'" in message and "s3fs" in message
+    assert 'pip install "zarr3c[remote]"' in message
+    assert isinstance(excinfo.value, ImportError)
 
 
 def _importable(scheme: str, fsspec: Any) -> bool:

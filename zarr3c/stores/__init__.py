@@ -68,10 +68,12 @@ def make_store(
 
     Raises
     ------
+    MissingDependencyError
+        For a remote URL when fsspec or the scheme's implementation is not installed (an
+        ImportError; the message names the package).
     StoreError
-        For a remote URL when fsspec or the scheme's implementation is not installed (the
-        message names the package), or the scheme is unknown; for ``storage_options`` given
-        with a local or in-memory store; or a LocalStore root that is not a directory.
+        For a remote URL whose scheme is unknown; for ``storage_options`` given with a local
+        or in-memory store; or a LocalStore root that is not a directory.
     TypeError
         If ``store_like`` is none of the above.
     """

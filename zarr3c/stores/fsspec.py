@@ -107,8 +107,9 @@ def import_fsspec(url: str | None = None) -> Any:
 
     Raises
     ------
-    StoreError
-        If fsspec is not installed; the message names the URL and the extra to install.
+    MissingDependencyError
+        If fsspec is not installed (an ImportError); the message names the URL and the extra
+        to install.
     """
     try:
         import fsspec
@@ -235,10 +236,11 @@ class FsspecStore(Store):
 
         Raises
         ------
+        MissingDependencyError
+            If fsspec, or the package implementing the URL's scheme (s3fs, gcsfs, ...), is not
+            installed (an ImportError); the message names what to install.
         StoreError
-            If fsspec, or the package implementing the URL's scheme, is not installed (the
-            message names what to install), or the scheme is unknown, or the options are
-            refused by the filesystem.
+            If the scheme is unknown, or the options are refused by the filesystem.
         """
         if not isinstance(url, str):
             raise InvalidTypeError(f"store URL must be a str, not {type(url).__name__}")
@@ -259,7 +261,7 @@ class FsspecStore(Store):
             # to access Google Storage", 'HTTPFileSystem requires "requests" and "aiohttp"')
             impl = known_implementations.get(scheme, {}).get("class", "its implementation")
             extra = f"; {INSTALL_HINT} covers s3:// and http(s)://" if scheme in _EXTRA else ""
-            raise StoreError(
+            raise MissingDependencyError(
                 f"cannot open store URL {url!r}: the {scheme}:// scheme needs {impl}, which "
                 f"cannot be imported: {exc}{extra}"
             ) from exc
