@@ -630,6 +630,32 @@ def test_http_sharded_reads_are_ranged(http_root: dict[str, Any]) -> None:
         assert re.fullmatch(r"bytes=-\d+", index) and re.fullmatch(r"bytes=\d+-\d+", chunk)
 
 
+def test_getsize_asks_the_filesystem_not_the_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    fsspec = pytest.importorskip("fsspec", reason="FsspecStore needs fsspec")
+    store = FsspecStore(fsspec.filesystem("memory"), f"/zarr3c-test-{uuid.uuid4().hex}")
+    store.set("a/b", b"x" * 300)
+
+    def no_reads(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("getsize read a value")
+
+    monkeypatch.setattr(store.fs, "cat_ranges", no_reads)
+    assert [store.getsize(k) for k in ("a/b", "a", "missing")] == [300, None, None]
+
+    def refused(path: str, **kwargs: Any) -> Any:
+        raise PermissionError("access denied")
+
+    monkeypatch.setattr(store.fs, "info", refused)
+    with pytest.raises(StoreError, match=r"'a/b'.*access denied"):
+        store.getsize("a/b")
+    monkeypatch.undo()
+    store.erase_prefix("")
+
+
+def test_http_getsize(http_base: str) -> None:
+    store = FsspecStore.from_url(http_base)
+    assert [store.getsize(k) for k in ("v100", "empty", "missing")] == [100, 0, None]
+
+
 def test_http_is_read_only(http_base: str) -> None:
     url = f"{http_base}/h.zarr"
     store = make_store(url)  # not asked read-only, and still read-only

@@ -457,6 +457,35 @@ class FsspecStore(Store):
     def get(self, key: str) -> BytesLike | None:
         return self._fetch([(validate_key(key), 0, None)])[0]
 
+    def getsize(self, key: str) -> int | None:
+        """The size of the value under ``key`` from the filesystem's metadata (``fs.info``:
+        a HEAD request on S3 and HTTP), or None if there is none (a missing key, a prefix).
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        StoreError
+            If the metadata cannot be read (unreachable server, missing bucket, ...); the
+            message names the key and URL.
+        """
+        path = self._path(validate_key(key))
+        self._fs.invalidate_cache(path)  # a cached listing may predate another writer
+        try:
+            info = self._fs.info(path)
+        except Exception as exc:
+            if _is_missing(exc) and not _is_missing_container(exc):
+                return None
+            raise StoreError(
+                f"cannot read the size of {self._where(key)}: {_describe(exc)}"
+            ) from exc
+        if info.get("type") == "directory":
+            return None
+        size = info.get("size")
+        if size is None:  # the server does not say (HTTP without Content-Length): read it
+            return super().getsize(key)
+        return int(size)
+
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         requests = [(validate_key(key), 0, None) for key in keys]
         return self._fetch(requests) if requests else []

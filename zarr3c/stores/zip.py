@@ -494,6 +494,15 @@ class ZipStore(Store):
             self._archive.zip()
             return key in self._archive.index
 
+    def getsize(self, key: str) -> int | None:
+        """The size of the value under ``key`` (from the zip's index, without reading the
+        entry), or None if there is none."""
+        validate_key(key)
+        with self._archive.lock:
+            self._archive.zip()
+            info = self._archive.index.get(key)
+            return None if info is None else info.file_size
+
     # -- writes ---------------------------------------------------------------------------------
 
     def set(self, key: str, value: Any) -> None:

@@ -572,6 +572,10 @@ class StoreContractTests:
         store.set("a/e", b"")
         assert store.getsize("a/b") == 5
         assert store.getsize("a/e") == 0  # an empty value is a value
+        store.set("a/b", b"123")
+        assert store.getsize("a/b") == 3  # the newest value's size
+        store.erase("a/e")
+        assert store.getsize("a/e") is None
         assert store.getsize("a") is None  # a prefix is not a value
         assert store.getsize("missing") is None
         with pytest.raises(InvalidKeyError):
