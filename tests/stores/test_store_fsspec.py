@@ -596,9 +596,8 @@ def test_http_range_support_is_learnt_once_per_store(
         expected = value[start:] if length is None else value[start : start + length]
         assert bytes(store.get_partial_values([("v100", rng)])[0]) == expected  # type: ignore[arg-type]
     got = store.get_partial_values([("v100", rng) for rng in ranges])
-    assert [bytes(g) for g in got] == [  # type: ignore[arg-type]
-        value[s:] if n is None else value[s : s + n] for s, n in ranges
-    ]
+    expected = [value[s:] if n is None else value[s : s + n] for s, n in ranges]
+    assert [bytes(g) for g in got] == expected  # type: ignore[arg-type]
     assert len(looked_up) <= 1
 
 
