@@ -62,8 +62,9 @@ from zarr3c.stores.base import (
     ByteRange,
     BytesLike,
     Store,
+    _group_byte_ranges,
+    _scatter_byte_ranges,
     as_byte_view,
-    normalize_byte_range,
     resolve_byte_range,
     validate_key,
     validate_prefix,
@@ -557,23 +558,9 @@ class LocalStore(Store):
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
         # Group the ranges by key, so each file is opened once whatever the request order.
-        groups: dict[str, tuple[str, builtins.list[int], builtins.list[tuple[int, int | None]]]]
-        groups = {}
-        n = 0
-        for key, rng in key_ranges:
-            group = groups.get(key) if type(key) is str else None
-            if group is None:  # first time this key is seen: validate it
-                group = groups[key] = (self._path(key), [], [])
-            group[1].append(n)
-            group[2].append(normalize_byte_range(key, rng))
-            n += 1
-        out: builtins.list[BytesLike | None] = [None] * n
+        groups, n = _group_byte_ranges(key_ranges, self._path)
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]
-        results = _map_batched(_read_ranges_item, work)
-        for (_, indices, _), values in zip(groups.values(), results, strict=True):
-            for i, value in zip(indices, values, strict=True):
-                out[i] = value
-        return out
+        return _scatter_byte_ranges(groups, _map_batched(_read_ranges_item, work), n)
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
