@@ -650,6 +650,27 @@ def test_getsize_asks_the_filesystem_not_the_value(monkeypatch: pytest.MonkeyPat
     store.erase_prefix("")
 
 
+def test_set_passes_bytes_through_without_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    fsspec = pytest.importorskip("fsspec", reason="FsspecStore needs fsspec")
+    store = FsspecStore(fsspec.filesystem("memory"), f"/zarr3c-test-{uuid.uuid4().hex}")
+    real_pipe = store.fs.pipe_file
+    sent: list[Any] = []
+
+    def pipe_file(path: str, data: Any, **kwargs: Any) -> Any:
+        sent.append(data)
+        return real_pipe(path, data, **kwargs)
+
+    monkeypatch.setattr(store.fs, "pipe_file", pipe_file)
+    value, mutable = b"x" * 1000, bytearray(b"y" * 10)
+    store.set("a", value)
+    store.set("b", mutable)
+    store.set("c", np.arange(4, dtype="<u2")[::2])  # not contiguous: copied
+    assert sent[0] is value and sent[1] is mutable
+    assert [bytes(store.get(k)) for k in "abc"] == [value, bytes(mutable), b"\x00\x00\x02\x00"]  # type: ignore[arg-type]
+    monkeypatch.undo()
+    store.erase_prefix("")
+
+
 def test_http_getsize(http_base: str) -> None:
     store = FsspecStore.from_url(http_base)
     assert [store.getsize(k) for k in ("v100", "empty", "missing")] == [100, 0, None]

@@ -59,8 +59,8 @@ from __future__ import annotations
 import builtins
 import errno
 import re
-from collections.abc import Hashable, Iterable, Iterator, Sequence
-from typing import Any, Self
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any, Self, TypeVar
 
 from zarr3c.errors import (
     InvalidArgumentError,
@@ -95,6 +95,8 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 
 #: (path, start, end) as fsspec's ``cat_ranges`` takes them.
 _Request = tuple[str, int | None, int | None]
+
+_L = TypeVar("_L")
 
 
 def import_fsspec(url: str | None = None) -> Any:
@@ -379,9 +381,7 @@ class FsspecStore(Store):
             if length == 0:
                 # one byte tells a missing key from an empty result (see the module header)
                 to_send.append((path, start, start + 1))
-            elif start < 0:
-                to_send.append((path, start, None))
-            else:
+            else:  # a suffix request (start < 0) has length None: (path, start, None)
                 to_send.append((path, start, None if length is None else start + length))
         try:
             raw = self._fs.cat_ranges(
@@ -508,7 +508,9 @@ class FsspecStore(Store):
     def set(self, key: str, value: Any) -> None:
         validate_key(key)
         self._check_writable(f"store key {key!r}")
-        data = as_byte_view(value, key).tobytes()
+        # bytes and bytearray go as they are (every filesystem takes them; botocore takes no
+        # memoryview); other buffers (numpy arrays, memoryviews) are copied once.
+        data = value if type(value) in (bytes, bytearray) else as_byte_view(value, key).tobytes()
         try:
             self._fs.pipe_file(self._path(key), data)
         except Exception as exc:
@@ -554,19 +556,34 @@ class FsspecStore(Store):
 
     # -- listings -------------------------------------------------------------------------------
 
-    def _find(self, prefix: str) -> builtins.list[str]:
-        """Every key below ``prefix``, through the filesystem's recursive listing."""
+    def _listing(self, prefix: str, list_base: Callable[[str], _L]) -> _L | None:
+        """``list_base(base)`` for the directory ``base`` of ``prefix``, with the filesystem's
+        listing cache dropped first (so other writers' keys show); None if it is missing.
+
+        Raises
+        ------
+        StoreError
+            If the listing fails (or the bucket is missing); the message names the prefix.
+        """
         base = self._path(prefix[:-1]) if prefix else self._root
         self._fs.invalidate_cache(base or None)
         try:
-            paths = self._fs.find(base, withdirs=False, detail=False)
+            return list_base(base)
         except Exception as exc:
             if _is_missing(exc) and not _is_missing_container(exc):
-                return []
+                return None
             raise StoreError(
                 f"cannot list store prefix {prefix!r} ({self._fs.unstrip_protocol(base)}): "
                 f"{_describe(exc)}"
             ) from exc
+
+    def _find(self, prefix: str) -> builtins.list[str]:
+        """Every key below ``prefix``, through the filesystem's recursive listing."""
+        paths = self._listing(
+            prefix, lambda base: self._fs.find(base, withdirs=False, detail=False)
+        )
+        if paths is None:
+            return []
         keys = []
         for path in paths:
             key = self._key_of(path, prefix)
@@ -583,17 +600,9 @@ class FsspecStore(Store):
 
     def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         validate_prefix(prefix)
-        base = self._path(prefix[:-1]) if prefix else self._root
-        self._fs.invalidate_cache(base or None)
-        try:
-            entries = self._fs.ls(base, detail=True)
-        except Exception as exc:
-            if _is_missing(exc) and not _is_missing_container(exc):
-                return [], []
-            raise StoreError(
-                f"cannot list store prefix {prefix!r} ({self._fs.unstrip_protocol(base)}): "
-                f"{_describe(exc)}"
-            ) from exc
+        entries = self._listing(prefix, lambda base: self._fs.ls(base, detail=True))
+        if entries is None:
+            return [], []
         keys: set[str] = set()
         prefixes: set[str] = set()
         for entry in entries:
