@@ -19,6 +19,7 @@ __all__ = [
     "IndexingError",
     "InvalidKeyError",
     "MetadataError",
+    "MissingDependencyError",
     "NodeExistsError",
     "NodeNameError",
     "NodeNotFoundError",

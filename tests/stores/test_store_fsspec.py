@@ -310,9 +310,23 @@ def test_scheme_without_installed_implementation() -> None:
     from fsspec.registry import known_implementations
 
     package = known_implementations[scheme]["class"].split(".")[0]
-    with pytest.raises(StoreError) as excinfo:
+    with pytest.raises(MissingDependencyError) as excinfo:
         zarr3c.open_group(url, mode="r")
     assert repr(url) in str(excinfo.value) and package in str(excinfo.value)
+
+
+def test_missing_s3fs_is_a_missing_dependency(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One error type for a missing optional package, fsspec or the scheme's implementation.
+    pytest.importorskip("fsspec", reason="FsspecStore needs fsspec")
+    registry = sys.modules["fsspec.registry"]
+    monkeypatch.delitem(registry._registry, "s3", raising=False)  # forget an imported s3fs
+    monkeypatch.setitem(sys.modules, "s3fs", None)  # import s3fs -> ImportError
+    with pytest.raises(MissingDependencyError) as excinfo:
+        make_store("s3://bucket/x.zarr")
+    message = str(excinfo.value)
+    assert "'s3://bucket/x.zarr'" in message and "s3fs" in message
+    assert 'pip install "zarr3c[remote]"' in message
+    assert isinstance(excinfo.value, ImportError)
 
 
 def _importable(scheme: str, fsspec: Any) -> bool:
@@ -547,6 +561,7 @@ _HTTP_RANGES = [
     ((200, None), "beyond-end"),
     ((0, 100), "exact"),
     ((0, 150), "longer"),
+    ((10, 100), "offset-length-of-value"),  # whole value == length asked: still sliced
 ]
 
 
@@ -560,6 +575,30 @@ def test_http_byte_ranges(http_base: str, rng: tuple[int, int | None], rid: str)
     assert bytes(got[0]) == expected  # type: ignore[arg-type]
     assert bytes(got[1]) == b""  # type: ignore[arg-type]
     assert got[2] is None
+
+
+def test_http_range_support_is_learnt_once_per_store(
+    http_base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FsspecStore.from_url(http_base)
+    real_info = store.fs.info
+    looked_up: list[str] = []
+
+    def info(path: str, **kwargs: Any) -> Any:
+        looked_up.append(path)
+        return real_info(path, **kwargs)
+
+    monkeypatch.setattr(store.fs, "info", info)
+    value = bytes(range(100))
+    ranges = [(10, 100), (1, 5), (50, None), (99, 1), (3, 97), (90, 20), (20, 80)]
+    for rng in ranges * 2:
+        start, length = rng
+        expected = value[start:] if length is None else value[start : start + length]
+        assert bytes(store.get_partial_values([("v100", rng)])[0]) == expected  # type: ignore[arg-type]
+    got = store.get_partial_values([("v100", rng) for rng in ranges])
+    expected = [value[s:] if n is None else value[s : s + n] for s, n in ranges]
+    assert [bytes(g) for g in got] == expected  # type: ignore[arg-type]
+    assert len(looked_up) <= 1
 
 
 def test_http_hierarchy_reads(http_base: str, http_root: dict[str, Any]) -> None:
@@ -588,6 +627,53 @@ def test_http_sharded_reads_are_ranged(http_root: dict[str, Any]) -> None:
         assert [p for p, _ in _RangeHandler.ranged] == [shard, shard]
         index, chunk = (r for _, r in _RangeHandler.ranged)
         assert re.fullmatch(r"bytes=-\d+", index) and re.fullmatch(r"bytes=\d+-\d+", chunk)
+
+
+def test_getsize_asks_the_filesystem_not_the_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    fsspec = pytest.importorskip("fsspec", reason="FsspecStore needs fsspec")
+    store = FsspecStore(fsspec.filesystem("memory"), f"/zarr3c-test-{uuid.uuid4().hex}")
+    store.set("a/b", b"x" * 300)
+
+    def no_reads(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("getsize read a value")
+
+    monkeypatch.setattr(store.fs, "cat_ranges", no_reads)
+    assert [store.getsize(k) for k in ("a/b", "a", "missing")] == [300, None, None]
+
+    def refused(path: str, **kwargs: Any) -> Any:
+        raise PermissionError("access denied")
+
+    monkeypatch.setattr(store.fs, "info", refused)
+    with pytest.raises(StoreError, match=r"'a/b'.*access denied"):
+        store.getsize("a/b")
+    monkeypatch.undo()
+    store.erase_prefix("")
+
+
+def test_set_passes_bytes_through_without_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    fsspec = pytest.importorskip("fsspec", reason="FsspecStore needs fsspec")
+    store = FsspecStore(fsspec.filesystem("memory"), f"/zarr3c-test-{uuid.uuid4().hex}")
+    real_pipe = store.fs.pipe_file
+    sent: list[Any] = []
+
+    def pipe_file(path: str, data: Any, **kwargs: Any) -> Any:
+        sent.append(data)
+        return real_pipe(path, data, **kwargs)
+
+    monkeypatch.setattr(store.fs, "pipe_file", pipe_file)
+    value, mutable = b"x" * 1000, bytearray(b"y" * 10)
+    store.set("a", value)
+    store.set("b", mutable)
+    store.set("c", np.arange(4, dtype="<u2")[::2])  # not contiguous: copied
+    assert sent[0] is value and sent[1] is mutable
+    assert [bytes(store.get(k)) for k in "abc"] == [value, bytes(mutable), b"\x00\x00\x02\x00"]  # type: ignore[arg-type]
+    monkeypatch.undo()
+    store.erase_prefix("")
+
+
+def test_http_getsize(http_base: str) -> None:
+    store = FsspecStore.from_url(http_base)
+    assert [store.getsize(k) for k in ("v100", "empty", "missing")] == [100, 0, None]
 
 
 def test_http_is_read_only(http_base: str) -> None:

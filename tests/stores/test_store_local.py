@@ -877,6 +877,17 @@ def test_cleanup_spares_temporary_files_of_live_writers(store: LocalStore, root:
         store.with_read_only(True).cleanup_temporary_files()
 
 
+def test_cleanup_keeps_empty_directories_it_did_not_empty(store: LocalStore, root: Path) -> None:
+    store.set("g/zarr.json", b"{}")
+    (root / "empty").mkdir()
+    (root / "g" / "empty").mkdir()
+    _plant_temp(root, ".x.zarr3c-tmp-00000000000000aa", 2 * 3600)  # found first, at the root
+    _plant_temp(root, "a/c/.1.zarr3c-tmp-00000000000000bb", 2 * 3600)
+    assert store.cleanup_temporary_files(max_age=0) == 2
+    # the directories the cleanup emptied go; the other empty ones stay
+    assert files_below(root) == ["empty", "g", "g/empty", "g/zarr.json"]
+
+
 @posix_only
 def test_writers_hold_their_temporary_files(
     store: LocalStore, root: Path, monkeypatch: pytest.MonkeyPatch

@@ -692,3 +692,34 @@ def test_array_over_a_read_only_zip_pickles(zpath: Path) -> None:
         writing = zarr3c.open_array(store, mode="r+")
         with pytest.raises(UnsupportedFeatureError, match="close"):
             pickle.dumps(writing)
+
+
+@pytest.mark.parametrize(
+    "erase", [lambda s: s.erase("a"), lambda s: s.erase_prefix("a/")], ids=["erase", "prefix"]
+)
+def test_mode_a_erase_only_session_is_saved(zpath: Path, erase: Callable[[Any], None]) -> None:
+    # In mode "a" zipfile rewrites the central directory only after a write: an erase alone
+    # must still reach the file.
+    write_zip(zpath, {"a": b"1", "a/x": b"2", "b": b"3"})
+    with ZipStore(zpath, mode="a") as store:
+        erase(store)
+        remaining = sorted(store.list())
+    assert sorted(ZipStore(zpath).list()) == remaining
+    assert sorted(names(zpath)) == remaining
+    assert len(remaining) == 2
+
+
+def test_getsize_reads_the_index_not_the_entry(
+    zpath: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_zip(zpath, {"a": b"12345", "e": b""}, mode="w")
+    with ZipStore(zpath, mode="a", compression=zipfile.ZIP_DEFLATED) as store:
+        store.set("a", b"1" * 1000)  # a compressed, replaced entry: the newest size counts
+
+        def no_reads(*args: Any) -> bytes:
+            raise AssertionError("getsize read an entry")
+
+        monkeypatch.setattr(store._archive, "read", no_reads)
+        assert [store.getsize(k) for k in ("a", "e", "missing")] == [1000, 0, None]
+    with pytest.raises(StoreError, match="closed"):
+        store.getsize("a")

@@ -68,10 +68,12 @@ def make_store(
 
     Raises
     ------
+    MissingDependencyError
+        For a remote URL when fsspec or the scheme's implementation is not installed (an
+        ImportError; the message names the package).
     StoreError
-        For a remote URL when fsspec or the scheme's implementation is not installed (the
-        message names the package), or the scheme is unknown; for ``storage_options`` given
-        with a local or in-memory store; or a LocalStore root that is not a directory.
+        For a remote URL whose scheme is unknown; for ``storage_options`` given with a local
+        or in-memory store; or a LocalStore root that is not a directory.
     TypeError
         If ``store_like`` is none of the above.
     """
@@ -88,18 +90,15 @@ def make_store(
         return MemoryStore(store_like, read_only=read_only)
     if isinstance(store_like, str):
         match = _URL_SCHEME.match(store_like)
-        if match is not None:
-            scheme = match.group(1).lower()
-            if scheme == "memory":
-                _refuse_storage_options(storage_options, store_like)
-                return MemoryStore(read_only=read_only)
-            if scheme == "file":
-                _refuse_storage_options(storage_options, store_like)
-                return LocalStore(store_like[match.end() :], read_only=read_only)
-            return FsspecStore.from_url(
-                store_like, storage_options=storage_options, read_only=read_only
-            )
-        if "::" in store_like and "://" in store_like:  # a chained fsspec URL
+        scheme = None if match is None else match.group(1).lower()
+        if scheme == "memory":
+            _refuse_storage_options(storage_options, store_like)
+            return MemoryStore(read_only=read_only)
+        if scheme == "file" and match is not None:
+            _refuse_storage_options(storage_options, store_like)
+            return LocalStore(store_like[match.end() :], read_only=read_only)
+        if scheme is not None or ("::" in store_like and "://" in store_like):
+            # any other URL, or a chained fsspec URL ("simplecache::s3://...")
             return FsspecStore.from_url(
                 store_like, storage_options=storage_options, read_only=read_only
             )

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
-from typing import Any, ClassVar, Self, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias, TypeVar
 
 from zarr3c.errors import InvalidKeyError, InvalidTypeError, ReadOnlyError
 
@@ -54,6 +54,8 @@ BytesLike: TypeAlias = bytes | bytearray | memoryview
 #: ``(start, length)``; ``length`` None reads to the end; a negative ``start`` with ``length``
 #: None reads the last ``-start`` bytes.
 ByteRange: TypeAlias = tuple[int, int | None]
+
+_T = TypeVar("_T")
 
 
 # -- keys --------------------------------------------------------------------------------------
@@ -384,20 +386,19 @@ class Store(ABC):
         InvalidKeyError
             If a key or range is malformed (checked before any read).
         """
-        requests = [(validate_key(key), normalize_byte_range(key, rng)) for key, rng in key_ranges]
-        values: dict[str, BytesLike | None] = {}
-        out: list[BytesLike | None] = []
-        for key, (start, length) in requests:
-            if key not in values:
-                values[key] = self.get(key)
-            value = values[key]
+        groups, n = _group_byte_ranges(key_ranges, validate_key)
+        results: list[list[BytesLike] | None] = []
+        for key, (_, _, ranges) in groups.items():
+            value = self.get(key)  # once per key, whatever the number of ranges
             if value is None:
-                out.append(None)
+                results.append(None)
                 continue
             view = memoryview(value)
-            lo, hi = resolve_byte_range(start, length, view.nbytes)
-            out.append(view[lo:hi] if (lo, hi) != (0, view.nbytes) else value)
-        return out
+            spans = [resolve_byte_range(start, length, view.nbytes) for start, length in ranges]
+            results.append(
+                [view[lo:hi] if (lo, hi) != (0, view.nbytes) else value for lo, hi in spans]
+            )
+        return _scatter_byte_ranges(groups, results, n)
 
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         """The values of ``keys`` (None for missing ones), in order.
@@ -556,6 +557,51 @@ class Store(ABC):
             else:
                 prefixes.add(key[: slash + 1])
         return sorted(keys), sorted(prefixes)
+
+
+#: What :func:`_group_byte_ranges` returns per key: what ``check`` returned for the key, the
+#: positions of its requests in the batch and their normalized ranges.
+_RangeGroup: TypeAlias = tuple[_T, builtins.list[int], builtins.list[tuple[int, int | None]]]
+
+
+def _group_byte_ranges(
+    key_ranges: Iterable[tuple[str, ByteRange | None]],
+    check: Callable[[str], _T],
+) -> tuple[dict[str, _RangeGroup[_T]], int]:
+    """Group a ``get_partial_values`` batch by key, so each value is opened once.
+
+    Every key is checked once (``check(key)``, e.g. :func:`validate_key` or a store's
+    key-to-path function, raising on a bad key) and every range normalized, all before any
+    read.  Returns the groups, in order of first appearance, and the number of requests;
+    :func:`_scatter_byte_ranges` puts the results back in request order.
+    """
+    groups: dict[str, _RangeGroup[_T]] = {}
+    n = 0
+    for key, rng in key_ranges:
+        # type(...) is str: an unhashable non-key must reach check() and its error
+        group = groups.get(key) if type(key) is str else None
+        if group is None:
+            checked = check(key)
+            group = groups.setdefault(key, (checked, [], []))
+        group[1].append(n)
+        group[2].append(normalize_byte_range(key, rng))
+        n += 1
+    return groups, n
+
+
+def _scatter_byte_ranges(
+    groups: dict[str, _RangeGroup[Any]],
+    results: Iterable[Sequence[BytesLike | None] | None],
+    n: int,
+) -> builtins.list[BytesLike | None]:
+    """The results of grouped requests in request order: ``results`` holds, per group in
+    order, one value per range of the group, or None when the key is missing."""
+    out: builtins.list[BytesLike | None] = [None] * n
+    for (_, indices, _), values in zip(groups.values(), results, strict=True):
+        if values is not None:
+            for i, value in zip(indices, values, strict=True):
+                out[i] = value
+    return out
 
 
 def _apply_patches(buf: bytearray, patches: Sequence[tuple[int, memoryview]]) -> None:

@@ -27,9 +27,12 @@ What it relies on in fsspec, and why:
   key (None) from an empty result (``b""``).  "Range not satisfiable" (HTTP 416, S3
   ``InvalidRange``: the range starts at or past the end) means the key exists: ``b""``.
 - A server that ignores ``Range`` (Python's ``http.server``) answers with the whole value;
-  the result is then sliced here.  Where the length alone cannot tell (a range reaching past
-  the end over HTTP), the value's size is fetched once (``fs.info``), so a partial read is
-  never mistaken for the whole value, nor the other way round.
+  the result is then sliced here.  A server either honours ``Range`` or ignores it, and with
+  a start past 0 an honoured answer is always shorter than the value: so the first such
+  answer over HTTP whose length alone cannot tell is compared once with the value's size
+  (``fs.info``), and the store remembers the answer for every later read.  A partial read is
+  never mistaken for the whole value, nor the other way round.  (Without a size, the whole
+  value is read and sliced, and nothing is remembered.)
 - Writes are ``fs.pipe_file`` (one PUT: an S3 object is replaced atomically); erasing is
   ``fs.rm`` over many paths (one ``DeleteObjects`` request per 1,000 keys on S3); listings
   are ``fs.find`` (``list``, ``list_prefix``) and ``fs.ls`` (``list_dir``: one delimited
@@ -56,8 +59,8 @@ from __future__ import annotations
 import builtins
 import errno
 import re
-from collections.abc import Hashable, Iterable, Iterator, Sequence
-from typing import Any, Self
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any, Self, TypeVar
 
 from zarr3c.errors import (
     InvalidArgumentError,
@@ -93,6 +96,8 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 #: (path, start, end) as fsspec's ``cat_ranges`` takes them.
 _Request = tuple[str, int | None, int | None]
 
+_L = TypeVar("_L")
+
 
 def import_fsspec(url: str | None = None) -> Any:
     """Import and return the ``fsspec`` module.
@@ -104,8 +109,9 @@ def import_fsspec(url: str | None = None) -> Any:
 
     Raises
     ------
-    StoreError
-        If fsspec is not installed; the message names the URL and the extra to install.
+    MissingDependencyError
+        If fsspec is not installed (an ImportError); the message names the URL and the extra
+        to install.
     """
     try:
         import fsspec
@@ -207,6 +213,9 @@ class FsspecStore(Store):
         root = fs._strip_protocol(path) if path else ""
         self._root = root.rstrip("/") if root.strip("/") else root
         self._url: str | None = None
+        # Whether the HTTP server honours Range, learnt from the first answer that needs it
+        # (see the module docstring); not pickled: a reopened store learns it again.
+        self._honours_ranges: bool | None = None
 
     @classmethod
     def from_url(
@@ -229,10 +238,11 @@ class FsspecStore(Store):
 
         Raises
         ------
+        MissingDependencyError
+            If fsspec, or the package implementing the URL's scheme (s3fs, gcsfs, ...), is not
+            installed (an ImportError); the message names what to install.
         StoreError
-            If fsspec, or the package implementing the URL's scheme, is not installed (the
-            message names what to install), or the scheme is unknown, or the options are
-            refused by the filesystem.
+            If the scheme is unknown, or the options are refused by the filesystem.
         """
         if not isinstance(url, str):
             raise InvalidTypeError(f"store URL must be a str, not {type(url).__name__}")
@@ -253,7 +263,7 @@ class FsspecStore(Store):
             # to access Google Storage", 'HTTPFileSystem requires "requests" and "aiohttp"')
             impl = known_implementations.get(scheme, {}).get("class", "its implementation")
             extra = f"; {INSTALL_HINT} covers s3:// and http(s)://" if scheme in _EXTRA else ""
-            raise StoreError(
+            raise MissingDependencyError(
                 f"cannot open store URL {url!r}: the {scheme}:// scheme needs {impl}, which "
                 f"cannot be imported: {exc}{extra}"
             ) from exc
@@ -318,6 +328,7 @@ class FsspecStore(Store):
         self._read_only = state["read_only"]
         self._url = state["url"]
         self._http = bool(_protocols(self._fs) & _HTTP_PROTOCOLS)
+        self._honours_ranges = None
 
     def with_read_only(self, read_only: bool = False) -> Self:
         new = super().with_read_only(read_only)
@@ -370,9 +381,7 @@ class FsspecStore(Store):
             if length == 0:
                 # one byte tells a missing key from an empty result (see the module header)
                 to_send.append((path, start, start + 1))
-            elif start < 0:
-                to_send.append((path, start, None))
-            else:
+            else:  # a suffix request (start < 0) has length None: (path, start, None)
                 to_send.append((path, start, None if length is None else start + length))
         try:
             raw = self._fs.cat_ranges(
@@ -385,7 +394,6 @@ class FsspecStore(Store):
             key = unique[0][0]
             raise StoreError(f"cannot read {self._where(key)}: {_describe(exc)}") from exc
         results: dict[tuple[str, int, int | None], BytesLike | None] = {}
-        sizes: dict[str, int | None] = {}
         for request, value in zip(unique, raw, strict=True):
             key, start, length = request
             if isinstance(value, BaseException):
@@ -403,17 +411,10 @@ class FsspecStore(Store):
                         f"cannot read {self._where(key)}: {_describe(value)}"
                     ) from value
                 continue
-            results[request] = self._trim(key, start, length, value, sizes)
+            results[request] = self._trim(key, start, length, value)
         return [results[r] for r in requests]
 
-    def _trim(
-        self,
-        key: str,
-        start: int,
-        length: int | None,
-        data: Any,
-        sizes: dict[str, int | None],
-    ) -> BytesLike:
+    def _trim(self, key: str, start: int, length: int | None, data: Any) -> BytesLike:
         """What a range request denotes, from what the filesystem returned for it.
 
         A server that ignores ``Range`` returns the whole value: slice it here.
@@ -426,20 +427,23 @@ class FsspecStore(Store):
         if start == 0 and length is None:
             return data
         if length is not None and n > length:
+            if self._http:
+                self._honours_ranges = False
             return data[start : start + length]  # more than asked: the whole value
-        if start > 0 and self._http and (length is None or n < length):
-            # A short answer over HTTP: the honoured range or the whole value?  The size says.
-            if key not in sizes:
-                sizes[key] = self._size(key)
-            size = sizes[key]
+        if start == 0 or not self._http:
+            return data  # from 0, the whole value and the honoured range coincide
+        if self._honours_ranges is None:
+            # An honoured range starting past 0 is shorter than the value; the whole is not.
+            size = self._size(key)
             if size is None:  # no size: read the whole value and slice it
                 whole = self._fetch([(key, 0, None)])[0]
                 if whole is None:
                     raise StoreError(f"cannot read {self._where(key)}: it vanished mid-read")
                 return whole[start:] if length is None else whole[start : start + length]
-            if n == size:
-                return data[start:] if length is None else data[start : start + length]
-        return data
+            self._honours_ranges = n != size
+        if self._honours_ranges:
+            return data
+        return data[start:] if length is None else data[start : start + length]
 
     def _size(self, key: str) -> int | None:
         try:
@@ -452,6 +456,35 @@ class FsspecStore(Store):
 
     def get(self, key: str) -> BytesLike | None:
         return self._fetch([(validate_key(key), 0, None)])[0]
+
+    def getsize(self, key: str) -> int | None:
+        """The size of the value under ``key`` from the filesystem's metadata (``fs.info``:
+        a HEAD request on S3 and HTTP), or None if there is none (a missing key, a prefix).
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        StoreError
+            If the metadata cannot be read (unreachable server, missing bucket, ...); the
+            message names the key and URL.
+        """
+        path = self._path(validate_key(key))
+        self._fs.invalidate_cache(path)  # a cached listing may predate another writer
+        try:
+            info = self._fs.info(path)
+        except Exception as exc:
+            if _is_missing(exc) and not _is_missing_container(exc):
+                return None
+            raise StoreError(
+                f"cannot read the size of {self._where(key)}: {_describe(exc)}"
+            ) from exc
+        if info.get("type") == "directory":
+            return None
+        size = info.get("size")
+        if size is None:  # the server does not say (HTTP without Content-Length): read it
+            return super().getsize(key)
+        return int(size)
 
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         requests = [(validate_key(key), 0, None) for key in keys]
@@ -475,7 +508,9 @@ class FsspecStore(Store):
     def set(self, key: str, value: Any) -> None:
         validate_key(key)
         self._check_writable(f"store key {key!r}")
-        data = as_byte_view(value, key).tobytes()
+        # bytes and bytearray go as they are (every filesystem takes them; botocore takes no
+        # memoryview); other buffers (numpy arrays, memoryviews) are copied once.
+        data = value if type(value) in (bytes, bytearray) else as_byte_view(value, key).tobytes()
         try:
             self._fs.pipe_file(self._path(key), data)
         except Exception as exc:
@@ -521,19 +556,34 @@ class FsspecStore(Store):
 
     # -- listings -------------------------------------------------------------------------------
 
-    def _find(self, prefix: str) -> builtins.list[str]:
-        """Every key below ``prefix``, through the filesystem's recursive listing."""
+    def _listing(self, prefix: str, list_base: Callable[[str], _L]) -> _L | None:
+        """``list_base(base)`` for the directory ``base`` of ``prefix``, with the filesystem's
+        listing cache dropped first (so other writers' keys show); None if it is missing.
+
+        Raises
+        ------
+        StoreError
+            If the listing fails (or the bucket is missing); the message names the prefix.
+        """
         base = self._path(prefix[:-1]) if prefix else self._root
         self._fs.invalidate_cache(base or None)
         try:
-            paths = self._fs.find(base, withdirs=False, detail=False)
+            return list_base(base)
         except Exception as exc:
             if _is_missing(exc) and not _is_missing_container(exc):
-                return []
+                return None
             raise StoreError(
                 f"cannot list store prefix {prefix!r} ({self._fs.unstrip_protocol(base)}): "
                 f"{_describe(exc)}"
             ) from exc
+
+    def _find(self, prefix: str) -> builtins.list[str]:
+        """Every key below ``prefix``, through the filesystem's recursive listing."""
+        paths = self._listing(
+            prefix, lambda base: self._fs.find(base, withdirs=False, detail=False)
+        )
+        if paths is None:
+            return []
         keys = []
         for path in paths:
             key = self._key_of(path, prefix)
@@ -550,17 +600,9 @@ class FsspecStore(Store):
 
     def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         validate_prefix(prefix)
-        base = self._path(prefix[:-1]) if prefix else self._root
-        self._fs.invalidate_cache(base or None)
-        try:
-            entries = self._fs.ls(base, detail=True)
-        except Exception as exc:
-            if _is_missing(exc) and not _is_missing_container(exc):
-                return [], []
-            raise StoreError(
-                f"cannot list store prefix {prefix!r} ({self._fs.unstrip_protocol(base)}): "
-                f"{_describe(exc)}"
-            ) from exc
+        entries = self._listing(prefix, lambda base: self._fs.ls(base, detail=True))
+        if entries is None:
+            return [], []
         keys: set[str] = set()
         prefixes: set[str] = set()
         for entry in entries:

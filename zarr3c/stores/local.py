@@ -62,8 +62,9 @@ from zarr3c.stores.base import (
     ByteRange,
     BytesLike,
     Store,
+    _group_byte_ranges,
+    _scatter_byte_ranges,
     as_byte_view,
-    normalize_byte_range,
     resolve_byte_range,
     validate_key,
     validate_prefix,
@@ -129,6 +130,20 @@ def _same_file(fd: int, path: str) -> bool:
         return False
     mine = os.fstat(fd)
     return (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev)
+
+
+def _remove_if_stale(entry: os.DirEntry[str], now: float, max_age: float) -> bool:
+    """Remove the temporary or lock file ``entry`` if it is stale; True if removed.
+
+    A temporary file is stale when it is at least ``max_age`` seconds old at time ``now`` and
+    no writer holds it; a lock file when no process holds it, whatever its age.
+    """
+    try:
+        if _is_temp_name(entry.name) and now - entry.stat().st_mtime < max_age:
+            return False
+    except OSError:
+        return False  # vanished: its writer renamed or removed it
+    return _remove_if_unheld(entry.path)
 
 
 def _remove_if_unheld(path: str) -> bool:
@@ -543,23 +558,9 @@ class LocalStore(Store):
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
         # Group the ranges by key, so each file is opened once whatever the request order.
-        groups: dict[str, tuple[str, builtins.list[int], builtins.list[tuple[int, int | None]]]]
-        groups = {}
-        n = 0
-        for key, rng in key_ranges:
-            group = groups.get(key) if type(key) is str else None
-            if group is None:  # first time this key is seen: validate it
-                group = groups[key] = (self._path(key), [], [])
-            group[1].append(n)
-            group[2].append(normalize_byte_range(key, rng))
-            n += 1
-        out: builtins.list[BytesLike | None] = [None] * n
+        groups, n = _group_byte_ranges(key_ranges, self._path)
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]
-        results = _map_batched(_read_ranges_item, work)
-        for (_, indices, _), values in zip(groups.values(), results, strict=True):
-            for i, value in zip(indices, values, strict=True):
-                out[i] = value
-        return out
+        return _scatter_byte_ranges(groups, _map_batched(_read_ranges_item, work), n)
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
@@ -770,20 +771,20 @@ class LocalStore(Store):
         pending = [self._prefix_dir(prefix)]
         while pending:
             dirpath = pending.pop()
+            removed_here = 0
             for entry in _list_dir_entries(dirpath, f"cannot clean store prefix {prefix!r}"):
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(entry.path)
                         continue
-                    if not _is_reserved_name(entry.name):
-                        continue
-                    if _is_temp_name(entry.name) and now - entry.stat().st_mtime < max_age:
-                        continue
                 except OSError:
                     continue
-                if _remove_if_unheld(entry.path):
-                    removed += 1
-            if removed:
+                if _is_reserved_name(entry.name) and _remove_if_stale(entry, now, max_age):
+                    removed_here += 1
+            # Only a directory this cleanup emptied goes: other empty directories (an empty
+            # group's, one a writer just made) are not ours to remove.
+            if removed_here:
+                removed += removed_here
                 self._prune_empty_dirs(dirpath)
         return removed
 
@@ -800,15 +801,19 @@ class LocalStore(Store):
 
     def _scan(self, dirpath: str, prefix: str) -> builtins.list[tuple[str, str, bool]]:
         """``(name, path, is_dir)`` of the keys and subdirectories directly in ``dirpath``,
-        sorted by name; temporary files and names that are not valid key segments omitted."""
+        sorted by name; temporary files and names that are not valid key segments omitted.
+        Stale temporary files seen on the way are removed (not by a read-only store)."""
         out = []
+        now: float | None = None
         for entry in _list_dir_entries(dirpath, f"cannot list store prefix {prefix!r}"):
             name = entry.name
             if "\\" in name:
                 continue
             if _is_reserved_name(name):
                 if not self._read_only and _is_temp_name(name):
-                    self._drop_if_stale(entry)
+                    if now is None:
+                        now = time.time()
+                    _remove_if_stale(entry, now, STALE_TEMPORARY_AGE)
                 continue
             try:
                 if entry.is_file():
@@ -819,16 +824,6 @@ class LocalStore(Store):
                 continue  # vanished or unreadable while listing: not a key
         out.sort()
         return out
-
-    def _drop_if_stale(self, entry: os.DirEntry[str]) -> None:
-        """A temporary file seen by a listing: remove it if it is stale (older than
-        :data:`STALE_TEMPORARY_AGE` and held by no writer)."""
-        try:
-            if time.time() - entry.stat().st_mtime < STALE_TEMPORARY_AGE:
-                return
-        except OSError:
-            return
-        _remove_if_unheld(entry.path)
 
     def _walk(self, dirpath: str, prefix: str) -> Iterator[str]:
         """Every key below ``dirpath`` (whose keys start with ``prefix``), depth first."""

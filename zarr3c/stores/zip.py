@@ -62,9 +62,10 @@ from zarr3c.stores.base import (
     BytesLike,
     Store,
     _apply_patches,
+    _group_byte_ranges,
     _key_problem,
+    _scatter_byte_ranges,
     as_byte_view,
-    normalize_byte_range,
     resolve_byte_range,
     validate_key,
     validate_prefix,
@@ -247,6 +248,9 @@ class _Archive:
     def erase(self, key: str) -> None:
         if self.index.pop(key, None) is not None:
             self.superseded += 1
+            # zipfile rewrites the central directory on close only if it was modified, which
+            # in mode "a" only a write marks: without this an erase-only session is lost.
+            self.zip()._didModify = True  # type: ignore[attr-defined]
 
 
 def _open_zip(path: str, mode: str, compression: int, allow_zip64: bool) -> zipfile.ZipFile:
@@ -463,33 +467,30 @@ class ZipStore(Store):
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
         # Group the ranges by key so that each entry is opened (or decompressed) once.
-        groups: dict[str, tuple[builtins.list[int], builtins.list[tuple[int, int | None]]]]
-        groups = {}
-        n = 0
-        for key, rng in key_ranges:
-            group = groups.get(key) if type(key) is str else None
-            if group is None:
-                group = groups[validate_key(key)] = ([], [])
-            group[0].append(n)
-            group[1].append(normalize_byte_range(key, rng))
-            n += 1
-        out: builtins.list[BytesLike | None] = [None] * n
+        groups, n = _group_byte_ranges(key_ranges, validate_key)
+        results: builtins.list[builtins.list[bytes] | None] = []
         archive = self._archive
         with archive.lock:
             archive.zip()
-            for key, (indices, ranges) in groups.items():
+            for key, (_, _, ranges) in groups.items():
                 info = archive.index.get(key)
-                if info is None:
-                    continue
-                for i, value in zip(indices, archive.read_ranges(key, info, ranges), strict=True):
-                    out[i] = value
-        return out
+                results.append(None if info is None else archive.read_ranges(key, info, ranges))
+        return _scatter_byte_ranges(groups, results, n)
 
     def exists(self, key: str) -> bool:
         validate_key(key)
         with self._archive.lock:
             self._archive.zip()
             return key in self._archive.index
+
+    def getsize(self, key: str) -> int | None:
+        """The size of the value under ``key`` (from the zip's index, without reading the
+        entry), or None if there is none."""
+        validate_key(key)
+        with self._archive.lock:
+            self._archive.zip()
+            info = self._archive.index.get(key)
+            return None if info is None else info.file_size
 
     # -- writes ---------------------------------------------------------------------------------
 

@@ -372,6 +372,15 @@ class StoreContractTests:
             None,
         ]
 
+    def test_get_partial_values_str_subclass_keys(self, store: Store) -> None:
+        # keys from numpy or an enum are str subclasses: repeated, each still gets its range
+        class Key(str):
+            pass
+
+        store.set("a", b"0123456789")
+        got = store.get_partial_values([(Key("a"), (0, 2)), (Key("a"), (5, 2)), ("a", (9, 1))])
+        assert [None if g is None else bytes(g) for g in got] == [b"01", b"56", b"9"]
+
     def test_get_partial_values_empty_request(self, store: Store) -> None:
         assert store.get_partial_values([]) == []
 
@@ -572,6 +581,10 @@ class StoreContractTests:
         store.set("a/e", b"")
         assert store.getsize("a/b") == 5
         assert store.getsize("a/e") == 0  # an empty value is a value
+        store.set("a/b", b"123")
+        assert store.getsize("a/b") == 3  # the newest value's size
+        store.erase("a/e")
+        assert store.getsize("a/e") is None
         assert store.getsize("a") is None  # a prefix is not a value
         assert store.getsize("missing") is None
         with pytest.raises(InvalidKeyError):
