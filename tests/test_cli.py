@@ -325,3 +325,24 @@ def test_demo_exit_status(monkeypatch, capsys) -> None:
     monkeypatch.setattr(cli.np, "array_equal", lambda *a: False)
     assert cli.main(["demo", "--uncompressed"]) == 1
     assert "MISMATCH" in capsys.readouterr().out
+
+
+def test_copy_refuses_nested_source_and_destination(tmp_path) -> None:
+    root = tmp_path / "root.zarr"
+    data = np.arange(12, dtype="int16").reshape(3, 4)
+    zarr3c.create_group(root).create_array("sub/a", shape=(3, 4), dtype="int16",
+                                           chunks=(2, 2))[...] = data
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    procs = run_many([
+        ["copy", root / "sub", root, "--overwrite"],
+        ["copy", root, root / "sub" / "copy", "--overwrite", "--chunks", "1,1"],
+        ["copy", root / "sub", root / ".." / "root.zarr", "--overwrite"],
+    ], cwd=tmp_path)
+    for proc, why in zip(procs, ["the source is inside the destination",
+                                 "the destination is inside the source",
+                                 "the source is inside the destination"], strict=True):
+        assert proc.returncode == 2, proc.stdout
+        assert proc.stderr.startswith("error: ") and why in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+    np.testing.assert_array_equal(zarr3c.open_array(root, "sub/a", mode="r")[...], data)

@@ -257,3 +257,50 @@ def test_destination_opens_in_zarr_python(source, tmp_path) -> None:
         z = zarr.open_array(str(tmp_path / "out.zarr"), path=path, mode="r")
         assert z.chunks == (4,) * expected.ndim
         np.testing.assert_array_equal(z[...], expected, err_msg=path)
+
+
+def _local_hierarchy(root) -> np.ndarray:
+    data = np.arange(60, dtype="int32").reshape(6, 10)
+    g = zarr3c.create_group(root)
+    g.create_array("sub/a", shape=data.shape, dtype="int32", chunks=(3, 5))[...] = data
+    return data
+
+
+@pytest.mark.parametrize("clear", [False, True])
+@pytest.mark.parametrize("direction", ["dst-contains-src", "src-contains-dst", "same"])
+def test_copy_refuses_overlapping_local_stores_and_keeps_the_source(tmp_path, clear,
+                                                                    direction) -> None:
+    root = tmp_path / "root.zarr"
+    data = _local_hierarchy(root)
+    src, dst = {
+        "dst-contains-src": (root / "sub", root),
+        "src-contains-dst": (root, root / "sub" / "copy"),
+        # the same directory through another spelling and as a Store
+        "same": (zarr3c.LocalStore(root), str(tmp_path / "." / "root.zarr")),
+    }[direction]
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    with pytest.raises(InvalidArgumentError, match="inside|is the source"):
+        zarr3c.copy(src, dst, clear=clear)
+    with pytest.raises(InvalidArgumentError, match="inside|is the source"):
+        zarr3c.copy(src, dst, clear=clear, chunks=(2, 2))
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+    np.testing.assert_array_equal(zarr3c.open_array(root, "sub/a", mode="r")[...], data)
+
+
+def test_copy_refuses_the_same_store_object_or_data() -> None:
+    backing: dict = {}
+    store = zarr3c.MemoryStore(backing)
+    zarr3c.create_array(store, shape=(4,), dtype="i1", chunks=(2,))[...] = 5
+    for dst in (store, zarr3c.MemoryStore(backing), store.with_read_only(False)):
+        with pytest.raises(InvalidArgumentError, match="is the source"):
+            zarr3c.copy(store, dst, clear=True)
+    np.testing.assert_array_equal(zarr3c.open_array(store, mode="r")[...], 5)
+    out = zarr3c.copy(store, zarr3c.MemoryStore(), clear=True)
+    np.testing.assert_array_equal(out[...], 5)
+
+
+def test_copy_to_a_sibling_with_a_common_name_prefix(tmp_path) -> None:
+    # "a.zarr2" starts like "a.zarr" but is not inside it
+    data = _local_hierarchy(tmp_path / "a.zarr")
+    out = zarr3c.copy(tmp_path / "a.zarr", tmp_path / "a.zarr2", clear=True)
+    np.testing.assert_array_equal(out["sub/a"][...], data)

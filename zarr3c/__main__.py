@@ -34,6 +34,7 @@ import numpy as np
 import zarr3c
 from zarr3c.errors import ZarrError
 from zarr3c.stores import make_store
+from zarr3c.transfer import _refuse_overlap
 
 #: What ``--compressor NAME[:LEVEL]`` means, with the level's default.
 _COMPRESSORS: dict[str, tuple[str, str, int]] = {
@@ -251,16 +252,14 @@ def _progress_callback(
 def _check_destination(src: str, dst: str, overwrite: bool) -> bool:
     """Refuse to copy onto the source, or over existing data without ``--overwrite`` or that
     is not a Zarr hierarchy; returns whether the destination must be cleared first."""
-    if _is_url(dst):
-        store = make_store(dst)
-    else:
-        if not _is_url(src) and os.path.realpath(src) == os.path.realpath(dst):
-            raise CliError(f"{dst}: the destination is the source")
-        if not os.path.exists(dst):
-            return False
-        if not os.path.isdir(dst):
-            raise CliError(f"{dst}: exists and is not a directory")
-        store = zarr3c.LocalStore(dst)
+    if not _is_url(dst) and os.path.exists(dst) and not os.path.isdir(dst):
+        raise CliError(f"{dst}: exists and is not a directory")
+    store = make_store(dst)
+    # zarr3c.copy's own check (same data, or one inside the other), run before the checks
+    # below so that copying onto the source says so rather than asking for --overwrite.
+    _refuse_overlap(make_store(src, read_only=True), store)
+    if not _is_url(dst) and not os.path.exists(dst):
+        return False
     if next(iter(store.list()), None) is None:
         return False
     if not overwrite:

@@ -25,8 +25,9 @@ Example::
 from __future__ import annotations
 
 import itertools
+import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
 from zarr3c.api import _format_for_create
@@ -38,7 +39,7 @@ from zarr3c.concurrency import get_num_threads, map_unordered
 from zarr3c.errors import InvalidArgumentError, ZarrError
 from zarr3c.group import Group, create_group, open_node
 from zarr3c.metadata.formats import detect_format
-from zarr3c.stores import MemoryStore, make_store
+from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, make_store
 
 __all__ = ["KEEP", "ProgressCallback", "copy"]
 
@@ -190,6 +191,53 @@ def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | 
         counter.step(len(items))
 
 
+def _location(store: Store) -> tuple[Hashable, str, str]:
+    """Where ``store``'s data lives: a namespace, a ``/``-separated root in it (``""``: the
+    whole namespace) and a description for messages.  Two stores in the same namespace whose
+    roots nest hold overlapping data."""
+    if isinstance(store, LocalStore):
+        root = os.path.realpath(store.root)
+        return "local", root.replace(os.sep, "/"), root
+    if isinstance(store, FsspecStore):
+        protocols = store.fs.protocol
+        protocols = {protocols} if isinstance(protocols, str) else set(protocols)
+        if protocols & {"file", "local"}:
+            root = os.path.realpath(store.path)
+            return "local", root.replace(os.sep, "/"), root
+        # The innermost target of a chained URL ("simplecache::s3://b/x" is "s3://b/x").
+        url = store.url.rsplit("::", 1)[-1].rstrip("/")
+        return "url", url, store.url
+    # Stores that cannot say where their data is: the same data is the same lock_id.
+    return ("lock_id", store.lock_id), "", repr(store)
+
+
+def _nests(inner: str, outer: str) -> bool:
+    """Whether the ``/``-separated path ``inner`` is ``outer`` or below it."""
+    return inner == outer or outer == "" or inner.startswith(outer.rstrip("/") + "/")
+
+
+def _refuse_overlap(src: Store, dst: Store) -> None:
+    """Refuse a copy whose destination is the source, or contains it or is inside it:
+    clearing or writing the destination would destroy the source before it is read."""
+    if src is dst:
+        raise InvalidArgumentError(
+            f"cannot copy {src!r} onto itself: the destination is the source"
+        )
+    src_ns, src_root, src_text = _location(src)
+    dst_ns, dst_root, dst_text = _location(dst)
+    if src_ns != dst_ns:
+        return
+    if src_root == dst_root:
+        why = "the destination is the source"
+    elif _nests(src_root, dst_root):
+        why = "the source is inside the destination"
+    elif _nests(dst_root, src_root):
+        why = "the destination is inside the source"
+    else:
+        return
+    raise InvalidArgumentError(f"cannot copy {src_text} to {dst_text}: {why}")
+
+
 def _naming(exc: ZarrError, what: str) -> ZarrError:
     """``exc`` again (same class) with ``what`` in front of its message."""
     try:
@@ -268,11 +316,16 @@ def copy(
     Raises
     ------
     InvalidArgumentError
-        If ``chunks`` does not have as many dimensions as an array; the message names it.
+        If ``chunks`` does not have as many dimensions as an array (the message names it), or
+        if ``dst`` is ``src``, contains it or is inside it (checked before anything is
+        written).
     """
     reencode = not (_is_keep(chunks) and _is_keep(shards) and _is_keep(compressors))
     src_store = make_store(src, read_only=True)
     dst_store = make_store(dst)
+    # The stores as given: a read-only twin of a store without a location is another object.
+    _refuse_overlap(src if isinstance(src, Store) else src_store,
+                    dst if isinstance(dst, Store) else dst_store)
     src_fmt = detect_format(src_store)
     # A destination about to be cleared takes the layout asked for, whatever it holds now.
     fmt = _format_for_create(MemoryStore() if clear else dst_store, zarr_format)
