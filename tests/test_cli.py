@@ -346,3 +346,19 @@ def test_copy_refuses_nested_source_and_destination(tmp_path) -> None:
         assert "Traceback" not in proc.stderr
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
     np.testing.assert_array_equal(zarr3c.open_array(root, "sub/a", mode="r")[...], data)
+
+
+def test_info_lists_the_chunks_once(hier, monkeypatch, capsys) -> None:
+    """Counting chunks and summing their sizes is one pass over one listing."""
+    listings: list[str] = []
+    real = zarr3c.LocalStore.list_prefix
+
+    def counting(self, prefix):
+        listings.append(prefix)
+        return real(self, prefix)
+
+    monkeypatch.setattr(zarr3c.LocalStore, "list_prefix", counting)
+    assert cli.main(["info", str(hier["root"]), "--path", "part"]) == 0
+    info = fields(capsys.readouterr().out)
+    assert info["Chunks initialized"] == "1/2"
+    assert listings == ["part/"]

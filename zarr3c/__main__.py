@@ -143,13 +143,16 @@ def _codec_text(d: Any) -> str:
     return f"{d['name']}({', '.join(parts)})"
 
 
-def _stored_bytes(a: zarr3c.Array) -> int:
-    """Bytes stored for ``a``: its metadata document and its chunks (one stat each locally)."""
+def _stored(a: zarr3c.Array) -> tuple[int, int]:
+    """Chunks stored for ``a`` and the bytes stored (its metadata document and its chunks),
+    from one listing of its chunks (a remote listing costs a request per page)."""
     store = a.store
     total = store.getsize(a.format.metadata_key(a.path, "array")) or 0
+    n = 0
     for key, _ in a._stored_chunks():
+        n += 1
         total += store.getsize(key) or 0
-    return total
+    return n, total
 
 
 def _print_fields(fields: list[tuple[str, Any]]) -> None:
@@ -177,7 +180,7 @@ def _info(args: argparse.Namespace) -> int:
         ])
         return 0
     md = node.metadata
-    stored = _stored_bytes(node)
+    nchunks_stored, stored = _stored(node)
     fields: list[tuple[str, Any]] = [
         ("Type", "Array"),
         ("Path", node.name),
@@ -201,7 +204,7 @@ def _info(args: argparse.Namespace) -> int:
         ("Bytes", _human(node.nbytes)),
         ("Bytes stored", _human(stored)),
         ("Storage ratio", ratio),
-        ("Chunks initialized", f"{node.nchunks_initialized}/{node.nchunks}"),
+        ("Chunks initialized", f"{nchunks_stored}/{node.nchunks}"),
         ("Attributes", attrs),
     ]
     _print_fields(fields)
