@@ -304,3 +304,25 @@ def test_copy_to_a_sibling_with_a_common_name_prefix(tmp_path) -> None:
     data = _local_hierarchy(tmp_path / "a.zarr")
     out = zarr3c.copy(tmp_path / "a.zarr", tmp_path / "a.zarr2", clear=True)
     np.testing.assert_array_equal(out["sub/a"][...], data)
+
+
+@pytest.mark.parametrize("options", [{}, {"compressors": None}], ids=["encoded", "re-encoded"])
+def test_an_interrupted_copy_stops_after_the_running_batch(options) -> None:
+    """Ctrl-C (here raised by the progress callback) stops the copy after at most one batch
+    of chunks per thread pool round, not after every chunk of the array."""
+    src = zarr3c.create_array("memory://", shape=(200,), dtype="int16", chunks=(1,))
+    src[...] = np.arange(200, dtype="int16")
+    dst_store = zarr3c.MemoryStore()
+
+    def interrupt(path: str, done: int, total: int) -> None:
+        if done:
+            raise KeyboardInterrupt
+
+    zarr3c.set_num_threads(2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            zarr3c.copy(src.store, dst_store, progress=interrupt, **options)
+    finally:
+        zarr3c.set_num_threads(None)
+    copied = [k for k in dst_store.list() if not k.endswith("zarr.json")]
+    assert 0 < len(copied) <= 4 * 2

@@ -126,7 +126,6 @@ def _copy_chunks_encoded(src: Array, dst: Array, progress: ProgressCallback | No
     match."""
     same_encoding = [c.to_dict() for c in dst.codecs] == [c.to_dict() for c in src.codecs]
     stored = list(src._stored_chunks())
-    counter = _Progress(progress, dst.path, len(stored))
     dst_store = dst.store
 
     def copy_chunk(item: tuple[str, tuple[int, ...]]) -> None:
@@ -138,9 +137,22 @@ def _copy_chunks_encoded(src: Array, dst: Array, progress: ProgressCallback | No
         else:
             region = _region(dst, coords)
             dst[region] = src[region]
-        counter.step()
 
-    map_unordered(copy_chunk, stored)
+    _run_batched(copy_chunk, stored, _Progress(progress, dst.path, len(stored)))
+
+
+def _run_batched(fn: Callable[[Any], None], items: Iterable[Any], counter: _Progress) -> None:
+    """Apply ``fn`` to every item on the thread pool, a few items per thread at a time.
+
+    ``map_unordered`` waits for every task it was given, even on an exception or Ctrl-C:
+    small batches make an interrupted copy stop after the running batch, keep memory bounded
+    (``items`` is consumed lazily) and report progress steadily, from the calling thread.
+    """
+    batch = 4 * get_num_threads()
+    it = iter(items)
+    while items_now := list(itertools.islice(it, batch)):
+        map_unordered(fn, items_now)
+        counter.step(len(items_now))
 
 
 def _split_codecs(src: Array) -> tuple[list[Any], Any, list[Any]]:
@@ -173,22 +185,11 @@ def _regions(a: Array) -> Iterator[tuple[slice, ...]]:
 def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | None) -> None:
     """Fill ``dst`` from ``src`` (same shape) destination chunk (shard) by chunk, in
     parallel."""
-    counter = _Progress(progress, dst.path, dst.nchunks)
-
     def copy_region(region: tuple[slice, ...]) -> None:
         # One destination chunk (shard): read what it covers, write it whole (never read back).
         dst[region] = src[region]
 
-    # Submit a few batches' worth at a time: bounded memory and steady progress reports even
-    # for arrays with millions of chunks.
-    batch = 4 * get_num_threads()
-    regions = _regions(dst)
-    while True:
-        items = list(itertools.islice(regions, batch))
-        if not items:
-            break
-        map_unordered(copy_region, items)
-        counter.step(len(items))
+    _run_batched(copy_region, _regions(dst), _Progress(progress, dst.path, dst.nchunks))
 
 
 def _location(store: Store) -> tuple[Hashable, str, str]:
