@@ -362,3 +362,15 @@ def test_info_lists_the_chunks_once(hier, monkeypatch, capsys) -> None:
     info = fields(capsys.readouterr().out)
     assert info["Chunks initialized"] == "1/2"
     assert listings == ["part/"]
+
+
+def test_chained_urls_are_urls(hier, tmp_path) -> None:
+    pytest.importorskip("fsspec", reason="chained URLs need fsspec")
+    url = f"simplecache::file://{hier['root']}"
+    procs = run_many([["info", url, "--path", "sub/arr"],
+                      ["copy", f"simplecache::file://{hier['root'] / 'sub'}", tmp_path / "o"]],
+                     cwd=tmp_path)
+    assert [p.returncode for p in procs] == [0, 0], [p.stderr for p in procs]
+    assert fields(procs[0].stdout)["Shape"] == "(30, 20)"
+    np.testing.assert_array_equal(zarr3c.open_array(tmp_path / "o", "arr", mode="r")[...],
+                                  hier["reg"])

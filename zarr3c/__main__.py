@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ import numpy as np
 
 import zarr3c
 from zarr3c.errors import ZarrError
-from zarr3c.stores import make_store
+from zarr3c.stores import is_url, make_store
 from zarr3c.transfer import _refuse_overlap
 
 #: What ``--compressor NAME[:LEVEL]`` means, with the level's default.
@@ -43,7 +42,6 @@ _COMPRESSORS: dict[str, tuple[str, str, int]] = {
     "gzip": ("gzip", "level", 6),
     "blosc": ("blosc", "clevel", 5),
 }
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class CliError(Exception):
@@ -103,13 +101,9 @@ def _compressor_arg(text: str) -> Any:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _is_url(target: str) -> bool:
-    return bool(_URL.match(target))
-
-
 def _open(target: str, path: str | None) -> zarr3c.Array | zarr3c.Group:
     """The node at ``path`` in ``target`` (a local path or a URL), read-only."""
-    if not _is_url(target) and not os.path.exists(target):
+    if not is_url(target) and not os.path.exists(target):
         raise CliError(f"{target}: no such file or directory")
     try:
         return zarr3c.open(target, path=path, mode="r")
@@ -255,13 +249,13 @@ def _progress_callback(
 def _check_destination(src: str, dst: str, overwrite: bool) -> bool:
     """Refuse to copy onto the source, or over existing data without ``--overwrite`` or that
     is not a Zarr hierarchy; returns whether the destination must be cleared first."""
-    if not _is_url(dst) and os.path.exists(dst) and not os.path.isdir(dst):
+    if not is_url(dst) and os.path.exists(dst) and not os.path.isdir(dst):
         raise CliError(f"{dst}: exists and is not a directory")
     store = make_store(dst)
     # zarr3c.copy's own check (same data, or one inside the other), run before the checks
     # below so that copying onto the source says so rather than asking for --overwrite.
     _refuse_overlap(make_store(src, read_only=True), store)
-    if not _is_url(dst) and not os.path.exists(dst):
+    if not is_url(dst) and not os.path.exists(dst):
         return False
     if next(iter(store.list()), None) is None:
         return False
@@ -274,7 +268,7 @@ def _check_destination(src: str, dst: str, overwrite: bool) -> bool:
 
 
 def _copy(args: argparse.Namespace) -> int:
-    if not _is_url(args.src) and not os.path.exists(args.src):
+    if not is_url(args.src) and not os.path.exists(args.src):
         raise CliError(f"{args.src}: no such file or directory")
     callback, close = _progress_callback(args.progress)
     options: dict[str, Any] = {"clear": _check_destination(args.src, args.dst, args.overwrite)}
