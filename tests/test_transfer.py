@@ -326,3 +326,14 @@ def test_an_interrupted_copy_stops_after_the_running_batch(options) -> None:
         zarr3c.set_num_threads(None)
     copied = [k for k in dst_store.list() if not k.endswith("zarr.json")]
     assert 0 < len(copied) <= 4 * 2
+
+
+def test_reencoding_keeps_a_rectilinear_grid_with_an_overflowing_last_edge() -> None:
+    store = zarr3c.MemoryStore()
+    data = np.arange(25 * 6, dtype="int32").reshape(25, 6)
+    src = zarr3c.create_array(store, shape=(25, 6), dtype="int32", chunks=[[10, 10, 10], [4, 4]],
+                              data=data)
+    out = zarr3c.copy(store, zarr3c.MemoryStore(), compressors=GZIP3)
+    assert out.metadata.to_dict()["chunk_grid"] == src.metadata.to_dict()["chunk_grid"]
+    assert out.metadata.to_dict()["codecs"][-1] == GZIP3
+    np.testing.assert_array_equal(out[...], data)

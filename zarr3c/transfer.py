@@ -80,19 +80,26 @@ def _grid_chunks(src: Array) -> Any:
     return [list(edges) for edges in grid.edges(src.shape)]
 
 
-def _encoded_spec(src: Array, fmt: Any) -> dict[str, Any]:
-    """``create_array`` arguments for a copy with the source's grid and codecs."""
+def _base_spec(src: Array, fmt: Any) -> dict[str, Any]:
+    """The ``create_array`` arguments every copy of ``src`` shares."""
     md = src.metadata
     v3_like = fmt.zarr_format == 3 and src.zarr_format == 3
     return dict(
         shape=md.shape,
         dtype=md.data_type,
-        chunks=_grid_chunks(src),
-        codecs=list(src.codecs),
         fill_value=src.fill_value,
         attributes=dict(md.attributes),
         dimension_names=md.dimension_names,
         chunk_key_encoding=md.chunk_key_encoding if v3_like else None,
+    )
+
+
+def _encoded_spec(src: Array, fmt: Any) -> dict[str, Any]:
+    """``create_array`` arguments for a copy with the source's grid and codecs."""
+    return dict(
+        _base_spec(src, fmt),
+        chunks=_grid_chunks(src),
+        codecs=list(src.codecs),
         write_empty_chunks=True,
     )
 
@@ -101,23 +108,24 @@ def _reencoded_spec(src: Array, fmt: Any, chunks: Any, shards: Any,
                     compressors: Any) -> dict[str, Any]:
     """``create_array`` arguments for a re-encoding copy: new grid and compressors, the
     source's filters and serializer."""
-    md = src.metadata
-    v3_like = fmt.zarr_format == 3 and src.zarr_format == 3
     filters, serializer, old_compressors = _split_codecs(src)
     _check_rank(src, "chunks", chunks)
     _check_rank(src, "shards", shards)
+    sharded = src.shards is not None
+    if _is_keep(shards):
+        # The grid as stored: a rectilinear grid keeps its edges, overflowing ones included.
+        shards = _grid_chunks(src) if sharded else None
+    if _is_keep(chunks):
+        # The inner chunks of a sharded source; the stored grid of an unsharded one kept
+        # unsharded (a new shard shape needs regular inner chunks).
+        chunks = src.chunks if sharded or shards is not None else _grid_chunks(src)
     return dict(
-        shape=md.shape,
-        dtype=md.data_type,
-        chunks=src.chunks if _is_keep(chunks) else chunks,
-        shards=src.shards if _is_keep(shards) else shards,
+        _base_spec(src, fmt),
+        chunks=chunks,
+        shards=shards,
         filters=filters,
         serializer=serializer,
         compressors=old_compressors if _is_keep(compressors) else compressors,
-        fill_value=src.fill_value,
-        attributes=dict(md.attributes),
-        dimension_names=md.dimension_names,
-        chunk_key_encoding=md.chunk_key_encoding if v3_like else None,
     )
 
 
