@@ -337,3 +337,21 @@ def test_reencoding_keeps_a_rectilinear_grid_with_an_overflowing_last_edge() -> 
     assert out.metadata.to_dict()["chunk_grid"] == src.metadata.to_dict()["chunk_grid"]
     assert out.metadata.to_dict()["codecs"][-1] == GZIP3
     np.testing.assert_array_equal(out[...], data)
+
+
+def test_reencoding_refuses_codecs_outside_the_sharding_codec() -> None:
+    store = zarr3c.MemoryStore()
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [2], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                         {"name": "crc32c"}]}}
+    src = zarr3c.create_array(store, "a", shape=(8,), dtype="int16", chunks=(4,),
+                              codecs=[sharding, GZIP3], data=np.arange(8, dtype="int16"))
+    assert _codec_names(src) == ["sharding_indexed", "gzip"]
+    dst_store = zarr3c.MemoryStore()
+    with pytest.raises(InvalidArgumentError, match=r"'/a'.*\['gzip'\]"):
+        zarr3c.copy(store, dst_store, compressors=None)
+    assert list(dst_store.list()) == []
+    out = zarr3c.copy(store, dst_store)  # a plain copy keeps them
+    assert _codec_names(out["a"]) == ["sharding_indexed", "gzip"]
+    np.testing.assert_array_equal(out["a"][...], np.arange(8))

@@ -164,10 +164,19 @@ def _run_batched(fn: Callable[[Any], None], items: Iterable[Any], counter: _Prog
 
 
 def _split_codecs(src: Array) -> tuple[list[Any], Any, list[Any]]:
-    """The source's filters, serializer and compressors; a sharded source's inner ones."""
+    """The source's filters, serializer and compressors; a sharded source's inner ones
+    (refused, naming the array, when codecs outside its sharding codec would be lost)."""
     codecs: Iterable[Any] = src.codecs
     serializers = [c for c in codecs if isinstance(c, ArrayBytesCodec)]
     if len(serializers) == 1 and isinstance(serializers[0], ShardingCodec):
+        outer = [c.to_dict()["name"] for c in codecs if c is not serializers[0]]
+        if outer:
+            # The new chain is built from the inner codecs: these would be silently lost.
+            raise InvalidArgumentError(
+                f"cannot re-encode array {src.name!r}: codecs {outer} around its "
+                "sharding_indexed codec would be dropped; copy it without chunks, shards "
+                "and compressors to keep its codecs as they are"
+            )
         codecs = serializers[0].codecs
     filters = [c for c in codecs if isinstance(c, ArrayArrayCodec)]
     (serializer,) = (c for c in codecs if isinstance(c, ArrayBytesCodec))
