@@ -355,3 +355,50 @@ def test_reencoding_refuses_codecs_outside_the_sharding_codec() -> None:
     out = zarr3c.copy(store, dst_store)  # a plain copy keeps them
     assert _codec_names(out["a"]) == ["sharding_indexed", "gzip"]
     np.testing.assert_array_equal(out["a"][...], np.arange(8))
+
+
+class _CountingStore(zarr3c.MemoryStore):
+    """A MemoryStore recording every chunk key read (as a remote store's requests)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[str] = []
+
+    def _record(self, keys):
+        self.reads += [k for k in keys if not k.endswith("zarr.json")]
+
+    def get(self, key):
+        self._record([key])
+        return super().get(key)
+
+    def get_many(self, keys):
+        keys = list(keys)
+        self._record(keys)
+        return super().get_many(keys)
+
+    def get_partial_values(self, key_ranges):
+        key_ranges = list(key_ranges)
+        self._record(k for k, _ in key_ranges)
+        return super().get_partial_values(key_ranges)
+
+
+@pytest.mark.parametrize(("options", "rows_read"), [
+    ({"chunks": (2, 5)}, {0, 16}), ({"compressors": None}, {0, 16}),
+    # whole shards (8 rows: source chunk rows 0-3 and 16-19) are read around stored chunks
+    ({"chunks": (4, 5), "shards": (8, 10)}, {0, 1, 2, 3, 16, 17, 18, 19}),
+])
+def test_reencoding_a_sparse_source_reads_only_around_its_stored_chunks(options,
+                                                                          rows_read) -> None:
+    store = _CountingStore()
+    src = zarr3c.create_array(store, shape=(40, 10), dtype="int16", chunks=(2, 5), fill_value=-1)
+    src[0, 0] = 7
+    src[33, 9] = 8
+    expected = src[...]
+    store.reads.clear()
+    calls: list[tuple[str, int, int]] = []
+    out = zarr3c.copy(store, zarr3c.MemoryStore(), progress=lambda *a: calls.append(a),
+                      **options)
+    assert {"c/0/0", "c/16/1"} <= set(store.reads)
+    assert {int(k.split("/")[1]) for k in store.reads} <= rows_read
+    np.testing.assert_array_equal(out[...], expected)
+    assert calls[-1][1:] == (out.nchunks, out.nchunks)

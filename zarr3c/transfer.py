@@ -30,6 +30,8 @@ import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
+import numpy as np
+
 from zarr3c.api import _format_for_create
 from zarr3c.array import Array, create_array
 from zarr3c.chunk_grids.regular import RegularChunkGrid
@@ -149,18 +151,22 @@ def _copy_chunks_encoded(src: Array, dst: Array, progress: ProgressCallback | No
     _run_batched(copy_chunk, stored, _Progress(progress, dst.path, len(stored)))
 
 
-def _run_batched(fn: Callable[[Any], None], items: Iterable[Any], counter: _Progress) -> None:
+def _run_batched(fn: Callable[[Any], None], items: Iterable[Any], counter: _Progress) -> int:
     """Apply ``fn`` to every item on the thread pool, a few items per thread at a time.
 
     ``map_unordered`` waits for every task it was given, even on an exception or Ctrl-C:
     small batches make an interrupted copy stop after the running batch, keep memory bounded
     (``items`` is consumed lazily) and report progress steadily, from the calling thread.
+    Returns the number of items.
     """
     batch = 4 * get_num_threads()
     it = iter(items)
+    done = 0
     while items_now := list(itertools.islice(it, batch)):
         map_unordered(fn, items_now)
         counter.step(len(items_now))
+        done += len(items_now)
+    return done
 
 
 def _split_codecs(src: Array) -> tuple[list[Any], Any, list[Any]]:
@@ -206,7 +212,23 @@ def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | 
         # One destination chunk (shard): read what it covers, write it whole (never read back).
         dst[region] = src[region]
 
-    _run_batched(copy_region, _regions(dst), _Progress(progress, dst.path, dst.nchunks))
+    counter = _Progress(progress, dst.path, dst.nchunks)
+    written = _run_batched(copy_region, _regions_with_data(dst, src), counter)
+    counter.step(dst.nchunks - written)  # the skipped regions: done, as fill values
+
+
+def _regions_with_data(dst: Array, src: Array) -> Iterator[tuple[slice, ...]]:
+    """The regions of :func:`_regions` that intersect a stored chunk of ``src`` (listed
+    once): the others hold only the fill value, which the new ``dst`` already reads, so
+    reading them would cost a request per missing source chunk on a remote store."""
+    stored = {coords for _, coords in src._stored_chunks()}
+    for region in _regions(dst):
+        ranges = []
+        for d, sl in zip(src._dims, region, strict=True):
+            first, last = d.locate(np.array([sl.start, sl.stop - 1], dtype=np.int64))[0]
+            ranges.append(range(int(first), int(last) + 1))
+        if any(coords in stored for coords in itertools.product(*ranges)):
+            yield region
 
 
 def _location(store: Store) -> tuple[Hashable, str, str]:
