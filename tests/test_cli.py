@@ -374,3 +374,18 @@ def test_chained_urls_are_urls(hier, tmp_path) -> None:
     assert fields(procs[0].stdout)["Shape"] == "(30, 20)"
     np.testing.assert_array_equal(zarr3c.open_array(tmp_path / "o", "arr", mode="r")[...],
                                   hier["reg"])
+
+
+def test_copy_summary_does_not_list_the_destination_again(hier, tmp_path, monkeypatch,
+                                                          capsys) -> None:
+    calls: list[str] = []
+    real = zarr3c.Group.members
+
+    def counting(self, *args, **kwargs):
+        calls.append(self.store.root.name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(zarr3c.Group, "members", counting)
+    assert cli.main(["copy", str(hier["root"]), str(tmp_path / "o.zarr"), "--no-progress"]) == 0
+    assert "3 arrays, 2 groups" in capsys.readouterr().out
+    assert calls and set(calls) == {"h.zarr"}  # the source's, for the plan; never o.zarr's

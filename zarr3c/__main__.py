@@ -33,7 +33,7 @@ import numpy as np
 import zarr3c
 from zarr3c.errors import ZarrError
 from zarr3c.stores import is_url, make_store
-from zarr3c.transfer import _refuse_overlap
+from zarr3c.transfer import _copy_counted, _refuse_overlap
 
 #: What ``--compressor NAME[:LEVEL]`` means, with the level's default.
 _COMPRESSORS: dict[str, tuple[str, str, int]] = {
@@ -278,17 +278,15 @@ def _copy(args: argparse.Namespace) -> int:
             options[name] = value
     t0 = time.perf_counter()
     try:
-        root = zarr3c.copy(args.src, args.dst, zarr_format=args.zarr_format,
-                           progress=callback, **options)
+        root, n_arrays, n_groups = _copy_counted(args.src, args.dst, zarr_format=args.zarr_format,
+                                                 progress=callback, **options)
     except ZarrError as exc:
         raise CliError(f"copy {args.src} -> {args.dst}: {exc}") from None
     finally:
         close()
     elapsed = time.perf_counter() - t0
     if isinstance(root, zarr3c.Group):
-        members = root.members(max_depth=None)
-        n_arrays = sum(1 for _, m in members if isinstance(m, zarr3c.Array))
-        what = f"{_count(n_arrays, 'array')}, {_count(len(members) - n_arrays + 1, 'group')}"
+        what = f"{_count(n_arrays, 'array')}, {_count(n_groups, 'group')}"
     else:
         what = _count(1, "array")
     how = "re-encoded" if len(options) > 1 else "copied"

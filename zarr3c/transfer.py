@@ -360,6 +360,23 @@ def copy(
         if ``dst`` is ``src``, contains it or is inside it (checked before anything is
         written).
     """
+    return _copy_counted(src, dst, zarr_format, chunks=chunks, shards=shards,
+                         compressors=compressors, progress=progress, clear=clear)[0]
+
+
+def _copy_counted(
+    src: Any,
+    dst: Any,
+    zarr_format: Any = 3,
+    *,
+    chunks: Any = KEEP,
+    shards: Any = KEEP,
+    compressors: Any = KEEP,
+    progress: ProgressCallback | None = None,
+    clear: bool = False,
+) -> tuple[Group | Array, int, int]:
+    """:func:`copy`, also returning how many arrays and groups it copied (for the CLI's
+    summary, without listing the destination again)."""
     reencode = not (_is_keep(chunks) and _is_keep(shards) and _is_keep(compressors))
     src_store = make_store(src, read_only=True)
     dst_store = make_store(dst)
@@ -408,4 +425,5 @@ def copy(
             new = create_group(dst_store, path, fmt=fmt, overwrite=True, **spec)
         out = new if out is None else out
     assert out is not None
-    return out
+    n_arrays = sum(1 for _, node, _ in plan if isinstance(node, Array))
+    return out, n_arrays, len(plan) - n_arrays
