@@ -325,3 +325,67 @@ def test_demo_exit_status(monkeypatch, capsys) -> None:
     monkeypatch.setattr(cli.np, "array_equal", lambda *a: False)
     assert cli.main(["demo", "--uncompressed"]) == 1
     assert "MISMATCH" in capsys.readouterr().out
+
+
+def test_copy_refuses_nested_source_and_destination(tmp_path) -> None:
+    root = tmp_path / "root.zarr"
+    data = np.arange(12, dtype="int16").reshape(3, 4)
+    zarr3c.create_group(root).create_array("sub/a", shape=(3, 4), dtype="int16",
+                                           chunks=(2, 2))[...] = data
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    procs = run_many([
+        ["copy", root / "sub", root, "--overwrite"],
+        ["copy", root, root / "sub" / "copy", "--overwrite", "--chunks", "1,1"],
+        ["copy", root / "sub", root / ".." / "root.zarr", "--overwrite"],
+    ], cwd=tmp_path)
+    for proc, why in zip(procs, ["the source is inside the destination",
+                                 "the destination is inside the source",
+                                 "the source is inside the destination"], strict=True):
+        assert proc.returncode == 2, proc.stdout
+        assert proc.stderr.startswith("error: ") and why in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+    np.testing.assert_array_equal(zarr3c.open_array(root, "sub/a", mode="r")[...], data)
+
+
+def test_info_lists_the_chunks_once(hier, monkeypatch, capsys) -> None:
+    """Counting chunks and summing their sizes is one pass over one listing."""
+    listings: list[str] = []
+    real = zarr3c.LocalStore.list_prefix
+
+    def counting(self, prefix):
+        listings.append(prefix)
+        return real(self, prefix)
+
+    monkeypatch.setattr(zarr3c.LocalStore, "list_prefix", counting)
+    assert cli.main(["info", str(hier["root"]), "--path", "part"]) == 0
+    info = fields(capsys.readouterr().out)
+    assert info["Chunks initialized"] == "1/2"
+    assert listings == ["part/"]
+
+
+def test_chained_urls_are_urls(hier, tmp_path) -> None:
+    pytest.importorskip("fsspec", reason="chained URLs need fsspec")
+    url = f"simplecache::file://{hier['root']}"
+    procs = run_many([["info", url, "--path", "sub/arr"],
+                      ["copy", f"simplecache::file://{hier['root'] / 'sub'}", tmp_path / "o"]],
+                     cwd=tmp_path)
+    assert [p.returncode for p in procs] == [0, 0], [p.stderr for p in procs]
+    assert fields(procs[0].stdout)["Shape"] == "(30, 20)"
+    np.testing.assert_array_equal(zarr3c.open_array(tmp_path / "o", "arr", mode="r")[...],
+                                  hier["reg"])
+
+
+def test_copy_summary_does_not_list_the_destination_again(hier, tmp_path, monkeypatch,
+                                                          capsys) -> None:
+    calls: list[str] = []
+    real = zarr3c.Group.members
+
+    def counting(self, *args, **kwargs):
+        calls.append(self.store.root.name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(zarr3c.Group, "members", counting)
+    assert cli.main(["copy", str(hier["root"]), str(tmp_path / "o.zarr"), "--no-progress"]) == 0
+    assert "3 arrays, 2 groups" in capsys.readouterr().out
+    assert calls and set(calls) == {"h.zarr"}  # the source's, for the plan; never o.zarr's

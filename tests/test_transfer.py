@@ -257,3 +257,148 @@ def test_destination_opens_in_zarr_python(source, tmp_path) -> None:
         z = zarr.open_array(str(tmp_path / "out.zarr"), path=path, mode="r")
         assert z.chunks == (4,) * expected.ndim
         np.testing.assert_array_equal(z[...], expected, err_msg=path)
+
+
+def _local_hierarchy(root) -> np.ndarray:
+    data = np.arange(60, dtype="int32").reshape(6, 10)
+    g = zarr3c.create_group(root)
+    g.create_array("sub/a", shape=data.shape, dtype="int32", chunks=(3, 5))[...] = data
+    return data
+
+
+@pytest.mark.parametrize("clear", [False, True])
+@pytest.mark.parametrize("direction", ["dst-contains-src", "src-contains-dst", "same"])
+def test_copy_refuses_overlapping_local_stores_and_keeps_the_source(tmp_path, clear,
+                                                                    direction) -> None:
+    root = tmp_path / "root.zarr"
+    data = _local_hierarchy(root)
+    src, dst = {
+        "dst-contains-src": (root / "sub", root),
+        "src-contains-dst": (root, root / "sub" / "copy"),
+        # the same directory through another spelling and as a Store
+        "same": (zarr3c.LocalStore(root), str(tmp_path / "." / "root.zarr")),
+    }[direction]
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    with pytest.raises(InvalidArgumentError, match="inside|is the source"):
+        zarr3c.copy(src, dst, clear=clear)
+    with pytest.raises(InvalidArgumentError, match="inside|is the source"):
+        zarr3c.copy(src, dst, clear=clear, chunks=(2, 2))
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+    np.testing.assert_array_equal(zarr3c.open_array(root, "sub/a", mode="r")[...], data)
+
+
+def test_copy_refuses_the_same_store_object_or_data() -> None:
+    backing: dict = {}
+    store = zarr3c.MemoryStore(backing)
+    zarr3c.create_array(store, shape=(4,), dtype="i1", chunks=(2,))[...] = 5
+    for dst in (store, zarr3c.MemoryStore(backing), store.with_read_only(False)):
+        with pytest.raises(InvalidArgumentError, match="is the source"):
+            zarr3c.copy(store, dst, clear=True)
+    np.testing.assert_array_equal(zarr3c.open_array(store, mode="r")[...], 5)
+    out = zarr3c.copy(store, zarr3c.MemoryStore(), clear=True)
+    np.testing.assert_array_equal(out[...], 5)
+
+
+def test_copy_to_a_sibling_with_a_common_name_prefix(tmp_path) -> None:
+    # "a.zarr2" starts like "a.zarr" but is not inside it
+    data = _local_hierarchy(tmp_path / "a.zarr")
+    out = zarr3c.copy(tmp_path / "a.zarr", tmp_path / "a.zarr2", clear=True)
+    np.testing.assert_array_equal(out["sub/a"][...], data)
+
+
+@pytest.mark.parametrize("options", [{}, {"compressors": None}], ids=["encoded", "re-encoded"])
+def test_an_interrupted_copy_stops_after_the_running_batch(options) -> None:
+    """Ctrl-C (here raised by the progress callback) stops the copy after at most one batch
+    of chunks per thread pool round, not after every chunk of the array."""
+    src = zarr3c.create_array("memory://", shape=(200,), dtype="int16", chunks=(1,))
+    src[...] = np.arange(200, dtype="int16")
+    dst_store = zarr3c.MemoryStore()
+
+    def interrupt(path: str, done: int, total: int) -> None:
+        if done:
+            raise KeyboardInterrupt
+
+    zarr3c.set_num_threads(2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            zarr3c.copy(src.store, dst_store, progress=interrupt, **options)
+    finally:
+        zarr3c.set_num_threads(None)
+    copied = [k for k in dst_store.list() if not k.endswith("zarr.json")]
+    assert 0 < len(copied) <= 4 * 2
+
+
+def test_reencoding_keeps_a_rectilinear_grid_with_an_overflowing_last_edge() -> None:
+    store = zarr3c.MemoryStore()
+    data = np.arange(25 * 6, dtype="int32").reshape(25, 6)
+    src = zarr3c.create_array(store, shape=(25, 6), dtype="int32", chunks=[[10, 10, 10], [4, 4]],
+                              data=data)
+    out = zarr3c.copy(store, zarr3c.MemoryStore(), compressors=GZIP3)
+    assert out.metadata.to_dict()["chunk_grid"] == src.metadata.to_dict()["chunk_grid"]
+    assert out.metadata.to_dict()["codecs"][-1] == GZIP3
+    np.testing.assert_array_equal(out[...], data)
+
+
+def test_reencoding_refuses_codecs_outside_the_sharding_codec() -> None:
+    store = zarr3c.MemoryStore()
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [2], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                         {"name": "crc32c"}]}}
+    src = zarr3c.create_array(store, "a", shape=(8,), dtype="int16", chunks=(4,),
+                              codecs=[sharding, GZIP3], data=np.arange(8, dtype="int16"))
+    assert _codec_names(src) == ["sharding_indexed", "gzip"]
+    dst_store = zarr3c.MemoryStore()
+    with pytest.raises(InvalidArgumentError, match=r"'/a'.*\['gzip'\]"):
+        zarr3c.copy(store, dst_store, compressors=None)
+    assert list(dst_store.list()) == []
+    out = zarr3c.copy(store, dst_store)  # a plain copy keeps them
+    assert _codec_names(out["a"]) == ["sharding_indexed", "gzip"]
+    np.testing.assert_array_equal(out["a"][...], np.arange(8))
+
+
+class _CountingStore(zarr3c.MemoryStore):
+    """A MemoryStore recording every chunk key read (as a remote store's requests)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[str] = []
+
+    def _record(self, keys):
+        self.reads += [k for k in keys if not k.endswith("zarr.json")]
+
+    def get(self, key):
+        self._record([key])
+        return super().get(key)
+
+    def get_many(self, keys):
+        keys = list(keys)
+        self._record(keys)
+        return super().get_many(keys)
+
+    def get_partial_values(self, key_ranges):
+        key_ranges = list(key_ranges)
+        self._record(k for k, _ in key_ranges)
+        return super().get_partial_values(key_ranges)
+
+
+@pytest.mark.parametrize(("options", "rows_read"), [
+    ({"chunks": (2, 5)}, {0, 16}), ({"compressors": None}, {0, 16}),
+    # whole shards (8 rows: source chunk rows 0-3 and 16-19) are read around stored chunks
+    ({"chunks": (4, 5), "shards": (8, 10)}, {0, 1, 2, 3, 16, 17, 18, 19}),
+])
+def test_reencoding_a_sparse_source_reads_only_around_its_stored_chunks(options,
+                                                                          rows_read) -> None:
+    store = _CountingStore()
+    src = zarr3c.create_array(store, shape=(40, 10), dtype="int16", chunks=(2, 5), fill_value=-1)
+    src[0, 0] = 7
+    src[33, 9] = 8
+    expected = src[...]
+    store.reads.clear()
+    calls: list[tuple[str, int, int]] = []
+    out = zarr3c.copy(store, zarr3c.MemoryStore(), progress=lambda *a: calls.append(a),
+                      **options)
+    assert {"c/0/0", "c/16/1"} <= set(store.reads)
+    assert {int(k.split("/")[1]) for k in store.reads} <= rows_read
+    np.testing.assert_array_equal(out[...], expected)
+    assert calls[-1][1:] == (out.nchunks, out.nchunks)

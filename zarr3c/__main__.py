@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -33,7 +32,8 @@ import numpy as np
 
 import zarr3c
 from zarr3c.errors import ZarrError
-from zarr3c.stores import make_store
+from zarr3c.stores import is_url, make_store
+from zarr3c.transfer import _copy_counted, _refuse_overlap
 
 #: What ``--compressor NAME[:LEVEL]`` means, with the level's default.
 _COMPRESSORS: dict[str, tuple[str, str, int]] = {
@@ -42,7 +42,6 @@ _COMPRESSORS: dict[str, tuple[str, str, int]] = {
     "gzip": ("gzip", "level", 6),
     "blosc": ("blosc", "clevel", 5),
 }
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class CliError(Exception):
@@ -102,13 +101,9 @@ def _compressor_arg(text: str) -> Any:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _is_url(target: str) -> bool:
-    return bool(_URL.match(target))
-
-
 def _open(target: str, path: str | None) -> zarr3c.Array | zarr3c.Group:
     """The node at ``path`` in ``target`` (a local path or a URL), read-only."""
-    if not _is_url(target) and not os.path.exists(target):
+    if not is_url(target) and not os.path.exists(target):
         raise CliError(f"{target}: no such file or directory")
     try:
         return zarr3c.open(target, path=path, mode="r")
@@ -142,13 +137,16 @@ def _codec_text(d: Any) -> str:
     return f"{d['name']}({', '.join(parts)})"
 
 
-def _stored_bytes(a: zarr3c.Array) -> int:
-    """Bytes stored for ``a``: its metadata document and its chunks (one stat each locally)."""
+def _stored(a: zarr3c.Array) -> tuple[int, int]:
+    """Chunks stored for ``a`` and the bytes stored (its metadata document and its chunks),
+    from one listing of its chunks (a remote listing costs a request per page)."""
     store = a.store
     total = store.getsize(a.format.metadata_key(a.path, "array")) or 0
+    n = 0
     for key, _ in a._stored_chunks():
+        n += 1
         total += store.getsize(key) or 0
-    return total
+    return n, total
 
 
 def _print_fields(fields: list[tuple[str, Any]]) -> None:
@@ -176,7 +174,7 @@ def _info(args: argparse.Namespace) -> int:
         ])
         return 0
     md = node.metadata
-    stored = _stored_bytes(node)
+    nchunks_stored, stored = _stored(node)
     fields: list[tuple[str, Any]] = [
         ("Type", "Array"),
         ("Path", node.name),
@@ -200,7 +198,7 @@ def _info(args: argparse.Namespace) -> int:
         ("Bytes", _human(node.nbytes)),
         ("Bytes stored", _human(stored)),
         ("Storage ratio", ratio),
-        ("Chunks initialized", f"{node.nchunks_initialized}/{node.nchunks}"),
+        ("Chunks initialized", f"{nchunks_stored}/{node.nchunks}"),
         ("Attributes", attrs),
     ]
     _print_fields(fields)
@@ -251,16 +249,14 @@ def _progress_callback(
 def _check_destination(src: str, dst: str, overwrite: bool) -> bool:
     """Refuse to copy onto the source, or over existing data without ``--overwrite`` or that
     is not a Zarr hierarchy; returns whether the destination must be cleared first."""
-    if _is_url(dst):
-        store = make_store(dst)
-    else:
-        if not _is_url(src) and os.path.realpath(src) == os.path.realpath(dst):
-            raise CliError(f"{dst}: the destination is the source")
-        if not os.path.exists(dst):
-            return False
-        if not os.path.isdir(dst):
-            raise CliError(f"{dst}: exists and is not a directory")
-        store = zarr3c.LocalStore(dst)
+    if not is_url(dst) and os.path.exists(dst) and not os.path.isdir(dst):
+        raise CliError(f"{dst}: exists and is not a directory")
+    store = make_store(dst)
+    # zarr3c.copy's own check (same data, or one inside the other), run before the checks
+    # below so that copying onto the source says so rather than asking for --overwrite.
+    _refuse_overlap(make_store(src, read_only=True), store)
+    if not is_url(dst) and not os.path.exists(dst):
+        return False
     if next(iter(store.list()), None) is None:
         return False
     if not overwrite:
@@ -272,7 +268,7 @@ def _check_destination(src: str, dst: str, overwrite: bool) -> bool:
 
 
 def _copy(args: argparse.Namespace) -> int:
-    if not _is_url(args.src) and not os.path.exists(args.src):
+    if not is_url(args.src) and not os.path.exists(args.src):
         raise CliError(f"{args.src}: no such file or directory")
     callback, close = _progress_callback(args.progress)
     options: dict[str, Any] = {"clear": _check_destination(args.src, args.dst, args.overwrite)}
@@ -282,17 +278,15 @@ def _copy(args: argparse.Namespace) -> int:
             options[name] = value
     t0 = time.perf_counter()
     try:
-        root = zarr3c.copy(args.src, args.dst, zarr_format=args.zarr_format,
-                           progress=callback, **options)
+        root, n_arrays, n_groups = _copy_counted(args.src, args.dst, zarr_format=args.zarr_format,
+                                                 progress=callback, **options)
     except ZarrError as exc:
         raise CliError(f"copy {args.src} -> {args.dst}: {exc}") from None
     finally:
         close()
     elapsed = time.perf_counter() - t0
     if isinstance(root, zarr3c.Group):
-        members = root.members(max_depth=None)
-        n_arrays = sum(1 for _, m in members if isinstance(m, zarr3c.Array))
-        what = f"{_count(n_arrays, 'array')}, {_count(len(members) - n_arrays + 1, 'group')}"
+        what = f"{_count(n_arrays, 'array')}, {_count(n_groups, 'group')}"
     else:
         what = _count(1, "array")
     how = "re-encoded" if len(options) > 1 else "copied"

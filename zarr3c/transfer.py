@@ -25,9 +25,12 @@ Example::
 from __future__ import annotations
 
 import itertools
+import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
+
+import numpy as np
 
 from zarr3c.api import _format_for_create
 from zarr3c.array import Array, create_array
@@ -38,7 +41,7 @@ from zarr3c.concurrency import get_num_threads, map_unordered
 from zarr3c.errors import InvalidArgumentError, ZarrError
 from zarr3c.group import Group, create_group, open_node
 from zarr3c.metadata.formats import detect_format
-from zarr3c.stores import MemoryStore, make_store
+from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, make_store
 
 __all__ = ["KEEP", "ProgressCallback", "copy"]
 
@@ -79,19 +82,26 @@ def _grid_chunks(src: Array) -> Any:
     return [list(edges) for edges in grid.edges(src.shape)]
 
 
-def _encoded_spec(src: Array, fmt: Any) -> dict[str, Any]:
-    """``create_array`` arguments for a copy with the source's grid and codecs."""
+def _base_spec(src: Array, fmt: Any) -> dict[str, Any]:
+    """The ``create_array`` arguments every copy of ``src`` shares."""
     md = src.metadata
     v3_like = fmt.zarr_format == 3 and src.zarr_format == 3
     return dict(
         shape=md.shape,
         dtype=md.data_type,
-        chunks=_grid_chunks(src),
-        codecs=list(src.codecs),
         fill_value=src.fill_value,
         attributes=dict(md.attributes),
         dimension_names=md.dimension_names,
         chunk_key_encoding=md.chunk_key_encoding if v3_like else None,
+    )
+
+
+def _encoded_spec(src: Array, fmt: Any) -> dict[str, Any]:
+    """``create_array`` arguments for a copy with the source's grid and codecs."""
+    return dict(
+        _base_spec(src, fmt),
+        chunks=_grid_chunks(src),
+        codecs=list(src.codecs),
         write_empty_chunks=True,
     )
 
@@ -100,23 +110,24 @@ def _reencoded_spec(src: Array, fmt: Any, chunks: Any, shards: Any,
                     compressors: Any) -> dict[str, Any]:
     """``create_array`` arguments for a re-encoding copy: new grid and compressors, the
     source's filters and serializer."""
-    md = src.metadata
-    v3_like = fmt.zarr_format == 3 and src.zarr_format == 3
     filters, serializer, old_compressors = _split_codecs(src)
     _check_rank(src, "chunks", chunks)
     _check_rank(src, "shards", shards)
+    sharded = src.shards is not None
+    if _is_keep(shards):
+        # The grid as stored: a rectilinear grid keeps its edges, overflowing ones included.
+        shards = _grid_chunks(src) if sharded else None
+    if _is_keep(chunks):
+        # The inner chunks of a sharded source; the stored grid of an unsharded one kept
+        # unsharded (a new shard shape needs regular inner chunks).
+        chunks = src.chunks if sharded or shards is not None else _grid_chunks(src)
     return dict(
-        shape=md.shape,
-        dtype=md.data_type,
-        chunks=src.chunks if _is_keep(chunks) else chunks,
-        shards=src.shards if _is_keep(shards) else shards,
+        _base_spec(src, fmt),
+        chunks=chunks,
+        shards=shards,
         filters=filters,
         serializer=serializer,
         compressors=old_compressors if _is_keep(compressors) else compressors,
-        fill_value=src.fill_value,
-        attributes=dict(md.attributes),
-        dimension_names=md.dimension_names,
-        chunk_key_encoding=md.chunk_key_encoding if v3_like else None,
     )
 
 
@@ -125,7 +136,6 @@ def _copy_chunks_encoded(src: Array, dst: Array, progress: ProgressCallback | No
     match."""
     same_encoding = [c.to_dict() for c in dst.codecs] == [c.to_dict() for c in src.codecs]
     stored = list(src._stored_chunks())
-    counter = _Progress(progress, dst.path, len(stored))
     dst_store = dst.store
 
     def copy_chunk(item: tuple[str, tuple[int, ...]]) -> None:
@@ -137,16 +147,42 @@ def _copy_chunks_encoded(src: Array, dst: Array, progress: ProgressCallback | No
         else:
             region = _region(dst, coords)
             dst[region] = src[region]
-        counter.step()
 
-    map_unordered(copy_chunk, stored)
+    _run_batched(copy_chunk, stored, _Progress(progress, dst.path, len(stored)))
+
+
+def _run_batched(fn: Callable[[Any], None], items: Iterable[Any], counter: _Progress) -> int:
+    """Apply ``fn`` to every item on the thread pool, a few items per thread at a time.
+
+    ``map_unordered`` waits for every task it was given, even on an exception or Ctrl-C:
+    small batches make an interrupted copy stop after the running batch, keep memory bounded
+    (``items`` is consumed lazily) and report progress steadily, from the calling thread.
+    Returns the number of items.
+    """
+    batch = 4 * get_num_threads()
+    it = iter(items)
+    done = 0
+    while items_now := list(itertools.islice(it, batch)):
+        map_unordered(fn, items_now)
+        counter.step(len(items_now))
+        done += len(items_now)
+    return done
 
 
 def _split_codecs(src: Array) -> tuple[list[Any], Any, list[Any]]:
-    """The source's filters, serializer and compressors; a sharded source's inner ones."""
+    """The source's filters, serializer and compressors; a sharded source's inner ones
+    (refused, naming the array, when codecs outside its sharding codec would be lost)."""
     codecs: Iterable[Any] = src.codecs
     serializers = [c for c in codecs if isinstance(c, ArrayBytesCodec)]
     if len(serializers) == 1 and isinstance(serializers[0], ShardingCodec):
+        outer = [c.to_dict()["name"] for c in codecs if c is not serializers[0]]
+        if outer:
+            # The new chain is built from the inner codecs: these would be silently lost.
+            raise InvalidArgumentError(
+                f"cannot re-encode array {src.name!r}: codecs {outer} around its "
+                "sharding_indexed codec would be dropped; copy it without chunks, shards "
+                "and compressors to keep its codecs as they are"
+            )
         codecs = serializers[0].codecs
     filters = [c for c in codecs if isinstance(c, ArrayArrayCodec)]
     (serializer,) = (c for c in codecs if isinstance(c, ArrayBytesCodec))
@@ -172,22 +208,74 @@ def _regions(a: Array) -> Iterator[tuple[slice, ...]]:
 def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | None) -> None:
     """Fill ``dst`` from ``src`` (same shape) destination chunk (shard) by chunk, in
     parallel."""
-    counter = _Progress(progress, dst.path, dst.nchunks)
-
     def copy_region(region: tuple[slice, ...]) -> None:
         # One destination chunk (shard): read what it covers, write it whole (never read back).
         dst[region] = src[region]
 
-    # Submit a few batches' worth at a time: bounded memory and steady progress reports even
-    # for arrays with millions of chunks.
-    batch = 4 * get_num_threads()
-    regions = _regions(dst)
-    while True:
-        items = list(itertools.islice(regions, batch))
-        if not items:
-            break
-        map_unordered(copy_region, items)
-        counter.step(len(items))
+    counter = _Progress(progress, dst.path, dst.nchunks)
+    written = _run_batched(copy_region, _regions_with_data(dst, src), counter)
+    counter.step(dst.nchunks - written)  # the skipped regions: done, as fill values
+
+
+def _regions_with_data(dst: Array, src: Array) -> Iterator[tuple[slice, ...]]:
+    """The regions of :func:`_regions` that intersect a stored chunk of ``src`` (listed
+    once): the others hold only the fill value, which the new ``dst`` already reads, so
+    reading them would cost a request per missing source chunk on a remote store."""
+    stored = {coords for _, coords in src._stored_chunks()}
+    for region in _regions(dst):
+        ranges = []
+        for d, sl in zip(src._dims, region, strict=True):
+            first, last = d.locate(np.array([sl.start, sl.stop - 1], dtype=np.int64))[0]
+            ranges.append(range(int(first), int(last) + 1))
+        if any(coords in stored for coords in itertools.product(*ranges)):
+            yield region
+
+
+def _location(store: Store) -> tuple[Hashable, str, str]:
+    """Where ``store``'s data lives: a namespace, a ``/``-separated root in it (``""``: the
+    whole namespace) and a description for messages.  Two stores in the same namespace whose
+    roots nest hold overlapping data."""
+    if isinstance(store, LocalStore):
+        root = os.path.realpath(store.root)
+        return "local", root.replace(os.sep, "/"), root
+    if isinstance(store, FsspecStore):
+        protocols = store.fs.protocol
+        protocols = {protocols} if isinstance(protocols, str) else set(protocols)
+        if protocols & {"file", "local"}:
+            root = os.path.realpath(store.path)
+            return "local", root.replace(os.sep, "/"), root
+        # The innermost target of a chained URL ("simplecache::s3://b/x" is "s3://b/x").
+        url = store.url.rsplit("::", 1)[-1].rstrip("/")
+        return "url", url, store.url
+    # Stores that cannot say where their data is: the same data is the same lock_id.
+    return ("lock_id", store.lock_id), "", repr(store)
+
+
+def _nests(inner: str, outer: str) -> bool:
+    """Whether the ``/``-separated path ``inner`` is ``outer`` or below it."""
+    return inner == outer or outer == "" or inner.startswith(outer.rstrip("/") + "/")
+
+
+def _refuse_overlap(src: Store, dst: Store) -> None:
+    """Refuse a copy whose destination is the source, or contains it or is inside it:
+    clearing or writing the destination would destroy the source before it is read."""
+    if src is dst:
+        raise InvalidArgumentError(
+            f"cannot copy {src!r} onto itself: the destination is the source"
+        )
+    src_ns, src_root, src_text = _location(src)
+    dst_ns, dst_root, dst_text = _location(dst)
+    if src_ns != dst_ns:
+        return
+    if src_root == dst_root:
+        why = "the destination is the source"
+    elif _nests(src_root, dst_root):
+        why = "the source is inside the destination"
+    elif _nests(dst_root, src_root):
+        why = "the destination is inside the source"
+    else:
+        return
+    raise InvalidArgumentError(f"cannot copy {src_text} to {dst_text}: {why}")
 
 
 def _naming(exc: ZarrError, what: str) -> ZarrError:
@@ -268,11 +356,33 @@ def copy(
     Raises
     ------
     InvalidArgumentError
-        If ``chunks`` does not have as many dimensions as an array; the message names it.
+        If ``chunks`` does not have as many dimensions as an array (the message names it), or
+        if ``dst`` is ``src``, contains it or is inside it (checked before anything is
+        written).
     """
+    return _copy_counted(src, dst, zarr_format, chunks=chunks, shards=shards,
+                         compressors=compressors, progress=progress, clear=clear)[0]
+
+
+def _copy_counted(
+    src: Any,
+    dst: Any,
+    zarr_format: Any = 3,
+    *,
+    chunks: Any = KEEP,
+    shards: Any = KEEP,
+    compressors: Any = KEEP,
+    progress: ProgressCallback | None = None,
+    clear: bool = False,
+) -> tuple[Group | Array, int, int]:
+    """:func:`copy`, also returning how many arrays and groups it copied (for the CLI's
+    summary, without listing the destination again)."""
     reencode = not (_is_keep(chunks) and _is_keep(shards) and _is_keep(compressors))
     src_store = make_store(src, read_only=True)
     dst_store = make_store(dst)
+    # The stores as given: a read-only twin of a store without a location is another object.
+    _refuse_overlap(src if isinstance(src, Store) else src_store,
+                    dst if isinstance(dst, Store) else dst_store)
     src_fmt = detect_format(src_store)
     # A destination about to be cleared takes the layout asked for, whatever it holds now.
     fmt = _format_for_create(MemoryStore() if clear else dst_store, zarr_format)
@@ -315,4 +425,5 @@ def copy(
             new = create_group(dst_store, path, fmt=fmt, overwrite=True, **spec)
         out = new if out is None else out
     assert out is not None
-    return out
+    n_arrays = sum(1 for _, node, _ in plan if isinstance(node, Array))
+    return out, n_arrays, len(plan) - n_arrays

@@ -204,3 +204,16 @@ def test_make_store_windows_drive_letter_is_a_path_not_a_url(
     store = make_store("C:/data.zarr")
     assert isinstance(store, LocalStore)
     assert store.root.name == "data.zarr" and store.root.is_absolute()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("s3://bucket/x.zarr", True), ("https://host/x.zarr", True), ("memory://", True),
+    ("File:///tmp/x", True), ("simplecache::s3://bucket/x.zarr", True),
+    ("zip://a.zarr::file:///tmp/x.zip", True), ("C:\\data\\x.zarr", False),
+    ("C://data", False), ("data/x.zarr", False), ("/abs/x.zarr", False), ("", False),
+    ("a::b", False), (Path("s3://x"), False), (None, False),
+])
+def test_is_url(text: Any, expected: bool) -> None:
+    from zarr3c.stores import is_url
+
+    assert is_url(text) is expected

@@ -28,6 +28,7 @@ __all__ = [
     "MemoryStore",
     "Store",
     "ZipStore",
+    "is_url",
     "make_store",
     "validate_key",
     "validate_prefix",
@@ -35,6 +36,23 @@ __all__ = [
 
 # Two or more letters, so that Windows drive letters ("C:\\data") are not taken for schemes.
 _URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]+)://")
+
+
+def is_url(text: Any) -> bool:
+    r"""Whether ``text`` is a store URL rather than a local path.
+
+    True for ``scheme://...`` with a scheme of two or more characters (so that a Windows
+    drive, ``C:\data`` or ``C://data``, stays a path) and for chained fsspec URLs
+    (``simplecache::s3://bucket/x.zarr``); False for anything that is not a ``str``.
+
+    Examples
+    --------
+    >>> is_url("s3://bucket/x.zarr"), is_url("simplecache::s3://b/x"), is_url("C:\\x")
+    (True, True, False)
+    """
+    if not isinstance(text, str):
+        return False
+    return _URL_SCHEME.match(text) is not None or ("::" in text and "://" in text)
 
 
 def make_store(
@@ -97,8 +115,7 @@ def make_store(
         if scheme == "file" and match is not None:
             _refuse_storage_options(storage_options, store_like)
             return LocalStore(store_like[match.end() :], read_only=read_only)
-        if scheme is not None or ("::" in store_like and "://" in store_like):
-            # any other URL, or a chained fsspec URL ("simplecache::s3://...")
+        if is_url(store_like):  # any other URL, or a chained one ("simplecache::s3://...")
             return FsspecStore.from_url(
                 store_like, storage_options=storage_options, read_only=read_only
             )
