@@ -199,7 +199,8 @@ def copy_outer(
         return total.reshape(-1)
 
     so, do = expand(src_offsets), expand(dst_offsets)
-    for name, offsets, nbytes in (("src", src_offsets, len(_u8(src))), ("dst", dst_offsets, len(dst))):
+    buffers = (("src", src_offsets, len(_u8(src))), ("dst", dst_offsets, len(dst)))
+    for name, offsets, nbytes in buffers:
         if nbytes < itemsize or (len(offsets) and min(_ints(offsets)) < 0):
             raise ValueError(f"copy_outer: {name} offsets reach outside {name}")
     copy_elements(src, so, dst, do, itemsize)
