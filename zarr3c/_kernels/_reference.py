@@ -11,7 +11,7 @@ clearly right.  Error messages are shorter than the kernels'.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the alias lives in the stub only
     from zarr3c._kernels.copy import ReadBuffer
 
 __all__ = [
+    "box_in_chunk",
     "byteswap",
     "copy_elements",
     "copy_outer",
@@ -345,3 +346,34 @@ def group_by_key(
     order[:] = np.argsort(keys, kind="stable")
     starts[0] = 0
     starts[1:] = np.cumsum(np.bincount(keys, minlength=nkeys))
+
+
+def box_in_chunk(
+    key: Any, shape: tuple[int, ...], chunk_shape: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """Reference of :func:`zarr3c._kernels.grid.box_in_chunk` (``slice.indices``)."""
+    if len(chunk_shape) != len(shape) or any(c < 1 for c in chunk_shape):
+        raise ValueError("box_in_chunk: bad chunk_shape")
+    key = key if type(key) is tuple else (key,)
+    if len(key) > len(shape):
+        return None
+    key = key + (slice(None),) * (len(shape) - len(key))
+    coords, start, counts, out_shape = [], [], [], []
+    for k, length, size in zip(key, shape, chunk_shape):
+        if type(k) is int:
+            if not -length <= k < length:
+                return None
+            lo = k % length
+            hi = lo + 1
+        elif type(k) is slice and k.step in (None, 1) and all(
+                v is None or type(v) is int for v in (k.start, k.stop, k.step)):
+            lo, hi, _ = k.indices(length)
+            out_shape.append(max(hi - lo, 0))
+        else:
+            return None
+        if hi <= lo or lo // size != (hi - 1) // size:
+            return None
+        coords.append(lo // size)
+        start.append(lo % size)
+        counts.append(hi - lo)
+    return tuple(coords), tuple(start), tuple(counts), tuple(out_shape)

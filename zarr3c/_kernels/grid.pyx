@@ -28,6 +28,7 @@ __all__ = [
     "locate_points_regular",
     "locate_points_offsets",
     "group_by_key",
+    "box_in_chunk",
 ]
 
 
@@ -438,3 +439,98 @@ def group_by_key(
         bad = _group_core(keys, nkeys, order, starts)
     if bad >= 0:
         raise ValueError(f"group_by_key: keys[{bad}] = {keys[bad]} is outside [0, {nkeys})")
+
+
+# -- one-chunk boxes -----------------------------------------------------------------------------
+
+
+cdef inline bint _plain_int(object x):
+    # Exactly int: bool (an int subclass) means a mask and numpy scalars take the general path.
+    return type(x) is int
+
+
+cdef inline int64_t _clamp(object v, int64_t length):
+    # A slice bound as slice.indices(length) resolves it for step 1 (v: any Python int).
+    if v < 0:
+        return 0 if v < -length else v + length
+    return length if v > length else v
+
+
+def box_in_chunk(object key, tuple shape, tuple chunk_shape):
+    """The short path's planner: a basic-indexing ``key`` that selects a non-empty box inside
+    one chunk of a regular grid, as ``(coords, start, counts, out_shape)``; None for anything
+    else, which the general parser and planner handle (and refuse, when the key is bad).
+
+    Taken: a tuple (or a single entry) of at most ``len(shape)`` entries, each a plain ``int``
+    (negative wraps; out of bounds: None) or a slice whose start/stop are ints or None and
+    whose step is None or 1; missing trailing axes are whole.  Not taken: ``...``, ``None``,
+    other steps, numpy integers, arrays, empty selections, boxes crossing a chunk boundary.
+
+    Returns
+    -------
+    tuple or None
+        ``coords`` (the chunk's grid coordinates), ``start`` (the box's first element, in
+        chunk coordinates), ``counts`` (its extent per dimension), ``out_shape`` (numpy's
+        result shape: integer axes dropped); all tuples of ints.
+    """
+    cdef Py_ssize_t ndim = len(shape), nkey, d
+    cdef int64_t length, size, lo, hi, c
+    cdef object k, v
+    if len(chunk_shape) != ndim:
+        raise ValueError(
+            f"box_in_chunk: len(chunk_shape) = {len(chunk_shape)} must equal len(shape) = {ndim}"
+        )
+    if type(key) is not tuple:
+        key = (key,)
+    nkey = len(<tuple>key)
+    if nkey > ndim:
+        return None
+    coords = []
+    start = []
+    counts = []
+    out_shape = []
+    for d in range(ndim):
+        length = shape[d]
+        size = chunk_shape[d]
+        if size < 1:
+            raise ValueError(f"box_in_chunk: chunk_shape[{d}] = {size} must be >= 1")
+        if d >= nkey:
+            lo, hi = 0, length
+            out_shape.append(length)
+        else:
+            k = (<tuple>key)[d]
+            if _plain_int(k):
+                if k < -length or k >= length:
+                    return None
+                lo = k + length if k < 0 else k
+                hi = lo + 1
+            elif type(k) is slice:
+                v = (<slice>k).step
+                if v is not None and not (_plain_int(v) and v == 1):
+                    return None
+                v = (<slice>k).start
+                if v is None:
+                    lo = 0
+                elif _plain_int(v):
+                    lo = _clamp(v, length)
+                else:
+                    return None
+                v = (<slice>k).stop
+                if v is None:
+                    hi = length
+                elif _plain_int(v):
+                    hi = _clamp(v, length)
+                else:
+                    return None
+                out_shape.append(max(hi - lo, 0))
+            else:
+                return None
+        if hi <= lo:
+            return None
+        c = lo // size
+        if (hi - 1) // size != c:
+            return None
+        coords.append(c)
+        start.append(lo - c * size)
+        counts.append(hi - lo)
+    return tuple(coords), tuple(start), tuple(counts), tuple(out_shape)

@@ -65,6 +65,7 @@ from zarr3c.stores.base import (
     _group_byte_ranges,
     _scatter_byte_ranges,
     as_byte_view,
+    normalize_byte_range,
     resolve_byte_range,
     validate_key,
     validate_prefix,
@@ -557,6 +558,13 @@ class LocalStore(Store):
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
+        key_ranges = key_ranges if isinstance(key_ranges, builtins.list) else builtins.list(
+            key_ranges)
+        if key_ranges and type(key := key_ranges[0][0]) is str and all(
+                k == key for k, _ in key_ranges):
+            # One file (a small read's ranges and size probe): no grouping, no hand-off.
+            return _read_ranges(key, self._path(key),
+                                [normalize_byte_range(key, r) for _, r in key_ranges])
         # Group the ranges by key, so each file is opened once whatever the request order.
         groups, n = _group_byte_ranges(key_ranges, self._path)
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]

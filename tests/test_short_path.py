@@ -1,0 +1,93 @@
+"""The short path of basic reads inside one chunk (``grid.box_in_chunk`` then
+``Array._read_boxes``) must give what the general path and numpy give: values, shape, scalar
+or array, memory order, fill for missing chunks, and the same errors for bad chunks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarr3c
+from zarr3c._kernels.grid import box_in_chunk
+from zarr3c.errors import ChunkDecodeError
+from zarr3c.indexing import parse_basic_selection
+
+SHAPE = (13, 9, 10)
+CHUNKS = (4, 5, 3)
+
+CODECS: dict[str, dict[str, Any]] = {
+    "raw": {"compressors": None},
+    "zstd": {"compressors": [{"name": "zstd", "configuration": {"level": 0}}]},
+    "transpose": {"filters": [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}],
+                  "compressors": None},
+    "big-endian": {"serializer": {"name": "bytes", "configuration": {"endian": "big"}},
+                   "compressors": None},
+    "crc32c": {"compressors": [{"name": "crc32c"}]},
+}
+
+
+def _entry(n: int) -> st.SearchStrategy:
+    bound = st.none() | st.integers(-n - 2, n + 2)
+    return st.integers(-n, n - 1) | st.builds(slice, bound, bound) | st.builds(
+        slice, bound, bound, st.just(1))
+
+
+keys = st.tuples(_entry(13), _entry(9), _entry(10)).flatmap(
+    lambda k: st.integers(0, 3).map(lambda n: k[:n] if n < 3 else k))
+
+
+def _array(codecs: str, dtype: str, order: str) -> tuple[zarr3c.Array, np.ndarray]:
+    data = (np.arange(np.prod(SHAPE)).reshape(SHAPE) * 3 - 50).astype(dtype)
+    a = zarr3c.create_array("memory://", shape=SHAPE, dtype=dtype, chunks=CHUNKS,
+                            fill_value=7, order=order, **CODECS[codecs])
+    a[...] = data
+    a[4:8, 5:9, 0:3] = 7  # one chunk left as fill only: not stored
+    data[4:8, 5:9, 0:3] = 7
+    return a, data
+
+
+def _general(a: zarr3c.Array, key: Any) -> Any:
+    sel = parse_basic_selection(key, a.shape)
+    return a._basic_result(key, sel, a._read(sel))
+
+
+@pytest.mark.parametrize("codecs", list(CODECS))
+@pytest.mark.parametrize("dtype,order", [("int16", "C"), ("float64", "F"), ("uint8", "C")])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(keys, min_size=1, max_size=6))
+def test_short_path_equals_general_path_and_numpy(codecs: str, dtype: str, order: str,
+                                                   selections: list[Any]) -> None:
+    a, data = _array(codecs, dtype, order)
+    for key, many in zip(selections, a.get_many(selections), strict=True):
+        got = a[key]
+        expected = data[key]
+        general = _general(a, key)
+        for value in (got, many):
+            assert type(value) is type(general)
+            assert np.shape(value) == np.shape(expected)
+            np.testing.assert_array_equal(value, expected)
+            if isinstance(value, np.ndarray):
+                assert value.dtype == a.dtype
+                assert value.flags.f_contiguous == general.flags.f_contiguous
+                assert value.flags.writeable
+
+
+def test_short_path_is_taken_for_a_box_inside_a_chunk() -> None:
+    a, _ = _array("raw", "int16", "C")
+    assert box_in_chunk((1, slice(0, 3), slice(3, 6)), *a._box_grid) is not None
+    a2 = zarr3c.create_array("memory://", shape=(8, 8), dtype="int16", chunks=(4, 4),
+                             shards=(8, 8), compressors=None)
+    assert a2._box_grid is None  # shards take the shard reader
+
+
+@pytest.mark.parametrize("codecs", ["raw", "zstd"])
+def test_a_bad_chunk_is_an_error_naming_its_key(codecs: str) -> None:
+    a, _ = _array(codecs, "int16", "C")
+    a.store.set("c/0/0/0", b"\x00" * 5)  # wrong size / not a zstd frame
+    for call in (lambda: a[1, 1:3, 0:2], lambda: a.get_many([(1, 1, 1)])):
+        with pytest.raises(ChunkDecodeError, match="c/0/0/0"):
+            call()
