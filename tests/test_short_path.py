@@ -1,4 +1,4 @@
-"""The short path of basic reads inside one chunk (``grid.box_in_chunk`` then
+"""The short path of basic reads of step-1 boxes (``grid.basic_box`` then
 ``Array._read_boxes``) must give what the general path and numpy give: values, shape, scalar
 or array, memory order, fill for missing chunks, and the same errors for bad chunks."""
 
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
-from zarr3c._kernels.grid import box_in_chunk
+from zarr3c._kernels.grid import basic_box
 from zarr3c.errors import ChunkDecodeError
 from zarr3c.indexing import parse_basic_selection
 
@@ -78,7 +78,7 @@ def test_short_path_equals_general_path_and_numpy(codecs: str, dtype: str, order
 
 def test_short_path_is_taken_for_a_box_inside_a_chunk() -> None:
     a, _ = _array("raw", "int16", "C")
-    assert box_in_chunk((1, slice(0, 3), slice(3, 6)), *a._box_grid) is not None
+    assert basic_box((1, slice(0, 3), slice(3, 6)), a._box_grid[0]) is not None
     a2 = zarr3c.create_array("memory://", shape=(8, 8), dtype="int16", chunks=(4, 4),
                              shards=(8, 8), compressors=None)
     assert a2._box_grid is None  # shards take the shard reader

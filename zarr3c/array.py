@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from zarr3c._kernels.grid import box_in_chunk
+from zarr3c._kernels.grid import basic_box
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
@@ -137,8 +137,8 @@ class Array(Node):
         self._fill_bytes = np.frombuffer(metadata.fill_value, dtype=np.uint8)
         self._prefix = self._format.chunk_prefix(self._path)
         self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
-        # The short path for reads inside one chunk: a regular grid of unsharded chunks;
-        # (shape, chunk shape) for box_in_chunk, then the chunk's byte strides and size.
+        # The short path for step-1 boxes: a regular grid of unsharded chunks; (shape, chunk
+        # shape), then the chunk's byte strides (list and int64 array) and size.
         regular = getattr(metadata.chunk_grid, "chunk_shape", None)
         self._box_grid: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         if regular is not None and not isinstance(self._pipeline.array_bytes, ShardingCodec):
@@ -319,7 +319,7 @@ class Array(Node):
     def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
         """Read a basic selection (ints, slices with any step, ``...``, ``None``)."""
         if self._box_grid is not None:
-            box = box_in_chunk(selection, *self._box_grid)
+            box = basic_box(selection, self._box_grid[0])
             if box is not None:
                 return self._read_boxes([box])[0]
         sel = parse_basic_selection(selection, self.shape)
@@ -343,7 +343,7 @@ class Array(Node):
         at: list[int] = []
         rest: list[int] = []
         for i, s in enumerate(selections):
-            box = None if self._box_grid is None else box_in_chunk(s, *self._box_grid)
+            box = None if self._box_grid is None else basic_box(s, self._box_grid[0])
             if box is None:
                 rest.append(i)
             else:
@@ -354,14 +354,16 @@ class Array(Node):
             # A chunk is read once: boxes in chunks the other selections read go with them.
             general = {task.coords for sel in parsed if sel.size
                        for task in plan_chunks(sel, self._dims)}
-            moved = [n for n, box in enumerate(boxes) if box[0] in general]
-            if moved:
-                for n in moved:
-                    rest.append(at[n])
-                    parsed.append(parse_basic_selection(selections[at[n]], self.shape))
-                keep = set(moved)
-                boxes = [b for n, b in enumerate(boxes) if n not in keep]
-                at = [i for n, i in enumerate(at) if n not in keep]
+            sizes = self._box_grid[1]  # type: ignore[index]
+            moved = {n for n, (start, stop, _, _) in enumerate(boxes)
+                     if any(coords in general for coords in itertools.product(*(
+                         range(lo // c, (hi - 1) // c + 1)
+                         for lo, hi, c in zip(start, stop, sizes))))}
+            for n in sorted(moved):
+                rest.append(at[n])
+                parsed.append(parse_basic_selection(selections[at[n]], self.shape))
+            boxes = [b for n, b in enumerate(boxes) if n not in moved]
+            at = [i for n, i in enumerate(at) if n not in moved]
         if boxes:
             for i, r in zip(at, self._read_boxes(boxes), strict=True):
                 results[i] = r
@@ -415,42 +417,56 @@ class Array(Node):
             return np.asfortranarray(result)
         return result
 
-    def _read_boxes(self, boxes: Sequence[tuple[tuple[int, ...], ...]]) -> list[Any]:
-        """The short path of basic reads inside one chunk each (``box_in_chunk``'s plans): no
-        selection objects, one copy per box, and each chunk read once: raw-element chunks by
-        the byte range spanning their boxes, all in one batched store request, the others
-        read and decoded whole.  Same results as the general path (tested against it)."""
+    def _read_boxes(self, boxes: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """The short path of basic reads of step-1 boxes (``basic_box``'s plans) on a regular
+        grid of unsharded chunks: no selection objects, one copy per box and chunk, and each
+        chunk read once, however many boxes it feeds: raw-element chunks by the byte range
+        spanning what they feed, in one batched store request, the others read and decoded
+        whole on the thread pool.  Same results as the general path (tested against it)."""
         itemsize = self._itemsize
+        chunk_shape = self._box_grid[1]  # type: ignore[index]
         strides, chunk_strides, nbytes = self._box_chunk
         outs: list[np.ndarray] = []
-        copies: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
-        spans: dict[tuple[int, ...], list[Any]] = {}  # chunk -> [lo, hi, box numbers]
-        for i, (coords, start, counts, _) in enumerate(boxes):
-            lo = 0
-            hi = itemsize
-            for b, n, s in zip(start, counts, strides):
-                lo += b * s
-                hi += (b + n - 1) * s
+        # chunk -> [lowest byte, highest byte + 1, [(out, its offset, its strides, counts,
+        # offset in the chunk)]]
+        spans: dict[tuple[int, ...], list[Any]] = {}
+        for start, stop, _, _ in boxes:
+            counts = [hi - lo for lo, hi in zip(start, stop)]
             out = np.empty(counts, dtype=self.dtype)
             outs.append(out)
-            copies.append((lo, out.reshape(-1).view(np.uint8),
-                           _i64(c_strides(counts, itemsize)), _i64(counts)))
-            span = spans.get(coords)
-            if span is None:
-                spans[coords] = [lo, hi, [i]]
-            else:
-                span[0] = min(span[0], lo)
-                span[1] = max(span[1], hi)
-                span[2].append(i)
-
-        def place(members: list[int], buf: np.ndarray | None, base: int) -> None:
-            for i in members:
-                offset, dst, out_strides, shape = copies[i]
-                if buf is None:
-                    fill_strided(dst, 0, out_strides, shape, self._fill_bytes)
+            dst = out.reshape(-1).view(np.uint8)
+            out_strides = c_strides(counts, itemsize)
+            out_strides_i64 = _i64(out_strides)
+            per_dim = [range(lo // c, (hi - 1) // c + 1)
+                       for lo, hi, c in zip(start, stop, chunk_shape)]
+            for coords in itertools.product(*per_dim):
+                lo_byte = out_byte = 0
+                hi_byte = itemsize
+                piece = []
+                for c, lo, hi, size, s, o in zip(coords, start, stop, chunk_shape, strides,
+                                                 out_strides):
+                    first = max(lo, c * size)
+                    n = min(hi, c * size + size) - first
+                    piece.append(n)
+                    lo_byte += (first - c * size) * s
+                    hi_byte += (first - c * size + n - 1) * s
+                    out_byte += (first - lo) * o
+                task = (dst, out_byte, out_strides_i64, _i64(piece), lo_byte)
+                span = spans.get(coords)
+                if span is None:
+                    spans[coords] = [lo_byte, hi_byte, [task]]
                 else:
-                    copy_strided(buf, offset - base, chunk_strides, dst, 0, out_strides, shape,
-                                 itemsize)
+                    span[0] = min(span[0], lo_byte)
+                    span[1] = max(span[1], hi_byte)
+                    span[2].append(task)
+
+        def place(tasks: list[Any], buf: np.ndarray | None, base: int) -> None:
+            for dst, out_byte, out_strides, shape, lo_byte in tasks:
+                if buf is None:
+                    fill_strided(dst, out_byte, out_strides, shape, self._fill_bytes)
+                else:
+                    copy_strided(buf, lo_byte - base, chunk_strides, dst, out_byte, out_strides,
+                                 shape, itemsize)
 
         ranged: list[tuple[tuple[int, ...], list[Any]]] = []
         whole: list[tuple[tuple[int, ...], list[Any]]] = []
@@ -466,22 +482,22 @@ class Array(Node):
                 key = self._prefix + self._encode_key(coords)
                 requests += [(key, (lo, hi - lo)), (key, (nbytes - 1, 2))]
             values = self._store.get_partial_values(requests)
-            for n, (_, (lo, hi, members)) in enumerate(batch):
+            for n, (_, (lo, hi, tasks)) in enumerate(batch):
                 raw, tail = values[2 * n], values[2 * n + 1]
                 buf = None if raw is None else as_byte_array(raw)
                 if buf is not None and (tail is None or len(tail) != 1 or buf.nbytes != hi - lo):
                     raise ChunkDecodeError(
                         f"bytes codec: the stored chunk is not the {nbytes} bytes of a chunk "
-                        f"of shape {list(self._box_grid[1])} and data type {self.dtype}",
+                        f"of shape {list(chunk_shape)} and data type {self.dtype}",
                         key=requests[2 * n][0])
-                place(members, buf, lo)
+                place(tasks, buf, lo)
 
         def read_whole(item: tuple[tuple[int, ...], list[Any]]) -> None:
             chunk = self._read_chunk(item[0])
             place(item[1][2], None if chunk is None else chunk.reshape(-1).view(np.uint8), 0)
 
         map_unordered(read_whole, whole)
-        return [out.reshape(box[3])[()] if not box[3] else self._in_order(out.reshape(box[3]))
+        return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
                 for out, box in zip(outs, boxes, strict=True)]
 
     def _read_chunk(self, coords: tuple[int, ...]) -> np.ndarray | None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the alias lives in the stub only
     from zarr3c._kernels.copy import ReadBuffer
 
 __all__ = [
-    "box_in_chunk",
+    "basic_box",
     "byteswap",
     "copy_elements",
     "copy_outer",
@@ -348,18 +348,18 @@ def group_by_key(
     starts[1:] = np.cumsum(np.bincount(keys, minlength=nkeys))
 
 
-def box_in_chunk(
-    key: Any, shape: tuple[int, ...], chunk_shape: tuple[int, ...]
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
-    """Reference of :func:`zarr3c._kernels.grid.box_in_chunk` (``slice.indices``)."""
-    if len(chunk_shape) != len(shape) or any(c < 1 for c in chunk_shape):
-        raise ValueError("box_in_chunk: bad chunk_shape")
+def basic_box(
+    key: Any, shape: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool] | None:
+    """Reference of :func:`zarr3c._kernels.grid.basic_box` (``slice.indices``)."""
     key = key if type(key) is tuple else (key,)
-    if len(key) > len(shape):
+    ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
+    if len(ellipses) > 1 or len(key) - len(ellipses) > len(shape):
         return None
-    key = key + (slice(None),) * (len(shape) - len(key))
-    coords, start, counts, out_shape = [], [], [], []
-    for k, length, size in zip(key, shape, chunk_shape):
+    whole = (slice(None),) * (len(shape) - len(key) + len(ellipses))
+    key = key[:ellipses[0]] + whole + key[ellipses[0] + 1:] if ellipses else key + whole
+    start, stop, out_shape = [], [], []
+    for k, length in zip(key, shape, strict=True):
         if type(k) is int:
             if not -length <= k < length:
                 return None
@@ -371,9 +371,8 @@ def box_in_chunk(
             out_shape.append(max(hi - lo, 0))
         else:
             return None
-        if hi <= lo or lo // size != (hi - 1) // size:
+        if hi <= lo:
             return None
-        coords.append(lo // size)
-        start.append(lo % size)
-        counts.append(hi - lo)
-    return tuple(coords), tuple(start), tuple(counts), tuple(out_shape)
+        start.append(lo)
+        stop.append(hi)
+    return tuple(start), tuple(stop), tuple(out_shape), not out_shape and not ellipses

@@ -53,11 +53,10 @@ def group_by_key(
     (nkeys + 1; key k's positions are ``order[starts[k]:starts[k + 1]]``).  Mismatched lengths,
     ``nkeys < 0`` or a bad key raise ValueError naming it.  GIL released."""
 
-def box_in_chunk(
-    key: object, shape: tuple[int, ...], chunk_shape: tuple[int, ...]
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
-    """The short path's planner: a basic key of plain ints and step-1 slices (at most
-    len(shape) entries, missing trailing axes whole) selecting a non-empty box inside one
-    chunk of a regular grid, as (chunk coords, start in the chunk, counts, numpy's result
-    shape); None for anything else (the general path handles, or refuses, it).  A
-    chunk_shape of the wrong length or with an entry < 1 raises ValueError."""
+def basic_box(
+    key: object, shape: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool] | None:
+    """The short path's parser: a basic key of plain ints, step-1 slices and at most one
+    ``...`` (at most len(shape) other entries; missing trailing axes whole) selecting a
+    non-empty box, as (start, stop, numpy's result shape, scalar: every axis an integer and
+    no ``...``); None for anything else (the general path handles, or refuses, it)."""

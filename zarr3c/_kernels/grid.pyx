@@ -28,7 +28,7 @@ __all__ = [
     "locate_points_regular",
     "locate_points_offsets",
     "group_by_key",
-    "box_in_chunk",
+    "basic_box",
 ]
 
 
@@ -441,7 +441,7 @@ def group_by_key(
         raise ValueError(f"group_by_key: keys[{bad}] = {keys[bad]} is outside [0, {nkeys})")
 
 
-# -- one-chunk boxes -----------------------------------------------------------------------------
+# -- step-1 boxes --------------------------------------------------------------------------------
 
 
 cdef inline bint _plain_int(object x):
@@ -456,81 +456,73 @@ cdef inline int64_t _clamp(object v, int64_t length):
     return length if v > length else v
 
 
-def box_in_chunk(object key, tuple shape, tuple chunk_shape):
-    """The short path's planner: a basic-indexing ``key`` that selects a non-empty box inside
-    one chunk of a regular grid, as ``(coords, start, counts, out_shape)``; None for anything
-    else, which the general parser and planner handle (and refuse, when the key is bad).
+def basic_box(object key, tuple shape):
+    """The short path's parser: a basic-indexing ``key`` that selects a non-empty box with
+    step 1 on every axis, as ``(start, stop, out_shape, scalar)``; None for anything else,
+    which the general parser handles (and refuses, when the key is bad).
 
-    Taken: a tuple (or a single entry) of at most ``len(shape)`` entries, each a plain ``int``
-    (negative wraps; out of bounds: None) or a slice whose start/stop are ints or None and
-    whose step is None or 1; missing trailing axes are whole.  Not taken: ``...``, ``None``,
-    other steps, numpy integers, arrays, empty selections, boxes crossing a chunk boundary.
+    Taken: a tuple (or a single entry) of plain ``int`` entries (negative wraps; out of
+    bounds: None), slices whose start/stop are ints or None and whose step is None or 1,
+    and at most one ``...``; at most ``len(shape)`` entries besides ``...``, missing trailing
+    axes whole.  Not taken: ``None``, other steps, numpy integers, arrays, empty selections.
 
     Returns
     -------
     tuple or None
-        ``coords`` (the chunk's grid coordinates), ``start`` (the box's first element, in
-        chunk coordinates), ``counts`` (its extent per dimension), ``out_shape`` (numpy's
-        result shape: integer axes dropped); all tuples of ints.
+        ``start`` and ``stop`` (the box, per dimension, in array coordinates), ``out_shape``
+        (numpy's result shape: integer axes dropped) and ``scalar`` (True when numpy returns
+        a scalar: every axis an integer and no ``...``).
     """
-    cdef Py_ssize_t ndim = len(shape), nkey, d
-    cdef int64_t length, size, lo, hi, c
+    cdef Py_ssize_t ndim = len(shape), d, at = -1, i = 0
+    cdef int64_t length, lo, hi
     cdef object k, v
-    if len(chunk_shape) != ndim:
-        raise ValueError(
-            f"box_in_chunk: len(chunk_shape) = {len(chunk_shape)} must equal len(shape) = {ndim}"
-        )
     if type(key) is not tuple:
         key = (key,)
-    nkey = len(<tuple>key)
-    if nkey > ndim:
-        return None
-    coords = []
+    for k in <tuple>key:  # by identity: == on an array entry would compare elementwise
+        if k is Ellipsis:
+            if at >= 0:
+                return None
+            at = i
+        i += 1
+    i = ndim - len(<tuple>key) + (at >= 0)  # axes taken whole: where ... stands, or at the end
+    if i < 0:
+        return None  # too many indices: the general path says so
+    whole = (slice(None),) * i
+    key = key + whole if at < 0 else key[:at] + whole + key[at + 1:]
     start = []
-    counts = []
+    stop = []
     out_shape = []
     for d in range(ndim):
         length = shape[d]
-        size = chunk_shape[d]
-        if size < 1:
-            raise ValueError(f"box_in_chunk: chunk_shape[{d}] = {size} must be >= 1")
-        if d >= nkey:
-            lo, hi = 0, length
-            out_shape.append(length)
-        else:
-            k = (<tuple>key)[d]
-            if _plain_int(k):
-                if k < -length or k >= length:
-                    return None
-                lo = k + length if k < 0 else k
-                hi = lo + 1
-            elif type(k) is slice:
-                v = (<slice>k).step
-                if v is not None and not (_plain_int(v) and v == 1):
-                    return None
-                v = (<slice>k).start
-                if v is None:
-                    lo = 0
-                elif _plain_int(v):
-                    lo = _clamp(v, length)
-                else:
-                    return None
-                v = (<slice>k).stop
-                if v is None:
-                    hi = length
-                elif _plain_int(v):
-                    hi = _clamp(v, length)
-                else:
-                    return None
-                out_shape.append(max(hi - lo, 0))
+        k = (<tuple>key)[d]
+        if _plain_int(k):
+            if k < -length or k >= length:
+                return None
+            lo = k + length if k < 0 else k
+            hi = lo + 1
+        elif type(k) is slice:
+            v = (<slice>k).step
+            if v is not None and not (_plain_int(v) and v == 1):
+                return None
+            v = (<slice>k).start
+            if v is None:
+                lo = 0
+            elif _plain_int(v):
+                lo = _clamp(v, length)
             else:
                 return None
+            v = (<slice>k).stop
+            if v is None:
+                hi = length
+            elif _plain_int(v):
+                hi = _clamp(v, length)
+            else:
+                return None
+            out_shape.append(max(hi - lo, 0))
+        else:
+            return None
         if hi <= lo:
             return None
-        c = lo // size
-        if (hi - 1) // size != c:
-            return None
-        coords.append(c)
-        start.append(lo - c * size)
-        counts.append(hi - lo)
-    return tuple(coords), tuple(start), tuple(counts), tuple(out_shape)
+        start.append(lo)
+        stop.append(hi)
+    return tuple(start), tuple(stop), tuple(out_shape), (not out_shape and at < 0)
