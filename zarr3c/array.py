@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from zarr3c._points import read_shard_outer, read_shard_points
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
@@ -351,8 +352,21 @@ class Array(Node):
 
         itemsize = self._itemsize
         dst = out.view(np.uint8)
+        raw_inner = self._sharding is not None and self._sharding_raw()
+
+        sharding = self._sharding
+        fill = self._fill_bytes
 
         def read_points(task: PointTask) -> None:
+            if sharding is not None:
+                # Only the shard index and the inner chunks holding points are read.
+                key = self.chunk_key(task.coords)
+                read_shard_points(
+                    sharding,
+                    lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                    self._chunk_shape_at(task.coords), task.local, dst, task.out * itemsize,
+                    itemsize=itemsize, fill_bytes=fill, key=key, raw=raw_inner)
+                return
             chunk = self._read_chunk(task.coords)
             if chunk is None:
                 out[task.out] = self._metadata.fill_value_array
@@ -383,6 +397,10 @@ class Array(Node):
         if raw is None:
             return None
         return self._decode_chunk(raw, key, self._chunk_shape_at(coords))
+
+    def _sharding_raw(self) -> bool:
+        """True for a partially readable sharded array whose inner chunks are raw elements."""
+        return self._sharding is not None and self._sharding.stores_raw_inner_chunks()
 
     def _read(self, sel: OrthogonalSelection) -> np.ndarray:
         return self._read_many([sel])[0]
@@ -424,12 +442,40 @@ class Array(Node):
 
         def read_group(item: tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]) -> None:
             coords, members = item
-            if self._sharding is not None and all(task.strided for task, _ in members):
-                read_shard_parts(coords, members)
+            if self._sharding is not None:
+                if all(task.strided for task, _ in members):
+                    read_shard_parts(coords, members)
+                else:
+                    read_shard_indices(coords, members)
                 return
             chunk = self._read_chunk(coords)
             for task, i in members:
                 copy_out(task, i, chunk)
+
+        def read_shard_indices(coords: tuple[int, ...],
+                               members: list[tuple[ChunkTask, int]]) -> None:
+            # Index arrays into a shard: only the inner chunks the outer products touch are
+            # read and decoded, each feeding one copy_outer per output region.
+            key = self.chunk_key(coords)
+            assert self._sharding is not None
+            parts = []
+            for task, i in members:
+                dst, out_strides = targets[i]
+                parts.append((
+                    dst,
+                    tuple(_index_array(x, n) for x, n in zip(task.local, task.counts,
+                                                             strict=True)),
+                    tuple(_index_array(x, n) * s for x, n, s in zip(task.out, task.counts,
+                                                                    out_strides, strict=True)),
+                ))
+            found = read_shard_outer(
+                self._sharding,
+                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                self._chunk_shape_at(coords), parts, itemsize=itemsize,
+                fill_bytes=self._fill_bytes, key=key)
+            if not found:
+                for task, i in members:
+                    copy_out(task, i, None)
 
         def raw_range(coords: tuple[int, ...], members: list[tuple[ChunkTask, int]]
                       ) -> tuple[int, int, int, list[tuple[int, np.ndarray]]] | None:
@@ -802,6 +848,14 @@ class Array(Node):
         region[axis] = slice(old, new_shape[axis])
         self[tuple(region)] = data
         return self.shape
+
+
+def _index_array(x: Any, count: int) -> np.ndarray:
+    """A task's per-dimension selection as int64 indices: ``(start, step)`` runs expanded."""
+    if isinstance(x, tuple):
+        start, step = x
+        return start + step * np.arange(count, dtype=np.int64)
+    return np.asarray(x, dtype=np.int64)
 
 
 def _has_ellipsis(selection: Any) -> bool:
