@@ -181,3 +181,38 @@ def test_corrupt_compressed_inner_chunk_raises_naming_the_key() -> None:
         a.vindex[np.array([0, 1]), np.array([1, 0])]
     with pytest.raises(ChunkDecodeError, match=key):
         a.oindex[[0, 1], [1, 0]]
+
+
+# -- unsharded chunks of raw elements: points copied from the stored bytes, sparse ones read
+# by byte range --------------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["float64", "uint16", ">i4"]), st.integers(0, 3), st.data())
+def test_raw_chunk_vindex_matches_numpy(dtype, missing, draw) -> None:
+    shape = (150, 70)
+    a = zarr3c.create_array("memory://", shape=shape, dtype=dtype, chunks=(64, 64),
+                            compressors=None, fill_value=5)
+    data = (np.arange(150 * 70) % 1000).astype(dtype).reshape(shape)
+    a[...] = data
+    if missing:  # one chunk not stored: reads the fill value
+        a._store.erase(a.chunk_key((missing - 1, 1)))
+        data[(missing - 1) * 64:missing * 64, 64:] = 5
+    n = draw.draw(st.sampled_from([1, 3, 6, 200]))  # sparse (byte ranges) and dense (whole)
+    rows = np.array(draw.draw(st.lists(st.integers(-150, 149), min_size=n, max_size=n)))
+    cols = np.array(draw.draw(st.lists(st.integers(-70, 69), min_size=n, max_size=n)))
+    np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])
+
+
+@pytest.mark.parametrize("npoints", [2, 300], ids=["ranges", "whole"])
+@pytest.mark.parametrize("delta", [-2, 2], ids=["short", "long"])
+def test_raw_chunk_of_the_wrong_size_raises_naming_the_key(npoints, delta) -> None:
+    a = zarr3c.create_array("memory://", shape=(64, 64), dtype="float64", chunks=(64, 64),
+                            compressors=None, fill_value=0)
+    a[...] = 1.0
+    key = a.chunk_key((0, 0))
+    raw = bytes(a._store.get(key))
+    a._store.set(key, raw[:delta] if delta < 0 else raw + b"\0" * delta)
+    rng = np.random.default_rng(npoints)
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.vindex[rng.integers(0, 64, npoints), rng.integers(0, 64, npoints)]

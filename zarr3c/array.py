@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from zarr3c._points import read_shard_outer, read_shard_points
+from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
@@ -356,6 +356,7 @@ class Array(Node):
 
         sharding = self._sharding
         fill = self._fill_bytes
+        raw_chunks = sharding is None and self._pipeline.stores_raw_elements
 
         def read_points(task: PointTask) -> None:
             if sharding is not None:
@@ -366,6 +367,16 @@ class Array(Node):
                     lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
                     self._chunk_shape_at(task.coords), task.local, dst, task.out * itemsize,
                     itemsize=itemsize, fill_bytes=fill, key=key, raw=raw_inner)
+                return
+            if raw_chunks:
+                # Raw elements: copied from the stored bytes, no decode; sparse chunks are
+                # read by byte range.
+                shape = self._chunk_shape_at(task.coords)
+                read_raw_chunk_points(
+                    self._store, self.chunk_key(task.coords), math.prod(shape) * itemsize,
+                    task.offsets, dst, task.out * itemsize, itemsize=itemsize,
+                    fill_bytes=fill, describe=f"a chunk of shape {list(shape)} and data type "
+                                              f"{self.dtype}")
                 return
             chunk = self._read_chunk(task.coords)
             if chunk is None:
