@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
@@ -25,6 +24,7 @@ from zarr3c._kernels.copy import (
     fill_strided,
     is_uniform,
 )
+from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
