@@ -25,6 +25,7 @@ from zarr3c._kernels.copy import (
     fill_strided,
     is_uniform,
 )
+from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
@@ -392,8 +393,32 @@ class Array(Node):
 
         itemsize = self._itemsize
         dst = out.view(np.uint8)
+        raw_inner = self._sharding is not None and self._sharding_raw()
+
+        sharding = self._sharding
+        fill = self._fill_bytes
+        raw_chunks = sharding is None and self._pipeline.stores_raw_elements
 
         def read_points(task: PointTask) -> None:
+            if sharding is not None:
+                # Only the shard index and the inner chunks holding points are read.
+                key = self.chunk_key(task.coords)
+                read_shard_points(
+                    sharding,
+                    lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                    self._chunk_shape_at(task.coords), task.local, dst, task.out * itemsize,
+                    itemsize=itemsize, fill_bytes=fill, key=key, raw=raw_inner)
+                return
+            if raw_chunks:
+                # Raw elements: copied from the stored bytes, no decode; sparse chunks are
+                # read by byte range.
+                shape = self._chunk_shape_at(task.coords)
+                read_raw_chunk_points(
+                    self._store, self.chunk_key(task.coords), math.prod(shape) * itemsize,
+                    task.offsets, dst, task.out * itemsize, itemsize=itemsize,
+                    fill_bytes=fill, describe=f"a chunk of shape {list(shape)} and data type "
+                                              f"{self.dtype}")
+                return
             chunk = self._read_chunk(task.coords)
             if chunk is None:
                 out[task.out] = self._metadata.fill_value_array
@@ -508,6 +533,10 @@ class Array(Node):
             return None
         return self._decode_chunk(raw, key, self._chunk_shape_at(coords))
 
+    def _sharding_raw(self) -> bool:
+        """True for a partially readable sharded array whose inner chunks are raw elements."""
+        return self._sharding is not None and self._sharding.stores_raw_inner_chunks()
+
     def _read(self, sel: OrthogonalSelection) -> np.ndarray:
         return self._read_many([sel])[0]
 
@@ -548,12 +577,35 @@ class Array(Node):
 
         def read_group(item: tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]) -> None:
             coords, members = item
-            if self._sharding is not None and all(task.strided for task, _ in members):
-                read_shard_parts(coords, members)
+            if self._sharding is not None:
+                if all(task.strided for task, _ in members):
+                    read_shard_parts(coords, members)
+                else:
+                    read_shard_indices(coords, members)
                 return
             chunk = self._read_chunk(coords)
             for task, i in members:
                 copy_out(task, i, chunk)
+
+        def read_shard_indices(coords: tuple[int, ...],
+                               members: list[tuple[ChunkTask, int]]) -> None:
+            # Index arrays into a shard: only the inner chunks the outer products touch are
+            # read and decoded, each feeding one copy_outer per output region.
+            key = self.chunk_key(coords)
+            assert self._sharding is not None
+            parts = []
+            for task, i in members:
+                dst, out_strides = targets[i]
+                parts.append((dst, task.local_indices(), tuple(
+                    x * s for x, s in zip(task.out_indices(), out_strides, strict=True))))
+            found = read_shard_outer(
+                self._sharding,
+                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                self._chunk_shape_at(coords), parts, itemsize=itemsize,
+                fill_bytes=self._fill_bytes, key=key)
+            if not found:
+                for task, i in members:
+                    copy_out(task, i, None)
 
         def raw_range(coords: tuple[int, ...], members: list[tuple[ChunkTask, int]]
                       ) -> tuple[int, int, int, list[tuple[int, np.ndarray]]] | None:

@@ -435,9 +435,17 @@ class ChunkTask:
         """The same for where they go in the output buffer."""
         return _dim_offsets(self.out, self.counts, out_strides)
 
+    def local_indices(self) -> tuple[np.ndarray, ...]:
+        """Per dimension, the int64 indices within the chunk of the selected elements."""
+        return tuple(_as_indices(x, n) for x, n in zip(self.local, self.counts, strict=True))
+
+    def out_indices(self) -> tuple[np.ndarray, ...]:
+        """Per dimension, the int64 indices in the output where they land."""
+        return tuple(_as_indices(x, n) for x, n in zip(self.out, self.counts, strict=True))
+
     def out_index(self) -> tuple[np.ndarray, ...]:
         """``np.ix_`` index of where they go in the output."""
-        return np.ix_(*(_as_indices(x, n) for x, n in zip(self.out, self.counts, strict=True)))
+        return np.ix_(*self.out_indices())
 
     def bounds(self) -> tuple[tuple[int, int], ...]:
         """Per dimension, ``(lo, hi)`` bounding the selected elements within the chunk."""

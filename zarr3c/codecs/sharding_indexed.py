@@ -752,6 +752,12 @@ class ShardingCodec(ArrayBytesCodec):
         """
         return self._decode_index_from_shard(as_byte_array(data), shard_shape).all_missing
 
+    def stores_raw_inner_chunks(self) -> bool:
+        """Whether inner chunks are stored as their elements' native bytes in C order (a
+        ``bytes``-only inner chain needing no byte swap): they can then be read element by
+        element, by byte offset, without decoding.  Needs the evolved codec."""
+        return self._evolved_pipeline().stores_raw_elements
+
     # -- partial reads ----------------------------------------------------------------------------
 
     def read_index(

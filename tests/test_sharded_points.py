@@ -1,0 +1,218 @@
+"""vindex and oindex on sharded arrays read only the inner chunks they touch: against numpy.
+
+Covers edge shards, missing shards and inner chunks, repeated points, several dtypes (raw
+inner chunks read by byte range without decoding, byte-swapped and compressed ones decoded),
+and corrupt or truncated shards, which must raise zarr3c errors naming the shard's key.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarr3c
+from zarr3c.errors import ChunkDecodeError
+
+SETTINGS = settings(max_examples=100, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+ZSTD = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+# (dtype, compressors, inner serializer endian): raw native elements, byte-swapped, compressed
+VARIANTS = [("uint16", None, "little"), ("float64", None, "little"), ("int32", None, "big"),
+            ("uint8", None, "little"), ("int16", ZSTD, "little"), ("complex64", None, "little")]
+
+
+def _sharded(shape, shards, chunks, variant, *, fill_value=7):
+    dtype, compressors, endian = variant
+    a = zarr3c.create_array(
+        "memory://", shape=shape, dtype=dtype, chunks=chunks, shards=shards,
+        compressors=compressors, serializer={"name": "bytes", "configuration": {"endian": endian}},
+        fill_value=fill_value)
+    return a
+
+
+@st.composite
+def sharded_case(draw):
+    ndim = draw(st.integers(1, 3))
+    chunks = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    shards = tuple(c * draw(st.integers(1, 3)) for c in chunks)
+    shape = tuple(draw(st.integers(1, 3 * s)) for s in shards)  # edge shards likely
+    variant = draw(st.sampled_from(VARIANTS))
+    # Which part is written: everything, nothing, or a box (missing shards / inner chunks).
+    box = tuple(slice(draw(st.integers(0, n)), None, draw(st.integers(1, 3))) for n in shape)
+    written = draw(st.sampled_from(["all", "none", "box"]))
+    return shape, shards, chunks, variant, written, box
+
+
+def _fill(a, shape, variant, written, box):
+    dtype = np.dtype(variant[0])
+    data = np.full(shape, 7, dtype=dtype)
+    if written != "none":
+        values = (np.arange(int(np.prod(shape))) % 251 + 11).astype(dtype).reshape(shape)
+        if written == "all":
+            data = values
+        else:
+            data[box] = values[box]
+        a[...] = data
+    return data
+
+
+@SETTINGS
+@given(sharded_case(), st.data())
+def test_sharded_vindex_matches_numpy(case, draw) -> None:
+    shape, shards, chunks, variant, written, box = case
+    a = _sharded(shape, shards, chunks, variant)
+    data = _fill(a, shape, variant, written, box)
+    n = draw.draw(st.integers(0, 40))
+    # Points with repeats, negative indices too, in a 2-d broadcast shape sometimes.
+    pts = tuple(np.array(draw.draw(st.lists(st.integers(-s, s - 1), min_size=n, max_size=n)),
+                         dtype=np.int64) for s in shape)
+    if n % 2 == 0 and n:
+        pts = tuple(p.reshape(2, -1) for p in pts)
+    expected = data[pts]
+    got = a.vindex[pts]
+    assert got.dtype == data.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@SETTINGS
+@given(sharded_case(), st.data())
+def test_sharded_oindex_matches_numpy(case, draw) -> None:
+    shape, shards, chunks, variant, written, box = case
+    a = _sharded(shape, shards, chunks, variant)
+    data = _fill(a, shape, variant, written, box)
+    key, ix = [], []
+    for s in shape:
+        kind = draw.draw(st.sampled_from(["ints", "ints", "slice", "int"]))
+        if kind == "ints":
+            k = np.array(draw.draw(st.lists(st.integers(-s, s - 1), max_size=7)),
+                         dtype=np.int64)
+            ix.append(k)
+        elif kind == "slice":
+            k = slice(draw.draw(st.integers(0, s)), None, draw.draw(st.sampled_from([1, 2, -1])))
+            ix.append(np.arange(s)[k])
+        else:
+            k = draw.draw(st.integers(-s, s - 1))
+            ix.append(np.array([k]))
+        key.append(k)
+    expected = data[np.ix_(*ix)]
+    drop = tuple(i for i, k in enumerate(key) if isinstance(k, int))
+    if drop:
+        expected = expected.squeeze(axis=drop)
+    np.testing.assert_array_equal(a.oindex[tuple(key)], expected)
+
+
+@pytest.mark.parametrize("variant", VARIANTS[:3] + VARIANTS[4:5], ids=lambda v: str(v[:3]))
+def test_sharded_point_writes_match_numpy(variant) -> None:
+    rng = np.random.default_rng(0)
+    shape = (10, 7, 9)
+    a = _sharded(shape, (4, 4, 6), (2, 2, 3), variant)
+    data = np.full(shape, 7, dtype=variant[0])
+    for _ in range(3):
+        pts = tuple(rng.integers(0, s, 25) for s in shape)
+        values = rng.integers(0, 100, 25).astype(variant[0])
+        a.vindex[pts] = values
+        data[pts] = values  # repeats: the last one wins, in both
+        rows, cols = rng.integers(0, 10, 4), rng.integers(0, 7, 3)
+        a.oindex[rows, cols, 1:5] = 3
+        data[np.ix_(rows, cols, np.arange(1, 5))] = 3
+    np.testing.assert_array_equal(a[...], data)
+    pts = tuple(rng.integers(0, s, 50) for s in shape)
+    np.testing.assert_array_equal(a.vindex[pts], data[pts])
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{v[0]}-{v[2]}-{bool(v[1])}")
+def test_missing_inner_chunks_and_shards_read_the_fill_value(variant) -> None:
+    a = _sharded((16, 8), (8, 8), (4, 4), variant)
+    data = np.full((16, 8), 7, dtype=variant[0])
+    data[5:7, 5:] = 1  # shard (0, 0): only inner chunk (1, 1) stored; shard (1, 0) missing
+    a[...] = data
+    rows, cols = np.arange(16).repeat(8), np.tile(np.arange(8), 16)
+    np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])
+    np.testing.assert_array_equal(a.oindex[[6, 0, 9, 6], [7, 1, 5]],
+                                  data[np.ix_([6, 0, 9, 6], [7, 1, 5])])
+
+
+def _corruptible(variant):
+    a = _sharded((8, 8), (8, 8), (4, 4), variant)
+    a[...] = np.arange(64).reshape(8, 8)
+    key = a.chunk_key((0, 0))
+    return a, a._store, key
+
+
+@pytest.mark.parametrize("variant", [VARIANTS[0], VARIANTS[2], VARIANTS[4]],
+                         ids=["raw", "swapped", "zstd"])
+def test_truncated_shard_raises_naming_the_key(variant) -> None:
+    a, store, key = _corruptible(variant)
+    raw = bytes(store.get(key))
+    # Drop bytes from the middle: the index (at the end) now points past the data.
+    store.set(key, raw[:40] + raw[-(4 * 16 + 4):])
+    pts = (np.array([0, 7, 5]), np.array([0, 7, 2]))
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.vindex[pts]
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.oindex[[0, 7], [1, 6]]
+
+
+def test_raw_inner_chunk_of_the_wrong_size_raises_naming_the_key() -> None:
+    a, store, key = _corruptible(VARIANTS[0])
+    codec = a._sharding
+    index = codec.decode_index(bytes(store.get(key))[-(4 * 16 + 4):], (8, 8))
+    entries = index.entries.copy()
+    entries[1, 1, 1] -= 2  # inner chunk (1, 1): two bytes short, still inside the shard
+    fixed = codec._index_pipeline().encode(entries)
+    raw = bytes(store.get(key))
+    store.set(key, raw[:-(4 * 16 + 4)] + bytes(np.asarray(fixed).tobytes()))
+    with pytest.raises(ChunkDecodeError, match=key) as info:
+        a.vindex[np.array([6]), np.array([6])]
+    assert "(1, 1)" in str(info.value)
+    # Points in the other inner chunks still read.
+    np.testing.assert_array_equal(a.vindex[np.array([0, 3]), np.array([1, 2])], [1, 26])
+
+
+def test_corrupt_compressed_inner_chunk_raises_naming_the_key() -> None:
+    a, store, key = _corruptible(VARIANTS[4])
+    raw = bytearray(store.get(key))
+    raw[0:8] = b"\xff" * 8  # the first inner chunk's frame header
+    store.set(key, bytes(raw))
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.vindex[np.array([0, 1]), np.array([1, 0])]
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.oindex[[0, 1], [1, 0]]
+
+
+# -- unsharded chunks of raw elements: points copied from the stored bytes, sparse ones read
+# by byte range --------------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["float64", "uint16", ">i4"]), st.integers(0, 3), st.data())
+def test_raw_chunk_vindex_matches_numpy(dtype, missing, draw) -> None:
+    shape = (150, 70)
+    a = zarr3c.create_array("memory://", shape=shape, dtype=dtype, chunks=(64, 64),
+                            compressors=None, fill_value=5)
+    data = (np.arange(150 * 70) % 1000).astype(dtype).reshape(shape)
+    a[...] = data
+    if missing:  # one chunk not stored: reads the fill value
+        a._store.erase(a.chunk_key((missing - 1, 1)))
+        data[(missing - 1) * 64:missing * 64, 64:] = 5
+    n = draw.draw(st.sampled_from([1, 3, 6, 200]))  # sparse (byte ranges) and dense (whole)
+    rows = np.array(draw.draw(st.lists(st.integers(-150, 149), min_size=n, max_size=n)))
+    cols = np.array(draw.draw(st.lists(st.integers(-70, 69), min_size=n, max_size=n)))
+    np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])
+
+
+@pytest.mark.parametrize("npoints", [2, 300], ids=["ranges", "whole"])
+@pytest.mark.parametrize("delta", [-2, 2], ids=["short", "long"])
+def test_raw_chunk_of_the_wrong_size_raises_naming_the_key(npoints, delta) -> None:
+    a = zarr3c.create_array("memory://", shape=(64, 64), dtype="float64", chunks=(64, 64),
+                            compressors=None, fill_value=0)
+    a[...] = 1.0
+    key = a.chunk_key((0, 0))
+    raw = bytes(a._store.get(key))
+    a._store.set(key, raw[:delta] if delta < 0 else raw + b"\0" * delta)
+    rng = np.random.default_rng(npoints)
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.vindex[rng.integers(0, 64, npoints), rng.integers(0, 64, npoints)]

@@ -1,0 +1,341 @@
+"""Partial reads of one shard for point (``vindex``) and outer-product (``oindex``) selections.
+
+A selection scattered over a shard needs only the shard index and the inner chunks its
+elements fall in, never the decoded shard.  Inner chunks stored as raw elements (a
+``bytes``-only inner chain in native byte order) are not decoded at all: each point's byte
+position in the shard is its inner chunk's index offset plus its offset within the chunk,
+and one ``copy_elements`` call per coalesced byte range moves the points out of the bytes
+read.  Other inner chunks are read with
+:meth:`~zarr3c.codecs.sharding_indexed.ShardingCodec.read_inner_chunks_into` and each
+decoded one feeds one ``copy_elements`` (points) or ``copy_outer`` (outer product) call.
+Follows the sharding_indexed codec spec (index entries ``(offset, nbytes)``, 2**64-1 for a
+missing inner chunk, read as the fill value).
+
+Example::
+
+    read_shard_points(codec, get_ranges, (256, 256, 256), local, dst, dst_offsets,
+                      itemsize=2, fill_bytes=fill, key="c/0/0/0")
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from zarr3c._kernels.copy import copy_elements, copy_outer
+from zarr3c._kernels.grid import group_by_key
+from zarr3c.codecs.base import as_byte_array
+from zarr3c.codecs.sharding_indexed import (
+    COALESCE_MAX_GAP,
+    MAX_REQUEST_BYTES,
+    MISSING,
+    GetRanges,
+    ShardingCodec,
+)
+from zarr3c.errors import ChunkDecodeError
+
+__all__ = ["read_raw_chunk_points", "read_shard_outer", "read_shard_points"]
+
+#: A raw chunk holding at most one point per this many bytes is read by byte ranges around
+#: its points (coalesced when closer than :data:`_POINT_GAP`), not whole: a range costs a few
+#: microseconds, reading a whole chunk from the page cache about one per 5 KiB.
+_SPARSE_BYTES_PER_POINT = 8 << 10
+_POINT_GAP = 4 << 10
+
+#: One outer-product copy into an output: ``(dst, per-dimension local indices within the
+#: shard, per-dimension destination byte offsets)``, each a tuple of int64 arrays.
+OuterPart = tuple[np.ndarray, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
+
+
+def _fill_points(dst: np.ndarray, dst_offsets: np.ndarray, fill_bytes: np.ndarray,
+                 itemsize: int) -> None:
+    if len(dst_offsets):
+        copy_elements(fill_bytes, np.zeros(len(dst_offsets), dtype=np.int64), dst, dst_offsets,
+                      itemsize)
+
+
+def _inner_keys(sharding: ShardingCodec, shard_shape: Sequence[int],
+                local: Sequence[np.ndarray], itemsize: int
+                ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """Per point: the C-order number of its inner chunk in the shard and its byte offset in
+    that (decoded, C-order) inner chunk; and the shard's inner chunk grid shape."""
+    cps = sharding.chunks_per_shard(shard_shape)
+    inner = sharding.chunk_shape
+    n = len(local[0])
+    keys = np.zeros(n, dtype=np.int64)
+    within = np.zeros(n, dtype=np.int64)
+    stride = itemsize
+    for d in range(len(inner) - 1, -1, -1):
+        within += (local[d] % inner[d]) * stride
+        stride *= inner[d]
+    for d in range(len(inner)):
+        if d:
+            keys *= cps[d]
+        keys += local[d] // inner[d]
+    return keys, within, cps
+
+
+def read_shard_points(
+    sharding: ShardingCodec,
+    get_ranges: GetRanges,
+    shard_shape: Sequence[int],
+    local: Sequence[np.ndarray],
+    dst: np.ndarray,
+    dst_offsets: np.ndarray,
+    *,
+    itemsize: int,
+    fill_bytes: np.ndarray,
+    key: str,
+    raw: bool,
+) -> None:
+    """Copy the points ``local`` (per dimension, int64 indices within the shard) of one shard
+    into ``dst`` (a writable uint8 buffer) at byte offsets ``dst_offsets``, in order (the
+    last of repeated destinations wins).
+
+    Only the index and the inner chunks holding points are read.  ``raw``: the inner chunks
+    are stored as raw native elements, read by coalesced byte range without decoding.
+    Points in missing inner chunks, or of a missing shard, get ``fill_bytes``.
+
+    Raises
+    ------
+    ChunkDecodeError
+        Naming ``key`` and the inner chunk: a malformed index, an inner chunk of the wrong
+        size or past the end of the shard, a corrupt inner chunk.
+    """
+    if not len(dst_offsets):
+        return
+    keys, within, cps = _inner_keys(sharding, shard_shape, local, itemsize)
+    if raw:
+        _read_raw_points(sharding, get_ranges, shard_shape, keys, within, cps, dst,
+                         dst_offsets, itemsize=itemsize, fill_bytes=fill_bytes, key=key)
+        return
+    nkeys = int(np.prod(cps))
+    order = np.empty(len(keys), dtype=np.int64)
+    starts = np.empty(nkeys + 1, dtype=np.int64)
+    group_by_key(keys, nkeys, order, starts)
+    src_sorted = within[order]
+    dst_sorted = dst_offsets[order]
+    touched = np.flatnonzero(starts[1:] > starts[:-1])
+    wanted = list(zip(*(c.tolist() for c in np.unravel_index(touched, cps)), strict=True))
+    cstrides = [int(np.prod(cps[d + 1:])) for d in range(len(cps))]
+
+    def sink(coords: tuple[int, ...], chunk: np.ndarray | None) -> None:
+        k = sum(c * s for c, s in zip(coords, cstrides, strict=True))
+        lo, hi = int(starts[k]), int(starts[k + 1])
+        if chunk is None:
+            _fill_points(dst, dst_sorted[lo:hi], fill_bytes, itemsize)
+        else:
+            copy_elements(chunk.reshape(-1).view(np.uint8), src_sorted[lo:hi], dst,
+                          dst_sorted[lo:hi], itemsize)
+
+    found = sharding.read_inner_chunks_into(get_ranges, shard_shape, wanted, sink, key=key)
+    if not found:
+        _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+
+
+def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape: Sequence[int],
+                     keys: np.ndarray, within: np.ndarray, cps: tuple[int, ...],
+                     dst: np.ndarray, dst_offsets: np.ndarray, *, itemsize: int,
+                     fill_bytes: np.ndarray, key: str) -> None:
+    index = sharding.read_index(get_ranges, shard_shape, key=key)
+    if index is None:
+        _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+        return
+    entries = index.entries.reshape(-1, 2)
+    nkeys = len(entries)
+    chunk_nbytes = int(np.prod(sharding.chunk_shape)) * itemsize
+    used = np.zeros(nkeys, dtype=bool)
+    used[keys] = True
+    touched = np.flatnonzero(used)
+    offsets = entries[touched, 0]
+    present = offsets != np.uint64(MISSING)
+    wrong = present & (entries[touched, 1] != np.uint64(chunk_nbytes))
+    if wrong.any():
+        k = int(touched[np.flatnonzero(wrong)[0]])
+        coords = tuple(int(c) for c in np.unravel_index(k, cps))
+        raise ChunkDecodeError(
+            f"sharding_indexed: inner chunk {coords}: bytes codec: expected {chunk_nbytes} "
+            f"bytes for a chunk of shape {list(sharding.chunk_shape)}, got "
+            f"{int(entries[k, 1])}", key=key)
+    stored = touched[present]
+    # Coalesce the stored inner chunks into ranges, sorted by offset: a new range where the
+    # gap to the previous chunk is large, or after max_run chunks (bounds each request).
+    starts_b = entries[stored, 0].astype(np.int64)
+    by_offset = np.argsort(starts_b, kind="stable")
+    stored, starts_b = stored[by_offset], starts_b[by_offset]
+    m = len(stored)
+    range_of_key = np.full(nkeys, -1, dtype=np.int64)
+    rel_of_key = np.zeros(nkeys, dtype=np.int64)
+    if m:
+        max_run = max(1, MAX_REQUEST_BYTES // max(chunk_nbytes, 1))
+        brk = np.ones(m, dtype=bool)
+        brk[1:] = starts_b[1:] - (starts_b[:-1] + chunk_nbytes) > COALESCE_MAX_GAP
+        first = np.flatnonzero(brk)
+        rank = np.arange(m) - first[np.cumsum(brk) - 1]
+        brk |= rank % max_run == 0
+        range_id = np.cumsum(brk) - 1
+        firsts = np.flatnonzero(brk)
+        range_start = starts_b[firsts]
+        lasts = np.append(firsts[1:], m) - 1
+        range_len = starts_b[lasts] + chunk_nbytes - range_start
+        range_of_key[stored] = range_id
+        rel_of_key[stored] = starts_b - range_start[range_id]
+    point_range = range_of_key[keys]
+    missing = point_range < 0
+    if missing.any():
+        _fill_points(dst, dst_offsets[missing], fill_bytes, itemsize)
+    if not m:
+        return
+    nranges = len(range_start)
+    order = np.empty(len(keys), dtype=np.int64)
+    bounds = np.empty(nranges + 2, dtype=np.int64)
+    # Missing points go to the extra last group, which is never read.
+    group_by_key(np.where(missing, nranges, point_range), nranges + 1, order, bounds)
+    src = (rel_of_key[keys] + within)[order]
+    dsto = dst_offsets[order]
+    r = 0
+    while r < nranges:  # batches of at most MAX_REQUEST_BYTES (one range may exceed it)
+        last, size = r + 1, int(range_len[r])
+        while last < nranges and size + int(range_len[last]) <= MAX_REQUEST_BYTES:
+            size += int(range_len[last])
+            last += 1
+        values = get_ranges([(int(range_start[j]), int(range_len[j])) for j in range(r, last)])
+        for j, value in zip(range(r, last), values, strict=True):
+            if value is None:
+                raise ChunkDecodeError("sharding_indexed: the shard disappeared while read",
+                                       key=key)
+            buf = as_byte_array(value)
+            if buf.nbytes != range_len[j]:
+                raise ChunkDecodeError(
+                    f"sharding_indexed: inner chunks at bytes {int(range_start[j])}.."
+                    f"{int(range_start[j] + range_len[j])} lie outside the shard of "
+                    f"{int(range_start[j]) + buf.nbytes} bytes", key=key)
+            lo, hi = int(bounds[j]), int(bounds[j + 1])
+            copy_elements(buf, src[lo:hi], dst, dsto[lo:hi], itemsize)
+        del values
+        r = last
+
+
+def read_shard_outer(
+    sharding: ShardingCodec,
+    get_ranges: GetRanges,
+    shard_shape: Sequence[int],
+    parts: Sequence[OuterPart],
+    *,
+    itemsize: int,
+    fill_bytes: np.ndarray,
+    key: str,
+) -> bool:
+    """Copy outer-product selections of one shard into their outputs, reading only the
+    index and the inner chunks they touch, each decoded once for every part that needs it.
+
+    Each part is ``(dst, local, dst_offsets)``: per dimension, the selected indices within
+    the shard (any order, repeats allowed) and the destination byte offset of each in
+    ``dst`` (a writable uint8 buffer); element ``(i0, i1, ...)`` goes to the sum of the
+    per-dimension offsets.  Inner chunks that are not stored give ``fill_bytes``.
+
+    Returns
+    -------
+    bool
+        False if the shard is missing (nothing was copied: the caller fills).
+    """
+    inner = sharding.chunk_shape
+    inner_strides = [itemsize] * len(inner)
+    for d in range(len(inner) - 2, -1, -1):
+        inner_strides[d] = inner_strides[d + 1] * inner[d + 1]
+    # inner chunk coords -> [(dst, src offsets, dst offsets, counts)]
+    pieces: dict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray, np.ndarray,
+                                              np.ndarray]]] = {}
+    for dst, local, dst_dim in parts:
+        per_dim: list[list[tuple[int, np.ndarray, np.ndarray]]] = []
+        for idx, offs, c, s in zip(local, dst_dim, inner, inner_strides, strict=True):
+            chunk_of, pos = np.divmod(idx, c)
+            order = np.argsort(chunk_of, kind="stable")
+            sorted_chunks = chunk_of[order]
+            cuts = np.flatnonzero(sorted_chunks[1:] != sorted_chunks[:-1]) + 1
+            per_dim.append([(int(chunk_of[g[0]]), pos[g] * s, offs[g])
+                            for g in np.split(order, cuts)])
+        for combo in itertools.product(*per_dim):
+            pieces.setdefault(tuple(e[0] for e in combo), []).append((
+                dst,
+                np.concatenate([e[1] for e in combo]),
+                np.concatenate([e[2] for e in combo]),
+                np.asarray([len(e[1]) for e in combo], dtype=np.int64),
+            ))
+
+    def sink(coords: tuple[int, ...], chunk: np.ndarray | None) -> None:
+        src: Any = fill_bytes if chunk is None else chunk.reshape(-1).view(np.uint8)
+        for dst, src_offsets, dst_offsets, counts in pieces[coords]:
+            copy_outer(src, np.zeros_like(src_offsets) if chunk is None else src_offsets,
+                       dst, dst_offsets, counts, itemsize)
+
+    return sharding.read_inner_chunks_into(get_ranges, shard_shape, pieces, sink, key=key)
+
+
+def read_raw_chunk_points(
+    store: Any,
+    key: str,
+    chunk_nbytes: int,
+    offsets: np.ndarray,
+    dst: np.ndarray,
+    dst_offsets: np.ndarray,
+    *,
+    itemsize: int,
+    fill_bytes: np.ndarray,
+    describe: str,
+) -> None:
+    """Copy points of a chunk stored as raw native elements (``chunk_nbytes`` bytes) from
+    their byte ``offsets`` in it to ``dst_offsets`` in ``dst``, without decoding.
+
+    A chunk with few points is read by coalesced byte ranges plus its last byte and the one
+    after (so that a stored chunk of the wrong size is an error, as a decode would report);
+    others are read whole.  A missing chunk gives ``fill_bytes``.
+
+    Raises
+    ------
+    ChunkDecodeError
+        Naming ``key``: the stored chunk is not ``chunk_nbytes`` bytes (``describe`` says
+        what chunk was expected).
+    """
+    def wrong_size() -> ChunkDecodeError:
+        return ChunkDecodeError(
+            f"bytes codec: the stored chunk is not the {chunk_nbytes} bytes of {describe}",
+            key=key)
+
+    if len(offsets) * _SPARSE_BYTES_PER_POINT > chunk_nbytes:
+        value = store.get(key)
+        if value is None:
+            _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+            return
+        buf = as_byte_array(value)
+        if buf.nbytes != chunk_nbytes:
+            raise wrong_size()
+        copy_elements(buf, offsets, dst, dst_offsets, itemsize)
+        return
+    points = np.unique(offsets)
+    brk = np.ones(len(points), dtype=bool)
+    brk[1:] = points[1:] - points[:-1] > _POINT_GAP
+    firsts = np.flatnonzero(brk)
+    starts = points[firsts]
+    ends = points[np.append(firsts[1:], len(points)) - 1] + itemsize
+    requests = [(key, (lo, hi - lo)) for lo, hi in zip(starts.tolist(), ends.tolist(),
+                                                        strict=True)]
+    values = store.get_partial_values([*requests, (key, (chunk_nbytes - 1, 2))])
+    if values[-1] is None and all(v is None for v in values):
+        _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+        return
+    if values[-1] is None or len(values[-1]) != 1:
+        raise wrong_size()
+    bufs = [as_byte_array(v) if v is not None else None for v in values[:-1]]
+    if any(b is None or b.nbytes != hi - lo
+           for b, lo, hi in zip(bufs, starts.tolist(), ends.tolist(), strict=True)):
+        raise wrong_size()
+    packed = np.concatenate(bufs) if len(bufs) > 1 else bufs[0]
+    packed_at = np.zeros(len(bufs), dtype=np.int64)
+    np.cumsum((ends - starts)[:-1], out=packed_at[1:])
+    which = np.searchsorted(starts, offsets, side="right") - 1
+    copy_elements(packed, offsets - starts[which] + packed_at[which], dst, dst_offsets,
+                  itemsize)
