@@ -7,13 +7,17 @@ Zarr v3 ``zstd`` codec as zarr-python 3, tensorstore and zarrs write it::
 ``level`` is an integer from -131072 to 22 (0 is zstd's default level, negative levels are
 the fast modes); ``checksum`` stores a frame checksum that decoding verifies.  Both default,
 when absent, to what zarr-python writes (0 and false) and are always written.  Compression
-runs through ``numcodecs.Zstd`` (GIL released).  Corrupt input raises
+runs through python-zstandard when it is installed (a compression context per thread,
+reused; libzstd 1.5.7 compresses small chunks about a quarter faster than the 1.5.6 bundled
+in numcodecs, and the frames match zarrs'), else ``numcodecs.Zstd``; decompression through
+``numcodecs.Zstd``; both release the GIL.  Corrupt input raises
 :class:`~zarr3c.errors.ChunkDecodeError`, a frame checksum mismatch
 :class:`~zarr3c.errors.ChecksumError`.  No partial decoding.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -30,6 +34,11 @@ from zarr3c.codecs.base import (
 )
 from zarr3c.codecs.numcodecs_adapter import decode_with
 from zarr3c.errors import ChunkDecodeError
+
+try:  # optional: a faster compressor (see the module notes)
+    import zstandard as _zstandard
+except ImportError:  # pragma: no cover - depends on the environment
+    _zstandard = None
 
 __all__ = ["MAX_LEVEL", "MIN_LEVEL", "ZstdCodec"]
 
@@ -55,9 +64,22 @@ class ZstdCodec(BytesBytesCodec):
     level: int = 0
     checksum: bool = False
     _codec: Any = field(init=False, repr=False, compare=False, hash=False)
+    _local: Any = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_codec", numcodecs.Zstd(level=self.level, checksum=self.checksum))
+        object.__setattr__(self, "_local", threading.local())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.level, self.checksum))
+
+    def _compressor(self) -> Any:
+        """This thread's zstandard compressor (a compression context is not thread-safe)."""
+        compressor = getattr(self._local, "compressor", None)
+        if compressor is None:
+            compressor = self._local.compressor = _zstandard.ZstdCompressor(
+                level=self.level, write_checksum=self.checksum, write_content_size=True)
+        return compressor
 
     @classmethod
     def from_config(cls, configuration: Mapping[str, Any] | None, *, path: str) -> ZstdCodec:
@@ -80,6 +102,8 @@ class ZstdCodec(BytesBytesCodec):
         }
 
     def encode(self, data: bytes | memoryview | np.ndarray) -> bytes:
+        if _zstandard is not None:
+            return self._compressor().compress(as_byte_array(data))
         return self._codec.encode(as_byte_array(data))
 
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes:
