@@ -71,7 +71,6 @@ from zarr3c.codecs.pipeline import (
     parse_codecs,
 )
 from zarr3c.concurrency import get_num_threads, map_unordered
-from zarr3c.indexing import c_strides
 from zarr3c.errors import (
     ChecksumError,
     ChunkDecodeError,
@@ -80,6 +79,7 @@ from zarr3c.errors import (
     MetadataError,
     ShapeMismatchError,
 )
+from zarr3c.indexing import c_strides
 
 __all__ = [
     "COALESCE_MAX_GAP",
@@ -453,7 +453,7 @@ class ShardingCodec(ArrayBytesCodec):
         self,
         src: np.ndarray,
         src_offset: int,
-        src_strides: Sequence[int],
+        src_strides: Sequence[int] | np.ndarray,
         counts: Sequence[int],
         shard_shape: Sequence[int],
     ) -> tuple[np.ndarray, int]:
@@ -582,7 +582,7 @@ class ShardingCodec(ArrayBytesCodec):
         end of the data and how many inner chunks were stored.
         """
         lock = threading.Lock()
-        state = {"out": np.empty(base + nbytes + index_n, dtype=np.uint8), "pos": base,
+        state: dict[str, Any] = {"out": np.empty(base + nbytes + index_n, dtype=np.uint8), "pos": base,
                  "next": 0, "count": 0}
         pending: dict[int, np.ndarray | None] = {}
 

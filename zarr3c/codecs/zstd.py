@@ -38,7 +38,7 @@ from zarr3c.errors import ChunkDecodeError
 try:  # optional: a faster compressor (see the module notes)
     import zstandard as _zstandard
 except ImportError:  # pragma: no cover - depends on the environment
-    _zstandard = None
+    _zstandard = None  # type: ignore[assignment]
 
 __all__ = ["MAX_LEVEL", "MIN_LEVEL", "ZstdCodec"]
 
