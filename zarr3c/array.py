@@ -3,8 +3,9 @@
 Reads project the selection onto the chunk grid (grid kernel), fetch and decode each touched
 chunk in a worker thread, and copy the selected elements straight into the output with one
 ``copy_strided`` call per chunk; missing chunks are filled with the fill value in place.
-Writes do the reverse under a per-chunk lock: a chunk the selection covers entirely is built
-from the value alone, any other is read, modified and written back.  Chunks that end up equal
+Writes do the reverse under a per-chunk lock: a chunk the selection covers entirely is encoded
+straight from the value's strided bytes (through a per-worker scratch buffer; a shard inner
+chunk by inner chunk into one shard buffer), any other is read, modified and written back.  Chunks that end up equal
 to the fill value are erased instead of written (unless ``write_empty_chunks``).
 """
 

@@ -22,8 +22,10 @@ chunk in C order, the byte ``offset`` (from the start of the shard) and the byte
 reads as the fill value.  The index is encoded with ``index_codecs``, whose output size must
 be fixed (``bytes`` plus an optional ``crc32c``) so that a reader knows where to find it.
 
-Writing (:meth:`ShardingCodec.encode`) stores the inner chunks in C order of the inner grid
-and omits those whose bits all equal the fill value.  A shard whose inner chunks are all
+Writing (:meth:`ShardingCodec.encode`, or :meth:`ShardingCodec.encode_region` straight from a
+strided region of the caller's buffer) stores the inner chunks in C order of the inner grid
+and omits those whose bits all equal the fill value; the encodings go into one preallocated
+shard buffer.  A shard whose inner chunks are all
 fill still encodes to a valid shard (an index whose entries are all missing, which every
 reader accepts); the array layer never stores such shards because it erases a chunk that
 equals the fill value before encoding it (:meth:`ShardingCodec.is_empty_shard` tells the
