@@ -3,8 +3,9 @@
 Reads project the selection onto the chunk grid (grid kernel), fetch and decode each touched
 chunk in a worker thread, and copy the selected elements straight into the output with one
 ``copy_strided`` call per chunk; missing chunks are filled with the fill value in place.
-Writes do the reverse under a per-chunk lock: a chunk the selection covers entirely is built
-from the value alone, any other is read, modified and written back.  Chunks that end up equal
+Writes do the reverse under a per-chunk lock: a chunk the selection covers entirely is encoded
+straight from the value's strided bytes (through a per-worker scratch buffer; a shard inner
+chunk by inner chunk into one shard buffer), any other is read, modified and written back.  Chunks that end up equal
 to the fill value are erased instead of written (unless ``write_empty_chunks``).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -792,17 +794,21 @@ class Array(Node):
         if scalar:
             arr = arr.copy()  # (np.ascontiguousarray would make it 1-d)
         else:
-            arr = np.ascontiguousarray(broadcast_value(arr, sel.out_shape).reshape(sel.counts))
+            # Any strides (F order, broadcast): the copy kernels read them as they are, so
+            # the value is never copied whole.
+            arr = broadcast_value(arr, sel.out_shape).reshape(sel.counts)
         if sel.size == 0:
             return
         itemsize = self._itemsize
-        src = arr.reshape(-1).view(np.uint8)
-        value_strides = c_strides(sel.counts, itemsize)
+        if scalar:
+            src, value_strides = arr.reshape(-1).view(np.uint8), [0] * len(sel.counts)
+        else:
+            src, value_strides = _byte_source(arr)
+        scratch = _Scratch()
 
         def modify(task: ChunkTask, chunk: np.ndarray) -> None:
             if not task.strided:  # one scatter over the outer product of the indices
-                src_offsets = task.out_dim_offsets([0] * len(value_strides) if scalar
-                                                   else value_strides)
+                src_offsets = task.out_dim_offsets(value_strides)
                 copy_outer(src, src_offsets, chunk.reshape(-1).view(np.uint8),
                            task.local_dim_offsets(c_strides(chunk.shape, itemsize)),
                            _i64(task.counts), itemsize)
@@ -817,10 +823,45 @@ class Array(Node):
                 copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides,
                              counts, itemsize)
 
-        map_unordered(
-            lambda t: self._modify_chunk(t.coords, t, lambda c: modify(t, c), region=t.bounds()),
-            plan_chunks(sel, self._dims),
-        )
+        def write(task: ChunkTask) -> None:
+            if task.strided and itemsize:
+                chunk_shape = self._chunk_shape_at(task.coords)
+                if task.covers(chunk_shape, self.shape, self._chunk_origin(task.coords)):
+                    self._write_whole_chunk(task, chunk_shape, src, value_strides, scratch)
+                    return
+            self._modify_chunk(task.coords, task, lambda c: modify(task, c),
+                               region=task.bounds())
+
+        map_unordered(write, plan_chunks(sel, self._dims))
+
+    def _write_whole_chunk(self, task: ChunkTask, chunk_shape: tuple[int, ...],
+                           src: np.ndarray, value_strides: Sequence[int],
+                           scratch: _Scratch) -> None:
+        """Write a chunk the value covers entirely (elements past the array's end are fill),
+        without reading it: encoded straight from the value's strided bytes.  A shard's
+        inner chunks go one by one into one shard buffer (see
+        ``ShardingCodec.encode_region``); another chunk is copied into this worker's scratch
+        buffer, reused from chunk to chunk, and encoded from there."""
+        key = self.chunk_key(task.coords)
+        src_offset, src_strides = task.out_region(value_strides)
+        counts = _i64(task.counts)
+        with chunk_lock(self._store, key):
+            if self._sharding is not None:
+                shard, stored = self._sharding.encode_region(
+                    src, src_offset, src_strides, task.counts, chunk_shape)
+                if stored == 0 and not self._write_empty_chunks:
+                    self._store.erase(key)
+                else:
+                    self._store.set(key, shard)
+                return
+            chunk = scratch.chunk(chunk_shape, self.dtype)
+            dst = chunk.reshape(-1).view(np.uint8)
+            strides = _i64(c_strides(chunk_shape, self._itemsize))
+            if tuple(task.counts) != chunk_shape:  # an edge chunk: fill past the array's end
+                fill_strided(dst, 0, strides, _i64(chunk_shape), self._fill_bytes)
+            copy_strided(src, src_offset, src_strides, dst, 0, strides, counts, self._itemsize)
+            # The store copies what it is given (Store.set), so the scratch can be reused.
+            self._store_chunk(key, chunk)
 
     def _modify_chunk(self, coords: tuple[int, ...], task: ChunkTask | None,
                       modify: Callable[[np.ndarray], None], *,
@@ -992,6 +1033,51 @@ def _batches(items: list[Any], sizes: list[int], limit: int) -> Iterator[list[An
             batch, total = [], 0
     if batch:
         yield batch
+
+
+class _Scratch:
+    """Per-thread chunk buffers for one write call, reused from chunk to chunk (and freed
+    with the call): no allocation per chunk."""
+
+    __slots__ = ("_local",)
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def chunk(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """A C-contiguous array of ``shape`` over this thread's buffer (contents undefined)."""
+        nbytes = math.prod(shape) * dtype.itemsize
+        buf = getattr(self._local, "buf", None)
+        if buf is None or buf.nbytes < nbytes:
+            buf = self._local.buf = np.empty(nbytes, dtype=np.uint8)
+        return buf[:nbytes].view(dtype).reshape(shape)
+
+
+def _byte_source(arr: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """A 1-d ``uint8`` view of the memory of ``arr`` and its byte strides, element ``(0,
+    ..., 0)`` at byte 0: what the copy kernels read.  Without copying when no stride is
+    negative (C or F order, broadcast, sliced); otherwise from a C-contiguous copy."""
+    itemsize = arr.dtype.itemsize
+    if arr.flags.c_contiguous:
+        return arr.reshape(-1).view(np.uint8), c_strides(arr.shape, itemsize)
+    if any(s < 0 for s in arr.strides) or not itemsize:
+        arr = np.ascontiguousarray(arr)
+        return arr.reshape(-1).view(np.uint8), c_strides(arr.shape, itemsize)
+    span = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides, strict=True)) + itemsize
+    # The bytes from element 0 to the last one, viewed through the array interface (as
+    # numpy's as_strided does); ``arr`` is kept alive as the view's base.
+    interface = dict(arr.__array_interface__)
+    interface.update(shape=(span,), strides=None, typestr="|u1", descr=[("", "|u1")])
+    view = np.asarray(_Interface(interface, arr))
+    return view, list(arr.strides)
+
+
+class _Interface:
+    """An object exposing ``__array_interface__`` that keeps its base alive."""
+
+    def __init__(self, interface: dict[str, Any], base: np.ndarray):
+        self.__array_interface__ = interface
+        self.base = base
 
 
 def _has_ellipsis(selection: Any) -> bool:

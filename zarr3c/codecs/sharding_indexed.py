@@ -22,8 +22,10 @@ chunk in C order, the byte ``offset`` (from the start of the shard) and the byte
 reads as the fill value.  The index is encoded with ``index_codecs``, whose output size must
 be fixed (``bytes`` plus an optional ``crc32c``) so that a reader knows where to find it.
 
-Writing (:meth:`ShardingCodec.encode`) stores the inner chunks in C order of the inner grid
-and omits those whose bits all equal the fill value.  A shard whose inner chunks are all
+Writing (:meth:`ShardingCodec.encode`, or :meth:`ShardingCodec.encode_region` straight from a
+strided region of the caller's buffer) stores the inner chunks in C order of the inner grid
+and omits those whose bits all equal the fill value; the encodings go into one preallocated
+shard buffer.  A shard whose inner chunks are all
 fill still encodes to a valid shard (an index whose entries are all missing, which every
 reader accepts); the array layer never stores such shards because it erases a chunk that
 equals the fill value before encoding it (:meth:`ShardingCodec.is_empty_shard` tells the
@@ -53,7 +55,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import numpy as np
 
-from zarr3c._kernels.copy import is_uniform
+from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
 from zarr3c.codecs.base import (
     ArrayBytesCodec,
     ChunkSpec,
@@ -79,6 +81,7 @@ from zarr3c.errors import (
     MetadataError,
     ShapeMismatchError,
 )
+from zarr3c.indexing import c_strides
 
 __all__ = [
     "COALESCE_MAX_GAP",
@@ -440,20 +443,189 @@ class ShardingCodec(ArrayBytesCodec):
         A shard whose inner chunks all equal the fill value encodes to its index alone
         (every entry missing), a valid shard.
         """
-        cps = self._chunks_per_shard(spec.shape)
-        inner = self._inner_pipeline(spec)
-        fill_bytes = as_byte_array(spec.fill_value)
-        grid = list(np.ndindex(*cps))
+        chunk = np.ascontiguousarray(chunk)
+        itemsize = chunk.dtype.itemsize
+        shard, _ = self._encode_strided(
+            self._inner_pipeline(spec), as_byte_array(chunk), 0,
+            c_strides(spec.shape, itemsize), tuple(spec.shape), tuple(spec.shape),
+        )
+        return shard
 
-        def encode_one(coords: Coords) -> bytes | memoryview | np.ndarray | None:
-            part = np.ascontiguousarray(chunk[self._box(coords)])
-            if part.dtype.itemsize and is_uniform(as_byte_array(part), fill_bytes):
-                return None
-            return inner.encode(part)
+    def encode_region(
+        self,
+        src: np.ndarray,
+        src_offset: int,
+        src_strides: Sequence[int] | np.ndarray,
+        counts: Sequence[int],
+        shard_shape: Sequence[int],
+    ) -> tuple[np.ndarray, int]:
+        """Encode a shard straight from a strided region of a caller's buffer.
 
-        encoded = _fan_out(encode_one, grid, spec.nbytes)
-        pieces = {c: as_byte_array(d) for c, d in zip(grid, encoded, strict=True) if d is not None}
-        return self._assemble(pieces, spec.shape)
+        The shard's elements ``[0, counts)`` (per dimension) are read from ``src`` (a 1-d
+        ``uint8`` buffer: element ``idx`` at byte ``src_offset + idx . src_strides``; zero
+        strides repeat an element); the rest of the shard is the fill value.  Each inner
+        chunk is copied into a per-worker scratch buffer (or, for a ``bytes``-only inner
+        chain, straight into its place in the shard), checked against the fill value and
+        encoded; the encodings go straight into one preallocated shard buffer.  So a whole
+        write holds the shard once, never a decoded copy plus its encoded pieces.  Needs the
+        evolved codec (see the class notes).
+
+        Returns
+        -------
+        (numpy.ndarray, int)
+            The shard's bytes (inner chunks in C order, then the index; a view of a possibly
+            larger buffer) and how many inner chunks it stores (0: every inner chunk equals
+            the fill value, the shard is its index alone).
+
+        Raises
+        ------
+        ValueError
+            From the copy kernel, if the region does not lie inside ``src``.
+        """
+        return self._encode_strided(self._evolved_pipeline(), src, int(src_offset),
+                                    [int(s) for s in src_strides],
+                                    tuple(int(n) for n in counts), tuple(shard_shape))
+
+    def _encode_strided(
+        self,
+        inner: CodecPipeline,
+        src: np.ndarray,
+        src_offset: int,
+        src_strides: Sequence[int],
+        counts: tuple[int, ...],
+        shard_shape: tuple[int, ...],
+    ) -> tuple[np.ndarray, int]:
+        """See :meth:`encode_region`."""
+        cps = self._chunks_per_shard(shard_shape)
+        index = ShardIndex.empty(cps)
+        index_n = self.index_nbytes(shard_shape)
+        base = index_n if self.index_location == "start" else 0
+        itemsize = inner.dtype.itemsize
+        inner_shape = self.chunk_shape
+        inner_nbytes = math.prod(inner_shape) * itemsize
+        inner_strides = np.asarray(c_strides(inner_shape, itemsize), dtype=np.int64)
+        fill_bytes = as_byte_array(inner.fill_value)
+        src_steps = np.asarray(src_strides, dtype=np.int64)
+
+        # Inner chunks holding some of the region, in C order, with their source offsets and
+        # the extents that lie inside it; the others are all fill, so missing.
+        todo: list[tuple[int, Coords, int, np.ndarray, bool]] = []
+        for k, coords in enumerate(np.ndindex(*cps)):
+            origin = [i * c for i, c in zip(coords, inner_shape, strict=True)]
+            extent = [min(c, n - o) for o, c, n in zip(origin, inner_shape, counts, strict=True)]
+            if min(extent, default=1) <= 0:
+                continue
+            offset = src_offset + sum(o * s for o, s in zip(origin, src_strides, strict=True))
+            full = all(e == c for e, c in zip(extent, inner_shape, strict=True))
+            todo.append((k, coords, offset, np.asarray(extent, dtype=np.int64), full))
+
+        def load(dst: np.ndarray, at: int, item: tuple[int, Coords, int, np.ndarray, bool]
+                 ) -> bool:
+            """Put inner chunk ``item`` at ``dst[at:]``; True unless it is all fill."""
+            _, _, offset, extent, full = item
+            if not itemsize:  # elements without bytes: nothing to copy or compare
+                return True
+            if not full:
+                fill_strided(dst, at, inner_strides, _i64(inner_shape), fill_bytes)
+            copy_strided(src, offset, src_steps, dst, at, inner_strides, extent, itemsize)
+            return not is_uniform(dst[at:at + inner_nbytes], fill_bytes)
+
+        nbytes = len(todo) * inner_nbytes
+        if inner.stores_raw_elements:
+            # The encoding is the elements: each inner chunk is copied into its own slot of
+            # the shard, then the slots of fill-only chunks are squeezed out.
+            out = np.empty(base + len(todo) * inner_nbytes + index_n, dtype=np.uint8)
+
+            def place(j: int) -> bool:
+                return load(out, base + j * inner_nbytes, todo[j])
+
+            kept = _fan_out(place, list(range(len(todo))), nbytes)
+            pos = base
+            for j, keep in enumerate(kept):
+                if not keep:
+                    continue
+                slot = base + j * inner_nbytes
+                if slot != pos:  # slots move down by whole slots: never overlapping
+                    out[pos:pos + inner_nbytes] = out[slot:slot + inner_nbytes]
+                index.entries[todo[j][1]] = (pos, inner_nbytes)
+                pos += inner_nbytes
+            count = sum(kept)
+        else:
+            out, pos, count = self._encode_pieces(inner, todo, load, index, base,
+                                                  inner_nbytes, index_n, nbytes)
+        index_bytes = as_byte_array(self._index_pipeline().encode(index.entries))
+        if index_bytes.nbytes != index_n:  # a third-party codec misreported its encoded size
+            raise CodecError(
+                f"sharding_indexed: the index codecs wrote {index_bytes.nbytes} bytes, "
+                f"expected {index_n}"
+            )
+        if self.index_location == "start":
+            out[:index_n] = index_bytes
+            return out[:pos], count
+        out[pos:pos + index_n] = index_bytes
+        return out[:pos + index_n], count
+
+    def _encode_pieces(
+        self,
+        inner: CodecPipeline,
+        todo: list[tuple[int, Coords, int, np.ndarray, bool]],
+        load: Callable[[np.ndarray, int, Any], bool],
+        index: ShardIndex,
+        base: int,
+        inner_nbytes: int,
+        index_n: int,
+        nbytes: int,
+    ) -> tuple[np.ndarray, int, int]:
+        """Encode inner chunks through a per-worker scratch buffer into one shard buffer.
+
+        Workers take inner chunks in C order from a shared counter and hand each encoding
+        to :func:`commit`, which appends the encodings in C order as soon as they are next
+        (so few wait, and the layout does not depend on timing).  Returns the buffer, the
+        end of the data and how many inner chunks were stored.
+        """
+        lock = threading.Lock()
+        state: dict[str, Any] = {"out": np.empty(base + nbytes + index_n, dtype=np.uint8), "pos": base,
+                 "next": 0, "count": 0}
+        pending: dict[int, np.ndarray | None] = {}
+
+        def commit(j: int, piece: np.ndarray | None) -> None:
+            with lock:
+                pending[j] = piece
+                while state["next"] in pending:
+                    nxt = state["next"]
+                    piece = pending.pop(nxt)
+                    state["next"] = nxt + 1
+                    if piece is None:
+                        continue
+                    pos, n, out = state["pos"], piece.nbytes, state["out"]
+                    if pos + n + index_n > out.nbytes:  # grew (incompressible data)
+                        bigger = np.empty(max(2 * out.nbytes, pos + n + index_n),
+                                          dtype=np.uint8)
+                        bigger[:pos] = out[:pos]
+                        state["out"] = out = bigger
+                    out[pos:pos + n] = piece
+                    index.entries[todo[nxt][1]] = (pos, n)
+                    state["pos"] = pos + n
+                    state["count"] += 1
+
+        counter = itertools.count()
+
+        def work(_: int) -> None:
+            scratch = np.empty(inner_nbytes, dtype=np.uint8)
+            chunk = scratch.view(inner.dtype).reshape(self.chunk_shape) if inner_nbytes \
+                else np.empty(self.chunk_shape, dtype=inner.dtype)
+            while (j := next(counter)) < len(todo):
+                piece = None
+                if load(scratch, 0, todo[j]):
+                    # copied: the encoding may alias the scratch buffer (a bytes-only chain)
+                    encoded = as_byte_array(inner.encode(chunk))
+                    piece = encoded.copy() if np.may_share_memory(encoded, scratch) else encoded
+                commit(j, piece)
+
+        threads = get_num_threads()
+        workers = 1 if len(todo) <= 1 or nbytes < _PARALLEL_MIN_BYTES else threads
+        map_unordered(work, range(workers))
+        return state["out"], state["pos"], state["count"]
 
     def _assemble(
         self, pieces: Mapping[Coords, np.ndarray], shard_shape: Sequence[int]
@@ -1064,6 +1236,10 @@ def _naming(key: str | None) -> Iterator[None]:
         if key is None or exc.key is not None:
             raise
         raise type(exc)(str(exc), key=key) from exc
+
+
+def _i64(values: Sequence[int]) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)
 
 
 def _first(mask: np.ndarray) -> Coords:

@@ -1,0 +1,161 @@
+"""Whole-chunk writes (encoded straight from the value) against the general read-modify-write
+path and numpy: chunked and sharded, edge chunks, F-order and broadcast values, fill-only
+chunks; and the memory bound of a whole-shard write."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarr3c
+from zarr3c.array import _byte_source
+from zarr3c.concurrency import get_num_threads, set_num_threads
+from zarr3c.indexing import ChunkTask
+
+ZSTD = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+
+
+def _contents(store: zarr3c.MemoryStore) -> dict[str, bytes]:
+    return {k: bytes(store.get(k)) for k in store.list() if not k.endswith("zarr.json")}
+
+
+def _array(store, shape, chunks, shards, compressors, index_location, write_empty_chunks):
+    if shards is None:
+        return zarr3c.create_array(store, shape=shape, dtype="int16", chunks=chunks,
+                                   compressors=compressors, fill_value=7,
+                                   write_empty_chunks=write_empty_chunks)
+    inner = [{"name": "bytes", "configuration": {"endian": "little"}}, *(compressors or [])]
+    codecs = [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(chunks), "codecs": inner,
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                         {"name": "crc32c"}],
+        "index_location": index_location}}]
+    return zarr3c.create_array(store, shape=shape, dtype="int16", chunks=shards,
+                               codecs=codecs, fill_value=7,
+                               write_empty_chunks=write_empty_chunks)
+
+
+@st.composite
+def write_case(draw):
+    ndim = draw(st.integers(1, 3))
+    chunks = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    sharded = draw(st.booleans())
+    shards = tuple(c * draw(st.integers(1, 3)) for c in chunks) if sharded else None
+    shape = tuple(draw(st.integers(1, 10)) for _ in range(ndim))
+    # A region from a chunk-aligned start to anywhere (the end: edge chunks), so that some
+    # chunks are covered whole and others only partly.
+    grid = shards or chunks
+    region = []
+    for n, c in zip(shape, grid, strict=True):
+        start = c * draw(st.integers(0, (n - 1) // c))
+        region.append(slice(start, draw(st.integers(start + 1, n))))
+    return shape, chunks, shards, tuple(region)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=write_case(), compressed=st.booleans(), index_location=st.sampled_from(["start", "end"]),
+       order=st.sampled_from(["C", "F", "broadcast", "scalar"]),
+       write_empty=st.booleans(), data=st.data())
+def test_whole_chunk_writes_store_what_the_general_path_stores(
+        case, compressed, index_location, order, write_empty, data) -> None:
+    shape, chunks, shards, region = case
+    counts = tuple(s.stop - s.start for s in region)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    # Mostly the fill value (7): whole chunks and inner chunks of it are left out.
+    value = np.where(rng.random(counts) < 0.8, 7, rng.integers(-5, 5, counts)).astype("int16")
+    if order == "F":
+        value = np.asfortranarray(value)
+    elif order == "broadcast":
+        value = np.broadcast_to(value[(slice(None),) * (len(counts) - 1) + (slice(0, 1),)],
+                                counts)
+    elif order == "scalar":
+        value = np.int16(data.draw(st.sampled_from([7, 3])))
+    compressors = ZSTD if compressed else None
+    expected = np.full(shape, 7, dtype="int16")
+    expected[region] = value
+
+    fast_store = zarr3c.MemoryStore()
+    a = _array(fast_store, shape, chunks, shards, compressors, index_location, write_empty)
+    a[region] = value
+    np.testing.assert_array_equal(a[...], expected)
+
+    general_store = zarr3c.MemoryStore()
+    b = _array(general_store, shape, chunks, shards, compressors, index_location, write_empty)
+    with pytest.MonkeyPatch.context() as m:  # every chunk through the read-modify-write path
+        m.setattr(ChunkTask, "covers", lambda *args: False)
+        b[region] = value
+    np.testing.assert_array_equal(b[...], expected)
+    fast, general = _contents(fast_store), _contents(general_store)
+    if shards is not None and write_empty:
+        # The general path erases a shard left without inner chunks; a whole write keeps
+        # its index alone when asked to write empty chunks (as ShardingCodec.encode does).
+        fast = {k: v for k, v in fast.items() if k in general}
+    assert fast == general
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_fill_only_chunks_are_not_stored(sharded) -> None:
+    store = zarr3c.MemoryStore()
+    a = _array(store, (8, 8), (2, 2), (4, 4) if sharded else None, ZSTD, "end", False)
+    value = np.full((8, 8), 7, dtype="int16")
+    value[5, 6] = 1  # one chunk (one shard, one inner chunk of it) holds data
+    a[...] = value
+    keys = sorted(_contents(store))
+    assert keys == (["c/1/1"] if sharded else ["c/2/3"])
+    np.testing.assert_array_equal(a[...], value)
+    if sharded:
+        codec = a._sharding
+        raw = bytes(store.get("c/1/1"))
+        index = codec.decode_index(raw[-codec.index_nbytes((4, 4)):], (4, 4))
+        assert index.present.sum() == 1 and index.present[0, 1]
+    a[...] = 7
+    assert _contents(store) == {}
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), data=st.data())
+def test_byte_source_reads_any_layout(shape, data) -> None:
+    big = [2 * n for n in shape]
+    base = np.arange(np.prod(big), dtype="int32").reshape(big)
+    steps = [data.draw(st.sampled_from([1, 2, -1])) for _ in shape]
+    view = base[tuple(slice(None, None, s) for s in steps)]
+    view = view[tuple(slice(0, n) for n in shape)]
+    if data.draw(st.booleans()):
+        view = np.asfortranarray(view)
+    buf, strides = _byte_source(view)
+    got = np.lib.stride_tricks.as_strided(buf.view("int32"), shape=view.shape, strides=strides)
+    np.testing.assert_array_equal(got, view)
+    assert all(s >= 0 for s in strides)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("compressors", [None, ZSTD], ids=["uncompressed", "zstd"])
+def test_a_whole_sharded_write_holds_about_one_shard_per_worker(tmp_path, threads,
+                                                                compressors) -> None:
+    """Inner chunks are encoded from views of the value straight into one shard buffer: a
+    whole write of two 8 MiB shards holds (besides the input) one shard per worker plus
+    per-worker inner-chunk scratch, not the shard array, its encoded pieces and the assembled
+    shard (3 shards each)."""
+    import tracemalloc
+
+    data = (np.arange(64 * 256 * 256, dtype=np.uint32) % 65521).astype(np.uint16)
+    data = np.asfortranarray(data.reshape(64, 256, 256))  # F order: not copied either
+    shard_nbytes = 64 * 256 * 128 * 2
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        a = zarr3c.create_array(zarr3c.LocalStore(tmp_path), shape=data.shape, dtype="uint16",
+                                chunks=(32, 32, 32), shards=(64, 256, 128),
+                                compressors=compressors)
+        tracemalloc.start()
+        try:
+            a[...] = data
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    finally:
+        set_num_threads(old)
+    np.testing.assert_array_equal(a[...], data)
+    assert peak <= threads * shard_nbytes * 1.1 + (1 << 20), peak / shard_nbytes
