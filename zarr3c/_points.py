@@ -329,8 +329,10 @@ def read_raw_chunk_points(
         return
     if values[-1] is None or len(values[-1]) != 1:
         raise wrong_size()
-    bufs = [as_byte_array(v) if v is not None else None for v in values[:-1]]
-    if any(b is None or b.nbytes != hi - lo
+    if any(v is None for v in values[:-1]):
+        raise wrong_size()
+    bufs = [as_byte_array(v) for v in values[:-1] if v is not None]
+    if any(b.nbytes != hi - lo
            for b, lo, hi in zip(bufs, starts.tolist(), ends.tolist(), strict=True)):
         raise wrong_size()
     packed = np.concatenate(bufs) if len(bufs) > 1 else bufs[0]

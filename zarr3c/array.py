@@ -1,13 +1,15 @@
 """The user-facing ``Array``: numpy-style reads and writes over chunks in a store.
 
-Reads project the selection onto the chunk grid (grid kernel), fetch and decode each touched
-chunk in a worker thread, and copy the selected elements straight into the output with one
-``copy_strided`` call per chunk; missing chunks are filled with the fill value in place.
-Writes do the reverse under a per-chunk lock: a chunk the selection covers entirely is encoded
-straight from the value's strided bytes (through a per-worker scratch buffer; a shard inner
-chunk by inner chunk into one shard buffer), any other is read, modified and written back.  Chunks that end up equal
-to the fill value are erased instead of written (unless ``write_empty_chunks``).
-"""
+Reads of step-1 boxes on a regular grid of unsharded chunks take a short path (the box parsed
+in one kernel call, split over chunks with plain arithmetic); other reads project the
+selection onto the chunk grid (grid kernel).  Either way each touched chunk is fetched and
+decoded once, in a worker thread, and the selected elements are copied straight into the
+output with one ``copy_strided`` call per chunk; missing chunks are filled with the fill
+value in place.  Writes do the reverse under a per-chunk lock: a chunk the selection covers
+entirely is encoded straight from the value's strided bytes (through a per-worker scratch
+buffer; a shard inner chunk by inner chunk into one shard buffer), any other is read,
+modified and written back.  Chunks that end up equal to the fill value are erased instead of
+written (unless ``write_empty_chunks``)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from zarr3c._kernels.grid import basic_box
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
@@ -27,6 +28,7 @@ from zarr3c._kernels.copy import (
     fill_strided,
     is_uniform,
 )
+from zarr3c._kernels.grid import basic_box
 from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.pipeline import (
@@ -342,7 +344,7 @@ class Array(Node):
             )
         selections = list(selections)
         results: list[Any] = [None] * len(selections)
-        boxes: list[tuple[tuple[int, ...], ...]] = []
+        boxes: list[tuple[Any, ...]] = []
         at: list[int] = []
         rest: list[int] = []
         for i, s in enumerate(selections):
@@ -361,7 +363,7 @@ class Array(Node):
             moved = {n for n, (start, stop, _, _) in enumerate(boxes)
                      if any(coords in general for coords in itertools.product(*(
                          range(lo // c, (hi - 1) // c + 1)
-                         for lo, hi, c in zip(start, stop, sizes))))}
+                         for lo, hi, c in zip(start, stop, sizes, strict=True))))}
             for n in sorted(moved):
                 rest.append(at[n])
                 parsed.append(parse_basic_selection(selections[at[n]], self.shape))
@@ -458,20 +460,20 @@ class Array(Node):
         # offset in the chunk)]]
         spans: dict[tuple[int, ...], list[Any]] = {}
         for start, stop, _, _ in boxes:
-            counts = [hi - lo for lo, hi in zip(start, stop)]
+            counts = [hi - lo for lo, hi in zip(start, stop, strict=True)]
             out = np.empty(counts, dtype=self.dtype)
             outs.append(out)
             dst = out.reshape(-1).view(np.uint8)
             out_strides = c_strides(counts, itemsize)
             out_strides_i64 = _i64(out_strides)
             per_dim = [range(lo // c, (hi - 1) // c + 1)
-                       for lo, hi, c in zip(start, stop, chunk_shape)]
+                       for lo, hi, c in zip(start, stop, chunk_shape, strict=True)]
             for coords in itertools.product(*per_dim):
                 lo_byte = out_byte = 0
                 hi_byte = itemsize
                 piece = []
                 for c, lo, hi, size, s, o in zip(coords, start, stop, chunk_shape, strides,
-                                                 out_strides):
+                                                 out_strides, strict=True):
                     first = max(lo, c * size)
                     n = min(hi, c * size + size) - first
                     piece.append(n)
@@ -907,7 +909,7 @@ class Array(Node):
         if old is not None:
             view = memoryview(old).cast("B")
 
-            def from_old(ranges: Sequence[tuple[int, int | None]]) -> list[bytes]:
+            def from_old(ranges: Sequence[tuple[int, int | None]]) -> list[memoryview]:
                 spans = [resolve_byte_range(start, length, len(view)) for start, length in ranges]
                 return [view[lo:hi] for lo, hi in spans]
 

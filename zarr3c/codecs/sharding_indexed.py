@@ -584,8 +584,8 @@ class ShardingCodec(ArrayBytesCodec):
         end of the data and how many inner chunks were stored.
         """
         lock = threading.Lock()
-        state: dict[str, Any] = {"out": np.empty(base + nbytes + index_n, dtype=np.uint8), "pos": base,
-                 "next": 0, "count": 0}
+        state: dict[str, Any] = {"out": np.empty(base + nbytes + index_n, dtype=np.uint8),
+                                 "pos": base, "next": 0, "count": 0}
         pending: dict[int, np.ndarray | None] = {}
 
         def commit(j: int, piece: np.ndarray | None) -> None:
