@@ -142,11 +142,12 @@ class Array(Node):
         self._fill_bytes = np.frombuffer(metadata.fill_value, dtype=np.uint8)
         self._prefix = self._format.chunk_prefix(self._path)
         self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
-        # The short path for step-1 boxes: a regular grid of unsharded chunks; (shape, chunk
-        # shape), then the chunk's byte strides (list and int64 array) and size.
+        # The short path for step-1 boxes on a regular grid: (shape, chunk shape); for chunks
+        # that are not partially readable shards, also the chunk's byte strides (list and
+        # int64 array) and size.
         regular = getattr(metadata.chunk_grid, "chunk_shape", None)
         self._box_grid: tuple[tuple[int, ...], tuple[int, ...]] | None = None
-        if regular is not None and not isinstance(self._pipeline.array_bytes, ShardingCodec):
+        if regular is not None:
             self._box_grid = (tuple(metadata.shape), tuple(regular))
             strides = c_strides(regular, self._itemsize)
             self._box_chunk = (strides, _i64(strides), self._itemsize * math.prod(regular))
@@ -452,6 +453,8 @@ class Array(Node):
         chunk read once, however many boxes it feeds: raw-element chunks by the byte range
         spanning what they feed, in one batched store request, the others read and decoded
         whole on the thread pool.  Same results as the general path (tested against it)."""
+        if self._sharding is not None:
+            return self._read_shard_boxes(boxes)
         itemsize = self._itemsize
         chunk_shape = self._box_grid[1]  # type: ignore[index]
         strides, chunk_strides, nbytes = self._box_chunk
@@ -529,6 +532,30 @@ class Array(Node):
         return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
                 for out, box in zip(outs, boxes, strict=True)]
 
+    def _read_shard_boxes(self, boxes: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Step-1 boxes of a sharded array: their shard tasks come from plain arithmetic (no
+        selection parsing or grid projection); the shard reader does the rest."""
+        chunk_shape = self._box_grid[1]  # type: ignore[index]
+        counts = [tuple(hi - lo for lo, hi in zip(start, stop, strict=True))
+                  for start, stop, _, _ in boxes]
+        plans = []
+        for start, stop, _, _ in boxes:
+            tasks = []
+            for coords in itertools.product(*(
+                    range(lo // c, (hi - 1) // c + 1)
+                    for lo, hi, c in zip(start, stop, chunk_shape, strict=True))):
+                local, out, n = [], [], []
+                for c, lo, hi, size in zip(coords, start, stop, chunk_shape, strict=True):
+                    first = max(lo, c * size)
+                    local.append((first - c * size, 1))
+                    out.append((first - lo, 1))
+                    n.append(min(hi, c * size + size) - first)
+                tasks.append(ChunkTask(coords, tuple(n), tuple(local), tuple(out)))
+            plans.append(tasks)
+        outs = self._read_planned(counts, plans)
+        return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
+                for out, box in zip(outs, boxes, strict=True)]
+
     def _read_chunk(self, coords: tuple[int, ...]) -> np.ndarray | None:
         """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored."""
         key = self.chunk_key(coords)
@@ -547,14 +574,21 @@ class Array(Node):
     def _read_many(self, sels: Sequence[OrthogonalSelection]) -> list[np.ndarray]:
         """Read orthogonal selections: their chunk tasks grouped by chunk, so each chunk is
         read and decoded once, whichever selections touch it."""
+        return self._read_planned([sel.counts for sel in sels],
+                                  [plan_chunks(sel, self._dims) if sel.size else ()
+                                   for sel in sels])
+
+    def _read_planned(self, counts: Sequence[Sequence[int]],
+                      plans: Sequence[Iterable[ChunkTask]]) -> list[np.ndarray]:
+        """Outputs of shapes ``counts`` filled by their chunk ``plans``."""
         itemsize = self._itemsize
-        outs = [np.empty(sel.counts, dtype=self.dtype) for sel in sels]
-        targets = [(out.reshape(-1).view(np.uint8), c_strides(sel.counts, itemsize))
-                   for out, sel in zip(outs, sels, strict=True)]
+        outs = [np.empty(c, dtype=self.dtype) for c in counts]
+        targets = [(out.reshape(-1).view(np.uint8), c_strides(c, itemsize))
+                   for out, c in zip(outs, counts, strict=True)]
         groups: dict[tuple[int, ...], list[tuple[ChunkTask, int]]] = {}
-        for i, (sel, out) in enumerate(zip(sels, outs, strict=True)):
+        for i, (plan, out) in enumerate(zip(plans, outs, strict=True)):
             if out.size:
-                for task in plan_chunks(sel, self._dims):
+                for task in plan:
                     groups.setdefault(task.coords, []).append((task, i))
 
         def copy_out(task: ChunkTask, i: int, chunk: np.ndarray | None) -> None:
