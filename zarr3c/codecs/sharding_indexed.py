@@ -54,6 +54,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 import numpy as np
 
 from zarr3c._kernels.copy import is_uniform
+from zarr3c._kernels.shard import check_shard_index
 from zarr3c.codecs.base import (
     ArrayBytesCodec,
     ChunkSpec,
@@ -189,6 +190,22 @@ class ByteRangeGroup:
     members: tuple[tuple[Coords, int, int], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """What a codec's reads of a shard of one shape need, computed once per shape (all of it
+    follows from the codec's configuration, which never changes)."""
+
+    chunks_per_shard: Coords
+    index_shape: Coords
+    index_nbytes: int
+    #: the store request that reads the index
+    index_range: tuple[int, int | None]
+    #: an index at the end without crc32c: read the whole shard to know its size
+    read_whole: bool
+    #: C strides of the inner chunk grid, in inner chunks
+    grid_strides: Coords
+
+
 # -- the codec -------------------------------------------------------------------------------------
 
 
@@ -257,6 +274,7 @@ class ShardingCodec(ArrayBytesCodec):
         )
         set_(self, "_cache_lock", threading.Lock())
         set_(self, "_cache", {})
+        set_(self, "_layouts", {})
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The cached pipelines hold locks: pickle the configuration and, for an evolved
@@ -405,6 +423,39 @@ class ShardingCodec(ArrayBytesCodec):
             )
         return tuple(s // c for s, c in zip(shard_shape, self.chunk_shape, strict=True))
 
+    def _layout(self, shard_shape: Sequence[int]) -> _Layout:
+        """The cached :class:`_Layout` of a shard of ``shard_shape`` (MetadataError, naming
+        the field, if the inner chunk shape does not divide it)."""
+        shard_shape = tuple(shard_shape)
+        cache: dict[Coords, _Layout] = self._layouts  # type: ignore[attr-defined]
+        layout = cache.get(shard_shape)
+        if layout is not None:
+            return layout
+        cps = self._chunks_per_shard(shard_shape)
+        size = self._index_pipeline().encoded_size((*cps, 2))
+        if size is None:
+            raise MetadataError(
+                "the index codecs must have a fixed encoded size",
+                path=f"{self.path}.configuration.index_codecs",
+            )
+        strides = [1] * len(cps)
+        for i in range(len(cps) - 2, -1, -1):
+            strides[i] = strides[i + 1] * cps[i + 1]
+        layout = _Layout(
+            chunks_per_shard=cps,
+            index_shape=(*cps, 2),
+            index_nbytes=size,
+            index_range=(0, size) if self.index_location == "start" else (-size, None),
+            read_whole=self.index_location == "end"
+            and not any(c.name == "crc32c" for c in self.index_codecs),
+            grid_strides=tuple(strides),
+        )
+        with self._cache_lock:  # type: ignore[attr-defined]
+            if len(cache) >= 256:  # many edge-shard shapes (rectilinear grids): start afresh
+                cache.clear()
+            cache[shard_shape] = layout
+        return layout
+
     def chunks_per_shard(self, shard_shape: Sequence[int]) -> Coords:
         """The shape of the inner chunk grid of a shard of ``shard_shape``.
 
@@ -413,24 +464,16 @@ class ShardingCodec(ArrayBytesCodec):
         MetadataError
             If ``chunk_shape`` does not divide ``shard_shape`` (names the field).
         """
-        return self._chunks_per_shard(shard_shape)
+        return self._layout(shard_shape).chunks_per_shard
 
     def index_nbytes(self, shard_shape: Sequence[int]) -> int:
         """The size in bytes of the encoded index of a shard of ``shard_shape``."""
-        cps = self._chunks_per_shard(shard_shape)
-        size = self._index_pipeline().encoded_size((*cps, 2))
-        if size is None:
-            raise MetadataError(
-                "the index codecs must have a fixed encoded size",
-                path=f"{self.path}.configuration.index_codecs",
-            )
-        return size
+        return self._layout(shard_shape).index_nbytes
 
     def index_byte_range(self, shard_shape: Sequence[int]) -> tuple[int, int | None]:
         """The ``(start, length)`` store request that reads the index: ``(0, n)`` at the start,
         the suffix request ``(-n, None)`` at the end."""
-        n = self.index_nbytes(shard_shape)
-        return (0, n) if self.index_location == "start" else (-n, None)
+        return self._layout(shard_shape).index_range
 
     # -- encode -----------------------------------------------------------------------------------
 
@@ -646,15 +689,15 @@ class ShardingCodec(ArrayBytesCodec):
             A wrong size, a bad entry (naming the inner chunk); ChecksumError for a crc32c
             mismatch.
         """
-        cps = self._chunks_per_shard(shard_shape)
-        n = self.index_nbytes(shard_shape)
+        layout = self._layout(shard_shape)
+        n = layout.index_nbytes
         buf = as_byte_array(data)
         if buf.nbytes != n:
             raise ChunkDecodeError(
                 f"sharding_indexed: the shard index has {buf.nbytes} bytes, expected {n}"
             )
         try:
-            entries = self._index_pipeline().decode(buf, (*cps, 2))
+            entries = self._index_pipeline().decode(buf, layout.index_shape)
         except ChunkDecodeError as exc:
             cls = ChecksumError if isinstance(exc, ChecksumError) else ChunkDecodeError
             raise cls(f"sharding_indexed: shard index: {exc}") from exc
@@ -663,74 +706,51 @@ class ShardingCodec(ArrayBytesCodec):
         return index
 
     def _check_index(self, index: ShardIndex, shard_nbytes: int | None, index_n: int) -> None:
+        # One pass of the shard kernel finds the first problem, in the order these checks
+        # report them (half-missing entry, outside the shard, into the index, overlaps).
         entries = index.entries
-        offsets = entries[..., 0]
-        lengths = entries[..., 1]
-        off_missing = offsets == MISSING
-        len_missing = lengths == MISSING
-        half = off_missing != len_missing
-        if half.any():
-            coords = _first(half)
+        if self.index_location == "start":
+            lo, hi = 0, index_n
+        elif shard_nbytes is not None:
+            lo, hi = shard_nbytes - index_n, shard_nbytes
+        else:
+            lo = hi = -1
+        code, a, b = check_shard_index(
+            entries.reshape(-1, 2), -1 if shard_nbytes is None else shard_nbytes, lo, hi
+        )
+        if code == 0:
+            return
+        cps = index.chunks_per_shard
+        first = tuple(int(i) for i in np.unravel_index(a, cps))
+        offset, nbytes = (int(v) for v in entries[first])
+        if code == 1:
             raise ChunkDecodeError(
-                f"sharding_indexed: index entry of inner chunk {coords} is "
-                f"(offset {int(offsets[coords])}, nbytes {int(lengths[coords])}): only one of "
+                f"sharding_indexed: index entry of inner chunk {first} is "
+                f"(offset {offset}, nbytes {nbytes}): only one of "
                 "them is the missing-chunk marker 2**64-1"
             )
-        present = ~off_missing
-        if not present.any():
-            return
-        if shard_nbytes is not None:
-            size = np.uint64(shard_nbytes)
-            # offset + nbytes > size, written so that it cannot overflow uint64
-            outside = present & ((offsets > size) | (lengths > size - np.minimum(offsets, size)))
-            if outside.any():
-                coords = _first(outside)
-                raise ChunkDecodeError(
-                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
-                    f"nbytes {int(lengths[coords])}) lies outside the shard of "
-                    f"{shard_nbytes} bytes"
-                )
-        else:
-            # Without the shard size, still refuse ends past 2**64 (offset + nbytes overflow).
-            outside = present & (lengths > np.uint64(MISSING) - offsets)
-            if outside.any():
-                coords = _first(outside)
-                raise ChunkDecodeError(
-                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
-                    f"nbytes {int(lengths[coords])}) ends beyond any possible shard"
-                )
-        stored = present & (lengths > 0)
-        bounds: tuple[int, int] | None = None
-        if self.index_location == "start":
-            bounds = (0, index_n)
-        elif shard_nbytes is not None:
-            bounds = (shard_nbytes - index_n, shard_nbytes)
-        if bounds is not None:
-            lo, hi = np.uint64(bounds[0]), np.uint64(bounds[1])
-            into = stored & (offsets < hi) & (offsets + lengths > lo)
-            if into.any():
-                coords = _first(into)
-                raise ChunkDecodeError(
-                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
-                    f"nbytes {int(lengths[coords])}) overlaps the shard index (bytes "
-                    f"{bounds[0]}..{bounds[1]})"
-                )
-        flat = np.flatnonzero(stored.reshape(-1))
-        if flat.size > 1:
-            starts = offsets.reshape(-1)[flat]
-            ends = starts + lengths.reshape(-1)[flat]
-            order = np.argsort(starts, kind="stable")
-            overlap = starts[order[1:]] < ends[order[:-1]]
-            if overlap.any():
-                k = int(np.flatnonzero(overlap)[0])
-                cps = index.chunks_per_shard
-                a = tuple(int(i) for i in np.unravel_index(flat[order[k]], cps))
-                b = tuple(int(i) for i in np.unravel_index(flat[order[k + 1]], cps))
-                raise ChunkDecodeError(
-                    f"sharding_indexed: inner chunks {a} (offset {int(offsets[a])}, nbytes "
-                    f"{int(lengths[a])}) and {b} (offset {int(offsets[b])}, nbytes "
-                    f"{int(lengths[b])}) overlap"
-                )
+        if code == 2 and shard_nbytes is not None:
+            raise ChunkDecodeError(
+                f"sharding_indexed: inner chunk {first} (offset {offset}, "
+                f"nbytes {nbytes}) lies outside the shard of {shard_nbytes} bytes"
+            )
+        if code == 2:
+            raise ChunkDecodeError(
+                f"sharding_indexed: inner chunk {first} (offset {offset}, "
+                f"nbytes {nbytes}) ends beyond any possible shard"
+            )
+        if code == 3:
+            raise ChunkDecodeError(
+                f"sharding_indexed: inner chunk {first} (offset {offset}, "
+                f"nbytes {nbytes}) overlaps the shard index (bytes {lo}..{hi})"
+            )
+        second = tuple(int(i) for i in np.unravel_index(b, cps))
+        offset_b, nbytes_b = (int(v) for v in entries[second])
+        raise ChunkDecodeError(
+            f"sharding_indexed: inner chunks {first} (offset {offset}, nbytes "
+            f"{nbytes}) and {second} (offset {offset_b}, nbytes "
+            f"{nbytes_b}) overlap"
+        )
 
     def _decode_inner_with(
         self, inner: CodecPipeline, buf: np.ndarray, coords: Coords, index: ShardIndex
@@ -1058,10 +1078,6 @@ def _naming(key: str | None) -> Iterator[None]:
         if key is None or exc.key is not None:
             raise
         raise type(exc)(str(exc), key=key) from exc
-
-
-def _first(mask: np.ndarray) -> Coords:
-    return tuple(int(i) for i in np.argwhere(mask)[0])
 
 
 def _fill(out: np.ndarray, fill_value: np.ndarray) -> None:
