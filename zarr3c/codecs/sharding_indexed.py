@@ -65,6 +65,7 @@ from zarr3c.codecs.base import (
     parse_choice_field,
     parse_int_field,
 )
+from zarr3c.codecs.bytes import BytesCodec
 from zarr3c.codecs.pipeline import (
     CodecLike,
     CodecPipeline,
@@ -204,6 +205,9 @@ class _Layout:
     read_whole: bool
     #: C strides of the inner chunk grid, in inner chunks
     grid_strides: Coords
+    #: for the usual index chain (``bytes`` [+ ``crc32c``]): the crc32c codec or None, and
+    #: the stored data type of the entries, to decode without the pipeline; else None
+    index_fast: tuple[Codec | None, np.dtype] | None
 
 
 # -- the codec -------------------------------------------------------------------------------------
@@ -438,6 +442,19 @@ class ShardingCodec(ArrayBytesCodec):
                 "the index codecs must have a fixed encoded size",
                 path=f"{self.path}.configuration.index_codecs",
             )
+        index = self._index_pipeline()
+        index_fast = None
+        serializer = index.array_bytes
+        if (
+            not index.array_array
+            and len(index.bytes_bytes) <= 1
+            and all(c.name == "crc32c" for c in index.bytes_bytes)
+            and isinstance(serializer, BytesCodec)
+            and serializer.endian in ("little", "big")
+        ):
+            order = "<" if serializer.endian == "little" else ">"
+            index_fast = (index.bytes_bytes[0] if index.bytes_bytes else None,
+                          np.dtype(f"{order}u8"))
         strides = [1] * len(cps)
         for i in range(len(cps) - 2, -1, -1):
             strides[i] = strides[i + 1] * cps[i + 1]
@@ -449,6 +466,7 @@ class ShardingCodec(ArrayBytesCodec):
             read_whole=self.index_location == "end"
             and not any(c.name == "crc32c" for c in self.index_codecs),
             grid_strides=tuple(strides),
+            index_fast=index_fast,
         )
         with self._cache_lock:  # type: ignore[attr-defined]
             if len(cache) >= 256:  # many edge-shard shapes (rectilinear grids): start afresh
@@ -696,8 +714,14 @@ class ShardingCodec(ArrayBytesCodec):
             raise ChunkDecodeError(
                 f"sharding_indexed: the shard index has {buf.nbytes} bytes, expected {n}"
             )
+        fast = layout.index_fast
         try:
-            entries = self._index_pipeline().decode(buf, layout.index_shape)
+            if fast is None:
+                entries = self._index_pipeline().decode(buf, layout.index_shape)
+            else:  # what the pipeline does for bytes [+ crc32c], without its layers
+                crc, stored = fast
+                payload = buf if crc is None else crc.decode(buf)  # type: ignore[attr-defined]
+                entries = payload.view(stored).reshape(layout.index_shape)
         except ChunkDecodeError as exc:
             cls = ChecksumError if isinstance(exc, ChecksumError) else ChunkDecodeError
             raise cls(f"sharding_indexed: shard index: {exc}") from exc
@@ -798,21 +822,22 @@ class ShardingCodec(ArrayBytesCodec):
             Naming ``key``: the shard is shorter than its index, or the index is malformed
             (ChecksumError for a crc32c mismatch).
         """
-        n = self.index_nbytes(shard_shape)
-        if self.index_location == "end" and not any(
-            c.name == "crc32c" for c in self.index_codecs
-        ):
+        layout = self._layout(shard_shape)
+        n = layout.index_nbytes
+        if layout.read_whole:
             # Without a checksum, an index read from the end of a truncated shard would be
             # other bytes taken for an index: only the shard's size can tell, so read it all.
             (whole,) = get_ranges([(0, None)])
             if whole is None:
                 return None
-            with _naming(key):
+            try:
                 return self._decode_index_from_shard(as_byte_array(whole), shard_shape)
-        (raw,) = get_ranges([self.index_byte_range(shard_shape)])
+            except ChunkDecodeError as exc:
+                raise _renamed(exc, key)  # noqa: B904 - its cause is set
+        (raw,) = get_ranges([layout.index_range])
         if raw is None:
             return None
-        with _naming(key):
+        try:
             buf = as_byte_array(raw)
             if buf.nbytes < n:
                 raise ChunkDecodeError(
@@ -820,6 +845,8 @@ class ShardingCodec(ArrayBytesCodec):
                     f"index ({n} bytes)"
                 )
             return self.decode_index(buf, shard_shape)
+        except ChunkDecodeError as exc:
+            raise _renamed(exc, key)  # noqa: B904 - its cause is set
 
     def inner_chunks_for_region(
         self, shard_shape: Sequence[int], region: Sequence[slice | tuple[int, int]]
@@ -853,23 +880,7 @@ class ShardingCodec(ArrayBytesCodec):
             if entry is not None:
                 found.append((entry[0], entry[1], coords))
         found.sort()
-        groups: list[ByteRangeGroup] = []
-        start = end = -1
-        members: list[tuple[Coords, int, int]] = []
-        for offset, n, coords in found:
-            if members and offset - end <= max_gap and (
-                max_length is None or max(end, offset + n) - start <= max_length
-            ):
-                members.append((coords, offset - start, n))
-                end = max(end, offset + n)
-                continue
-            if members:
-                groups.append(ByteRangeGroup(start, end - start, tuple(members)))
-            start, end = offset, offset + n
-            members = [(coords, 0, n)]
-        if members:
-            groups.append(ByteRangeGroup(start, end - start, tuple(members)))
-        return groups
+        return _coalesce(found, max_gap, max_length)
 
     def decode_inner(
         self, data: bytes | bytearray | memoryview | np.ndarray, coords: Sequence[int] = ()
@@ -929,17 +940,43 @@ class ShardingCodec(ArrayBytesCodec):
             index = self.read_index(get_ranges, shard_shape, key=key)
             if index is None:
                 return False
+        entries = index.entries
+        found: list[tuple[int, int, Coords]] = []
         for coords in wanted:
-            if index.get(coords) is None:
+            offset, n = entries[coords].tolist()
+            if offset == MISSING:
                 sink(coords, None)
+            else:
+                found.append((offset, n, coords))
+        if not found:
+            return True
         inner = self._evolved_pipeline()
-        chunk_nbytes = math.prod(self.chunk_shape) * inner.dtype.itemsize
+        chunk_shape = self.chunk_shape
+        dtype = inner.dtype
+        chunk_nbytes = math.prod(chunk_shape) * dtype.itemsize
+        # A chain that stores the raw elements decodes to a view of the stored bytes: take
+        # that view here rather than through the pipeline (one inner chunk of the wrong size
+        # goes through the pipeline, which reports it).
+        raw_elements = inner.stores_raw_elements
 
         def decode_one(task: tuple[Coords, np.ndarray]) -> None:
             coords, raw = task
-            sink(coords, _decode_inner_bytes(inner, raw, self.chunk_shape, coords))
+            if raw_elements and raw.nbytes == chunk_nbytes:
+                sink(coords, raw.view(dtype).reshape(chunk_shape))
+            else:
+                sink(coords, _decode_inner_bytes(inner, raw, chunk_shape, coords))
 
-        groups = self.byte_ranges(index, wanted, max_gap=max_gap, max_length=max_request)
+        if len(found) == 1:  # one inner chunk: one request, no grouping
+            offset, n, coords = found[0]
+            (value,) = get_ranges([(offset, n)])
+            try:
+                buf = _check_range(value, coords, offset, n, 0, n)
+                decode_one((coords, buf if buf.nbytes == n else buf[:n]))
+            except ChunkDecodeError as exc:
+                raise _renamed(exc, key)  # noqa: B904 - its cause is set
+            return True
+        found.sort()
+        groups = _coalesce(found, max_gap, max_request)
         first = 0
         while first < len(groups):
             last, size = first + 1, groups[first].length
@@ -948,23 +985,17 @@ class ShardingCodec(ArrayBytesCodec):
                 last += 1
             batch, first = groups[first:last], last
             values = get_ranges([(g.start, g.length) for g in batch])
-            with _naming(key):
+            try:
                 tasks = []
                 for group, value in zip(batch, values, strict=True):
-                    if value is None:
-                        raise ChunkDecodeError(
-                            "sharding_indexed: the shard disappeared while read"
-                        )
-                    buf = as_byte_array(value)
+                    buf = None
                     for coords, rel, n in group.members:
-                        if rel + n > buf.nbytes:
-                            raise ChunkDecodeError(
-                                f"sharding_indexed: inner chunk {coords} (offset "
-                                f"{group.start + rel}, nbytes {n}) lies outside the shard of "
-                                f"{group.start + buf.nbytes} bytes"
-                            )
+                        if buf is None or rel + n > buf.nbytes:
+                            buf = _check_range(value, coords, group.start, n, rel, group.length)
                         tasks.append((coords, buf[rel:rel + n]))
                 _fan_out(decode_one, tasks, len(tasks) * chunk_nbytes)
+            except ChunkDecodeError as exc:
+                raise _renamed(exc, key)  # noqa: B904 - its cause is set
             del values, tasks  # this batch's bytes go before the next batch is fetched
         return True
 
@@ -1030,7 +1061,7 @@ class ShardingCodec(ArrayBytesCodec):
         for each inner chunk the region's selection touches (the output being
         ``shard[region]``; slices have ``step >= 1``)."""
         shard_shape = tuple(shard_shape)
-        self._chunks_per_shard(shard_shape)
+        self._layout(shard_shape)
         if len(region) != len(shard_shape):
             raise IndexingError(
                 f"region has {len(region)} dimensions, the shard has {len(shard_shape)}"
@@ -1078,6 +1109,58 @@ def _naming(key: str | None) -> Iterator[None]:
         if key is None or exc.key is not None:
             raise
         raise type(exc)(str(exc), key=key) from exc
+
+
+def _renamed(exc: ChunkDecodeError, key: str | None) -> ChunkDecodeError:
+    """``exc``, or the same error naming ``key`` (the shard) when it names no key (what
+    :func:`_naming` does, without a context manager on the per-read path)."""
+    if key is None or exc.key is not None:
+        return exc
+    new = type(exc)(str(exc), key=key)
+    new.__cause__ = exc
+    return new
+
+
+def _check_range(
+    value: bytes | bytearray | memoryview | np.ndarray | None,
+    coords: Coords, start: int, n: int, rel: int, length: int,
+) -> np.ndarray:
+    """The bytes read for a request of ``length`` bytes at ``start`` of the shard, checked to
+    hold the inner chunk at ``coords`` (``n`` bytes from ``rel`` in the request)."""
+    if value is None:
+        raise ChunkDecodeError("sharding_indexed: the shard disappeared while read")
+    buf = as_byte_array(value)
+    if rel + n > buf.nbytes:
+        raise ChunkDecodeError(
+            f"sharding_indexed: inner chunk {coords} (offset {start + rel}, nbytes {n}) lies "
+            f"outside the shard of {start + buf.nbytes} bytes"
+        )
+    return buf
+
+
+def _coalesce(
+    found: list[tuple[int, int, Coords]], max_gap: int, max_length: int | None
+) -> list[ByteRangeGroup]:
+    """Requests for ``(offset, nbytes, coords)`` of stored inner chunks sorted by offset:
+    neighbours at most ``max_gap`` bytes apart share one request of at most ``max_length``
+    bytes (None: no bound)."""
+    groups: list[ByteRangeGroup] = []
+    start = end = -1
+    members: list[tuple[Coords, int, int]] = []
+    for offset, n, coords in found:
+        if members and offset - end <= max_gap and (
+            max_length is None or max(end, offset + n) - start <= max_length
+        ):
+            members.append((coords, offset - start, n))
+            end = max(end, offset + n)
+            continue
+        if members:
+            groups.append(ByteRangeGroup(start, end - start, tuple(members)))
+        start, end = offset, offset + n
+        members = [(coords, 0, n)]
+    if members:
+        groups.append(ByteRangeGroup(start, end - start, tuple(members)))
+    return groups
 
 
 def _fill(out: np.ndarray, fill_value: np.ndarray) -> None:

@@ -65,6 +65,7 @@ from zarr3c.stores.base import (
     _group_byte_ranges,
     _scatter_byte_ranges,
     as_byte_view,
+    normalize_byte_range,
     resolve_byte_range,
     validate_key,
     validate_prefix,
@@ -557,6 +558,11 @@ class LocalStore(Store):
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
+        if type(key_ranges) is list and len(key_ranges) == 1:
+            # One range (a shard index, one inner chunk): no grouping, no hand-off.
+            key, rng = key_ranges[0]
+            path = self._path(key)
+            return _read_ranges(key, path, [normalize_byte_range(key, rng)])
         # Group the ranges by key, so each file is opened once whatever the request order.
         groups, n = _group_byte_ranges(key_ranges, self._path)
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]
