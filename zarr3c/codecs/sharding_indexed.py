@@ -1096,6 +1096,53 @@ class ShardingCodec(ArrayBytesCodec):
             plans.append(plan)
         return plans
 
+    def project_runs(
+        self, shard_shape: Sequence[int], runs: Sequence[tuple[int, int]], counts: Sequence[int]
+    ) -> list[list[tuple[int, int, int, int]]]:
+        """:meth:`project_region` for a strided selection given as integers: per dimension
+        the ``(start, step)`` run (``step >= 1``) of ``count`` elements in the shard, split
+        into ``(inner chunk index, position in the selection of its first element, number of
+        elements, index of that first element in the inner chunk)`` per inner chunk touched,
+        in increasing order.  Cheaper than slices when planning many small selections.
+
+        Raises
+        ------
+        IndexingError
+            If the runs do not match the shard's dimensions or leave it.
+        """
+        shard_shape = tuple(shard_shape)
+        self._layout(shard_shape)
+        if not len(runs) == len(counts) == len(shard_shape):
+            raise IndexingError(
+                f"{len(runs)} runs and {len(counts)} counts for a shard of "
+                f"{len(shard_shape)} dimensions"
+            )
+        plans = []
+        for axis, ((start, step), count, n, c) in enumerate(
+                zip(runs, counts, shard_shape, self.chunk_shape, strict=True)):
+            last = start + (count - 1) * step
+            if step < 1 or count < 0 or start < 0 or (count and last >= n):
+                raise IndexingError(
+                    f"run (start {start}, step {step}, count {count}) of axis {axis} is not "
+                    f"inside the shard (length {n})"
+                )
+            if not count:
+                plans.append([])
+                continue
+            i0, i1 = start // c, last // c
+            if i0 == i1:  # the usual case of a small selection: one inner chunk
+                plans.append([(i0, 0, count, start - i0 * c)])
+                continue
+            plan = []
+            for i in range(i0, i1 + 1):
+                lo = i * c
+                k0 = max(0, -(-(lo - start) // step))
+                k1 = min(count, -(-(lo + c - start) // step))
+                if k1 > k0:
+                    plan.append((i, k0, k1 - k0, start + k0 * step - lo))
+            plans.append(plan)
+        return plans
+
 
 # -- helpers ---------------------------------------------------------------------------------------
 
