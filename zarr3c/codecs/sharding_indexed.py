@@ -976,27 +976,50 @@ class ShardingCodec(ArrayBytesCodec):
                 raise _renamed(exc, key)  # noqa: B904 - its cause is set
             return True
         found.sort()
-        groups = _coalesce(found, max_gap, max_request)
+        threads = get_num_threads()
+        if threads > 1 and len(found) * chunk_nbytes >= _PARALLEL_MIN_BYTES:
+            # Each worker fetches and decodes batches of its own, so reading, decoding and
+            # copying overlap across workers; smaller batches keep the bytes held at once
+            # (one batch per worker) within max_request.
+            part = min(max_request, max(max_request // (2 * threads), 1 << 16))
+        else:
+            part = max_request
+        groups = _coalesce(found, max_gap, part)
+        batches = []
         first = 0
         while first < len(groups):
             last, size = first + 1, groups[first].length
-            while last < len(groups) and size + groups[last].length <= max_request:
+            while last < len(groups) and size + groups[last].length <= part:
                 size += groups[last].length
                 last += 1
-            batch, first = groups[first:last], last
+            batches.append(groups[first:last])
+            first = last
+
+        def fetch(batch: list[ByteRangeGroup]) -> list[tuple[Coords, np.ndarray]]:
             values = get_ranges([(g.start, g.length) for g in batch])
-            try:
-                tasks = []
-                for group, value in zip(batch, values, strict=True):
-                    buf = None
-                    for coords, rel, n in group.members:
-                        if buf is None or rel + n > buf.nbytes:
-                            buf = _check_range(value, coords, group.start, n, rel, group.length)
-                        tasks.append((coords, buf[rel:rel + n]))
-                _fan_out(decode_one, tasks, len(tasks) * chunk_nbytes)
-            except ChunkDecodeError as exc:
-                raise _renamed(exc, key)  # noqa: B904 - its cause is set
-            del values, tasks  # this batch's bytes go before the next batch is fetched
+            tasks = []
+            for group, value in zip(batch, values, strict=True):
+                buf = None
+                for coords, rel, n in group.members:
+                    if buf is None or rel + n > buf.nbytes:
+                        buf = _check_range(value, coords, group.start, n, rel, group.length)
+                    tasks.append((coords, buf[rel:rel + n]))
+            return tasks
+
+        def run_batch(batch: list[ByteRangeGroup]) -> None:
+            for task in fetch(batch):
+                decode_one(task)
+
+        try:
+            if part < max_request and len(batches) > 1:
+                map_unordered(run_batch, batches)
+            else:
+                for batch in batches:
+                    tasks = fetch(batch)
+                    _fan_out(decode_one, tasks, len(tasks) * chunk_nbytes)
+                    del tasks  # this batch's bytes go before the next batch is fetched
+        except ChunkDecodeError as exc:
+            raise _renamed(exc, key)  # noqa: B904 - its cause is set
         return True
 
     def read_inner_chunks(
