@@ -127,6 +127,9 @@ _DEFAULT_INDEX_CODECS: tuple[dict[str, Any], ...] = (
 # Below this many bytes per shard, inner chunks are encoded/decoded in the calling thread:
 # handing tiny tasks to the pool costs more than it saves.
 _PARALLEL_MIN_BYTES = 1 << 20
+# Fewest bytes a worker fetches at once when the workers of a shard read fetch their own
+# batches (smaller requests cost more round trips than they save in memory).
+_MIN_WORKER_BATCH = 1 << 16
 
 Coords: TypeAlias = tuple[int, ...]
 
@@ -981,7 +984,7 @@ class ShardingCodec(ArrayBytesCodec):
             # Each worker fetches and decodes batches of its own, so reading, decoding and
             # copying overlap across workers; smaller batches keep the bytes held at once
             # (one batch per worker) within max_request.
-            part = min(max_request, max(max_request // (2 * threads), 1 << 16))
+            part = min(max_request, max(max_request // (2 * threads), _MIN_WORKER_BATCH))
         else:
             part = max_request
         groups = _coalesce(found, max_gap, part)
