@@ -957,17 +957,26 @@ class ShardingCodec(ArrayBytesCodec):
         chunk_shape = self.chunk_shape
         dtype = inner.dtype
         chunk_nbytes = math.prod(chunk_shape) * dtype.itemsize
-        # A chain that stores the raw elements decodes to a view of the stored bytes: take
-        # that view here rather than through the pipeline (one inner chunk of the wrong size
-        # goes through the pipeline, which reports it).
-        raw_elements = inner.stores_raw_elements
+        # A chain whose serializer stores the raw elements (``bytes`` in native order, then
+        # any compressors) decodes to a view of its bytes->bytes codecs' output: take that
+        # view here rather than through the pipeline's layers.  Anything unexpected (a failing
+        # codec, the wrong size) goes through the pipeline again, which reports it.
+        raw_chain = _raw_chain(inner)
 
         def decode_one(task: tuple[Coords, np.ndarray]) -> None:
             coords, raw = task
-            if raw_elements and raw.nbytes == chunk_nbytes:
-                sink(coords, raw.view(dtype).reshape(chunk_shape))
-            else:
-                sink(coords, _decode_inner_bytes(inner, raw, chunk_shape, coords))
+            if raw_chain is not None:
+                try:
+                    buf: Any = raw
+                    for codec in raw_chain:
+                        buf = codec.decode(buf)
+                    buf = as_byte_array(buf)
+                except Exception:  # noqa: BLE001 - decoded again below, which reports it
+                    buf = None
+                if buf is not None and buf.nbytes == chunk_nbytes:
+                    sink(coords, buf.view(dtype).reshape(chunk_shape))
+                    return
+            sink(coords, _decode_inner_bytes(inner, raw, chunk_shape, coords))
 
         if len(found) == 1:  # one inner chunk: one request, no grouping
             offset, n, coords = found[0]
@@ -1234,6 +1243,14 @@ def _coalesce(
     if members:
         groups.append(ByteRangeGroup(start, end - start, tuple(members)))
     return groups
+
+
+def _raw_chain(pipeline: CodecPipeline) -> tuple[Codec, ...] | None:
+    """The bytes->bytes codecs to undo, in decode order, when ``pipeline`` stores chunks as
+    its elements' native bytes under them (no array->array codec); else None."""
+    if pipeline.array_array or not pipeline.array_bytes.stores_raw_elements(pipeline.dtype):
+        return None
+    return tuple(reversed(pipeline.bytes_bytes))
 
 
 def _fill(out: np.ndarray, fill_value: np.ndarray) -> None:

@@ -558,11 +558,14 @@ class LocalStore(Store):
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
-        if type(key_ranges) is list and len(key_ranges) == 1:
-            # One range (a shard index, one inner chunk): no grouping, no hand-off.
-            key, rng = key_ranges[0]
-            path = self._path(key)
-            return _read_ranges(key, path, [normalize_byte_range(key, rng)])
+        if type(key_ranges) is list and key_ranges:
+            # Ranges of one key (a shard's index or inner chunks): one file, read in this
+            # thread as the grouped path would, without grouping and scattering.
+            key = key_ranges[0][0]
+            if type(key) is str and all(k == key for k, _ in key_ranges):
+                path = self._path(key)
+                return _read_ranges(key, path,
+                                    [normalize_byte_range(key, r) for _, r in key_ranges])
         # Group the ranges by key, so each file is opened once whatever the request order.
         groups, n = _group_byte_ranges(key_ranges, self._path)
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]
