@@ -1,8 +1,8 @@
 """Pure-numpy reference implementations of every compiled kernel (the tests' oracle).
 
 Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``layout.pyx``,
-``grid.pyx`` and ``shard.pyx`` (see the ``.pyi`` stubs), written the obvious way with numpy and Python
-integers and independently of the Cython code paths: strided regions become
+``grid.pyx`` and ``shard.pyx`` (see the ``.pyi`` stubs), written the obvious way with numpy and
+Python integers and independently of the Cython code paths: strided regions become
 ``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
 come from ``numpy.searchsorted`` and run-length grouping.  Not meant to be fast; meant to be
 clearly right.  Error messages are shorter than the kernels'.

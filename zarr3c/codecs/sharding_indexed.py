@@ -36,7 +36,10 @@ Partial decoding is supported: :meth:`ShardingCodec.read_index`,
 as it is decoded, the shard's bytes fetched in bounded batches),
 :meth:`ShardingCodec.read_inner_chunks` and :meth:`ShardingCodec.read_region` read only the
 index and the inner chunks a selection touches, through a batched ``get_ranges`` callable (see
-:data:`GetRanges`).  Partial writes:
+:data:`GetRanges`); :meth:`ShardingCodec.project_region` and :meth:`ShardingCodec.project_runs`
+map a region of the shard onto its inner chunks.  The index is checked in one pass of the
+``shard`` kernel, and what a shard shape implies (index size and request, inner grid) is
+computed once per shape; nothing read from the store is ever cached.  Partial writes:
 :meth:`ShardingCodec.update_shard` replaces some inner chunks and copies the others' stored
 bytes verbatim (None when no inner chunk is left, so the caller erases the shard).
 """
@@ -57,6 +60,7 @@ from zarr3c._kernels.copy import is_uniform
 from zarr3c._kernels.shard import check_shard_index
 from zarr3c.codecs.base import (
     ArrayBytesCodec,
+    BytesBytesCodec,
     ChunkSpec,
     Codec,
     as_byte_array,
@@ -1152,7 +1156,7 @@ class ShardingCodec(ArrayBytesCodec):
                 f"{len(runs)} runs and {len(counts)} counts for a shard of "
                 f"{len(shard_shape)} dimensions"
             )
-        plans = []
+        plans: list[list[tuple[int, int, int, int]]] = []
         for axis, ((start, step), count, n, c) in enumerate(
                 zip(runs, counts, shard_shape, self.chunk_shape, strict=True)):
             last = start + (count - 1) * step
@@ -1245,7 +1249,7 @@ def _coalesce(
     return groups
 
 
-def _raw_chain(pipeline: CodecPipeline) -> tuple[Codec, ...] | None:
+def _raw_chain(pipeline: CodecPipeline) -> tuple[BytesBytesCodec, ...] | None:
     """The bytes->bytes codecs to undo, in decode order, when ``pipeline`` stores chunks as
     its elements' native bytes under them (no array->array codec); else None."""
     if pipeline.array_array or not pipeline.array_bytes.stores_raw_elements(pipeline.dtype):

@@ -564,8 +564,10 @@ class LocalStore(Store):
             key = key_ranges[0][0]
             if type(key) is str and all(k == key for k, _ in key_ranges):
                 path = self._path(key)
-                return _read_ranges(key, path,
-                                    [normalize_byte_range(key, r) for _, r in key_ranges])
+                values: builtins.list[BytesLike | None] = []
+                values += _read_ranges(key, path,
+                                       [normalize_byte_range(key, r) for _, r in key_ranges])
+                return values
         # Group the ranges by key, so each file is opened once whatever the request order.
         groups, n = _group_byte_ranges(key_ranges, self._path)
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]
