@@ -23,7 +23,7 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-KERNELS = ["copy", "grid", "layout"]
+KERNELS = ["copy", "grid", "layout", "shard"]
 
 extensions = [
     Extension(

@@ -699,25 +699,55 @@ class Array(Node):
             sharding = self._sharding
             assert sharding is not None
             # Every copy is planned before anything is read: inner chunk -> (output, its byte
-            # offset and strides, counts, byte offset and strides in the inner chunk).
-            inner_strides = c_strides(sharding.chunk_shape, itemsize)
+            # offset and strides, counts, byte offset and strides in the inner chunk).  Plain
+            # integer arithmetic per dimension (runs -> inner chunks), as few arrays as can be.
+            inner_shape = sharding.chunk_shape
+            inner_strides = c_strides(inner_shape, itemsize)
             pieces: dict[tuple[int, ...], list[tuple[int, int, np.ndarray, np.ndarray, int,
                                                      np.ndarray]]] = {}
+            # Selections of one shape share their stride and count arrays (read-only here).
+            arrays: dict[tuple[int, ...], np.ndarray] = {}
+
+            def as_i64(values: tuple[int, ...]) -> np.ndarray:
+                arr = arrays.get(values)
+                if arr is None:
+                    arr = arrays[values] = _i64(values)
+                return arr
+
             for task, i in members:
                 out_strides = targets[i][1]
-                dst_strides = _i64([step * s for (_, step), s
-                                    in zip(task.out, out_strides, strict=True)])
-                plans = sharding.project_region(shard_shape, task.local_slices())
+                local, out, counts = task.local, task.out, task.counts
+                dst_strides = as_i64(tuple(step * s for (_, step), s
+                                           in zip(out, out_strides, strict=True)))
+                src_strides = as_i64(tuple(step * s for (_, step), s
+                                           in zip(local, inner_strides, strict=True)))
+                inner: list[int] = []
+                src_offset = 0
+                for (start, step), n, c, s in zip(local, counts, inner_shape, inner_strides,
+                                                  strict=True):
+                    q = start // c
+                    if (start + (n - 1) * step) // c != q:
+                        break
+                    inner.append(q)
+                    src_offset += (start - q * c) * s
+                else:  # one inner chunk (a small selection): one piece
+                    pieces.setdefault(tuple(inner), []).append((
+                        i, sum(start * s for (start, _), s in zip(out, out_strides, strict=True)),
+                        dst_strides, as_i64(tuple(counts)), src_offset, src_strides,
+                    ))
+                    continue
+                plans = sharding.project_runs(shard_shape, local, counts)
+                out_starts = [start * s for (start, _), s in zip(out, out_strides, strict=True)]
+                out_steps = [step * s for (_, step), s in zip(out, out_strides, strict=True)]
                 for combo in itertools.product(*plans):
-                    dst_offset = sum(
-                        (start + sel.start * step) * s
-                        for (start, step), (_, sel, _), s
-                        in zip(task.out, combo, out_strides, strict=True))
                     pieces.setdefault(tuple(p[0] for p in combo), []).append((
-                        i, dst_offset, dst_strides,
-                        _i64([sel.stop - sel.start for _, sel, _ in combo]),
-                        sum(p[2].start * s for p, s in zip(combo, inner_strides, strict=True)),
-                        _i64([p[2].step * s for p, s in zip(combo, inner_strides, strict=True)]),
+                        i,
+                        sum(o + p[1] * st for p, o, st
+                            in zip(combo, out_starts, out_steps, strict=True)),
+                        dst_strides,
+                        as_i64(tuple(p[2] for p in combo)),
+                        sum(p[3] * s for p, s in zip(combo, inner_strides, strict=True)),
+                        src_strides,
                     ))
 
             def sink(inner_coords: tuple[int, ...], chunk: np.ndarray | None) -> None:

@@ -33,14 +33,27 @@ _pool: ThreadPoolExecutor | None = None
 _num_threads: int | None = None
 
 
+# The machine's core count does not change while the process runs: ask the OS once (the
+# size is looked up on every chunk-parallel read).  The environment variable is still read
+# each time, so changing it takes effect as before.
+_CPU_COUNT: int = max(1, os.cpu_count() or 1)
+_env_threads: tuple[str | None, int] = (None, _CPU_COUNT)
+
+
 def _default_threads() -> int:
+    global _env_threads
     env = os.environ.get("ZARR3C_NUM_THREADS")
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            pass
-    return max(1, os.cpu_count() or 1)
+    if not env:
+        return _CPU_COUNT
+    cached_env, cached = _env_threads
+    if env == cached_env:
+        return cached
+    try:
+        n = max(1, int(env))
+    except ValueError:
+        n = _CPU_COUNT
+    _env_threads = (env, n)
+    return n
 
 
 def get_num_threads() -> int:

@@ -1,8 +1,8 @@
 """Pure-numpy reference implementations of every compiled kernel (the tests' oracle).
 
-Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``layout.pyx``
-and ``grid.pyx`` (see the ``.pyi`` stubs), written the obvious way with numpy and Python
-integers and independently of the Cython code paths: strided regions become
+Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``layout.pyx``,
+``grid.pyx`` and ``shard.pyx`` (see the ``.pyi`` stubs), written the obvious way with numpy and
+Python integers and independently of the Cython code paths: strided regions become
 ``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
 come from ``numpy.searchsorted`` and run-length grouping.  Not meant to be fast; meant to be
 clearly right.  Error messages are shorter than the kernels'.
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the alias lives in the stub only
 __all__ = [
     "basic_box",
     "byteswap",
+    "check_shard_index",
     "copy_elements",
     "copy_outer",
     "copy_strided",
@@ -376,3 +377,44 @@ def basic_box(
         start.append(lo)
         stop.append(hi)
     return tuple(start), tuple(stop), tuple(out_shape), not out_shape and not ellipses
+
+
+def check_shard_index(
+    entries: NDArray[np.uint64], shard_nbytes: int, index_lo: int, index_hi: int
+) -> tuple[int, int, int]:
+    """Reference of :func:`zarr3c._kernels.shard.check_shard_index` (numpy, several passes)."""
+    e = np.asarray(entries)
+    if e.ndim != 2 or e.shape[1] != 2:
+        raise ValueError("check_shard_index: entries must have shape (n, 2)")
+    if shard_nbytes < -1:
+        raise ValueError("check_shard_index: shard_nbytes must be >= -1")
+    if not ((index_lo == -1 and index_hi == -1) or 0 <= index_lo <= index_hi):
+        raise ValueError("check_shard_index: bad index bounds")
+    e = e.astype(np.uint64)
+    missing = np.uint64(2**64 - 1)
+    offsets, lengths = e[:, 0], e[:, 1]
+    half = (offsets == missing) != (lengths == missing)
+    if half.any():
+        return (1, int(np.flatnonzero(half)[0]), -1)
+    present = offsets != missing
+    if shard_nbytes >= 0:
+        size = np.uint64(shard_nbytes)
+        outside = present & ((offsets > size) | (lengths > size - np.minimum(offsets, size)))
+    else:
+        outside = present & (lengths > missing - np.where(present, offsets, 0))
+    if outside.any():
+        return (2, int(np.flatnonzero(outside)[0]), -1)
+    stored = present & (lengths > 0)
+    ends = np.where(stored, offsets + np.where(stored, lengths, 0), 0)
+    if index_lo >= 0:
+        into = stored & (offsets < np.uint64(index_hi)) & (ends > np.uint64(index_lo))
+        if into.any():
+            return (3, int(np.flatnonzero(into)[0]), -1)
+    flat = np.flatnonzero(stored)
+    if flat.size > 1:
+        order = flat[np.argsort(offsets[flat], kind="stable")]
+        overlap = offsets[order[1:]] < ends[order[:-1]]
+        if overlap.any():
+            k = int(np.flatnonzero(overlap)[0])
+            return (4, int(order[k]), int(order[k + 1]))
+    return (0, -1, -1)

@@ -38,7 +38,10 @@ Partial decoding is supported: :meth:`ShardingCodec.read_index`,
 as it is decoded, the shard's bytes fetched in bounded batches),
 :meth:`ShardingCodec.read_inner_chunks` and :meth:`ShardingCodec.read_region` read only the
 index and the inner chunks a selection touches, through a batched ``get_ranges`` callable (see
-:data:`GetRanges`).  Partial writes:
+:data:`GetRanges`); :meth:`ShardingCodec.project_region` and :meth:`ShardingCodec.project_runs`
+map a region of the shard onto its inner chunks.  The index is checked in one pass of the
+``shard`` kernel, and what a shard shape implies (index size and request, inner grid) is
+computed once per shape; nothing read from the store is ever cached.  Partial writes:
 :meth:`ShardingCodec.update_shard` replaces some inner chunks and copies the others' stored
 bytes verbatim (None when no inner chunk is left, so the caller erases the shard).
 """
@@ -56,8 +59,10 @@ from typing import Any, ClassVar, Literal, TypeAlias
 import numpy as np
 
 from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
+from zarr3c._kernels.shard import check_shard_index
 from zarr3c.codecs.base import (
     ArrayBytesCodec,
+    BytesBytesCodec,
     ChunkSpec,
     Codec,
     as_byte_array,
@@ -66,6 +71,7 @@ from zarr3c.codecs.base import (
     parse_choice_field,
     parse_int_field,
 )
+from zarr3c.codecs.bytes import BytesCodec
 from zarr3c.codecs.pipeline import (
     CodecLike,
     CodecPipeline,
@@ -128,6 +134,9 @@ _DEFAULT_INDEX_CODECS: tuple[dict[str, Any], ...] = (
 # Below this many bytes per shard, inner chunks are encoded/decoded in the calling thread:
 # handing tiny tasks to the pool costs more than it saves.
 _PARALLEL_MIN_BYTES = 1 << 20
+# Fewest bytes a worker fetches at once when the workers of a shard read fetch their own
+# batches (smaller requests cost more round trips than they save in memory).
+_MIN_WORKER_BATCH = 1 << 16
 
 Coords: TypeAlias = tuple[int, ...]
 
@@ -190,6 +199,25 @@ class ByteRangeGroup:
     start: int
     length: int
     members: tuple[tuple[Coords, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """What a codec's reads of a shard of one shape need, computed once per shape (all of it
+    follows from the codec's configuration, which never changes)."""
+
+    chunks_per_shard: Coords
+    index_shape: Coords
+    index_nbytes: int
+    #: the store request that reads the index
+    index_range: tuple[int, int | None]
+    #: an index at the end without crc32c: read the whole shard to know its size
+    read_whole: bool
+    #: C strides of the inner chunk grid, in inner chunks
+    grid_strides: Coords
+    #: for the usual index chain (``bytes`` [+ ``crc32c``]): the crc32c codec or None, and
+    #: the stored data type of the entries, to decode without the pipeline; else None
+    index_fast: tuple[Codec | None, np.dtype] | None
 
 
 # -- the codec -------------------------------------------------------------------------------------
@@ -260,6 +288,7 @@ class ShardingCodec(ArrayBytesCodec):
         )
         set_(self, "_cache_lock", threading.Lock())
         set_(self, "_cache", {})
+        set_(self, "_layouts", {})
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The cached pipelines hold locks: pickle the configuration and, for an evolved
@@ -408,6 +437,53 @@ class ShardingCodec(ArrayBytesCodec):
             )
         return tuple(s // c for s, c in zip(shard_shape, self.chunk_shape, strict=True))
 
+    def _layout(self, shard_shape: Sequence[int]) -> _Layout:
+        """The cached :class:`_Layout` of a shard of ``shard_shape`` (MetadataError, naming
+        the field, if the inner chunk shape does not divide it)."""
+        shard_shape = tuple(shard_shape)
+        cache: dict[Coords, _Layout] = self._layouts  # type: ignore[attr-defined]
+        layout = cache.get(shard_shape)
+        if layout is not None:
+            return layout
+        cps = self._chunks_per_shard(shard_shape)
+        size = self._index_pipeline().encoded_size((*cps, 2))
+        if size is None:
+            raise MetadataError(
+                "the index codecs must have a fixed encoded size",
+                path=f"{self.path}.configuration.index_codecs",
+            )
+        index = self._index_pipeline()
+        index_fast = None
+        serializer = index.array_bytes
+        if (
+            not index.array_array
+            and len(index.bytes_bytes) <= 1
+            and all(c.name == "crc32c" for c in index.bytes_bytes)
+            and isinstance(serializer, BytesCodec)
+            and serializer.endian in ("little", "big")
+        ):
+            order = "<" if serializer.endian == "little" else ">"
+            index_fast = (index.bytes_bytes[0] if index.bytes_bytes else None,
+                          np.dtype(f"{order}u8"))
+        strides = [1] * len(cps)
+        for i in range(len(cps) - 2, -1, -1):
+            strides[i] = strides[i + 1] * cps[i + 1]
+        layout = _Layout(
+            chunks_per_shard=cps,
+            index_shape=(*cps, 2),
+            index_nbytes=size,
+            index_range=(0, size) if self.index_location == "start" else (-size, None),
+            read_whole=self.index_location == "end"
+            and not any(c.name == "crc32c" for c in self.index_codecs),
+            grid_strides=tuple(strides),
+            index_fast=index_fast,
+        )
+        with self._cache_lock:  # type: ignore[attr-defined]
+            if len(cache) >= 256:  # many edge-shard shapes (rectilinear grids): start afresh
+                cache.clear()
+            cache[shard_shape] = layout
+        return layout
+
     def chunks_per_shard(self, shard_shape: Sequence[int]) -> Coords:
         """The shape of the inner chunk grid of a shard of ``shard_shape``.
 
@@ -416,24 +492,16 @@ class ShardingCodec(ArrayBytesCodec):
         MetadataError
             If ``chunk_shape`` does not divide ``shard_shape`` (names the field).
         """
-        return self._chunks_per_shard(shard_shape)
+        return self._layout(shard_shape).chunks_per_shard
 
     def index_nbytes(self, shard_shape: Sequence[int]) -> int:
         """The size in bytes of the encoded index of a shard of ``shard_shape``."""
-        cps = self._chunks_per_shard(shard_shape)
-        size = self._index_pipeline().encoded_size((*cps, 2))
-        if size is None:
-            raise MetadataError(
-                "the index codecs must have a fixed encoded size",
-                path=f"{self.path}.configuration.index_codecs",
-            )
-        return size
+        return self._layout(shard_shape).index_nbytes
 
     def index_byte_range(self, shard_shape: Sequence[int]) -> tuple[int, int | None]:
         """The ``(start, length)`` store request that reads the index: ``(0, n)`` at the start,
         the suffix request ``(-n, None)`` at the end."""
-        n = self.index_nbytes(shard_shape)
-        return (0, n) if self.index_location == "start" else (-n, None)
+        return self._layout(shard_shape).index_range
 
     # -- encode -----------------------------------------------------------------------------------
 
@@ -818,15 +886,21 @@ class ShardingCodec(ArrayBytesCodec):
             A wrong size, a bad entry (naming the inner chunk); ChecksumError for a crc32c
             mismatch.
         """
-        cps = self._chunks_per_shard(shard_shape)
-        n = self.index_nbytes(shard_shape)
+        layout = self._layout(shard_shape)
+        n = layout.index_nbytes
         buf = as_byte_array(data)
         if buf.nbytes != n:
             raise ChunkDecodeError(
                 f"sharding_indexed: the shard index has {buf.nbytes} bytes, expected {n}"
             )
+        fast = layout.index_fast
         try:
-            entries = self._index_pipeline().decode(buf, (*cps, 2))
+            if fast is None:
+                entries = self._index_pipeline().decode(buf, layout.index_shape)
+            else:  # what the pipeline does for bytes [+ crc32c], without its layers
+                crc, stored = fast
+                payload = buf if crc is None else crc.decode(buf)  # type: ignore[attr-defined]
+                entries = payload.view(stored).reshape(layout.index_shape)
         except ChunkDecodeError as exc:
             cls = ChecksumError if isinstance(exc, ChecksumError) else ChunkDecodeError
             raise cls(f"sharding_indexed: shard index: {exc}") from exc
@@ -835,74 +909,51 @@ class ShardingCodec(ArrayBytesCodec):
         return index
 
     def _check_index(self, index: ShardIndex, shard_nbytes: int | None, index_n: int) -> None:
+        # One pass of the shard kernel finds the first problem, in the order these checks
+        # report them (half-missing entry, outside the shard, into the index, overlaps).
         entries = index.entries
-        offsets = entries[..., 0]
-        lengths = entries[..., 1]
-        off_missing = offsets == MISSING
-        len_missing = lengths == MISSING
-        half = off_missing != len_missing
-        if half.any():
-            coords = _first(half)
+        if self.index_location == "start":
+            lo, hi = 0, index_n
+        elif shard_nbytes is not None:
+            lo, hi = shard_nbytes - index_n, shard_nbytes
+        else:
+            lo = hi = -1
+        code, a, b = check_shard_index(
+            entries.reshape(-1, 2), -1 if shard_nbytes is None else shard_nbytes, lo, hi
+        )
+        if code == 0:
+            return
+        cps = index.chunks_per_shard
+        first = tuple(int(i) for i in np.unravel_index(a, cps))
+        offset, nbytes = (int(v) for v in entries[first])
+        if code == 1:
             raise ChunkDecodeError(
-                f"sharding_indexed: index entry of inner chunk {coords} is "
-                f"(offset {int(offsets[coords])}, nbytes {int(lengths[coords])}): only one of "
+                f"sharding_indexed: index entry of inner chunk {first} is "
+                f"(offset {offset}, nbytes {nbytes}): only one of "
                 "them is the missing-chunk marker 2**64-1"
             )
-        present = ~off_missing
-        if not present.any():
-            return
-        if shard_nbytes is not None:
-            size = np.uint64(shard_nbytes)
-            # offset + nbytes > size, written so that it cannot overflow uint64
-            outside = present & ((offsets > size) | (lengths > size - np.minimum(offsets, size)))
-            if outside.any():
-                coords = _first(outside)
-                raise ChunkDecodeError(
-                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
-                    f"nbytes {int(lengths[coords])}) lies outside the shard of "
-                    f"{shard_nbytes} bytes"
-                )
-        else:
-            # Without the shard size, still refuse ends past 2**64 (offset + nbytes overflow).
-            outside = present & (lengths > np.uint64(MISSING) - offsets)
-            if outside.any():
-                coords = _first(outside)
-                raise ChunkDecodeError(
-                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
-                    f"nbytes {int(lengths[coords])}) ends beyond any possible shard"
-                )
-        stored = present & (lengths > 0)
-        bounds: tuple[int, int] | None = None
-        if self.index_location == "start":
-            bounds = (0, index_n)
-        elif shard_nbytes is not None:
-            bounds = (shard_nbytes - index_n, shard_nbytes)
-        if bounds is not None:
-            lo, hi = np.uint64(bounds[0]), np.uint64(bounds[1])
-            into = stored & (offsets < hi) & (offsets + lengths > lo)
-            if into.any():
-                coords = _first(into)
-                raise ChunkDecodeError(
-                    f"sharding_indexed: inner chunk {coords} (offset {int(offsets[coords])}, "
-                    f"nbytes {int(lengths[coords])}) overlaps the shard index (bytes "
-                    f"{bounds[0]}..{bounds[1]})"
-                )
-        flat = np.flatnonzero(stored.reshape(-1))
-        if flat.size > 1:
-            starts = offsets.reshape(-1)[flat]
-            ends = starts + lengths.reshape(-1)[flat]
-            order = np.argsort(starts, kind="stable")
-            overlap = starts[order[1:]] < ends[order[:-1]]
-            if overlap.any():
-                k = int(np.flatnonzero(overlap)[0])
-                cps = index.chunks_per_shard
-                a = tuple(int(i) for i in np.unravel_index(flat[order[k]], cps))
-                b = tuple(int(i) for i in np.unravel_index(flat[order[k + 1]], cps))
-                raise ChunkDecodeError(
-                    f"sharding_indexed: inner chunks {a} (offset {int(offsets[a])}, nbytes "
-                    f"{int(lengths[a])}) and {b} (offset {int(offsets[b])}, nbytes "
-                    f"{int(lengths[b])}) overlap"
-                )
+        if code == 2 and shard_nbytes is not None:
+            raise ChunkDecodeError(
+                f"sharding_indexed: inner chunk {first} (offset {offset}, "
+                f"nbytes {nbytes}) lies outside the shard of {shard_nbytes} bytes"
+            )
+        if code == 2:
+            raise ChunkDecodeError(
+                f"sharding_indexed: inner chunk {first} (offset {offset}, "
+                f"nbytes {nbytes}) ends beyond any possible shard"
+            )
+        if code == 3:
+            raise ChunkDecodeError(
+                f"sharding_indexed: inner chunk {first} (offset {offset}, "
+                f"nbytes {nbytes}) overlaps the shard index (bytes {lo}..{hi})"
+            )
+        second = tuple(int(i) for i in np.unravel_index(b, cps))
+        offset_b, nbytes_b = (int(v) for v in entries[second])
+        raise ChunkDecodeError(
+            f"sharding_indexed: inner chunks {first} (offset {offset}, nbytes "
+            f"{nbytes}) and {second} (offset {offset_b}, nbytes "
+            f"{nbytes_b}) overlap"
+        )
 
     def _decode_inner_with(
         self, inner: CodecPipeline, buf: np.ndarray, coords: Coords, index: ShardIndex
@@ -956,21 +1007,22 @@ class ShardingCodec(ArrayBytesCodec):
             Naming ``key``: the shard is shorter than its index, or the index is malformed
             (ChecksumError for a crc32c mismatch).
         """
-        n = self.index_nbytes(shard_shape)
-        if self.index_location == "end" and not any(
-            c.name == "crc32c" for c in self.index_codecs
-        ):
+        layout = self._layout(shard_shape)
+        n = layout.index_nbytes
+        if layout.read_whole:
             # Without a checksum, an index read from the end of a truncated shard would be
             # other bytes taken for an index: only the shard's size can tell, so read it all.
             (whole,) = get_ranges([(0, None)])
             if whole is None:
                 return None
-            with _naming(key):
+            try:
                 return self._decode_index_from_shard(as_byte_array(whole), shard_shape)
-        (raw,) = get_ranges([self.index_byte_range(shard_shape)])
+            except ChunkDecodeError as exc:
+                raise _renamed(exc, key)  # noqa: B904 - its cause is set
+        (raw,) = get_ranges([layout.index_range])
         if raw is None:
             return None
-        with _naming(key):
+        try:
             buf = as_byte_array(raw)
             if buf.nbytes < n:
                 raise ChunkDecodeError(
@@ -978,6 +1030,8 @@ class ShardingCodec(ArrayBytesCodec):
                     f"index ({n} bytes)"
                 )
             return self.decode_index(buf, shard_shape)
+        except ChunkDecodeError as exc:
+            raise _renamed(exc, key)  # noqa: B904 - its cause is set
 
     def inner_chunks_for_region(
         self, shard_shape: Sequence[int], region: Sequence[slice | tuple[int, int]]
@@ -1011,23 +1065,7 @@ class ShardingCodec(ArrayBytesCodec):
             if entry is not None:
                 found.append((entry[0], entry[1], coords))
         found.sort()
-        groups: list[ByteRangeGroup] = []
-        start = end = -1
-        members: list[tuple[Coords, int, int]] = []
-        for offset, n, coords in found:
-            if members and offset - end <= max_gap and (
-                max_length is None or max(end, offset + n) - start <= max_length
-            ):
-                members.append((coords, offset - start, n))
-                end = max(end, offset + n)
-                continue
-            if members:
-                groups.append(ByteRangeGroup(start, end - start, tuple(members)))
-            start, end = offset, offset + n
-            members = [(coords, 0, n)]
-        if members:
-            groups.append(ByteRangeGroup(start, end - start, tuple(members)))
-        return groups
+        return _coalesce(found, max_gap, max_length)
 
     def decode_inner(
         self, data: bytes | bytearray | memoryview | np.ndarray, coords: Sequence[int] = ()
@@ -1087,43 +1125,95 @@ class ShardingCodec(ArrayBytesCodec):
             index = self.read_index(get_ranges, shard_shape, key=key)
             if index is None:
                 return False
+        entries = index.entries
+        found: list[tuple[int, int, Coords]] = []
         for coords in wanted:
-            if index.get(coords) is None:
+            offset, n = entries[coords].tolist()
+            if offset == MISSING:
                 sink(coords, None)
+            else:
+                found.append((offset, n, coords))
+        if not found:
+            return True
         inner = self._evolved_pipeline()
-        chunk_nbytes = math.prod(self.chunk_shape) * inner.dtype.itemsize
+        chunk_shape = self.chunk_shape
+        dtype = inner.dtype
+        chunk_nbytes = math.prod(chunk_shape) * dtype.itemsize
+        # A chain whose serializer stores the raw elements (``bytes`` in native order, then
+        # any compressors) decodes to a view of its bytes->bytes codecs' output: take that
+        # view here rather than through the pipeline's layers.  Anything unexpected (a failing
+        # codec, the wrong size) goes through the pipeline again, which reports it.
+        raw_chain = _raw_chain(inner)
 
         def decode_one(task: tuple[Coords, np.ndarray]) -> None:
             coords, raw = task
-            sink(coords, _decode_inner_bytes(inner, raw, self.chunk_shape, coords))
+            if raw_chain is not None:
+                try:
+                    buf: Any = raw
+                    for codec in raw_chain:
+                        buf = codec.decode(buf)
+                    buf = as_byte_array(buf)
+                except Exception:  # noqa: BLE001 - decoded again below, which reports it
+                    buf = None
+                if buf is not None and buf.nbytes == chunk_nbytes:
+                    sink(coords, buf.view(dtype).reshape(chunk_shape))
+                    return
+            sink(coords, _decode_inner_bytes(inner, raw, chunk_shape, coords))
 
-        groups = self.byte_ranges(index, wanted, max_gap=max_gap, max_length=max_request)
+        if len(found) == 1:  # one inner chunk: one request, no grouping
+            offset, n, coords = found[0]
+            (value,) = get_ranges([(offset, n)])
+            try:
+                buf = _check_range(value, coords, offset, n, 0, n)
+                decode_one((coords, buf if buf.nbytes == n else buf[:n]))
+            except ChunkDecodeError as exc:
+                raise _renamed(exc, key)  # noqa: B904 - its cause is set
+            return True
+        found.sort()
+        threads = get_num_threads()
+        if threads > 1 and len(found) * chunk_nbytes >= _PARALLEL_MIN_BYTES:
+            # Each worker fetches and decodes batches of its own, so reading, decoding and
+            # copying overlap across workers; smaller batches keep the bytes held at once
+            # (one batch per worker) within max_request.
+            part = min(max_request, max(max_request // (2 * threads), _MIN_WORKER_BATCH))
+        else:
+            part = max_request
+        groups = _coalesce(found, max_gap, part)
+        batches = []
         first = 0
         while first < len(groups):
             last, size = first + 1, groups[first].length
-            while last < len(groups) and size + groups[last].length <= max_request:
+            while last < len(groups) and size + groups[last].length <= part:
                 size += groups[last].length
                 last += 1
-            batch, first = groups[first:last], last
+            batches.append(groups[first:last])
+            first = last
+
+        def fetch(batch: list[ByteRangeGroup]) -> list[tuple[Coords, np.ndarray]]:
             values = get_ranges([(g.start, g.length) for g in batch])
-            with _naming(key):
-                tasks = []
-                for group, value in zip(batch, values, strict=True):
-                    if value is None:
-                        raise ChunkDecodeError(
-                            "sharding_indexed: the shard disappeared while read"
-                        )
-                    buf = as_byte_array(value)
-                    for coords, rel, n in group.members:
-                        if rel + n > buf.nbytes:
-                            raise ChunkDecodeError(
-                                f"sharding_indexed: inner chunk {coords} (offset "
-                                f"{group.start + rel}, nbytes {n}) lies outside the shard of "
-                                f"{group.start + buf.nbytes} bytes"
-                            )
-                        tasks.append((coords, buf[rel:rel + n]))
-                _fan_out(decode_one, tasks, len(tasks) * chunk_nbytes)
-            del values, tasks  # this batch's bytes go before the next batch is fetched
+            tasks = []
+            for group, value in zip(batch, values, strict=True):
+                buf = None
+                for coords, rel, n in group.members:
+                    if buf is None or rel + n > buf.nbytes:
+                        buf = _check_range(value, coords, group.start, n, rel, group.length)
+                    tasks.append((coords, buf[rel:rel + n]))
+            return tasks
+
+        def run_batch(batch: list[ByteRangeGroup]) -> None:
+            for task in fetch(batch):
+                decode_one(task)
+
+        try:
+            if part < max_request and len(batches) > 1:
+                map_unordered(run_batch, batches)
+            else:
+                for batch in batches:
+                    tasks = fetch(batch)
+                    _fan_out(decode_one, tasks, len(tasks) * chunk_nbytes)
+                    del tasks  # this batch's bytes go before the next batch is fetched
+        except ChunkDecodeError as exc:
+            raise _renamed(exc, key)  # noqa: B904 - its cause is set
         return True
 
     def read_inner_chunks(
@@ -1188,7 +1278,7 @@ class ShardingCodec(ArrayBytesCodec):
         for each inner chunk the region's selection touches (the output being
         ``shard[region]``; slices have ``step >= 1``)."""
         shard_shape = tuple(shard_shape)
-        self._chunks_per_shard(shard_shape)
+        self._layout(shard_shape)
         if len(region) != len(shard_shape):
             raise IndexingError(
                 f"region has {len(region)} dimensions, the shard has {len(shard_shape)}"
@@ -1223,6 +1313,53 @@ class ShardingCodec(ArrayBytesCodec):
             plans.append(plan)
         return plans
 
+    def project_runs(
+        self, shard_shape: Sequence[int], runs: Sequence[tuple[int, int]], counts: Sequence[int]
+    ) -> list[list[tuple[int, int, int, int]]]:
+        """:meth:`project_region` for a strided selection given as integers: per dimension
+        the ``(start, step)`` run (``step >= 1``) of ``count`` elements in the shard, split
+        into ``(inner chunk index, position in the selection of its first element, number of
+        elements, index of that first element in the inner chunk)`` per inner chunk touched,
+        in increasing order.  Cheaper than slices when planning many small selections.
+
+        Raises
+        ------
+        IndexingError
+            If the runs do not match the shard's dimensions or leave it.
+        """
+        shard_shape = tuple(shard_shape)
+        self._layout(shard_shape)
+        if not len(runs) == len(counts) == len(shard_shape):
+            raise IndexingError(
+                f"{len(runs)} runs and {len(counts)} counts for a shard of "
+                f"{len(shard_shape)} dimensions"
+            )
+        plans: list[list[tuple[int, int, int, int]]] = []
+        for axis, ((start, step), count, n, c) in enumerate(
+                zip(runs, counts, shard_shape, self.chunk_shape, strict=True)):
+            last = start + (count - 1) * step
+            if step < 1 or count < 0 or start < 0 or (count and last >= n):
+                raise IndexingError(
+                    f"run (start {start}, step {step}, count {count}) of axis {axis} is not "
+                    f"inside the shard (length {n})"
+                )
+            if not count:
+                plans.append([])
+                continue
+            i0, i1 = start // c, last // c
+            if i0 == i1:  # the usual case of a small selection: one inner chunk
+                plans.append([(i0, 0, count, start - i0 * c)])
+                continue
+            plan = []
+            for i in range(i0, i1 + 1):
+                lo = i * c
+                k0 = max(0, -(-(lo - start) // step))
+                k1 = min(count, -(-(lo + c - start) // step))
+                if k1 > k0:
+                    plan.append((i, k0, k1 - k0, start + k0 * step - lo))
+            plans.append(plan)
+        return plans
+
 
 # -- helpers ---------------------------------------------------------------------------------------
 
@@ -1242,8 +1379,64 @@ def _i64(values: Sequence[int]) -> np.ndarray:
     return np.asarray(values, dtype=np.int64)
 
 
-def _first(mask: np.ndarray) -> Coords:
-    return tuple(int(i) for i in np.argwhere(mask)[0])
+def _renamed(exc: ChunkDecodeError, key: str | None) -> ChunkDecodeError:
+    """``exc``, or the same error naming ``key`` (the shard) when it names no key (what
+    :func:`_naming` does, without a context manager on the per-read path)."""
+    if key is None or exc.key is not None:
+        return exc
+    new = type(exc)(str(exc), key=key)
+    new.__cause__ = exc
+    return new
+
+
+def _check_range(
+    value: bytes | bytearray | memoryview | np.ndarray | None,
+    coords: Coords, start: int, n: int, rel: int, length: int,
+) -> np.ndarray:
+    """The bytes read for a request of ``length`` bytes at ``start`` of the shard, checked to
+    hold the inner chunk at ``coords`` (``n`` bytes from ``rel`` in the request)."""
+    if value is None:
+        raise ChunkDecodeError("sharding_indexed: the shard disappeared while read")
+    buf = as_byte_array(value)
+    if rel + n > buf.nbytes:
+        raise ChunkDecodeError(
+            f"sharding_indexed: inner chunk {coords} (offset {start + rel}, nbytes {n}) lies "
+            f"outside the shard of {start + buf.nbytes} bytes"
+        )
+    return buf
+
+
+def _coalesce(
+    found: list[tuple[int, int, Coords]], max_gap: int, max_length: int | None
+) -> list[ByteRangeGroup]:
+    """Requests for ``(offset, nbytes, coords)`` of stored inner chunks sorted by offset:
+    neighbours at most ``max_gap`` bytes apart share one request of at most ``max_length``
+    bytes (None: no bound)."""
+    groups: list[ByteRangeGroup] = []
+    start = end = -1
+    members: list[tuple[Coords, int, int]] = []
+    for offset, n, coords in found:
+        if members and offset - end <= max_gap and (
+            max_length is None or max(end, offset + n) - start <= max_length
+        ):
+            members.append((coords, offset - start, n))
+            end = max(end, offset + n)
+            continue
+        if members:
+            groups.append(ByteRangeGroup(start, end - start, tuple(members)))
+        start, end = offset, offset + n
+        members = [(coords, 0, n)]
+    if members:
+        groups.append(ByteRangeGroup(start, end - start, tuple(members)))
+    return groups
+
+
+def _raw_chain(pipeline: CodecPipeline) -> tuple[BytesBytesCodec, ...] | None:
+    """The bytes->bytes codecs to undo, in decode order, when ``pipeline`` stores chunks as
+    its elements' native bytes under them (no array->array codec); else None."""
+    if pipeline.array_array or not pipeline.array_bytes.stores_raw_elements(pipeline.dtype):
+        return None
+    return tuple(reversed(pipeline.bytes_bytes))
 
 
 def _fill(out: np.ndarray, fill_value: np.ndarray) -> None:

@@ -558,13 +558,17 @@ class LocalStore(Store):
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
-        key_ranges = key_ranges if isinstance(key_ranges, builtins.list) else builtins.list(
-            key_ranges)
-        if key_ranges and type(key := key_ranges[0][0]) is str and all(
-                k == key for k, _ in key_ranges):
-            # One file (a small read's ranges and size probe): no grouping, no hand-off.
-            return _read_ranges(key, self._path(key),
-                                [normalize_byte_range(key, r) for _, r in key_ranges])
+        if type(key_ranges) is not builtins.list:
+            key_ranges = builtins.list(key_ranges)
+        if key_ranges:
+            # Ranges of one key (a small read's range and size probe, a shard's index or
+            # inner chunks): one file, read in this thread, without grouping and scattering.
+            key = key_ranges[0][0]
+            if type(key) is str and all(k == key for k, _ in key_ranges):
+                values: builtins.list[BytesLike | None] = []
+                values += _read_ranges(key, self._path(key),
+                                       [normalize_byte_range(key, r) for _, r in key_ranges])
+                return values
         # Group the ranges by key, so each file is opened once whatever the request order.
         groups, n = _group_byte_ranges(key_ranges, self._path)
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]

@@ -1,0 +1,175 @@
+"""The fast paths of sharded reads against the general paths and numpy.
+
+Guards :meth:`ShardingCodec.read_inner_chunks_into`'s short paths (one inner chunk, inner
+chunks of a raw-element chain viewed without the pipeline, workers fetching their own batches),
+:meth:`ShardingCodec.project_runs` (against :meth:`ShardingCodec.project_region`), the index
+decoded without the pipeline (against the pipeline), and ``LocalStore.get_partial_values``
+with one range (against the grouped path).  Oracles: numpy, and the general code paths.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarr3c
+from zarr3c.codecs import sharding_indexed
+from zarr3c.codecs.pipeline import CodecPipeline
+from zarr3c.concurrency import get_num_threads, set_num_threads
+from zarr3c.errors import ChecksumError, ChunkDecodeError
+from zarr3c.stores.base import Store
+
+
+def _codec(inner, index_location="end", compressed=False, dtype="uint16"):
+    codecs = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if compressed:
+        codecs.append({"name": "zstd", "configuration": {"level": 0, "checksum": False}})
+    return {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(inner), "codecs": codecs,
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                         {"name": "crc32c"}],
+        "index_location": index_location}}
+
+
+@st.composite
+def read_case(draw):
+    ndim = draw(st.integers(1, 3))
+    inner = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    shards = tuple(i * draw(st.integers(1, 4)) for i in inner)
+    shape = tuple(draw(st.integers(1, 13)) for _ in range(ndim))
+    keys = []
+    for _ in range(draw(st.integers(1, 4))):
+        key = []
+        for n in shape:
+            start = draw(st.integers(0, n - 1))
+            stop = draw(st.integers(start + 1, n))
+            key.append(slice(start, stop, draw(st.sampled_from([1, 1, 2, 3]))))
+        keys.append(tuple(key))
+    return shape, inner, shards, keys
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(read_case(), st.sampled_from(["start", "end"]), st.booleans(), st.sampled_from([1, 2]),
+       st.sampled_from([64, 1 << 22]), st.data())
+def test_sharded_reads_match_numpy(tmp_path_factory, monkeypatch, case, index_location,
+                                   compressed, threads, max_request, data):
+    """Whole and partial reads and get_many, over a LocalStore, with missing inner chunks,
+    one or two threads and tiny batches (workers fetch their own) match numpy."""
+    shape, inner, shards, keys = case
+    monkeypatch.setattr(sharding_indexed, "MAX_REQUEST_BYTES", max_request)
+    # every inner chunk counts as big enough to fan out
+    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(sharding_indexed, "_MIN_WORKER_BATCH", 1)
+    root = tmp_path_factory.mktemp("shards")
+    a = zarr3c.create_array(zarr3c.LocalStore(root), shape=shape, dtype="uint16",
+                            chunks=shards, codecs=[_codec(inner, index_location, compressed)],
+                            fill_value=7)
+    expected = np.full(shape, 7, dtype="uint16")
+    values = np.arange(expected.size, dtype="uint16").reshape(shape) + 100
+    # leave some inner chunks missing: write a random sub-box only
+    box = tuple(slice(data.draw(st.integers(0, n - 1)), None) for n in shape)
+    a[box] = values[box]
+    expected[box] = values[box]
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        np.testing.assert_array_equal(a[...], expected)
+        for key in keys:
+            np.testing.assert_array_equal(a[key], expected[key])
+        for got, key in zip(a.get_many(keys), keys, strict=True):
+            np.testing.assert_array_equal(got, expected[key])
+    finally:
+        set_num_threads(old)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_project_runs_matches_project_region(data):
+    ndim = data.draw(st.integers(1, 3))
+    inner = tuple(data.draw(st.integers(1, 5)) for _ in range(ndim))
+    shard = tuple(i * data.draw(st.integers(1, 5)) for i in inner)
+    runs, counts, region = [], [], []
+    for n in shard:
+        start = data.draw(st.integers(0, n - 1))
+        step = data.draw(st.integers(1, 4))
+        count = data.draw(st.integers(0, len(range(start, n, step))))
+        runs.append((start, step))
+        counts.append(count)
+        region.append(slice(start, start + (count - 1) * step + 1 if count else start, step))
+    codec = CodecPipeline.from_codecs([_codec(inner)], dtype=np.dtype("uint16"),
+                                      fill_value=0).array_bytes
+    got = codec.project_runs(shard, runs, counts)
+    want = codec.project_region(shard, region)
+    assert [[(i, k0, n, first) for i, k0, n, first in p] for p in got] == [
+        [(i, o.start, o.stop - o.start, c.start) for i, o, c in p] for p in want]
+
+
+def test_project_runs_refuses_runs_outside_the_shard():
+    codec = CodecPipeline.from_codecs([_codec((2, 2))], dtype=np.dtype("uint16"),
+                                      fill_value=0).array_bytes
+    with pytest.raises(IndexError):
+        codec.project_runs((4, 4), [(0, 1), (3, 1)], [1, 2])
+    with pytest.raises(IndexError):
+        codec.project_runs((4, 4), [(0, 1)], [1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_index_decoded_without_the_pipeline_matches_it(data):
+    cps = tuple(data.draw(st.integers(1, 4)) for _ in range(data.draw(st.integers(1, 3))))
+    inner = (2,) * len(cps)
+    shard = tuple(2 * c for c in cps)
+    codec = CodecPipeline.from_codecs([_codec(inner, "start")], dtype=np.dtype("uint16"),
+                                      fill_value=0).array_bytes
+    n = int(np.prod(cps))
+    index_n = codec.index_nbytes(shard)
+    entries = np.full((*cps, 2), 2**64 - 1, dtype=np.uint64)
+    pos = index_n
+    for f in range(n):
+        if data.draw(st.booleans()):
+            k = data.draw(st.integers(0, 9))
+            entries.reshape(-1, 2)[f] = (pos, k)
+            pos += k
+    encoded = np.array(codec._index_pipeline().encode(entries)).view(np.uint8)
+    got = codec.decode_index(encoded, shard, shard_nbytes=pos)
+    want = codec._index_pipeline().decode(encoded, (*cps, 2))
+    np.testing.assert_array_equal(got.entries, want)
+    assert got.entries.flags.writeable
+    corrupt = encoded.copy()
+    corrupt[data.draw(st.integers(0, corrupt.size - 1))] ^= 1 << data.draw(st.integers(0, 7))
+    with pytest.raises(ChecksumError) as info:
+        codec.decode_index(corrupt, shard)
+    with pytest.raises(ChecksumError) as pipeline_info:
+        codec._index_pipeline().decode(corrupt, (*cps, 2))
+    assert str(info.value) == f"sharding_indexed: shard index: {pipeline_info.value}"
+
+
+def test_errors_of_the_short_path_name_the_shard(tmp_path):
+    """A truncated shard read through the one-inner-chunk path names the key."""
+    store = zarr3c.LocalStore(tmp_path)
+    a = zarr3c.create_array(store, shape=(8,), dtype="uint16", chunks=(8,),
+                            codecs=[_codec((4,), "start")])
+    a[...] = np.arange(8, dtype="uint16")
+    key = a.chunk_key((0,))
+    raw = store.get(key)
+    store.set(key, raw[:-3])
+    with pytest.raises(ChunkDecodeError, match="outside the shard") as info:
+        a[5:6]
+    assert info.value.key == key
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=40), st.one_of(
+    st.none(), st.tuples(st.integers(0, 50), st.one_of(st.none(), st.integers(0, 50))),
+    st.tuples(st.integers(-50, -1), st.none())))
+def test_local_store_one_range_matches_the_grouped_path(tmp_path_factory, value, rng):
+    store = zarr3c.LocalStore(tmp_path_factory.mktemp("one"))
+    store.set("k", value)
+    (one,) = store.get_partial_values([("k", rng)])
+    grouped = Store.get_partial_values(store, [("k", rng)])[0]
+    assert bytes(one) == bytes(grouped)
+    assert store.get_partial_values([("missing", rng)]) == [None]
