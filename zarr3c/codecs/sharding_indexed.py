@@ -621,17 +621,22 @@ class ShardingCodec(ArrayBytesCodec):
         else:
             out, pos, count = self._encode_pieces(inner, todo, load, index, base,
                                                   inner_nbytes, index_n, nbytes)
+        index_bytes = self._encode_index(index, index_n)
+        if self.index_location == "start":
+            out[:index_n] = index_bytes
+            return out[:pos], count
+        out[pos:pos + index_n] = index_bytes
+        return out[:pos + index_n], count
+
+    def _encode_index(self, index: ShardIndex, index_n: int) -> np.ndarray:
+        """The index's bytes, checked to be the ``index_n`` bytes its codecs promise."""
         index_bytes = as_byte_array(self._index_pipeline().encode(index.entries))
         if index_bytes.nbytes != index_n:  # a third-party codec misreported its encoded size
             raise CodecError(
                 f"sharding_indexed: the index codecs wrote {index_bytes.nbytes} bytes, "
                 f"expected {index_n}"
             )
-        if self.index_location == "start":
-            out[:index_n] = index_bytes
-            return out[:pos], count
-        out[pos:pos + index_n] = index_bytes
-        return out[:pos + index_n], count
+        return index_bytes
 
     def _encode_pieces(
         self,
@@ -710,12 +715,7 @@ class ShardingCodec(ArrayBytesCodec):
             pos += n
         total = pos + (index_n if self.index_location == "end" else 0)
         out = np.empty(total, dtype=np.uint8)
-        index_bytes = as_byte_array(self._index_pipeline().encode(index.entries))
-        if index_bytes.nbytes != index_n:  # a third-party codec misreported its encoded size
-            raise CodecError(
-                f"sharding_indexed: the index codecs wrote {index_bytes.nbytes} bytes, "
-                f"expected {index_n}"
-            )
+        index_bytes = self._encode_index(index, index_n)
         if self.index_location == "start":
             out[:index_n] = index_bytes
         else:
