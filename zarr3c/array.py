@@ -403,6 +403,7 @@ class Array(Node):
         sharding = self._sharding
         fill = self._fill_bytes
         raw_chunks = sharding is None and self._pipeline.stores_raw_elements
+        dtype_name = str(self.dtype)  # for error messages: numpy's str() is slow per chunk
 
         def read_points(task: PointTask) -> None:
             if sharding is not None:
@@ -422,7 +423,7 @@ class Array(Node):
                     self._store, self.chunk_key(task.coords), math.prod(shape) * itemsize,
                     task.offsets, dst, task.out * itemsize, itemsize=itemsize,
                     fill_bytes=fill, describe=f"a chunk of shape {list(shape)} and data type "
-                                              f"{self.dtype}")
+                                              f"{dtype_name}")
                 return
             chunk = self._read_chunk(task.coords)
             if chunk is None:
