@@ -107,3 +107,18 @@ def test_selections_may_come_from_a_generator() -> None:
     got = a.get_many((i, slice(None, 3)) for i in range(3))
     for i, value in enumerate(got):
         np.testing.assert_array_equal(value, data[i, :3])
+
+
+def test_boxes_sharing_chunks_with_general_selections_are_read_once() -> None:
+    # Chunks are (4, 5): a step-2 slice (general path) reads chunk (0, 0); the first box
+    # spans chunks (0, 0) and (0, 1), the second lies in (0, 1) only: it must follow the
+    # first box to the general path, so that no key is read twice.
+    store = CountingStore()
+    a, data = _array("regular", store)
+    selections = [(slice(0, 4, 2), slice(0, 5)), (1, slice(3, 7)), (2, slice(6, 9)),
+                  (slice(8, 12), slice(10, 15))]  # the last box shares nothing: short path
+    store.reads.clear()
+    got = a.get_many(selections)
+    for sel, value in zip(selections, got, strict=True):
+        np.testing.assert_array_equal(value, data[sel])
+    assert store.reads and max(store.reads.values()) == 1, store.reads

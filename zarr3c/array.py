@@ -357,17 +357,26 @@ class Array(Node):
                 at.append(i)
         parsed = [parse_basic_selection(selections[i], self.shape) for i in rest]
         if boxes and parsed:
-            # A chunk is read once: boxes in chunks the other selections read go with them.
+            # A chunk is read once: boxes in chunks the general selections read go with them
+            # (repeated, since a moved box may share a chunk with a box not yet moved).
+            sizes = self._box_grid[1]  # type: ignore[index]
+            box_chunks = [set(itertools.product(*(
+                range(lo // c, (hi - 1) // c + 1)
+                for lo, hi, c in zip(start, stop, sizes, strict=True))))
+                for start, stop, _, _ in boxes]
             general = {task.coords for sel in parsed if sel.size
                        for task in plan_chunks(sel, self._dims)}
-            sizes = self._box_grid[1]  # type: ignore[index]
-            moved = {n for n, (start, stop, _, _) in enumerate(boxes)
-                     if any(coords in general for coords in itertools.product(*(
-                         range(lo // c, (hi - 1) // c + 1)
-                         for lo, hi, c in zip(start, stop, sizes, strict=True))))}
-            for n in sorted(moved):
-                rest.append(at[n])
-                parsed.append(parse_basic_selection(selections[at[n]], self.shape))
+            moved: set[int] = set()
+            while True:
+                more = [n for n, chunks in enumerate(box_chunks)
+                        if n not in moved and not general.isdisjoint(chunks)]
+                if not more:
+                    break
+                for n in more:
+                    moved.add(n)
+                    general |= box_chunks[n]
+                    rest.append(at[n])
+                    parsed.append(parse_basic_selection(selections[at[n]], self.shape))
             boxes = [b for n, b in enumerate(boxes) if n not in moved]
             at = [i for n, i in enumerate(at) if n not in moved]
         if boxes:
