@@ -34,8 +34,10 @@ from zarr3c.codecs.sharding_indexed import (
     MISSING,
     GetRanges,
     ShardingCodec,
+    pack_runs,
 )
 from zarr3c.errors import ChunkDecodeError
+from zarr3c.indexing import c_strides, group_positions
 
 __all__ = ["read_raw_chunk_points", "read_shard_outer", "read_shard_points"]
 
@@ -196,12 +198,8 @@ def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape
     group_by_key(np.where(missing, nranges, point_range), nranges + 1, order, bounds)
     src = (rel_of_key[keys] + within)[order]
     dsto = dst_offsets[order]
-    r = 0
-    while r < nranges:  # batches of at most MAX_REQUEST_BYTES (one range may exceed it)
-        last, size = r + 1, int(range_len[r])
-        while last < nranges and size + int(range_len[last]) <= MAX_REQUEST_BYTES:
-            size += int(range_len[last])
-            last += 1
+    # batches of at most MAX_REQUEST_BYTES (one range may exceed it)
+    for r, last in pack_runs(range_len.tolist(), MAX_REQUEST_BYTES):
         values = get_ranges([(int(range_start[j]), int(range_len[j])) for j in range(r, last)])
         for j, value in zip(range(r, last), values, strict=True):
             if value is None:
@@ -216,7 +214,6 @@ def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape
             lo, hi = int(bounds[j]), int(bounds[j + 1])
             copy_elements(buf, src[lo:hi], dst, dsto[lo:hi], itemsize)
         del values
-        r = last
 
 
 def read_shard_outer(
@@ -243,9 +240,7 @@ def read_shard_outer(
         False if the shard is missing (nothing was copied: the caller fills).
     """
     inner = sharding.chunk_shape
-    inner_strides = [itemsize] * len(inner)
-    for d in range(len(inner) - 2, -1, -1):
-        inner_strides[d] = inner_strides[d + 1] * inner[d + 1]
+    inner_strides = c_strides(inner, itemsize)
     # inner chunk coords -> [(dst, src offsets, dst offsets, counts)]
     pieces: dict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray, np.ndarray,
                                               np.ndarray]]] = {}
@@ -253,11 +248,8 @@ def read_shard_outer(
         per_dim: list[list[tuple[int, np.ndarray, np.ndarray]]] = []
         for idx, offs, c, s in zip(local, dst_dim, inner, inner_strides, strict=True):
             chunk_of, pos = np.divmod(idx, c)
-            order = np.argsort(chunk_of, kind="stable")
-            sorted_chunks = chunk_of[order]
-            cuts = np.flatnonzero(sorted_chunks[1:] != sorted_chunks[:-1]) + 1
             per_dim.append([(int(chunk_of[g[0]]), pos[g] * s, offs[g])
-                            for g in np.split(order, cuts)])
+                            for g in group_positions(chunk_of)])
         for combo in itertools.product(*per_dim):
             pieces.setdefault(tuple(e[0] for e in combo), []).append((
                 dst,

@@ -360,10 +360,8 @@ class Array(Node):
             # A chunk is read once: boxes in chunks the general selections read go with them
             # (repeated, since a moved box may share a chunk with a box not yet moved).
             sizes = self._box_grid[1]  # type: ignore[index]
-            box_chunks = [set(itertools.product(*(
-                range(lo // c, (hi - 1) // c + 1)
-                for lo, hi, c in zip(start, stop, sizes, strict=True))))
-                for start, stop, _, _ in boxes]
+            box_chunks = [{piece[0] for piece in _split_box(start, stop, sizes)}
+                          for start, stop, _, _ in boxes]
             general = {task.coords for sel in parsed if sel.size
                        for task in plan_chunks(sel, self._dims)}
             moved: set[int] = set()
@@ -407,9 +405,8 @@ class Array(Node):
 
         itemsize = self._itemsize
         dst = out.view(np.uint8)
-        raw_inner = self._sharding is not None and self._sharding_raw()
-
         sharding = self._sharding
+        raw_inner = sharding is not None and sharding.stores_raw_inner_chunks()
         fill = self._fill_bytes
         raw_chunks = sharding is None and self._pipeline.stores_raw_elements
         dtype_name = str(self.dtype)  # for error messages: numpy's str() is slow per chunk
@@ -479,20 +476,13 @@ class Array(Node):
             dst = out.reshape(-1).view(np.uint8)
             out_strides = c_strides(counts, itemsize)
             out_strides_i64 = _i64(out_strides)
-            per_dim = [range(lo // c, (hi - 1) // c + 1)
-                       for lo, hi, c in zip(start, stop, chunk_shape, strict=True)]
-            for coords in itertools.product(*per_dim):
+            for coords, local, at, piece in _split_box(start, stop, chunk_shape):
                 lo_byte = out_byte = 0
                 hi_byte = itemsize
-                piece = []
-                for c, lo, hi, size, s, o in zip(coords, start, stop, chunk_shape, strides,
-                                                 out_strides, strict=True):
-                    first = max(lo, c * size)
-                    n = min(hi, c * size + size) - first
-                    piece.append(n)
-                    lo_byte += (first - c * size) * s
-                    hi_byte += (first - c * size + n - 1) * s
-                    out_byte += (first - lo) * o
+                for b, o, n, s, os_ in zip(local, at, piece, strides, out_strides, strict=True):
+                    lo_byte += b * s
+                    hi_byte += (b + n - 1) * s
+                    out_byte += o * os_
                 task = (dst, out_byte, out_strides_i64, _i64(piece), lo_byte)
                 span = spans.get(coords)
                 if span is None:
@@ -516,23 +506,8 @@ class Array(Node):
             lo, hi, _ = item[1]
             raw = self._pipeline.stores_raw_elements and 2 * (hi - lo) <= nbytes
             (ranged if raw else whole).append(item)
-        for batch in _batches(ranged, [hi - lo for _, (lo, hi, _) in ranged], _RAW_BATCH_BYTES):
-            # Each range travels with its chunk's last byte and the one after, so that a
-            # stored chunk of the wrong size is an error naming its key, as a decode is.
-            requests: list[tuple[str, tuple[int, int]]] = []
-            for coords, (lo, hi, _) in batch:
-                key = self._prefix + self._encode_key(coords)
-                requests += [(key, (lo, hi - lo)), (key, (nbytes - 1, 2))]
-            values = self._store.get_partial_values(requests)
-            for n, (_, (lo, hi, tasks)) in enumerate(batch):
-                raw, tail = values[2 * n], values[2 * n + 1]
-                buf = None if raw is None else as_byte_array(raw)
-                if buf is not None and (tail is None or len(tail) != 1 or buf.nbytes != hi - lo):
-                    raise ChunkDecodeError(
-                        f"bytes codec: the stored chunk is not the {nbytes} bytes of a chunk "
-                        f"of shape {list(chunk_shape)} and data type {self.dtype}",
-                        key=requests[2 * n][0])
-                place(tasks, buf, lo)
+        self._read_raw_spans([(coords, lo, hi, nbytes) for coords, (lo, hi, _) in ranged],
+                             lambda n, buf: place(ranged[n][1][2], buf, ranged[n][1][0]))
 
         def read_whole(item: tuple[tuple[int, ...], list[Any]]) -> None:
             chunk = self._read_chunk(item[0])
@@ -542,26 +517,42 @@ class Array(Node):
         return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
                 for out, box in zip(outs, boxes, strict=True)]
 
+    def _read_raw_spans(self, spans: Sequence[tuple[tuple[int, ...], int, int, int]],
+                        place: Callable[[int, np.ndarray | None], None]) -> None:
+        """For chunks stored as raw elements, ``spans[n] = (coords, lo, hi, nbytes)``: fetch
+        bytes ``[lo, hi)`` of the chunk (of ``nbytes`` bytes) and call ``place(n, bytes)``
+        (None: the chunk is not stored).  One store request per batch of about
+        :data:`_RAW_BATCH_BYTES`; each range travels with its chunk's last byte and the one
+        after, so that a stored chunk of the wrong size is an error naming its key, as a
+        decode is, even where the range lies within it.  The copies are small: inline."""
+        numbered = list(enumerate(spans))
+        for batch in _batches(numbered, [hi - lo for _, (_, lo, hi, _) in numbered],
+                              _RAW_BATCH_BYTES):
+            requests: list[tuple[str, tuple[int, int]]] = []
+            for _, (coords, lo, hi, nbytes) in batch:
+                key = self._prefix + self._encode_key(coords)
+                requests += [(key, (lo, hi - lo)), (key, (nbytes - 1, 2))]
+            values = self._store.get_partial_values(requests)
+            for j, (n, (coords, lo, hi, nbytes)) in enumerate(batch):
+                raw, tail = values[2 * j], values[2 * j + 1]
+                buf = None if raw is None else as_byte_array(raw)
+                if buf is not None and (tail is None or len(tail) != 1 or buf.nbytes != hi - lo):
+                    raise ChunkDecodeError(
+                        f"bytes codec: the stored chunk is not the {nbytes} bytes of a chunk "
+                        f"of shape {list(self._chunk_shape_at(coords))} and data type "
+                        f"{self.dtype}", key=requests[2 * j][0])
+                place(n, buf)
+
     def _read_shard_boxes(self, boxes: Sequence[tuple[Any, ...]]) -> list[Any]:
         """Step-1 boxes of a sharded array: their shard tasks come from plain arithmetic (no
         selection parsing or grid projection); the shard reader does the rest."""
         chunk_shape = self._box_grid[1]  # type: ignore[index]
         counts = [tuple(hi - lo for lo, hi in zip(start, stop, strict=True))
                   for start, stop, _, _ in boxes]
-        plans = []
-        for start, stop, _, _ in boxes:
-            tasks = []
-            for coords in itertools.product(*(
-                    range(lo // c, (hi - 1) // c + 1)
-                    for lo, hi, c in zip(start, stop, chunk_shape, strict=True))):
-                local, out, n = [], [], []
-                for c, lo, hi, size in zip(coords, start, stop, chunk_shape, strict=True):
-                    first = max(lo, c * size)
-                    local.append((first - c * size, 1))
-                    out.append((first - lo, 1))
-                    n.append(min(hi, c * size + size) - first)
-                tasks.append(ChunkTask(coords, tuple(n), tuple(local), tuple(out)))
-            plans.append(tasks)
+        plans = [[ChunkTask(coords, tuple(n), tuple((b, 1) for b in local),
+                            tuple((o, 1) for o in at))
+                  for coords, local, at, n in _split_box(start, stop, chunk_shape)]
+                 for start, stop, _, _ in boxes]
         outs = self._read_planned(counts, plans)
         return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
                 for out, box in zip(outs, boxes, strict=True)]
@@ -573,10 +564,6 @@ class Array(Node):
         if raw is None:
             return None
         return self._decode_chunk(raw, key, self._chunk_shape_at(coords))
-
-    def _sharding_raw(self) -> bool:
-        """True for a partially readable sharded array whose inner chunks are raw elements."""
-        return self._sharding is not None and self._sharding.stores_raw_inner_chunks()
 
     def _read(self, sel: OrthogonalSelection) -> np.ndarray:
         return self._read_many([sel])[0]
@@ -655,49 +642,36 @@ class Array(Node):
                 for task, i in members:
                     copy_out(task, i, None)
 
-        def raw_range(coords: tuple[int, ...], members: list[tuple[ChunkTask, int]]
-                      ) -> tuple[int, int, int, list[tuple[int, np.ndarray]]] | None:
+        regions: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}  # per raw span
+
+        def raw_span(coords: tuple[int, ...], members: list[tuple[ChunkTask, int]]
+                     ) -> tuple[tuple[int, ...], int, int, int] | None:
             # For a chunk stored as raw elements: the byte range spanning the selected
             # elements, when it is well under the chunk (None: read the chunk whole).
             if not all(task.strided for task, _ in members):
                 return None
             chunk_shape = self._chunk_shape_at(coords)
             strides = c_strides(chunk_shape, itemsize)
-            regions = [task.chunk_region(strides) for task, _ in members]
-            lo = min(offset for offset, _ in regions)
+            regions[coords] = [task.chunk_region(strides) for task, _ in members]
+            lo = min(offset for offset, _ in regions[coords])
             hi = max(sum((b - 1) * s for (_, b), s in zip(task.bounds(), strides, strict=True))
                      for task, _ in members) + itemsize
             nbytes = math.prod(chunk_shape) * itemsize
-            return (lo, hi, nbytes, regions) if 2 * (hi - lo) <= nbytes else None
+            return (coords, lo, hi, nbytes) if 2 * (hi - lo) <= nbytes else None
 
-        def read_raw_ranges(ranged: list[tuple[tuple[int, ...], tuple[Any, ...]]]) -> None:
-            # One batched store request for every range (the store runs them concurrently),
-            # each with its chunk's last byte and the one after, so that a stored chunk of the
-            # wrong size is reported as a decode would, even where the range lies within it.
-            # The copies are small: inline, no thread hand-off.
-            requests: list[tuple[str, tuple[int, int]]] = []
-            for coords, (lo, hi, nbytes, _) in ranged:
-                key = self.chunk_key(coords)
-                requests += [(key, (lo, hi - lo)), (key, (nbytes - 1, 2))]
-            values = self._store.get_partial_values(requests)
-            for n, (coords, (lo, hi, nbytes, regions)) in enumerate(ranged):
-                raw, tail = values[2 * n], values[2 * n + 1]
-                members = groups[coords]
-                if raw is None:
-                    for task, i in members:
-                        copy_out(task, i, None)
-                    continue
-                buf = as_byte_array(raw)
-                if tail is None or len(tail) != 1 or buf.nbytes != hi - lo:
-                    raise ChunkDecodeError(
-                        f"bytes codec: the stored chunk is not the {nbytes} bytes of a chunk "
-                        f"of shape {list(self._chunk_shape_at(coords))} and data type "
-                        f"{self.dtype}", key=requests[2 * n][0])
-                for (task, i), (offset, steps) in zip(members, regions, strict=True):
-                    dst, out_strides = targets[i]
-                    dst_offset, dst_strides = task.out_region(out_strides)
-                    copy_strided(buf, offset - lo, steps, dst, dst_offset, dst_strides,
-                                 _i64(task.counts), itemsize)
+        def place_raw(span: tuple[tuple[int, ...], int, int, int],
+                      buf: np.ndarray | None) -> None:
+            coords, lo, _, _ = span
+            members = groups[coords]
+            if buf is None:
+                for task, i in members:
+                    copy_out(task, i, None)
+                return
+            for (task, i), (offset, steps) in zip(members, regions[coords], strict=True):
+                dst, out_strides = targets[i]
+                dst_offset, dst_strides = task.out_region(out_strides)
+                copy_strided(buf, offset - lo, steps, dst, dst_offset, dst_strides,
+                             _i64(task.counts), itemsize)
 
         def read_shard_parts(coords: tuple[int, ...],
                              members: list[tuple[ChunkTask, int]]) -> None:
@@ -780,23 +754,14 @@ class Array(Node):
                     copy_out(task, i, None)
 
         whole: list[tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]] = []
-        ranged: list[tuple[tuple[int, ...], tuple[Any, ...]]] = []
+        spans: list[tuple[tuple[int, ...], int, int, int]] = []
         for coords, members in groups.items():
-            r = raw_range(coords, members) if self._pipeline.stores_raw_elements else None
-            if r is None:
+            span = raw_span(coords, members) if self._pipeline.stores_raw_elements else None
+            if span is None:
                 whole.append((coords, members))
             else:
-                ranged.append((coords, r))
-        batch: list[tuple[tuple[int, ...], tuple[Any, ...]]] = []
-        size = 0
-        for item in ranged:  # batches bound the bytes held at once
-            batch.append(item)
-            size += item[1][1] - item[1][0]
-            if size >= _RAW_BATCH_BYTES:
-                read_raw_ranges(batch)
-                batch, size = [], 0
-        if batch:
-            read_raw_ranges(batch)
+                spans.append(span)
+        self._read_raw_spans(spans, lambda n, buf: place_raw(spans[n], buf))
         map_unordered(read_group, whole)
         return outs
 
@@ -1095,6 +1060,23 @@ class Array(Node):
         region[axis] = slice(old, new_shape[axis])
         self[tuple(region)] = data
         return self.shape
+
+
+def _split_box(start: Sequence[int], stop: Sequence[int], chunk_shape: Sequence[int]
+               ) -> Iterator[tuple[tuple[int, ...], list[int], list[int], list[int]]]:
+    """The pieces of the box ``[start, stop)`` per chunk of a regular grid, in C order of the
+    grid: ``(chunk coords, first element in the chunk, where it lands in the box, counts)``,
+    each per dimension."""
+    for coords in itertools.product(*(range(lo // c, (hi - 1) // c + 1)
+                                      for lo, hi, c in zip(start, stop, chunk_shape,
+                                                           strict=True))):
+        local, out, counts = [], [], []
+        for c, lo, hi, size in zip(coords, start, stop, chunk_shape, strict=True):
+            first = max(lo, c * size)
+            local.append(first - c * size)
+            out.append(first - lo)
+            counts.append(min(hi, c * size + size) - first)
+        yield coords, local, out, counts
 
 
 def _batches(items: list[Any], sizes: list[int], limit: int) -> Iterator[list[Any]]:

@@ -504,15 +504,19 @@ def _project_dim(d: Dim, dim: Any) -> list[_Entry]:
                 entries.append((chunk, n, (local, d.step), (pos, 1)))
         return entries
     chunk_index, local_index = dim.locate(d.indices)
-    # One stable sort groups the indices by chunk and keeps the user's order within each,
-    # so that repeated indices are written last-one-wins, as numpy does.
-    order = np.argsort(chunk_index, kind="stable")
-    sorted_chunks = chunk_index[order]
-    bounds = np.flatnonzero(sorted_chunks[1:] != sorted_chunks[:-1]) + 1
     return [
         (int(chunk_index[group[0]]), len(group), local_index[group], group)
-        for group in np.split(order, bounds)
+        for group in group_positions(chunk_index)
     ]
+
+
+def group_positions(chunk_index: np.ndarray) -> list[np.ndarray]:
+    """The positions of ``chunk_index`` grouped by value, in increasing value order.  One
+    stable sort keeps the user's order within each group, so that repeated indices are
+    written last-one-wins, as numpy does."""
+    order = np.argsort(chunk_index, kind="stable")
+    sorted_chunks = chunk_index[order]
+    return np.split(order, np.flatnonzero(sorted_chunks[1:] != sorted_chunks[:-1]) + 1)
 
 
 def plan_chunks(selection: OrthogonalSelection, dimensions: Sequence[Any]) -> Iterator[ChunkTask]:

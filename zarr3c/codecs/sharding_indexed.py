@@ -498,11 +498,6 @@ class ShardingCodec(ArrayBytesCodec):
         """The size in bytes of the encoded index of a shard of ``shard_shape``."""
         return self._layout(shard_shape).index_nbytes
 
-    def index_byte_range(self, shard_shape: Sequence[int]) -> tuple[int, int | None]:
-        """The ``(start, length)`` store request that reads the index: ``(0, n)`` at the start,
-        the suffix request ``(-n, None)`` at the end."""
-        return self._layout(shard_shape).index_range
-
     # -- encode -----------------------------------------------------------------------------------
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
@@ -1179,15 +1174,7 @@ class ShardingCodec(ArrayBytesCodec):
         else:
             part = max_request
         groups = _coalesce(found, max_gap, part)
-        batches = []
-        first = 0
-        while first < len(groups):
-            last, size = first + 1, groups[first].length
-            while last < len(groups) and size + groups[last].length <= part:
-                size += groups[last].length
-                last += 1
-            batches.append(groups[first:last])
-            first = last
+        batches = [groups[lo:hi] for lo, hi in pack_runs([g.length for g in groups], part)]
 
         def fetch(batch: list[ByteRangeGroup]) -> list[tuple[Coords, np.ndarray]]:
             values = get_ranges([(g.start, g.length) for g in batch])
@@ -1429,6 +1416,22 @@ def _coalesce(
     if members:
         groups.append(ByteRangeGroup(start, end - start, tuple(members)))
     return groups
+
+
+def pack_runs(sizes: Sequence[int], limit: int) -> list[tuple[int, int]]:
+    """Consecutive runs ``[lo, hi)`` of items whose ``sizes`` add up to at most ``limit``
+    (an item larger than ``limit`` alone): how requests are batched to bound the bytes held
+    at once."""
+    runs = []
+    first = 0
+    while first < len(sizes):
+        last, size = first + 1, sizes[first]
+        while last < len(sizes) and size + sizes[last] <= limit:
+            size += sizes[last]
+            last += 1
+        runs.append((first, last))
+        first = last
+    return runs
 
 
 def _raw_chain(pipeline: CodecPipeline) -> tuple[BytesBytesCodec, ...] | None:
