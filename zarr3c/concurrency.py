@@ -14,6 +14,7 @@ process_locks=True)``: ``flock`` on a lock file next to the key).
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -108,27 +109,66 @@ def _run_in_worker(fn: Callable[[T], R], item: T) -> R:
 
 
 def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """Apply ``fn`` to every item, in parallel when there is more than one, and wait.
+    """Apply ``fn`` to every item, in parallel when there is more than one, and wait; the
+    results come in the items' order.
 
     Runs inline for a single item, with one thread, or when called from a worker (nested
-    fan-out would otherwise deadlock a bounded pool).  The first exception is re-raised after
-    every started task has finished, so no task is still writing when the caller sees it.
+    fan-out would otherwise deadlock a bounded pool).  Otherwise the calling thread and up to
+    ``get_num_threads() - 1`` pool threads take items one at a time from a shared cursor:
+    one pool task per thread rather than per item, since a future and the hand-offs between
+    threads cost about as much as reading a small chunk (measured: 512 point gathers took
+    twice as long with a future each as inline).  Every item runs even when one raises; the
+    first exception is re-raised after all have finished, so no task is still writing when
+    the caller sees it.  Ctrl-C stops the threads from taking new items (and is re-raised
+    once the running ones have finished).
     """
     items = list(items)
-    if len(items) <= 1 or get_num_threads() == 1 or getattr(_in_worker, "active", False):
+    n = len(items)
+    threads = get_num_threads()
+    if n <= 1 or threads == 1 or getattr(_in_worker, "active", False):
         return [fn(item) for item in items]
+    results: list[Any] = [None] * n
+    errors: list[BaseException] = []
+    stop: list[BaseException] = []  # non-empty: take no more items
+    cursor = itertools.count()
+    take = threading.Lock()  # next() on a shared iterator is not atomic without the GIL
+
+    def work(_: object) -> None:
+        while not stop:
+            with take:
+                i = next(cursor)
+            if i >= n:
+                return
+            try:
+                results[i] = fn(items[i])
+            except Exception as exc:  # noqa: BLE001 - re-raised by the caller; the rest run
+                errors.append(exc)
+            except BaseException as exc:  # Ctrl-C and the like: no new items
+                errors.append(exc)
+                stop.append(exc)
+                return
+
     pool = _executor()
-    futures = [pool.submit(_run_in_worker, fn, item) for item in items]
-    results: list[Any] = []
-    error: BaseException | None = None
+    futures = [pool.submit(_run_in_worker, work, None) for _ in range(min(threads, n) - 1)]
+    try:
+        _run_in_worker(work, None)  # the caller works too, as a worker (nested runs inline)
+    except BaseException as exc:  # noqa: BLE001 - Ctrl-C between items: stop the others
+        errors.append(exc)
+        stop.append(exc)
+    # Pool tasks that have not started have nothing left to take; the others are waited for,
+    # even through Ctrl-C.
     for fut in futures:
-        try:
-            results.append(fut.result())
-        except BaseException as exc:  # noqa: BLE001 - re-raised below, after all tasks end
-            if error is None:
-                error = exc
-    if error is not None:
-        raise error
+        fut.cancel()
+    for fut in futures:
+        while True:
+            try:
+                if not fut.cancelled():
+                    fut.result()
+                break
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                errors.append(exc)
+    if errors:
+        raise errors[0]
     return results
 
 
