@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarr3c._kernels.grid import group_by_key
+from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c.errors import BoundsCheckError, IndexingError, ShapeMismatchError
 
 __all__ = [
@@ -536,22 +536,29 @@ def plan_chunks(selection: OrthogonalSelection, dimensions: Sequence[Any]) -> It
         )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
 class PointTask:
     """The points of a coordinate selection that fall in one chunk: their byte offsets in the
     decoded chunk (C order, full chunk shape) and their positions in the flat output, in the
-    user's order; :attr:`local` gives their indices within the chunk."""
+    user's order; :attr:`local` gives their indices within the chunk.
 
-    coords: tuple[int, ...]
-    offsets: np.ndarray
-    out: np.ndarray
-    all_local: tuple[np.ndarray, ...]  # every point's indices in its chunk, unsorted
+    A plain slotted class: a read makes one per chunk touched, and a frozen dataclass costs
+    a few microseconds more each."""
+
+    __slots__ = ("coords", "offsets", "origin", "out", "points")
+
+    def __init__(self, coords: tuple[int, ...], offsets: np.ndarray, out: np.ndarray,
+                 points: tuple[np.ndarray, ...], origin: tuple[int, ...]) -> None:
+        self.coords = coords
+        self.offsets = offsets
+        self.out = out
+        self.points = points  # the selection's coordinates, every point, unsorted
+        self.origin = origin  # the chunk's first element
 
     @property
     def local(self) -> tuple[np.ndarray, ...]:
-        """The points' indices within the chunk, one array per dimension (only writes need
-        them, to bound the region they change)."""
-        return tuple(x[self.out] for x in self.all_local)
+        """The points' indices within the chunk, one array per dimension (only writes and
+        sharded reads need them)."""
+        return tuple(p[self.out] - o for p, o in zip(self.points, self.origin, strict=True))
 
 
 #: Group points with a counting-sort table of one slot per chunk of the grid while the grid has
@@ -588,35 +595,62 @@ def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any],
     and yield a task per chunk, in C order of the chunk grid.
 
     Every point's byte offset within its chunk is computed once for all points, so a task is
-    a set of views into the sorted arrays: no per-chunk gathers.
+    a set of views into the sorted arrays: no per-chunk gathers.  On a regular grid of not
+    too many chunks per point, one kernel call (:func:`group_points_regular`) does it all.
     """
     n = selection.size
     if n == 0:
         return
-    located = [dim.locate(c) for c, dim in zip(selection.coords, dimensions, strict=True)]
+    grid = [dim.nchunks for dim in dimensions]
+    points = tuple(np.ascontiguousarray(c, dtype=np.int64) for c in selection.coords)
+    sizes = [getattr(dim, "size", None) for dim in dimensions]
+    nkeys = 1
+    for g in grid:
+        nkeys *= g
+    if dimensions and all(type(s) is int for s in sizes) and (
+            nkeys <= _DENSE_KEYS_PER_POINT * n + _DENSE_KEYS_MIN):
+        order = np.empty(n, dtype=np.int64)
+        offsets = np.empty(n, dtype=np.int64)
+        starts = np.empty(nkeys + 1, dtype=np.int64)
+        group_points_regular(points, _i64(sizes), _i64(grid), itemsize, order, offsets, starts)
+        touched = np.flatnonzero(starts[1:] > starts[:-1])
+        chunk_coords = zip(*(c.tolist() for c in np.unravel_index(touched, grid)), strict=True)
+        bounds = starts.tolist()
+        for k, coords in zip(touched.tolist(), chunk_coords, strict=True):
+            lo, hi = bounds[k], bounds[k + 1]
+            yield PointTask(coords, offsets[lo:hi], order[lo:hi], points,
+                            tuple([c * s for c, s in zip(coords, sizes, strict=True)]))
+        return
+    located = [dim.locate(c) for c, dim in zip(points, dimensions, strict=True)]
     chunk_ids = [c for c, _ in located]
-    keys, nkeys = _chunk_keys(chunk_ids, [dim.nchunks for dim in dimensions], n)
+    keys, nkeys = _chunk_keys(chunk_ids, grid, n)
     order = np.empty(n, dtype=np.int64)
     starts = np.empty(nkeys + 1, dtype=np.int64)
     group_by_key(keys, nkeys, order, starts)
-    all_local = tuple(loc for _, loc in located)
     # C-order byte strides of each point's chunk (the chunk shapes differ between chunks only
     # on rectilinear grids: chunk_lengths is then an array, else one int), then one gather.
     offsets = np.zeros(n, dtype=np.int64)
     stride: Any = itemsize
     for d in range(len(dimensions) - 1, -1, -1):
-        offsets += all_local[d] * stride
+        offsets += located[d][1] * stride
         stride = stride * dimensions[d].chunk_lengths(chunk_ids[d])
     offsets = offsets[order]
     for k in np.flatnonzero(starts[1:] > starts[:-1]).tolist():
         lo, hi = int(starts[k]), int(starts[k + 1])
         first = order[lo]
+        coords = tuple(int(c[first]) for c in chunk_ids)
         yield PointTask(
-            coords=tuple(int(c[first]) for c in chunk_ids),
+            coords=coords,
             offsets=offsets[lo:hi],
             out=order[lo:hi],
-            all_local=all_local,
+            points=points,
+            origin=tuple(dim.chunk_offset(c)
+                         for dim, c in zip(dimensions, coords, strict=True)),
         )
+
+
+def _i64(values: Sequence[int]) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
 
 
 def broadcast_value(value: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:

@@ -10,6 +10,7 @@ clearly right.  Error messages are shorter than the kernels'.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -345,6 +346,53 @@ def group_by_key(
     if len(bad):
         raise ValueError(f"group_by_key: keys[{int(bad[0])}] is outside [0, {nkeys})")
     order[:] = np.argsort(keys, kind="stable")
+    starts[0] = 0
+    starts[1:] = np.cumsum(np.bincount(keys, minlength=nkeys))
+
+
+def group_points_regular(
+    coords: tuple[NDArray[np.int64], ...],
+    chunk_shape: NDArray[np.int64],
+    grid_shape: NDArray[np.int64],
+    itemsize: int,
+    order: NDArray[np.int64],
+    offsets: NDArray[np.int64],
+    starts: NDArray[np.int64],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.grid.group_points_regular`."""
+    ndim = len(coords)
+    if ndim < 1 or len(chunk_shape) != ndim or len(grid_shape) != ndim:
+        raise ValueError("group_points_regular: need ndim >= 1 and matching lengths")
+    if itemsize < 1:
+        raise ValueError("group_points_regular: itemsize must be >= 1")
+    n = len(coords[0])
+    if any(len(c) != n for c in coords) or len(order) != n or len(offsets) != n:
+        raise ValueError("group_points_regular: mismatched lengths")
+    chunk = [int(c) for c in chunk_shape]
+    grid = [int(g) for g in grid_shape]
+    if min(chunk) < 1 or min(grid) < 1:
+        raise ValueError("group_points_regular: chunk and grid lengths must be >= 1")
+    nkeys = math.prod(grid)
+    if nkeys + 1 > 2**63 - 1 or itemsize * math.prod(chunk) > 2**63 - 1 or any(
+            c * g > 2**63 - 1 for c, g in zip(chunk, grid, strict=True)):
+        raise ValueError("group_points_regular: the grid's sizes overflow int64")
+    if len(starts) != nkeys + 1:
+        raise ValueError("group_points_regular: len(starts) must be prod(grid_shape) + 1")
+    bad = np.stack([(c < 0) | (c >= k * g) for c, k, g in zip(coords, chunk, grid, strict=True)])
+    if bad.any():
+        point = int(np.flatnonzero(bad.any(axis=0))[0])
+        axis = int(np.flatnonzero(bad[:, point])[0])
+        raise ValueError(f"group_points_regular: coords[{axis}][{point}] is outside the grid")
+    keys = np.zeros(n, dtype=np.int64)
+    within = np.zeros(n, dtype=np.int64)
+    stride = itemsize
+    for d in range(ndim - 1, -1, -1):
+        within += (coords[d] % chunk[d]) * stride
+        stride *= chunk[d]
+    for d in range(ndim):
+        keys = keys * grid[d] + coords[d] // chunk[d]
+    order[:] = np.argsort(keys, kind="stable")
+    offsets[:] = within[order]
     starts[0] = 0
     starts[1:] = np.cumsum(np.bincount(keys, minlength=nkeys))
 

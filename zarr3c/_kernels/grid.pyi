@@ -60,3 +60,15 @@ def basic_box(
     ``...`` (at most len(shape) other entries; missing trailing axes whole) selecting a
     non-empty box, as (start, stop, numpy's result shape, scalar: every axis an integer and
     no ``...``); None for anything else (the general path handles, or refuses, it)."""
+
+def group_points_regular(
+    coords: tuple[NDArray[np.int64], ...],  # per dimension, 1-d contiguous, one length n
+    chunk_shape: NDArray[np.int64],  # chunk lengths (>= 1)
+    grid_shape: NDArray[np.int64],  # chunks per dimension (>= 1)
+    itemsize: int,  # bytes per element (>= 1)
+    order: NDArray[np.int64],  # out, n: the points sorted stably by C-order chunk number
+    offsets: NDArray[np.int64],  # out, n: byte offset of point order[j] in its C-order chunk
+    starts: NDArray[np.int64],  # out, prod(grid_shape) + 1: chunk k's run in order
+) -> None:
+    """Locate, key and group points of a regular grid in one nogil call (ValueError on bad
+    arguments or a coordinate outside the grid, naming its axis)."""

@@ -19,6 +19,7 @@ first one)``.  For start=5, step=3, count=4 (elements 5, 8, 11, 14) and chunk_si
 
 cimport cython
 from libc.stdint cimport INT64_MAX, int64_t
+from libc.stdlib cimport free, malloc
 
 import numpy as np
 
@@ -28,6 +29,7 @@ __all__ = [
     "locate_points_regular",
     "locate_points_offsets",
     "group_by_key",
+    "group_points_regular",
     "basic_box",
 ]
 
@@ -439,6 +441,161 @@ def group_by_key(
         bad = _group_core(keys, nkeys, order, starts)
     if bad >= 0:
         raise ValueError(f"group_by_key: keys[{bad}] = {keys[bad]} is outside [0, {nkeys})")
+
+
+@cython.cdivision(True)
+cdef inline int64_t _point_key(const int64_t** coords, Py_ssize_t ndim, Py_ssize_t i,
+                               const int64_t* chunk, const int64_t* grid, const int64_t* strides,
+                               const int* shifts, int64_t* within,
+                               Py_ssize_t* bad_axis) noexcept nogil:
+    """Point i's C-order chunk number (and its byte offset in that chunk in ``within``); -1 if
+    it lies outside the grid (its axis in ``bad_axis``)."""
+    cdef Py_ssize_t d
+    cdef int64_t x, c, key = 0, off = 0
+    for d in range(ndim):
+        x = coords[d][i]
+        if x < 0:
+            c = -1
+        elif shifts[d] >= 0:
+            c = x >> shifts[d]
+        else:
+            c = x // chunk[d]
+        if c < 0 or c >= grid[d]:
+            bad_axis[0] = d
+            return -1
+        key = key * grid[d] + c
+        off += (x - c * chunk[d]) * strides[d]
+    within[0] = off
+    return key
+
+
+cdef Py_ssize_t _group_points_core(
+    const int64_t** coords, Py_ssize_t ndim, Py_ssize_t n, const int64_t* chunk,
+    const int64_t* grid, const int64_t* strides, int64_t nkeys, int64_t[::1] order,
+    int64_t[::1] offsets, int64_t[::1] starts, Py_ssize_t* bad_axis,
+) noexcept nogil:
+    """A stable counting sort that computes each point's key twice (counting, then placing)
+    rather than keeping the keys: scratch memory costs more here (fresh pages fault) than the
+    arithmetic.  Returns the first point outside the grid (its axis in ``bad_axis``) or -1."""
+    cdef Py_ssize_t i, d
+    cdef int64_t k, off
+    cdef int shifts[64]
+    for d in range(ndim):  # a power-of-two chunk length divides by a shift
+        shifts[d] = -1
+        if chunk[d] & (chunk[d] - 1) == 0:
+            shifts[d] = 0
+            while (<int64_t>1 << shifts[d]) < chunk[d]:
+                shifts[d] += 1
+    for i in range(nkeys + 1):
+        starts[i] = 0
+    for i in range(n):  # count key k into starts[k + 1]
+        k = _point_key(coords, ndim, i, chunk, grid, strides, shifts, &off, bad_axis)
+        if k < 0:
+            return i
+        starts[k + 1] += 1
+    for i in range(nkeys):  # prefix sum: starts[k] is where key k's run begins
+        starts[i + 1] += starts[i]
+    for i in range(n):  # place, in input order (stable); starts[k] ends at the run's end
+        k = _point_key(coords, ndim, i, chunk, grid, strides, shifts, &off, bad_axis)
+        order[starts[k]] = i
+        offsets[starts[k]] = off
+        starts[k] += 1
+    for i in range(nkeys, 0, -1):  # shift back: starts[k] = the run's start again
+        starts[i] = starts[i - 1]
+    starts[0] = 0
+    return -1
+
+
+def group_points_regular(
+    tuple coords not None,
+    const int64_t[::1] chunk_shape not None,
+    const int64_t[::1] grid_shape not None,
+    int64_t itemsize,
+    int64_t[::1] order not None,
+    int64_t[::1] offsets not None,
+    int64_t[::1] starts not None,
+) -> None:
+    """Group points of a regular chunk grid by chunk, in one call: what
+    :func:`locate_points_regular` per axis, a C-order chunk key per point and
+    :func:`group_by_key` do, plus each point's byte offset in its chunk.
+
+    Parameters
+    ----------
+    coords : tuple of 1-d contiguous int64 arrays, one per dimension (ndim >= 1)
+        The points' coordinates, all of one length n, each in ``[0, chunk * grid)`` of its axis.
+    chunk_shape, grid_shape : 1-d contiguous int64 arrays of length ndim
+        Chunk lengths (>= 1) and chunks per dimension (>= 1).
+    itemsize : int
+        Bytes per element (>= 1).
+    order, offsets : 1-d contiguous writable int64 arrays of length n
+        Outputs: the points sorted stably by chunk (C order of the chunk coordinates), and
+        ``offsets[j]``, the byte offset of point ``order[j]`` in its C-order chunk.
+    starts : 1-d contiguous writable int64 array of length ``prod(grid_shape) + 1``
+        Output: chunk k's points are ``order[starts[k]:starts[k + 1]]``.
+
+    Raises
+    ------
+    ValueError
+        On mismatched lengths, a bad chunk or grid length or itemsize, sizes past int64, or a
+        coordinate outside the grid (the message names the first, with its axis).
+    MemoryError
+        If a few bytes cannot be allocated.
+    """
+    cdef Py_ssize_t ndim = len(coords), d, n, bad, bad_axis = -1
+    if ndim < 1 or chunk_shape.shape[0] != ndim or grid_shape.shape[0] != ndim:
+        raise ValueError(
+            f"group_points_regular: need ndim >= 1 coordinate arrays and as many chunk and "
+            f"grid lengths, got {ndim}, {chunk_shape.shape[0]} and {grid_shape.shape[0]}")
+    if itemsize < 1:
+        raise ValueError(f"group_points_regular: itemsize = {itemsize} must be >= 1")
+    views = [None] * ndim
+    cdef const int64_t[::1] view
+    n = -1
+    for d in range(ndim):
+        view = coords[d]
+        views[d] = view
+        if n < 0:
+            n = view.shape[0]
+        elif view.shape[0] != n:
+            raise ValueError(f"group_points_regular: coords[{d}] has {view.shape[0]} points, "
+                             f"coords[0] {n}")
+    if order.shape[0] != n or offsets.shape[0] != n:
+        raise ValueError(f"group_points_regular: order and offsets must have {n} elements")
+    cdef int64_t nkeys = 1, stride = itemsize
+    cdef int64_t strides[64]
+    if ndim > 64:
+        raise ValueError(f"group_points_regular: ndim = {ndim} > 64")
+    for d in range(ndim - 1, -1, -1):
+        if chunk_shape[d] < 1 or grid_shape[d] < 1:
+            raise ValueError(f"group_points_regular: axis {d}: chunk length {chunk_shape[d]} "
+                             f"and grid length {grid_shape[d]} must be >= 1")
+        if (grid_shape[d] > (INT64_MAX - 1) // nkeys
+                or chunk_shape[d] > INT64_MAX // stride
+                or chunk_shape[d] > INT64_MAX // grid_shape[d]):
+            raise ValueError("group_points_regular: the grid's sizes overflow int64")
+        strides[d] = stride
+        stride *= chunk_shape[d]
+        nkeys *= grid_shape[d]
+    if starts.shape[0] != nkeys + 1:
+        raise ValueError(f"group_points_regular: len(starts) = {starts.shape[0]} must be "
+                         f"prod(grid_shape) + 1 = {nkeys + 1}")
+    cdef const int64_t** ptrs = <const int64_t**>malloc(ndim * sizeof(int64_t*))
+    try:
+        if ptrs == NULL:
+            raise MemoryError("group_points_regular: no memory")
+        for d in range(ndim):
+            view = views[d]
+            ptrs[d] = &view[0] if n else NULL
+        with nogil:
+            bad = _group_points_core(ptrs, ndim, n, &chunk_shape[0], &grid_shape[0], strides,
+                                     nkeys, order, offsets, starts, &bad_axis)
+    finally:
+        free(ptrs)
+    if bad >= 0:
+        view = views[bad_axis]
+        raise ValueError(
+            f"group_points_regular: coords[{bad_axis}][{bad}] = {view[bad]} is outside "
+            f"[0, {chunk_shape[bad_axis] * grid_shape[bad_axis]})")
 
 
 # -- step-1 boxes --------------------------------------------------------------------------------
