@@ -123,6 +123,27 @@ def test_sharded_point_writes_match_numpy(variant) -> None:
     np.testing.assert_array_equal(a.vindex[pts], data[pts])
 
 
+def test_point_writes_rewrite_only_the_inner_chunks_holding_points(monkeypatch) -> None:
+    from zarr3c.codecs.sharding_indexed import ShardingCodec
+
+    a = zarr3c.create_array("memory://", shape=(8, 8), dtype="int32", chunks=(2, 2),
+                            shards=(8, 8), fill_value=0)
+    data = np.arange(64, dtype="int32").reshape(8, 8)
+    a[...] = data
+    seen: list[set] = []
+    update = ShardingCodec.update_shard
+
+    def spy(self, old, shard_shape, chunks, **kw):
+        seen.append(set(chunks))
+        return update(self, old, shard_shape, chunks, **kw)
+
+    monkeypatch.setattr(ShardingCodec, "update_shard", spy)
+    a.vindex[[0, 7, 7], [0, 7, 6]] = [-1, -2, -3]  # opposite corners of the one shard
+    data[[0, 7, 7], [0, 7, 6]] = [-1, -2, -3]
+    assert seen == [{(0, 0), (3, 3)}]  # not the 16 inner chunks of their bounding box
+    np.testing.assert_array_equal(a[...], data)
+
+
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{v[0]}-{v[2]}-{bool(v[1])}")
 def test_missing_inner_chunks_and_shards_read_the_fill_value(variant) -> None:
     a = _sharded((16, 8), (8, 8), (4, 4), variant)

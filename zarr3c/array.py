@@ -824,8 +824,14 @@ class Array(Node):
                 copy_elements(src, src_offsets, chunk.reshape(-1).view(np.uint8),
                               task.offsets, itemsize)
 
-            region = tuple((int(x.min()), int(x.max()) + 1) for x in task.local)
-            self._modify_chunk(task.coords, None, scatter, region=region)
+            local = task.local
+            region = tuple((int(x.min()), int(x.max()) + 1) for x in local)
+            inner = None
+            if self._sharding is not None:  # only the inner chunks holding points change
+                ids = np.stack([x // c for x, c in zip(local, self._sharding.chunk_shape,
+                                                       strict=True)], axis=1)
+                inner = [tuple(row) for row in np.unique(ids, axis=0).tolist()]
+            self._modify_chunk(task.coords, None, scatter, region=region, inner=inner)
 
         map_unordered(write_points, plan_points(sel, self._dims, itemsize))
 
@@ -906,11 +912,13 @@ class Array(Node):
 
     def _modify_chunk(self, coords: tuple[int, ...], task: ChunkTask | None,
                       modify: Callable[[np.ndarray], None], *,
-                      region: tuple[tuple[int, int], ...]) -> None:
+                      region: tuple[tuple[int, int], ...],
+                      inner: list[tuple[int, ...]] | None = None) -> None:
         """Read-modify-write one chunk under its lock.  A chunk the ``task`` covers entirely
         is not read: it is built from the new values alone.  ``region`` bounds, per
         dimension, the elements ``modify`` changes (so a shard rewrites only those inner
-        chunks)."""
+        chunks); ``inner``, if given, lists the inner chunks of a shard it changes (points
+        scattered over a shard touch few of those in their bounding box)."""
         key = self.chunk_key(coords)
         chunk_shape = self._chunk_shape_at(coords)
         with chunk_lock(self._store, key):
@@ -920,7 +928,7 @@ class Array(Node):
                              zip(origin, chunk_shape, self.shape, strict=True))
                 chunk = self._new_chunk(chunk_shape, filled=not inside)
             elif self._sharding is not None:
-                self._modify_inner_chunks(key, chunk_shape, region, modify)
+                self._modify_inner_chunks(key, chunk_shape, region, modify, inner)
                 return
             else:
                 raw = self._store.get(key)
@@ -935,15 +943,18 @@ class Array(Node):
 
     def _modify_inner_chunks(self, key: str, shard_shape: tuple[int, ...],
                              region: tuple[tuple[int, int], ...],
-                             modify: Callable[[np.ndarray], None]) -> None:
+                             modify: Callable[[np.ndarray], None],
+                             inner: list[tuple[int, ...]] | None = None) -> None:
         """A partial write of a shard (its lock held): decode only the inner chunks holding
-        ``region``, modify them in a shard-shaped scratch array (pages of the untouched part
-        are never written, so never allocated), and rewrite the shard with every other inner
-        chunk's stored bytes kept as they are."""
+        ``region`` (or those listed in ``inner``: ``modify`` must change nothing else),
+        modify them in a shard-shaped scratch array (pages of the untouched part are never
+        written, so never allocated), and rewrite the shard with every other inner chunk's
+        stored bytes kept as they are."""
         codec = self._sharding
         assert codec is not None
         old = self._store.get(key)
-        touched = codec.inner_chunks_for_region(shard_shape, region)
+        touched = (codec.inner_chunks_for_region(shard_shape, region) if inner is None
+                   else inner)
         decoded = None
         if old is not None:
             view = memoryview(old).cast("B")
