@@ -24,11 +24,13 @@ import numpy as np
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
+    copy_pieces,
     copy_strided,
+    fill_pieces,
     fill_strided,
     is_uniform,
 )
-from zarr3c._kernels.grid import basic_box
+from zarr3c._kernels.grid import basic_box, count_box_pieces, plan_box_pieces
 from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.pipeline import (
@@ -149,8 +151,10 @@ class Array(Node):
         self._box_grid: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         if regular is not None:
             self._box_grid = (tuple(metadata.shape), tuple(regular))
-            strides = c_strides(regular, self._itemsize)
-            self._box_chunk = (strides, _i64(strides), self._itemsize * math.prod(regular))
+            grid = tuple(-(-n // c) for n, c in zip(metadata.shape, regular, strict=True))
+            # (chunk bytes, byte strides in a chunk, chunk shape, grid shape in chunks)
+            self._box_chunk = (self._itemsize * math.prod(regular),
+                               _i64(c_strides(regular, self._itemsize)), _i64(regular), grid)
 
     # -- properties ------------------------------------------------------------------------------
 
@@ -456,66 +460,96 @@ class Array(Node):
 
     def _read_boxes(self, boxes: Sequence[tuple[Any, ...]]) -> list[Any]:
         """The short path of basic reads of step-1 boxes (``basic_box``'s plans) on a regular
-        grid of unsharded chunks: no selection objects, one copy per box and chunk, and each
-        chunk read once, however many boxes it feeds: raw-element chunks by the byte range
-        spanning what they feed, in one batched store request, the others read and decoded
-        whole on the thread pool.  Same results as the general path (tested against it)."""
+        grid: every box cut into its pieces per chunk by one kernel call, the boxes' elements
+        in one output buffer, and each chunk read once however many boxes it feeds.
+        Raw-element chunks are read by byte ranges (each piece's, or the span of them all)
+        straight into one buffer per batch and copied out with one kernel call; the others
+        are read and decoded whole on the thread pool, one copy call per chunk.  Same
+        results as the general path (tested against it)."""
         if self._sharding is not None:
             return self._read_shard_boxes(boxes)
+        nbytes, chunk_strides, chunk_shape, grid = self._box_chunk
+        plan = _BoxPlan(boxes, chunk_shape, chunk_strides, self.dtype)
+        pieces = plan.by_chunk(grid)
+        if self._pipeline.stores_raw_elements:
+            self._read_raw_pieces(pieces, nbytes)
+        else:
+            self._read_whole_pieces(pieces)
+        return plan.results(boxes, self._in_order)
+
+    def _read_whole_pieces(self, pieces: _Pieces) -> None:
+        """Decode each chunk of ``pieces`` on the thread pool and copy its pieces out."""
+        chunk_strides = self._box_chunk[1]
         itemsize = self._itemsize
-        chunk_shape = self._box_grid[1]  # type: ignore[index]
-        strides, chunk_strides, nbytes = self._box_chunk
-        outs: list[np.ndarray] = []
-        # chunk -> [lowest byte, highest byte + 1, [(out, its offset, its strides, counts,
-        # offset in the chunk)]]
-        spans: dict[tuple[int, ...], list[Any]] = {}
-        for start, stop, _, _ in boxes:
-            counts = [hi - lo for lo, hi in zip(start, stop, strict=True)]
-            out = np.empty(counts, dtype=self.dtype)
-            outs.append(out)
-            dst = out.reshape(-1).view(np.uint8)
-            out_strides = c_strides(counts, itemsize)
-            out_strides_i64 = _i64(out_strides)
-            for coords, local, at, piece in _split_box(start, stop, chunk_shape):
-                lo_byte = out_byte = 0
-                hi_byte = itemsize
-                for b, o, n, s, os_ in zip(local, at, piece, strides, out_strides, strict=True):
-                    lo_byte += b * s
-                    hi_byte += (b + n - 1) * s
-                    out_byte += o * os_
-                task = (dst, out_byte, out_strides_i64, _i64(piece), lo_byte)
-                span = spans.get(coords)
-                if span is None:
-                    spans[coords] = [lo_byte, hi_byte, [task]]
-                else:
-                    span[0] = min(span[0], lo_byte)
-                    span[1] = max(span[1], hi_byte)
-                    span[2].append(task)
 
-        def place(tasks: list[Any], buf: np.ndarray | None, base: int) -> None:
-            for dst, out_byte, out_strides, shape, lo_byte in tasks:
-                if buf is None:
-                    fill_strided(dst, out_byte, out_strides, shape, self._fill_bytes)
-                else:
-                    copy_strided(buf, lo_byte - base, chunk_strides, dst, out_byte, out_strides,
-                                 shape, itemsize)
+        def read_whole(n: int) -> None:
+            lo, hi = pieces.bounds[n], pieces.bounds[n + 1]
+            chunk = self._read_chunk(pieces.chunks[n])
+            if chunk is None:
+                fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
+                            pieces.counts[lo:hi], self._fill_bytes)
+            else:
+                copy_pieces(chunk.reshape(-1).view(np.uint8), pieces.src_offsets[lo:hi],
+                            chunk_strides, pieces.dst, pieces.dst_offsets[lo:hi],
+                            pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
 
-        ranged: list[tuple[tuple[int, ...], list[Any]]] = []
-        whole: list[tuple[tuple[int, ...], list[Any]]] = []
-        for item in spans.items():
-            lo, hi, _ = item[1]
-            raw = self._pipeline.stores_raw_elements and 2 * (hi - lo) <= nbytes
-            (ranged if raw else whole).append(item)
-        self._read_raw_spans([(coords, lo, hi, nbytes) for coords, (lo, hi, _) in ranged],
-                             lambda n, buf: place(ranged[n][1][2], buf, ranged[n][1][0]))
+        map_unordered(read_whole, range(pieces.nchunks))
 
-        def read_whole(item: tuple[tuple[int, ...], list[Any]]) -> None:
-            chunk = self._read_chunk(item[0])
-            place(item[1][2], None if chunk is None else chunk.reshape(-1).view(np.uint8), 0)
-
-        map_unordered(read_whole, whole)
-        return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
-                for out, box in zip(outs, boxes, strict=True)]
+    def _read_raw_pieces(self, pieces: _Pieces, nbytes: int) -> None:
+        """Chunks stored as raw elements (``nbytes`` each): per chunk either each piece's
+        byte range or, when the pieces' ranges add up to more, the one range spanning them,
+        read straight into a staging buffer (batches of about :data:`_RAW_BATCH_BYTES`), and
+        the pieces copied out of it with one kernel call per batch.  Each chunk's request
+        also reads its last byte and the one after, so a stored chunk of the wrong size is
+        an error naming its key, as a decode is."""
+        # Plain Python over lists: cheaper than numpy's per-call cost at these sizes.
+        lo_list, hi_list = pieces.src_offsets.tolist(), pieces.src_ends.tolist()
+        bounds = pieces.bounds
+        requests: list[tuple[str, list[tuple[int, int, int]]]] = []
+        expect: list[int] = []
+        src: list[int] = []
+        first_chunk = 0
+        at = 0
+        for n in range(pieces.nchunks):
+            a, b = bounds[n], bounds[n + 1]
+            los, his = lo_list[a:b], hi_list[a:b]
+            first, last = min(los), max(his)
+            total = sum(his) - sum(los)
+            if last - first <= total:  # one range spanning the pieces
+                ranges = [(first, last, at)]
+                src += [at + x - first for x in los]
+                at += last - first
+            else:  # each piece's range, one after another
+                ranges = []
+                for x, y in zip(los, his, strict=True):
+                    ranges.append((x, y, at))
+                    src.append(at)
+                    at += y - x
+            expect.append(at - ranges[0][2] + 1)
+            ranges.append((nbytes - 1, nbytes + 1, at))  # the size probe
+            at += 2
+            requests.append((self._prefix + self._encode_key(pieces.chunks[n]), ranges))
+            if at >= _RAW_BATCH_BYTES or n == pieces.nchunks - 1:
+                buf = np.empty(at, dtype=np.uint8)
+                got = self._store._read_ranges_into(requests, buf)
+                missing = None
+                for m, (g, e) in enumerate(zip(got, expect, strict=True)):
+                    if g == e:
+                        continue
+                    c = first_chunk + m
+                    if g is not None:
+                        raise ChunkDecodeError(
+                            f"bytes codec: the stored chunk is not the {nbytes} bytes of a "
+                            f"chunk of shape {list(self._chunk_shape_at(pieces.chunks[c]))} "
+                            f"and data type {self.dtype}", key=requests[m][0])
+                    if missing is None:
+                        missing = np.zeros(b - bounds[first_chunk], dtype=bool)
+                    missing[bounds[c] - bounds[first_chunk]:bounds[c + 1]
+                            - bounds[first_chunk]] = True
+                pieces.copy_from(buf, _i64(src), self._box_chunk[1], bounds[first_chunk], b,
+                                 missing, self._fill_bytes, self._itemsize)
+                requests, expect, src = [], [], []
+                first_chunk, at = n + 1, 0
 
     def _read_raw_spans(self, spans: Sequence[tuple[tuple[int, ...], int, int, int]],
                         place: Callable[[int, np.ndarray | None], None]) -> None:
@@ -1077,6 +1111,100 @@ def _split_box(start: Sequence[int], stop: Sequence[int], chunk_shape: Sequence[
             out.append(first - lo)
             counts.append(min(hi, c * size + size) - first)
         yield coords, local, out, counts
+
+
+class _BoxPlan:
+    """Step-1 boxes cut into their pieces per chunk of a regular grid (one kernel call), and
+    the one output buffer that holds the boxes' elements, box after box."""
+
+    __slots__ = ("counts", "coords", "dst_offsets", "dst_strides", "out", "src_ends",
+                 "src_offsets", "starts")
+
+    def __init__(self, boxes: Sequence[tuple[Any, ...]], chunk_shape: np.ndarray,
+                 chunk_strides: np.ndarray, dtype: np.dtype):
+        nboxes, ndim = len(boxes), len(chunk_shape)
+        starts = np.array([box[0] for box in boxes], dtype=np.int64).reshape(nboxes, ndim)
+        stops = np.array([box[1] for box in boxes], dtype=np.int64).reshape(nboxes, ndim)
+        n = count_box_pieces(starts, stops, chunk_shape)
+        # One allocation for the plan's arrays (contiguous slices of it).
+        block = np.empty(n * (3 * ndim + 3) + nboxes + 1, dtype=np.int64)
+        self.coords = block[:n * ndim].reshape(n, ndim)
+        self.counts = block[n * ndim:2 * n * ndim].reshape(n, ndim)
+        self.dst_strides = block[2 * n * ndim:3 * n * ndim].reshape(n, ndim)
+        at = 3 * n * ndim
+        self.src_offsets = block[at:at + n]
+        self.src_ends = block[at + n:at + 2 * n]
+        self.dst_offsets = block[at + 2 * n:at + 3 * n]
+        self.starts = block[at + 3 * n:]
+        plan_box_pieces(starts, stops, chunk_shape, chunk_strides, dtype.itemsize, self.coords,
+                        self.counts, self.src_offsets, self.src_ends, self.dst_offsets,
+                        self.dst_strides, self.starts)
+        self.out = np.empty(int(self.starts[-1]) // dtype.itemsize, dtype=dtype)
+
+    def by_chunk(self, grid: tuple[int, ...]) -> _Pieces:
+        """The pieces grouped by chunk (grid shape ``grid``), in order of the chunks."""
+        arrays = (self.coords, self.counts, self.src_offsets, self.src_ends, self.dst_offsets,
+                  self.dst_strides)
+        n = len(self.coords)
+        if n == 1:
+            return _Pieces(self.out.reshape(-1).view(np.uint8), [0, 1], *arrays)
+        ids = self.coords @ _i64(c_strides(grid, 1)) if grid else np.zeros(n, dtype=np.int64)
+        id_list = ids.tolist()
+        if any(y < x for x, y in zip(id_list, id_list[1:])):
+            order = np.argsort(ids, kind="stable")
+            arrays = tuple(a[order] for a in arrays)
+            id_list = ids[order].tolist()
+        bounds = [0, *(i for i in range(1, n) if id_list[i] != id_list[i - 1]), n]
+        return _Pieces(self.out.reshape(-1).view(np.uint8), bounds, *arrays)
+
+    def results(self, boxes: Sequence[tuple[Any, ...]],
+                in_order: Callable[[np.ndarray], np.ndarray]) -> list[Any]:
+        """What ``a[box]`` returns for each box: views of the output buffer."""
+        itemsize = self.out.dtype.itemsize
+        at = (self.starts // itemsize).tolist()
+        out = self.out
+        return [out[at[i]:at[i + 1]].reshape(box[2])[()] if box[3]
+                else in_order(out[at[i]:at[i + 1]].reshape(box[2]))
+                for i, box in enumerate(boxes)]
+
+
+class _Pieces:
+    """Pieces of reads grouped by chunk: chunk ``n``'s are rows ``bounds[n]:bounds[n + 1]``
+    of the arrays (see ``plan_box_pieces``), all landing in ``dst``."""
+
+    __slots__ = ("bounds", "chunks", "counts", "dst", "dst_offsets", "dst_strides", "nchunks",
+                 "src_ends", "src_offsets")
+
+    def __init__(self, dst: np.ndarray, bounds: list[int], coords: np.ndarray,
+                 counts: np.ndarray, src_offsets: np.ndarray, src_ends: np.ndarray,
+                 dst_offsets: np.ndarray, dst_strides: np.ndarray):
+        self.dst = dst
+        self.bounds = bounds
+        self.nchunks = len(bounds) - 1
+        coords_list = coords.tolist()
+        self.chunks = [tuple(coords_list[i]) for i in bounds[:-1]]
+        self.counts = counts
+        self.src_offsets = src_offsets
+        self.src_ends = src_ends
+        self.dst_offsets = dst_offsets
+        self.dst_strides = dst_strides
+
+    def copy_from(self, src: np.ndarray, src_offsets: np.ndarray, src_strides: np.ndarray,
+                  lo: int, hi: int, missing: np.ndarray | None, fill: np.ndarray,
+                  itemsize: int) -> None:
+        """Copy pieces ``lo:hi`` out of ``src`` (at ``src_offsets``, one per piece), but fill
+        those flagged ``missing`` with the element ``fill``."""
+        dst_offsets = self.dst_offsets[lo:hi]
+        dst_strides = self.dst_strides[lo:hi]
+        counts = self.counts[lo:hi]
+        if missing is not None and missing.any():
+            fill_pieces(self.dst, dst_offsets[missing], dst_strides[missing], counts[missing],
+                        fill)
+            keep = ~missing
+            src_offsets, dst_offsets = src_offsets[keep], dst_offsets[keep]
+            dst_strides, counts = dst_strides[keep], counts[keep]
+        copy_pieces(src, src_offsets, src_strides, self.dst, dst_offsets, dst_strides, counts,
+                    itemsize)
 
 
 def _batches(items: list[Any], sizes: list[int], limit: int) -> Iterator[list[Any]]:
