@@ -39,7 +39,12 @@ from zarr3c.codecs.pipeline import (
     codec_chain,
     normalize_codec_like,
 )
-from zarr3c.codecs.sharding_indexed import ShardingCodec, partial_read_codec, sharding_codec_dict
+from zarr3c.codecs.sharding_indexed import (
+    MISSING,
+    ShardingCodec,
+    partial_read_codec,
+    sharding_codec_dict,
+)
 from zarr3c.concurrency import chunk_lock, map_unordered
 from zarr3c.errors import (
     ArrayNotFoundError,
@@ -155,6 +160,12 @@ class Array(Node):
             # (chunk bytes, byte strides in a chunk, chunk shape, grid shape in chunks)
             self._box_chunk = (self._itemsize * math.prod(regular),
                                _i64(c_strides(regular, self._itemsize)), _i64(regular), grid)
+            if self._sharding is not None:
+                # (inner chunk shape, its byte strides, inner chunks per shard, shard grid)
+                inner = self._sharding.chunk_shape
+                self._box_inner = (
+                    _i64(inner), _i64(c_strides(inner, self._itemsize)),
+                    tuple(c // k for c, k in zip(regular, inner, strict=True)), grid)
 
     # -- properties ------------------------------------------------------------------------------
 
@@ -470,7 +481,7 @@ class Array(Node):
             return self._read_shard_boxes(boxes)
         nbytes, chunk_strides, chunk_shape, grid = self._box_chunk
         plan = _BoxPlan(boxes, chunk_shape, chunk_strides, self.dtype)
-        pieces = plan.by_chunk(grid)
+        pieces = plan.by_chunk(lambda coords: coords @ _i64(c_strides(grid, 1)))
         if self._pipeline.stores_raw_elements:
             self._read_raw_pieces(pieces, nbytes)
         else:
@@ -512,20 +523,8 @@ class Array(Node):
         at = 0
         for n in range(pieces.nchunks):
             a, b = bounds[n], bounds[n + 1]
-            los, his = lo_list[a:b], hi_list[a:b]
-            first, last = min(los), max(his)
-            total = sum(his) - sum(los)
-            if last - first <= total:  # one range spanning the pieces
-                ranges = [(first, last, at)]
-                src += [at + x - first for x in los]
-                at += last - first
-            else:  # each piece's range, one after another
-                ranges = []
-                for x, y in zip(los, his, strict=True):
-                    ranges.append((x, y, at))
-                    src.append(at)
-                    at += y - x
-            expect.append(at - ranges[0][2] + 1)
+            ranges, at = _piece_ranges(lo_list[a:b], hi_list[a:b], 0, at, src)
+            expect.append(at - ranges[0][2] + 1)  # + the probe's one byte
             ranges.append((nbytes - 1, nbytes + 1, at))  # the size probe
             at += 2
             requests.append((self._prefix + self._encode_key(pieces.chunks[n]), ranges))
@@ -578,18 +577,105 @@ class Array(Node):
                 place(n, buf)
 
     def _read_shard_boxes(self, boxes: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """Step-1 boxes of a sharded array: their shard tasks come from plain arithmetic (no
-        selection parsing or grid projection); the shard reader does the rest."""
-        chunk_shape = self._box_grid[1]  # type: ignore[index]
-        counts = [tuple(hi - lo for lo, hi in zip(start, stop, strict=True))
-                  for start, stop, _, _ in boxes]
-        plans = [[ChunkTask(coords, tuple(n), tuple((b, 1) for b in local),
-                            tuple((o, 1) for o in at))
-                  for coords, local, at, n in _split_box(start, stop, chunk_shape)]
-                 for start, stop, _, _ in boxes]
-        outs = self._read_planned(counts, plans)
-        return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
-                for out, box in zip(outs, boxes, strict=True)]
+        """Step-1 boxes of a sharded array: cut into pieces per inner chunk by one kernel call,
+        grouped by shard; per shard the index is read once, then raw inner chunks by byte
+        ranges straight into a staging buffer (one store request, one copy call), other
+        inner chunks read and decoded by the shard reader, each copied out once."""
+        sharding = self._sharding
+        assert sharding is not None
+        shard_shape = self._box_grid[1]  # type: ignore[index]
+        inner, inner_strides, cps, shard_grid = self._box_inner
+        plan = _BoxPlan(boxes, inner, inner_strides, self.dtype)
+        cps_i64, per_shard = _i64(cps), math.prod(cps)
+        shard_steps, cps_steps = _i64(c_strides(shard_grid, 1)), _i64(c_strides(cps, 1))
+        pieces = plan.by_chunk(lambda coords: (coords // cps_i64) @ shard_steps * per_shard
+                               + (coords % cps_i64) @ cps_steps)
+        # Runs of inner chunks in one shard: (shard coords, first group, end group).
+        shards: list[tuple[tuple[int, ...], int, int]] = []
+        for n, coords in enumerate(pieces.chunks):
+            shard = tuple(c // k for c, k in zip(coords, cps, strict=True))
+            if shards and shards[-1][0] == shard:
+                shards[-1] = (shard, shards[-1][1], n + 1)
+            else:
+                shards.append((shard, n, n + 1))
+        raw = sharding.stores_raw_inner_chunks()
+        inner_nbytes = self._itemsize * math.prod(inner)
+        fill = self._fill_bytes
+        itemsize = self._itemsize
+        steps = cps_steps.tolist()
+
+        def local(coords: tuple[int, ...]) -> tuple[int, ...]:
+            return tuple(c % k for c, k in zip(coords, cps, strict=True))
+
+        def copy_group(n: int, chunk: np.ndarray | None) -> None:
+            lo, hi = pieces.bounds[n], pieces.bounds[n + 1]
+            if chunk is None:
+                fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
+                            pieces.counts[lo:hi], fill)
+            else:
+                copy_pieces(chunk.reshape(-1).view(np.uint8), pieces.src_offsets[lo:hi],
+                            inner_strides, pieces.dst, pieces.dst_offsets[lo:hi],
+                            pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
+
+        def decoded(key: str, g0: int, g1: int, index: Any) -> None:
+            # The shard reader: fetches, decodes (and reports bad inner chunks).
+            at = {local(pieces.chunks[n]): n for n in range(g0, g1)}
+            sharding.read_inner_chunks_into(
+                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                shard_shape, list(at), lambda c, chunk: copy_group(at[c], chunk),
+                index=index, key=key)
+
+        def read_shard(item: tuple[tuple[int, ...], int, int]) -> None:
+            shard, g0, g1 = item
+            key = self.chunk_key(shard)
+            index = sharding.read_index(
+                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                shard_shape, key=key)
+            p0, p1 = pieces.bounds[g0], pieces.bounds[g1]
+            if index is None:
+                pieces.copy_from(pieces.dst, pieces.src_offsets[p0:p1], inner_strides, p0, p1,
+                                 np.ones(p1 - p0, dtype=bool), fill, itemsize)
+                return
+            if not raw:
+                decoded(key, g0, g1, index)
+                return
+            entries = index.entries.reshape(-1, 2)
+            flat = [sum(c * s for c, s in zip(local(pieces.chunks[n]), steps, strict=True))
+                    for n in range(g0, g1)]
+            where = entries[flat].tolist()
+            lo_list = pieces.src_offsets[p0:p1].tolist()
+            hi_list = pieces.src_ends[p0:p1].tolist()
+            ranges: list[tuple[int, int, int]] = []
+            src: list[int] = []
+            missing = None
+            at = end = 0
+            for n, (offset, nbytes) in zip(range(g0, g1), where, strict=True):
+                a, b = pieces.bounds[n] - p0, pieces.bounds[n + 1] - p0
+                if offset == MISSING:
+                    if missing is None:
+                        missing = np.zeros(p1 - p0, dtype=bool)
+                    missing[a:b] = True
+                    src += [0] * (b - a)
+                    continue
+                if nbytes != inner_nbytes:  # not raw elements after all: the reader says so
+                    decoded(key, g0, g1, index)
+                    return
+                end = max(end, offset + nbytes)
+                more, at = _piece_ranges(lo_list[a:b], hi_list[a:b], offset, at, src)
+                ranges += more
+            if ranges:
+                # and the last byte of the furthest inner chunk: in the shard, or an error
+                ranges.append((end - 1, end, at))
+                buf = np.empty(at + 1, dtype=np.uint8)
+                if self._store._read_ranges_into([(key, ranges)], buf)[0] != at + 1:
+                    decoded(key, g0, g1, index)  # a truncated shard: the reader reports it
+                    return
+            else:
+                buf = np.empty(0, dtype=np.uint8)
+            pieces.copy_from(buf, _i64(src), inner_strides, p0, p1, missing, fill, itemsize)
+
+        map_unordered(read_shard, shards)
+        return plan.results(boxes, self._in_order)
 
     def _read_chunk(self, coords: tuple[int, ...]) -> np.ndarray | None:
         """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored."""
@@ -1141,14 +1227,15 @@ class _BoxPlan:
                         self.dst_strides, self.starts)
         self.out = np.empty(int(self.starts[-1]) // dtype.itemsize, dtype=dtype)
 
-    def by_chunk(self, grid: tuple[int, ...]) -> _Pieces:
-        """The pieces grouped by chunk (grid shape ``grid``), in order of the chunks."""
+    def by_chunk(self, chunk_ids: Callable[[np.ndarray], np.ndarray]) -> _Pieces:
+        """The pieces grouped by chunk, in increasing order of ``chunk_ids(coords)`` (an int64
+        id per row of chunk coordinates, equal for equal chunks)."""
         arrays = (self.coords, self.counts, self.src_offsets, self.src_ends, self.dst_offsets,
                   self.dst_strides)
         n = len(self.coords)
         if n == 1:
             return _Pieces(self.out.reshape(-1).view(np.uint8), [0, 1], *arrays)
-        ids = self.coords @ _i64(c_strides(grid, 1)) if grid else np.zeros(n, dtype=np.int64)
+        ids = chunk_ids(self.coords)
         id_list = ids.tolist()
         if any(y < x for x, y in zip(id_list, id_list[1:])):
             order = np.argsort(ids, kind="stable")
@@ -1205,6 +1292,25 @@ class _Pieces:
             dst_strides, counts = dst_strides[keep], counts[keep]
         copy_pieces(src, src_offsets, src_strides, self.dst, dst_offsets, dst_strides, counts,
                     itemsize)
+
+
+def _piece_ranges(los: list[int], his: list[int], offset: int, at: int, src: list[int]
+                  ) -> tuple[list[tuple[int, int, int]], int]:
+    """Byte ranges ``(start, stop, at)`` reading pieces ``[los[i], his[i])`` of one raw chunk
+    (at byte ``offset`` of its stored object) into a staging buffer from byte ``at``: the one
+    range spanning them all when that is no longer than the pieces' ranges together, else
+    each piece's.  Appends where each piece's first byte lands to ``src``; returns the ranges
+    and the next free byte."""
+    first, last = min(los), max(his)
+    if last - first <= sum(his) - sum(los):
+        src += [at + x - first for x in los]
+        return [(offset + first, offset + last, at)], at + last - first
+    ranges = []
+    for x, y in zip(los, his, strict=True):
+        ranges.append((offset + x, offset + y, at))
+        src.append(at)
+        at += y - x
+    return ranges, at
 
 
 def _batches(items: list[Any], sizes: list[int], limit: int) -> Iterator[list[Any]]:
