@@ -32,6 +32,7 @@ from zarr3c._kernels.copy import (
 )
 from zarr3c._kernels.grid import basic_box, count_box_pieces, plan_box_pieces
 from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
+from zarr3c.codecs import sharding_indexed
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
@@ -643,36 +644,41 @@ class Array(Node):
             flat = [sum(c * s for c, s in zip(local(pieces.chunks[n]), steps, strict=True))
                     for n in range(g0, g1)]
             where = entries[flat].tolist()
+            if any(o != MISSING and n != inner_nbytes for o, n in where):
+                decoded(key, g0, g1, index)  # not raw elements after all: the reader says so
+                return
             lo_list = pieces.src_offsets[p0:p1].tolist()
             hi_list = pieces.src_ends[p0:p1].tolist()
+            limit = sharding_indexed.MAX_REQUEST_BYTES  # staging held at once, per shard
             ranges: list[tuple[int, int, int]] = []
             src: list[int] = []
-            missing = None
+            missing: np.ndarray | None = None
             at = end = 0
+            q0 = p0  # first piece of the batch
             for n, (offset, nbytes) in zip(range(g0, g1), where, strict=True):
-                a, b = pieces.bounds[n] - p0, pieces.bounds[n + 1] - p0
+                a, b = pieces.bounds[n], pieces.bounds[n + 1]
                 if offset == MISSING:
                     if missing is None:
-                        missing = np.zeros(p1 - p0, dtype=bool)
-                    missing[a:b] = True
+                        missing = np.zeros(p1 - q0, dtype=bool)
+                    missing[a - q0:b - q0] = True
                     src += [0] * (b - a)
+                else:
+                    end = max(end, offset + nbytes)
+                    more, at = _piece_ranges(lo_list[a - p0:b - p0], hi_list[a - p0:b - p0],
+                                             offset, at, src)
+                    ranges += more
+                if at < limit and n < g1 - 1:
                     continue
-                if nbytes != inner_nbytes:  # not raw elements after all: the reader says so
-                    decoded(key, g0, g1, index)
-                    return
-                end = max(end, offset + nbytes)
-                more, at = _piece_ranges(lo_list[a:b], hi_list[a:b], offset, at, src)
-                ranges += more
-            if ranges:
-                # and the last byte of the furthest inner chunk: in the shard, or an error
-                ranges.append((end - 1, end, at))
                 buf = np.empty(at + 1, dtype=np.uint8)
-                if self._store._read_ranges_into([(key, ranges)], buf)[0] != at + 1:
-                    decoded(key, g0, g1, index)  # a truncated shard: the reader reports it
-                    return
-            else:
-                buf = np.empty(0, dtype=np.uint8)
-            pieces.copy_from(buf, _i64(src), inner_strides, p0, p1, missing, fill, itemsize)
+                if ranges:
+                    # and the last byte of the furthest inner chunk: in the shard, or an error
+                    ranges.append((end - 1, end, at))
+                    if self._store._read_ranges_into([(key, ranges)], buf)[0] != at + 1:
+                        decoded(key, g0, g1, index)  # a truncated shard: the reader says so
+                        return
+                pieces.copy_from(buf, _i64(src), inner_strides, q0, b,
+                                 None if missing is None else missing[:b - q0], fill, itemsize)
+                ranges, src, missing, at, end, q0 = [], [], None, 0, 0, b
 
         map_unordered(read_shard, shards)
         return plan.results(boxes, self._in_order)
@@ -1230,14 +1236,14 @@ class _BoxPlan:
     def by_chunk(self, chunk_ids: Callable[[np.ndarray], np.ndarray]) -> _Pieces:
         """The pieces grouped by chunk, in increasing order of ``chunk_ids(coords)`` (an int64
         id per row of chunk coordinates, equal for equal chunks)."""
-        arrays = (self.coords, self.counts, self.src_offsets, self.src_ends, self.dst_offsets,
-                  self.dst_strides)
+        arrays: tuple[np.ndarray, ...] = (self.coords, self.counts, self.src_offsets,
+                                          self.src_ends, self.dst_offsets, self.dst_strides)
         n = len(self.coords)
         if n == 1:
             return _Pieces(self.out.reshape(-1).view(np.uint8), [0, 1], *arrays)
         ids = chunk_ids(self.coords)
         id_list = ids.tolist()
-        if any(y < x for x, y in zip(id_list, id_list[1:])):
+        if any(y < x for x, y in zip(id_list, id_list[1:], strict=False)):
             order = np.argsort(ids, kind="stable")
             arrays = tuple(a[order] for a in arrays)
             id_list = ids[order].tolist()
