@@ -489,8 +489,9 @@ class Array(Node):
             self._read_whole_pieces(pieces)
         return plan.results(boxes, self._in_order)
 
-    def _read_whole_pieces(self, pieces: _Pieces) -> None:
-        """Decode each chunk of ``pieces`` on the thread pool and copy its pieces out."""
+    def _read_whole_pieces(self, pieces: _Pieces, chunks: Sequence[int] | None = None) -> None:
+        """Decode each chunk of ``pieces`` (or those numbered ``chunks``) on the thread pool
+        and copy its pieces out."""
         chunk_strides = self._box_chunk[1]
         itemsize = self._itemsize
 
@@ -505,7 +506,7 @@ class Array(Node):
                             chunk_strides, pieces.dst, pieces.dst_offsets[lo:hi],
                             pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
 
-        map_unordered(read_whole, range(pieces.nchunks))
+        map_unordered(read_whole, range(pieces.nchunks) if chunks is None else chunks)
 
     def _read_raw_pieces(self, pieces: _Pieces, nbytes: int) -> None:
         """Chunks stored as raw elements (``nbytes`` each): per chunk either each piece's
@@ -522,34 +523,47 @@ class Array(Node):
         src: list[int] = []
         first_chunk = 0
         at = 0
+        req_chunks: list[int] = []
+        whole: list[int] = []  # chunks read whole (the span of their pieces is most of it)
+        skip: np.ndarray | None = None
         for n in range(pieces.nchunks):
             a, b = bounds[n], bounds[n + 1]
-            ranges, at = _piece_ranges(lo_list[a:b], hi_list[a:b], 0, at, src)
-            expect.append(at - ranges[0][2] + 1)  # + the probe's one byte
-            ranges.append((nbytes - 1, nbytes + 1, at))  # the size probe
-            at += 2
-            requests.append((self._prefix + self._encode_key(pieces.chunks[n]), ranges))
+            if 2 * (max(hi_list[a:b]) - min(lo_list[a:b])) > nbytes:
+                whole.append(n)
+                if skip is None:
+                    skip = np.zeros(pieces.bounds[-1] - bounds[first_chunk], dtype=bool)
+                skip[a - bounds[first_chunk]:b - bounds[first_chunk]] = True
+                src += [0] * (b - a)
+            else:
+                ranges, at = _piece_ranges(lo_list[a:b], hi_list[a:b], 0, at, src)
+                expect.append(at - ranges[0][2] + 1)  # + the probe's one byte
+                ranges.append((nbytes - 1, nbytes + 1, at))  # the size probe
+                at += 2
+                requests.append((self._prefix + self._encode_key(pieces.chunks[n]), ranges))
+                req_chunks.append(n)
             if at >= _RAW_BATCH_BYTES or n == pieces.nchunks - 1:
                 buf = np.empty(at, dtype=np.uint8)
-                got = self._store._read_ranges_into(requests, buf)
+                got = self._store._read_ranges_into(requests, buf) if requests else []
                 missing = None
-                for m, (g, e) in enumerate(zip(got, expect, strict=True)):
+                for (key, _), c, g, e in zip(requests, req_chunks, got, expect, strict=True):
                     if g == e:
                         continue
-                    c = first_chunk + m
                     if g is not None:
                         raise ChunkDecodeError(
                             f"bytes codec: the stored chunk is not the {nbytes} bytes of a "
-                            f"chunk of shape {list(self._chunk_shape_at(pieces.chunks[c]))} "
-                            f"and data type {self.dtype}", key=requests[m][0])
+                            f"chunk of shape {list(self._box_grid[1])} "  # type: ignore[index]
+                            f"and data type {self.dtype}", key=key)
                     if missing is None:
                         missing = np.zeros(b - bounds[first_chunk], dtype=bool)
                     missing[bounds[c] - bounds[first_chunk]:bounds[c + 1]
                             - bounds[first_chunk]] = True
                 pieces.copy_from(buf, _i64(src), self._box_chunk[1], bounds[first_chunk], b,
-                                 missing, self._fill_bytes, self._itemsize)
-                requests, expect, src = [], [], []
+                                 missing, self._fill_bytes, self._itemsize,
+                                 None if skip is None else skip[:b - bounds[first_chunk]])
+                requests, req_chunks, expect, src, skip = [], [], [], [], None
                 first_chunk, at = n + 1, 0
+        if whole:
+            self._read_whole_pieces(pieces, whole)
 
     def _read_raw_spans(self, spans: Sequence[tuple[tuple[int, ...], int, int, int]],
                         place: Callable[[int, np.ndarray | None], None]) -> None:
@@ -1284,12 +1298,19 @@ class _Pieces:
 
     def copy_from(self, src: np.ndarray, src_offsets: np.ndarray, src_strides: np.ndarray,
                   lo: int, hi: int, missing: np.ndarray | None, fill: np.ndarray,
-                  itemsize: int) -> None:
+                  itemsize: int, skip: np.ndarray | None = None) -> None:
         """Copy pieces ``lo:hi`` out of ``src`` (at ``src_offsets``, one per piece), but fill
-        those flagged ``missing`` with the element ``fill``."""
+        those flagged ``missing`` with the element ``fill`` and leave those flagged
+        ``skip``."""
         dst_offsets = self.dst_offsets[lo:hi]
         dst_strides = self.dst_strides[lo:hi]
         counts = self.counts[lo:hi]
+        if skip is not None and skip.any():
+            keep = ~skip
+            src_offsets, dst_offsets = src_offsets[keep], dst_offsets[keep]
+            dst_strides, counts = dst_strides[keep], counts[keep]
+            if missing is not None:
+                missing = missing[keep]
         if missing is not None and missing.any():
             fill_pieces(self.dst, dst_offsets[missing], dst_strides[missing], counts[missing],
                         fill)
