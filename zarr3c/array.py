@@ -524,11 +524,12 @@ class Array(Node):
         first_chunk = 0
         at = 0
         req_chunks: list[int] = []
-        whole: list[int] = []  # chunks read whole (the span of their pieces is most of it)
+        whole: list[int] = []  # chunks read whole (their ranges would be most of them)
         skip: np.ndarray | None = None
         for n in range(pieces.nchunks):
             a, b = bounds[n], bounds[n + 1]
-            if 2 * (max(hi_list[a:b]) - min(lo_list[a:b])) > nbytes:
+            los, his = lo_list[a:b], hi_list[a:b]
+            if 2 * min(max(his) - min(los), sum(his) - sum(los)) > nbytes:
                 whole.append(n)
                 if skip is None:
                     skip = np.zeros(pieces.bounds[-1] - bounds[first_chunk], dtype=bool)
