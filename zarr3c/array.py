@@ -24,12 +24,15 @@ import numpy as np
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
+    copy_pieces,
     copy_strided,
+    fill_pieces,
     fill_strided,
     is_uniform,
 )
-from zarr3c._kernels.grid import basic_box
+from zarr3c._kernels.grid import basic_box, count_box_pieces, plan_box_pieces
 from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
+from zarr3c.codecs import sharding_indexed
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
@@ -37,7 +40,12 @@ from zarr3c.codecs.pipeline import (
     codec_chain,
     normalize_codec_like,
 )
-from zarr3c.codecs.sharding_indexed import ShardingCodec, partial_read_codec, sharding_codec_dict
+from zarr3c.codecs.sharding_indexed import (
+    MISSING,
+    ShardingCodec,
+    partial_read_codec,
+    sharding_codec_dict,
+)
 from zarr3c.concurrency import chunk_lock, map_unordered
 from zarr3c.errors import (
     ArrayNotFoundError,
@@ -150,8 +158,16 @@ class Array(Node):
         self._box_grid: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         if regular is not None:
             self._box_grid = (tuple(metadata.shape), tuple(regular))
-            strides = c_strides(regular, self._itemsize)
-            self._box_chunk = (strides, _i64(strides), self._itemsize * math.prod(regular))
+            grid = tuple(-(-n // c) for n, c in zip(metadata.shape, regular, strict=True))
+            # (chunk bytes, byte strides in a chunk, chunk shape, grid shape in chunks)
+            self._box_chunk = (self._itemsize * math.prod(regular),
+                               _i64(c_strides(regular, self._itemsize)), _i64(regular), grid)
+            if self._sharding is not None:
+                # (inner chunk shape, its byte strides, inner chunks per shard, shard grid)
+                inner = self._sharding.chunk_shape
+                self._box_inner = (
+                    _i64(inner), _i64(c_strides(inner, self._itemsize)),
+                    tuple(c // k for c, k in zip(regular, inner, strict=True)), grid)
 
     # -- properties ------------------------------------------------------------------------------
 
@@ -460,66 +476,99 @@ class Array(Node):
 
     def _read_boxes(self, boxes: Sequence[tuple[Any, ...]]) -> list[Any]:
         """The short path of basic reads of step-1 boxes (``basic_box``'s plans) on a regular
-        grid of unsharded chunks: no selection objects, one copy per box and chunk, and each
-        chunk read once, however many boxes it feeds: raw-element chunks by the byte range
-        spanning what they feed, in one batched store request, the others read and decoded
-        whole on the thread pool.  Same results as the general path (tested against it)."""
+        grid: every box cut into its pieces per chunk by one kernel call, the boxes' elements
+        in one output buffer, and each chunk read once however many boxes it feeds.
+        Raw-element chunks are read by byte ranges (each piece's, or the span of them all)
+        straight into one buffer per batch and copied out with one kernel call; the others
+        are read and decoded whole on the thread pool, one copy call per chunk.  Same
+        results as the general path (tested against it)."""
         if self._sharding is not None:
             return self._read_shard_boxes(boxes)
+        nbytes, chunk_strides, chunk_shape, grid = self._box_chunk
+        plan = _BoxPlan(boxes, chunk_shape, chunk_strides, self.dtype)
+        pieces = plan.by_chunk(lambda coords: coords @ _i64(c_strides(grid, 1)))
+        if self._pipeline.stores_raw_elements:
+            self._read_raw_pieces(pieces, nbytes)
+        else:
+            self._read_whole_pieces(pieces)
+        return plan.results(boxes, self._in_order)
+
+    def _read_whole_pieces(self, pieces: _Pieces, chunks: Sequence[int] | None = None) -> None:
+        """Decode each chunk of ``pieces`` (or those numbered ``chunks``) on the thread pool
+        and copy its pieces out."""
+        chunk_strides = self._box_chunk[1]
         itemsize = self._itemsize
-        chunk_shape = self._box_grid[1]  # type: ignore[index]
-        strides, chunk_strides, nbytes = self._box_chunk
-        outs: list[np.ndarray] = []
-        # chunk -> [lowest byte, highest byte + 1, [(out, its offset, its strides, counts,
-        # offset in the chunk)]]
-        spans: dict[tuple[int, ...], list[Any]] = {}
-        for start, stop, _, _ in boxes:
-            counts = [hi - lo for lo, hi in zip(start, stop, strict=True)]
-            out = np.empty(counts, dtype=self.dtype)
-            outs.append(out)
-            dst = out.reshape(-1).view(np.uint8)
-            out_strides = c_strides(counts, itemsize)
-            out_strides_i64 = _i64(out_strides)
-            for coords, local, at, piece in _split_box(start, stop, chunk_shape):
-                lo_byte = out_byte = 0
-                hi_byte = itemsize
-                for b, o, n, s, os_ in zip(local, at, piece, strides, out_strides, strict=True):
-                    lo_byte += b * s
-                    hi_byte += (b + n - 1) * s
-                    out_byte += o * os_
-                task = (dst, out_byte, out_strides_i64, _i64(piece), lo_byte)
-                span = spans.get(coords)
-                if span is None:
-                    spans[coords] = [lo_byte, hi_byte, [task]]
-                else:
-                    span[0] = min(span[0], lo_byte)
-                    span[1] = max(span[1], hi_byte)
-                    span[2].append(task)
 
-        def place(tasks: list[Any], buf: np.ndarray | None, base: int) -> None:
-            for dst, out_byte, out_strides, shape, lo_byte in tasks:
-                if buf is None:
-                    fill_strided(dst, out_byte, out_strides, shape, self._fill_bytes)
-                else:
-                    copy_strided(buf, lo_byte - base, chunk_strides, dst, out_byte, out_strides,
-                                 shape, itemsize)
+        def read_whole(n: int) -> None:
+            lo, hi = pieces.bounds[n], pieces.bounds[n + 1]
+            chunk = self._read_chunk(pieces.chunks[n])
+            if chunk is None:
+                fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
+                            pieces.counts[lo:hi], self._fill_bytes)
+            else:
+                copy_pieces(chunk.reshape(-1).view(np.uint8), pieces.src_offsets[lo:hi],
+                            chunk_strides, pieces.dst, pieces.dst_offsets[lo:hi],
+                            pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
 
-        ranged: list[tuple[tuple[int, ...], list[Any]]] = []
-        whole: list[tuple[tuple[int, ...], list[Any]]] = []
-        for item in spans.items():
-            lo, hi, _ = item[1]
-            raw = self._pipeline.stores_raw_elements and 2 * (hi - lo) <= nbytes
-            (ranged if raw else whole).append(item)
-        self._read_raw_spans([(coords, lo, hi, nbytes) for coords, (lo, hi, _) in ranged],
-                             lambda n, buf: place(ranged[n][1][2], buf, ranged[n][1][0]))
+        map_unordered(read_whole, range(pieces.nchunks) if chunks is None else chunks)
 
-        def read_whole(item: tuple[tuple[int, ...], list[Any]]) -> None:
-            chunk = self._read_chunk(item[0])
-            place(item[1][2], None if chunk is None else chunk.reshape(-1).view(np.uint8), 0)
-
-        map_unordered(read_whole, whole)
-        return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
-                for out, box in zip(outs, boxes, strict=True)]
+    def _read_raw_pieces(self, pieces: _Pieces, nbytes: int) -> None:
+        """Chunks stored as raw elements (``nbytes`` each): per chunk either each piece's
+        byte range or, when the pieces' ranges add up to more, the one range spanning them,
+        read straight into a staging buffer (batches of about :data:`_RAW_BATCH_BYTES`), and
+        the pieces copied out of it with one kernel call per batch.  Each chunk's request
+        also reads its last byte and the one after, so a stored chunk of the wrong size is
+        an error naming its key, as a decode is."""
+        # Plain Python over lists: cheaper than numpy's per-call cost at these sizes.
+        lo_list, hi_list = pieces.src_offsets.tolist(), pieces.src_ends.tolist()
+        bounds = pieces.bounds
+        requests: list[tuple[str, list[tuple[int, int, int]]]] = []
+        expect: list[int] = []
+        src: list[int] = []
+        first_chunk = 0
+        at = 0
+        req_chunks: list[int] = []
+        whole: list[int] = []  # chunks read whole (their ranges would be most of them)
+        skip: np.ndarray | None = None
+        for n in range(pieces.nchunks):
+            a, b = bounds[n], bounds[n + 1]
+            los, his = lo_list[a:b], hi_list[a:b]
+            if 2 * min(max(his) - min(los), sum(his) - sum(los)) > nbytes:
+                whole.append(n)
+                if skip is None:
+                    skip = np.zeros(pieces.bounds[-1] - bounds[first_chunk], dtype=bool)
+                skip[a - bounds[first_chunk]:b - bounds[first_chunk]] = True
+                src += [0] * (b - a)
+            else:
+                ranges, at = _piece_ranges(lo_list[a:b], hi_list[a:b], 0, at, src)
+                expect.append(at - ranges[0][2] + 1)  # + the probe's one byte
+                ranges.append((nbytes - 1, nbytes + 1, at))  # the size probe
+                at += 2
+                requests.append((self._prefix + self._encode_key(pieces.chunks[n]), ranges))
+                req_chunks.append(n)
+            if at >= _RAW_BATCH_BYTES or n == pieces.nchunks - 1:
+                buf = np.empty(at, dtype=np.uint8)
+                got = self._store._read_ranges_into(requests, buf) if requests else []
+                missing = None
+                for (key, _), c, g, e in zip(requests, req_chunks, got, expect, strict=True):
+                    if g == e:
+                        continue
+                    if g is not None:
+                        raise ChunkDecodeError(
+                            f"bytes codec: the stored chunk is not the {nbytes} bytes of a "
+                            f"chunk of shape {list(self._box_grid[1])} "  # type: ignore[index]
+                            f"and data type {self.dtype}", key=key)
+                    if missing is None:
+                        missing = np.zeros(b - bounds[first_chunk], dtype=bool)
+                    missing[bounds[c] - bounds[first_chunk]:bounds[c + 1]
+                            - bounds[first_chunk]] = True
+                pieces.copy_from(buf, _i64(src), self._box_chunk[1], bounds[first_chunk], b,
+                                 missing, self._fill_bytes, self._itemsize,
+                                 None if skip is None else skip[:b - bounds[first_chunk]])
+                requests, req_chunks, expect, src, skip = [], [], [], [], None
+                first_chunk, at = n + 1, 0
+        if whole:
+            self._read_whole_pieces(pieces, whole)
 
     def _read_raw_spans(self, spans: Sequence[tuple[tuple[int, ...], int, int, int]],
                         place: Callable[[int, np.ndarray | None], None]) -> None:
@@ -548,18 +597,110 @@ class Array(Node):
                 place(n, buf)
 
     def _read_shard_boxes(self, boxes: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """Step-1 boxes of a sharded array: their shard tasks come from plain arithmetic (no
-        selection parsing or grid projection); the shard reader does the rest."""
-        chunk_shape = self._box_grid[1]  # type: ignore[index]
-        counts = [tuple(hi - lo for lo, hi in zip(start, stop, strict=True))
-                  for start, stop, _, _ in boxes]
-        plans = [[ChunkTask(coords, tuple(n), tuple((b, 1) for b in local),
-                            tuple((o, 1) for o in at))
-                  for coords, local, at, n in _split_box(start, stop, chunk_shape)]
-                 for start, stop, _, _ in boxes]
-        outs = self._read_planned(counts, plans)
-        return [out.reshape(box[2])[()] if box[3] else self._in_order(out.reshape(box[2]))
-                for out, box in zip(outs, boxes, strict=True)]
+        """Step-1 boxes of a sharded array: cut into pieces per inner chunk by one kernel call,
+        grouped by shard; per shard the index is read once, then raw inner chunks by byte
+        ranges straight into a staging buffer (one store request, one copy call), other
+        inner chunks read and decoded by the shard reader, each copied out once."""
+        sharding = self._sharding
+        assert sharding is not None
+        shard_shape = self._box_grid[1]  # type: ignore[index]
+        inner, inner_strides, cps, shard_grid = self._box_inner
+        plan = _BoxPlan(boxes, inner, inner_strides, self.dtype)
+        cps_i64, per_shard = _i64(cps), math.prod(cps)
+        shard_steps, cps_steps = _i64(c_strides(shard_grid, 1)), _i64(c_strides(cps, 1))
+        pieces = plan.by_chunk(lambda coords: (coords // cps_i64) @ shard_steps * per_shard
+                               + (coords % cps_i64) @ cps_steps)
+        # Runs of inner chunks in one shard: (shard coords, first group, end group).
+        shards: list[tuple[tuple[int, ...], int, int]] = []
+        for n, coords in enumerate(pieces.chunks):
+            shard = tuple(c // k for c, k in zip(coords, cps, strict=True))
+            if shards and shards[-1][0] == shard:
+                shards[-1] = (shard, shards[-1][1], n + 1)
+            else:
+                shards.append((shard, n, n + 1))
+        raw = sharding.stores_raw_inner_chunks()
+        inner_nbytes = self._itemsize * math.prod(inner)
+        fill = self._fill_bytes
+        itemsize = self._itemsize
+        steps = cps_steps.tolist()
+
+        def local(coords: tuple[int, ...]) -> tuple[int, ...]:
+            return tuple(c % k for c, k in zip(coords, cps, strict=True))
+
+        def copy_group(n: int, chunk: np.ndarray | None) -> None:
+            lo, hi = pieces.bounds[n], pieces.bounds[n + 1]
+            if chunk is None:
+                fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
+                            pieces.counts[lo:hi], fill)
+            else:
+                copy_pieces(chunk.reshape(-1).view(np.uint8), pieces.src_offsets[lo:hi],
+                            inner_strides, pieces.dst, pieces.dst_offsets[lo:hi],
+                            pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
+
+        def decoded(key: str, g0: int, g1: int, index: Any) -> None:
+            # The shard reader: fetches, decodes (and reports bad inner chunks).
+            at = {local(pieces.chunks[n]): n for n in range(g0, g1)}
+            sharding.read_inner_chunks_into(
+                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                shard_shape, list(at), lambda c, chunk: copy_group(at[c], chunk),
+                index=index, key=key)
+
+        def read_shard(item: tuple[tuple[int, ...], int, int]) -> None:
+            shard, g0, g1 = item
+            key = self.chunk_key(shard)
+            index = sharding.read_index(
+                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                shard_shape, key=key)
+            p0, p1 = pieces.bounds[g0], pieces.bounds[g1]
+            if index is None:
+                pieces.copy_from(pieces.dst, pieces.src_offsets[p0:p1], inner_strides, p0, p1,
+                                 np.ones(p1 - p0, dtype=bool), fill, itemsize)
+                return
+            if not raw:
+                decoded(key, g0, g1, index)
+                return
+            entries = index.entries.reshape(-1, 2)
+            flat = [sum(c * s for c, s in zip(local(pieces.chunks[n]), steps, strict=True))
+                    for n in range(g0, g1)]
+            where = entries[flat].tolist()
+            if any(o != MISSING and n != inner_nbytes for o, n in where):
+                decoded(key, g0, g1, index)  # not raw elements after all: the reader says so
+                return
+            lo_list = pieces.src_offsets[p0:p1].tolist()
+            hi_list = pieces.src_ends[p0:p1].tolist()
+            limit = sharding_indexed.MAX_REQUEST_BYTES  # staging held at once, per shard
+            ranges: list[tuple[int, int, int]] = []
+            src: list[int] = []
+            missing: np.ndarray | None = None
+            at = end = 0
+            q0 = p0  # first piece of the batch
+            for n, (offset, nbytes) in zip(range(g0, g1), where, strict=True):
+                a, b = pieces.bounds[n], pieces.bounds[n + 1]
+                if offset == MISSING:
+                    if missing is None:
+                        missing = np.zeros(p1 - q0, dtype=bool)
+                    missing[a - q0:b - q0] = True
+                    src += [0] * (b - a)
+                else:
+                    end = max(end, offset + nbytes)
+                    more, at = _piece_ranges(lo_list[a - p0:b - p0], hi_list[a - p0:b - p0],
+                                             offset, at, src)
+                    ranges += more
+                if at < limit and n < g1 - 1:
+                    continue
+                buf = np.empty(at + 1, dtype=np.uint8)
+                if ranges:
+                    # and the last byte of the furthest inner chunk: in the shard, or an error
+                    ranges.append((end - 1, end, at))
+                    if self._store._read_ranges_into([(key, ranges)], buf)[0] != at + 1:
+                        decoded(key, g0, g1, index)  # a truncated shard: the reader says so
+                        return
+                pieces.copy_from(buf, _i64(src), inner_strides, q0, b,
+                                 None if missing is None else missing[:b - q0], fill, itemsize)
+                ranges, src, missing, at, end, q0 = [], [], None, 0, 0, b
+
+        map_unordered(read_shard, shards)
+        return plan.results(boxes, self._in_order)
 
     def _read_chunk(self, coords: tuple[int, ...]) -> np.ndarray | None:
         """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored."""
@@ -1092,6 +1233,127 @@ def _split_box(start: Sequence[int], stop: Sequence[int], chunk_shape: Sequence[
             out.append(first - lo)
             counts.append(min(hi, c * size + size) - first)
         yield coords, local, out, counts
+
+
+class _BoxPlan:
+    """Step-1 boxes cut into their pieces per chunk of a regular grid (one kernel call), and
+    the one output buffer that holds the boxes' elements, box after box."""
+
+    __slots__ = ("counts", "coords", "dst_offsets", "dst_strides", "out", "src_ends",
+                 "src_offsets", "starts")
+
+    def __init__(self, boxes: Sequence[tuple[Any, ...]], chunk_shape: np.ndarray,
+                 chunk_strides: np.ndarray, dtype: np.dtype):
+        nboxes, ndim = len(boxes), len(chunk_shape)
+        starts = np.array([box[0] for box in boxes], dtype=np.int64).reshape(nboxes, ndim)
+        stops = np.array([box[1] for box in boxes], dtype=np.int64).reshape(nboxes, ndim)
+        n = count_box_pieces(starts, stops, chunk_shape)
+        # One allocation for the plan's arrays (contiguous slices of it).
+        block = np.empty(n * (3 * ndim + 3) + nboxes + 1, dtype=np.int64)
+        self.coords = block[:n * ndim].reshape(n, ndim)
+        self.counts = block[n * ndim:2 * n * ndim].reshape(n, ndim)
+        self.dst_strides = block[2 * n * ndim:3 * n * ndim].reshape(n, ndim)
+        at = 3 * n * ndim
+        self.src_offsets = block[at:at + n]
+        self.src_ends = block[at + n:at + 2 * n]
+        self.dst_offsets = block[at + 2 * n:at + 3 * n]
+        self.starts = block[at + 3 * n:]
+        plan_box_pieces(starts, stops, chunk_shape, chunk_strides, dtype.itemsize, self.coords,
+                        self.counts, self.src_offsets, self.src_ends, self.dst_offsets,
+                        self.dst_strides, self.starts)
+        self.out = np.empty(int(self.starts[-1]) // dtype.itemsize, dtype=dtype)
+
+    def by_chunk(self, chunk_ids: Callable[[np.ndarray], np.ndarray]) -> _Pieces:
+        """The pieces grouped by chunk, in increasing order of ``chunk_ids(coords)`` (an int64
+        id per row of chunk coordinates, equal for equal chunks)."""
+        arrays: tuple[np.ndarray, ...] = (self.coords, self.counts, self.src_offsets,
+                                          self.src_ends, self.dst_offsets, self.dst_strides)
+        n = len(self.coords)
+        if n == 1:
+            return _Pieces(self.out.reshape(-1).view(np.uint8), [0, 1], *arrays)
+        ids = chunk_ids(self.coords)
+        id_list = ids.tolist()
+        if any(y < x for x, y in zip(id_list, id_list[1:], strict=False)):
+            order = np.argsort(ids, kind="stable")
+            arrays = tuple(a[order] for a in arrays)
+            id_list = ids[order].tolist()
+        bounds = [0, *(i for i in range(1, n) if id_list[i] != id_list[i - 1]), n]
+        return _Pieces(self.out.reshape(-1).view(np.uint8), bounds, *arrays)
+
+    def results(self, boxes: Sequence[tuple[Any, ...]],
+                in_order: Callable[[np.ndarray], np.ndarray]) -> list[Any]:
+        """What ``a[box]`` returns for each box: views of the output buffer."""
+        itemsize = self.out.dtype.itemsize
+        at = (self.starts // itemsize).tolist()
+        out = self.out
+        return [out[at[i]:at[i + 1]].reshape(box[2])[()] if box[3]
+                else in_order(out[at[i]:at[i + 1]].reshape(box[2]))
+                for i, box in enumerate(boxes)]
+
+
+class _Pieces:
+    """Pieces of reads grouped by chunk: chunk ``n``'s are rows ``bounds[n]:bounds[n + 1]``
+    of the arrays (see ``plan_box_pieces``), all landing in ``dst``."""
+
+    __slots__ = ("bounds", "chunks", "counts", "dst", "dst_offsets", "dst_strides", "nchunks",
+                 "src_ends", "src_offsets")
+
+    def __init__(self, dst: np.ndarray, bounds: list[int], coords: np.ndarray,
+                 counts: np.ndarray, src_offsets: np.ndarray, src_ends: np.ndarray,
+                 dst_offsets: np.ndarray, dst_strides: np.ndarray):
+        self.dst = dst
+        self.bounds = bounds
+        self.nchunks = len(bounds) - 1
+        coords_list = coords.tolist()
+        self.chunks = [tuple(coords_list[i]) for i in bounds[:-1]]
+        self.counts = counts
+        self.src_offsets = src_offsets
+        self.src_ends = src_ends
+        self.dst_offsets = dst_offsets
+        self.dst_strides = dst_strides
+
+    def copy_from(self, src: np.ndarray, src_offsets: np.ndarray, src_strides: np.ndarray,
+                  lo: int, hi: int, missing: np.ndarray | None, fill: np.ndarray,
+                  itemsize: int, skip: np.ndarray | None = None) -> None:
+        """Copy pieces ``lo:hi`` out of ``src`` (at ``src_offsets``, one per piece), but fill
+        those flagged ``missing`` with the element ``fill`` and leave those flagged
+        ``skip``."""
+        dst_offsets = self.dst_offsets[lo:hi]
+        dst_strides = self.dst_strides[lo:hi]
+        counts = self.counts[lo:hi]
+        if skip is not None and skip.any():
+            keep = ~skip
+            src_offsets, dst_offsets = src_offsets[keep], dst_offsets[keep]
+            dst_strides, counts = dst_strides[keep], counts[keep]
+            if missing is not None:
+                missing = missing[keep]
+        if missing is not None and missing.any():
+            fill_pieces(self.dst, dst_offsets[missing], dst_strides[missing], counts[missing],
+                        fill)
+            keep = ~missing
+            src_offsets, dst_offsets = src_offsets[keep], dst_offsets[keep]
+            dst_strides, counts = dst_strides[keep], counts[keep]
+        copy_pieces(src, src_offsets, src_strides, self.dst, dst_offsets, dst_strides, counts,
+                    itemsize)
+
+
+def _piece_ranges(los: list[int], his: list[int], offset: int, at: int, src: list[int]
+                  ) -> tuple[list[tuple[int, int, int]], int]:
+    """Byte ranges ``(start, stop, at)`` reading pieces ``[los[i], his[i])`` of one raw chunk
+    (at byte ``offset`` of its stored object) into a staging buffer from byte ``at``: the one
+    range spanning them all when that is no longer than the pieces' ranges together, else
+    each piece's.  Appends where each piece's first byte lands to ``src``; returns the ranges
+    and the next free byte."""
+    first, last = min(los), max(his)
+    if last - first <= sum(his) - sum(los):
+        src += [at + x - first for x in los]
+        return [(offset + first, offset + last, at)], at + last - first
+    ranges = []
+    for x, y in zip(los, his, strict=True):
+        ranges.append((offset + x, offset + y, at))
+        src.append(at)
+        at += y - x
+    return ranges, at
 
 
 def _batches(items: list[Any], sizes: list[int], limit: int) -> Iterator[list[Any]]:

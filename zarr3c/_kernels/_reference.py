@@ -27,12 +27,16 @@ __all__ = [
     "check_shard_index",
     "copy_elements",
     "copy_outer",
+    "copy_pieces",
     "copy_strided",
+    "count_box_pieces",
+    "fill_pieces",
     "fill_strided",
     "group_by_key",
     "is_uniform",
     "locate_points_offsets",
     "locate_points_regular",
+    "plan_box_pieces",
     "project_slice_offsets",
     "project_slice_regular",
     "transpose_into",
@@ -466,3 +470,165 @@ def check_shard_index(
             k = int(np.flatnonzero(overlap)[0])
             return (4, int(order[k]), int(order[k + 1]))
     return (0, -1, -1)
+
+
+def _check_pieces(fn: str, n: int, dst_offsets: NDArray[np.int64],
+                  dst_strides: NDArray[np.int64], shapes: NDArray[np.int64], ndim: int) -> None:
+    if len(dst_offsets) != n or dst_strides.shape[0] != n or shapes.shape[0] != n:
+        raise ValueError(f"{fn}: one row per piece")
+    if dst_strides.shape[1] != ndim or shapes.shape[1] != ndim:
+        raise ValueError(f"{fn}: rows of the wrong length")
+    if ndim > _MAX_NDIM:
+        raise ValueError(f"{fn}: too many dimensions")
+
+
+def copy_pieces(
+    src: ReadBuffer,
+    src_offsets: NDArray[np.int64],
+    src_strides: NDArray[np.int64],
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],
+    dst_strides: NDArray[np.int64],
+    shapes: NDArray[np.int64],
+    itemsize: int,
+) -> None:
+    """Reference of :func:`zarr3c._kernels.copy.copy_pieces`: copy_strided per piece, all
+    validated first."""
+    n, ndim = len(src_offsets), len(src_strides)
+    _check_pieces("copy_pieces", n, dst_offsets, dst_strides, shapes, ndim)
+    if itemsize < 1:
+        raise ValueError("copy_pieces: itemsize must be >= 1")
+    sbuf = _u8(src)
+    views = []
+    for p in range(n):
+        shp = _ints(shapes[p])
+        if src_offsets[p] < 0 or dst_offsets[p] < 0:
+            raise ValueError("copy_pieces: negative offset")
+        if any(v < 0 for v in shp):
+            raise ValueError("copy_pieces: negative extent")
+        if any(v == 0 for v in shp):
+            continue
+        s = _region("copy_pieces", "src", sbuf, int(src_offsets[p]), _ints(src_strides), shp,
+                    itemsize, writeable=False)
+        d = _region("copy_pieces", "dst", dst, int(dst_offsets[p]), _ints(dst_strides[p]),
+                    shp, itemsize, writeable=True)
+        views.append((s, d))
+    for s, d in views:
+        d[...] = s
+
+
+def fill_pieces(
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],
+    dst_strides: NDArray[np.int64],
+    shapes: NDArray[np.int64],
+    value: ReadBuffer,
+) -> None:
+    """Reference of :func:`zarr3c._kernels.copy.fill_pieces`."""
+    n, ndim = len(dst_offsets), shapes.shape[1]
+    _check_pieces("fill_pieces", n, dst_offsets, dst_strides, shapes, ndim)
+    vbuf = _u8(value)
+    itemsize = len(vbuf)
+    if itemsize < 1:
+        raise ValueError("fill_pieces: value is empty")
+    views = []
+    for p in range(n):
+        shp = _ints(shapes[p])
+        if dst_offsets[p] < 0:
+            raise ValueError("fill_pieces: negative offset")
+        if any(v < 0 for v in shp):
+            raise ValueError("fill_pieces: negative extent")
+        if any(v == 0 for v in shp):
+            continue
+        views.append(_region("fill_pieces", "dst", dst, int(dst_offsets[p]),
+                             _ints(dst_strides[p]), shp, itemsize, writeable=True))
+    for d in views:
+        d[...] = vbuf.view(f"V{itemsize}")[0]
+
+
+def _check_boxes(fn: str, starts: NDArray[np.int64], stops: NDArray[np.int64],
+                 chunk_shape: NDArray[np.int64]) -> None:
+    nd = len(chunk_shape)
+    if starts.shape != stops.shape or starts.ndim != 2 or starts.shape[1] != nd:
+        raise ValueError(f"{fn}: starts and stops must have shape (nboxes, ndim)")
+    if any(c < 1 for c in _ints(chunk_shape)):
+        raise ValueError(f"{fn}: chunk sizes must be >= 1")
+    if np.any(starts < 0) or np.any(stops <= starts):
+        raise ValueError(f"{fn}: a box is empty or has a negative coordinate")
+
+
+def _box_ranges(starts: NDArray[np.int64], stops: NDArray[np.int64],
+                chunk_shape: NDArray[np.int64]) -> list[list[range]]:
+    cs = _ints(chunk_shape)
+    return [[range(int(lo) // c, (int(hi) - 1) // c + 1) for lo, hi, c in zip(a, b, cs,
+                                                                              strict=True)]
+            for a, b in zip(starts, stops, strict=True)]
+
+
+def count_box_pieces(starts: NDArray[np.int64], stops: NDArray[np.int64],
+                     chunk_shape: NDArray[np.int64]) -> int:
+    """Reference of :func:`zarr3c._kernels.grid.count_box_pieces`."""
+    _check_boxes("count_box_pieces", starts, stops, chunk_shape)
+    total = sum(int(np.prod([len(r) for r in rs], dtype=object))
+                for rs in _box_ranges(starts, stops, chunk_shape))
+    if total > np.iinfo(np.int64).max:
+        raise ValueError("count_box_pieces: the number of pieces overflows int64")
+    return total
+
+
+def plan_box_pieces(
+    starts: NDArray[np.int64],
+    stops: NDArray[np.int64],
+    chunk_shape: NDArray[np.int64],
+    chunk_strides: NDArray[np.int64],
+    itemsize: int,
+    coords: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    src_offsets: NDArray[np.int64],
+    src_ends: NDArray[np.int64],
+    dst_offsets: NDArray[np.int64],
+    dst_strides: NDArray[np.int64],
+    box_offsets: NDArray[np.int64],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.grid.plan_box_pieces`: the pieces by
+    ``itertools.product`` over each box's chunk ranges."""
+    import itertools
+
+    total = count_box_pieces(starts, stops, chunk_shape)
+    nd = len(chunk_shape)
+    if nd > _MAX_NDIM or len(chunk_strides) != nd or any(s < 0 for s in _ints(chunk_strides)):
+        raise ValueError("plan_box_pieces: bad chunk strides")
+    if itemsize < 1:
+        raise ValueError("plan_box_pieces: itemsize must be >= 1")
+    for arr in (coords, counts, dst_strides):
+        if arr.shape != (total, nd):
+            raise ValueError("plan_box_pieces: wrong output shape")
+    for arr in (src_offsets, src_ends, dst_offsets):
+        if arr.shape != (total,):
+            raise ValueError("plan_box_pieces: wrong output length")
+    if box_offsets.shape != (len(starts) + 1,):
+        raise ValueError("plan_box_pieces: wrong box_offsets length")
+    cs, cst = _ints(chunk_shape), _ints(chunk_strides)
+    p = 0
+    base = 0
+    box_offsets[0] = 0
+    for b, ranges in enumerate(_box_ranges(starts, stops, chunk_shape)):
+        lo, hi = _ints(starts[b]), _ints(stops[b])
+        extent = [h - l_ for l_, h in zip(lo, hi, strict=True)]
+        bs = [itemsize * int(np.prod(extent[d + 1:], dtype=object)) for d in range(nd)]
+        for combo in itertools.product(*ranges):
+            first = [max(l_, c * k) for l_, c, k in zip(lo, combo, cs, strict=True)]
+            end = [min(h, c * k + k) for h, c, k in zip(hi, combo, cs, strict=True)]
+            n = [e - f for f, e in zip(first, end, strict=True)]
+            local = [f - c * k for f, c, k in zip(first, combo, cs, strict=True)]
+            coords[p] = combo
+            counts[p] = n
+            dst_strides[p] = bs
+            src_offsets[p] = sum(x * s for x, s in zip(local, cst, strict=True))
+            src_ends[p] = sum((x + m - 1) * s
+                              for x, m, s in zip(local, n, cst, strict=True)) + itemsize
+            dst_offsets[p] = base + sum((f - l_) * s for f, l_, s in zip(first, lo, bs,
+                                                                         strict=True))
+            p += 1
+        base += itemsize * int(np.prod(extent, dtype=object))
+        box_offsets[b + 1] = base

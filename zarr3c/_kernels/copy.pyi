@@ -81,3 +81,26 @@ def copy_outer(
     offsets per dimension, concatenated), in C order: element ``(i0, i1, ...)`` moves from
     ``sum_d src_offsets[base_d + i_d]`` to ``sum_d dst_offsets[base_d + i_d]``; last write
     wins.  Validated (ValueError) before the GIL is released."""
+
+def copy_pieces(
+    src: ReadBuffer,
+    src_offsets: NDArray[np.int64],  # (P,) byte offset of each piece's first element in src
+    src_strides: NDArray[np.int64],  # (ndim,) byte strides in src, shared by every piece
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],  # (P,)
+    dst_strides: NDArray[np.int64],  # (P, ndim) C-contiguous
+    shapes: NDArray[np.int64],  # (P, ndim) C-contiguous
+    itemsize: int,
+) -> None:
+    """copy_strided for each piece p (src_offsets[p], src_strides, dst_offsets[p],
+    dst_strides[p], shapes[p]); every piece validated before any copy (ValueError naming the
+    piece); empty pieces skipped.  GIL released."""
+
+def fill_pieces(
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],  # (P,)
+    dst_strides: NDArray[np.int64],  # (P, ndim)
+    shapes: NDArray[np.int64],  # (P, ndim)
+    value: ReadBuffer,  # one element's bytes
+) -> None:
+    """fill_strided for each piece, all validated first (ValueError naming the piece)."""

@@ -19,6 +19,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 __all__ = [
     "copy_strided", "fill_strided", "byteswap", "is_uniform", "copy_elements", "copy_outer",
+    "copy_pieces", "fill_pieces",
 ]
 
 cdef extern from *:
@@ -68,11 +69,16 @@ cdef int _check_offset(str fn, str name, int64_t offset) except -1:
     return 0
 
 
-cdef int _check_region(
-    str fn, str name, Py_ssize_t buflen, int64_t offset,
-    const int64_t[::1] strides, const int64_t[::1] shape, int64_t itemsize,
-) except -1:
-    """Check that a non-empty region lies inside a buffer of ``buflen`` bytes.
+cdef inline const int64_t* _ptr(const int64_t[::1] a) noexcept:
+    # &a[0] is an IndexError in the bounds-checked build when a is empty (ndim 0).
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+cdef bint _region_fits(
+    Py_ssize_t buflen, int64_t offset, const int64_t* strides, const int64_t* shape,
+    Py_ssize_t ndim, int64_t itemsize,
+) noexcept nogil:
+    """Whether a non-empty region (offset >= 0, extents >= 1) lies inside ``buflen`` bytes.
 
     Rather than computing the lowest and highest byte touched (which can overflow int64 for
     absurd strides), spend two budgets: the bytes below the offset, which negative strides
@@ -81,28 +87,36 @@ cdef int _check_region(
     """
     cdef Py_ssize_t i
     cdef int64_t below, above, st, n1
-    cdef bint ok = offset <= buflen and itemsize <= buflen - offset
-    if ok:
-        below = offset
-        above = buflen - offset - itemsize
-        for i in range(shape.shape[0]):
-            n1 = shape[i] - 1
-            st = strides[i]
-            if n1 == 0 or st == 0:
-                continue
-            if st == INT64_MIN:
-                ok = False
-                break
-            if st > 0:
-                if st > above // n1:
-                    ok = False
-                    break
-                above -= st * n1
-            else:
-                if -st > below // n1:
-                    ok = False
-                    break
-                below -= -st * n1
+    if not (offset <= buflen and itemsize <= buflen - offset):
+        return False
+    below = offset
+    above = buflen - offset - itemsize
+    for i in range(ndim):
+        n1 = shape[i] - 1
+        st = strides[i]
+        if n1 == 0 or st == 0:
+            continue
+        if st == INT64_MIN:
+            return False
+        if st > 0:
+            if st > above // n1:
+                return False
+            above -= st * n1
+        else:
+            if -st > below // n1:
+                return False
+            below -= -st * n1
+    return True
+
+
+cdef int _check_region(
+    str fn, str name, Py_ssize_t buflen, int64_t offset,
+    const int64_t[::1] strides, const int64_t[::1] shape, int64_t itemsize,
+) except -1:
+    """Check that a non-empty region lies inside a buffer of ``buflen`` bytes."""
+    cdef Py_ssize_t i
+    cdef bint ok = _region_fits(buflen, offset, _ptr(strides), _ptr(shape), shape.shape[0],
+                                itemsize)
     if not ok:
         # Error path only: exact Python integers for the message.
         lo = hi = int(offset)
@@ -119,10 +133,6 @@ cdef int _check_region(
         )
     return 0
 
-
-cdef inline const int64_t* _ptr(const int64_t[::1] a) noexcept:
-    # &a[0] is an IndexError in the bounds-checked build when a is empty (ndim 0).
-    return &a[0] if a.shape[0] > 0 else NULL
 
 
 # -- the iteration (nogil) -----------------------------------------------------------------------
@@ -956,3 +966,135 @@ def copy_outer(
     with nogil:
         _copy_outer_core(sp, so, dp, do, &counts[0] if ndim > 0 else NULL, ndim, itemsize,
                          inner_run)
+
+
+# -- many small regions at once ------------------------------------------------------------------
+
+
+cdef int _check_pieces(
+    str fn, Py_ssize_t n, const int64_t[::1] dst_offsets, const int64_t[:, ::1] dst_strides,
+    const int64_t[:, ::1] shapes, Py_ssize_t ndim,
+) except -1:
+    if dst_offsets.shape[0] != n or dst_strides.shape[0] != n or shapes.shape[0] != n:
+        raise ValueError(
+            f"{fn}: the offset, stride and shape arrays must have one row per piece "
+            f"(got {n}, {dst_offsets.shape[0]}, {dst_strides.shape[0]} and {shapes.shape[0]})"
+        )
+    if dst_strides.shape[1] != ndim or shapes.shape[1] != ndim:
+        raise ValueError(
+            f"{fn}: the stride and shape rows must have {ndim} entries "
+            f"(got {dst_strides.shape[1]} and {shapes.shape[1]})"
+        )
+    if ndim > MAX_NDIM:
+        raise ValueError(f"{fn}: {ndim} dimensions, at most {MAX_NDIM} are supported")
+    return 0
+
+
+cdef int _piece_kind(
+    str fn, Py_ssize_t p, const int64_t* shape, Py_ssize_t ndim,
+) except -1:
+    """Raise on a negative extent of piece ``p``; return 1 if it is empty, else 0."""
+    cdef Py_ssize_t i
+    cdef int empty = 0
+    for i in range(ndim):
+        if shape[i] < 0:
+            raise ValueError(f"{fn}: piece {p}: shape[{i}] = {shape[i]} is negative")
+        if shape[i] == 0:
+            empty = 1
+    return empty
+
+
+def copy_pieces(
+    const uint8_t[::1] src not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] src_strides not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[:, ::1] dst_strides not None,
+    const int64_t[:, ::1] shapes not None,
+    int64_t itemsize,
+) -> None:
+    """Many :func:`copy_strided` calls in one: piece ``p`` copies the region of
+    ``shapes[p]`` at ``src_offsets[p]`` (strides ``src_strides``, shared by every piece) of
+    ``src`` to ``dst_offsets[p]`` (strides ``dst_strides[p]``) of ``dst``.
+
+    Every piece is validated (as copy_strided validates its one region) before any is
+    copied; ValueError names the first bad piece.  Empty pieces are skipped.  The GIL is
+    released during the copies.
+    """
+    cdef Py_ssize_t n = src_offsets.shape[0], ndim = src_strides.shape[0], p
+    _check_pieces("copy_pieces", n, dst_offsets, dst_strides, shapes, ndim)
+    if itemsize < 1:
+        raise ValueError(f"copy_pieces: itemsize = {itemsize} must be >= 1")
+    if n == 0:
+        return
+    cdef const int64_t* ssp = _ptr(src_strides)
+    cdef const int64_t* dsp = &dst_strides[0, 0] if ndim > 0 else NULL
+    cdef const int64_t* shp = &shapes[0, 0] if ndim > 0 else NULL
+    cdef Py_ssize_t slen = src.shape[0], dlen = dst.shape[0]
+    # One flag per piece: 1 copy, 0 empty (skipped).
+    cdef uint8_t[::1] live = bytearray(n)
+    for p in range(n):
+        if src_offsets[p] < 0 or dst_offsets[p] < 0:
+            raise ValueError(f"copy_pieces: piece {p}: negative offset")
+        if _piece_kind("copy_pieces", p, shp + p * ndim, ndim):
+            continue
+        if not _region_fits(slen, src_offsets[p], ssp, shp + p * ndim, ndim, itemsize):
+            raise ValueError(f"copy_pieces: piece {p}: the region reaches outside src "
+                             f"({slen} bytes)")
+        if not _region_fits(dlen, dst_offsets[p], dsp + p * ndim, shp + p * ndim, ndim,
+                            itemsize):
+            raise ValueError(f"copy_pieces: piece {p}: the region reaches outside dst "
+                             f"({dlen} bytes)")
+        live[p] = 1
+    cdef const uint8_t* sp = &src[0] if slen > 0 else NULL
+    cdef uint8_t* dp = &dst[0] if dlen > 0 else NULL
+    with nogil:
+        for p in range(n):
+            if live[p]:
+                copy_core(sp, src_offsets[p], ssp, dp, dst_offsets[p], dsp + p * ndim,
+                          shp + p * ndim, ndim, itemsize)
+
+
+def fill_pieces(
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[:, ::1] dst_strides not None,
+    const int64_t[:, ::1] shapes not None,
+    const uint8_t[::1] value not None,
+) -> None:
+    """Many :func:`fill_strided` calls in one: every element of the region of ``shapes[p]``
+    at ``dst_offsets[p]`` (strides ``dst_strides[p]``) of ``dst`` becomes ``value`` (one
+    element's bytes; its length is the itemsize).
+
+    Every piece is validated before any is filled; ValueError names the first bad piece.
+    The GIL is released during the fills.
+    """
+    cdef Py_ssize_t n = dst_offsets.shape[0], ndim = shapes.shape[1], p
+    cdef int64_t itemsize = value.shape[0]
+    _check_pieces("fill_pieces", n, dst_offsets, dst_strides, shapes, ndim)
+    if itemsize < 1:
+        raise ValueError("fill_pieces: value is empty (its length is the itemsize, >= 1)")
+    if n == 0:
+        return
+    cdef const int64_t* dsp = &dst_strides[0, 0] if ndim > 0 else NULL
+    cdef const int64_t* shp = &shapes[0, 0] if ndim > 0 else NULL
+    cdef Py_ssize_t dlen = dst.shape[0]
+    cdef uint8_t[::1] live = bytearray(n)
+    for p in range(n):
+        if dst_offsets[p] < 0:
+            raise ValueError(f"fill_pieces: piece {p}: negative offset")
+        if _piece_kind("fill_pieces", p, shp + p * ndim, ndim):
+            continue
+        if not _region_fits(dlen, dst_offsets[p], dsp + p * ndim, shp + p * ndim, ndim,
+                            itemsize):
+            raise ValueError(f"fill_pieces: piece {p}: the region reaches outside dst "
+                             f"({dlen} bytes)")
+        live[p] = 1
+    cdef uint8_t* dp = &dst[0] if dlen > 0 else NULL
+    cdef const uint8_t* vp = &value[0]
+    with nogil:
+        for p in range(n):
+            if live[p]:
+                _fill_core(dp, dst_offsets[p], dsp + p * ndim, shp + p * ndim, ndim, vp,
+                           itemsize)

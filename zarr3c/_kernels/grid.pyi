@@ -72,3 +72,29 @@ def group_points_regular(
 ) -> None:
     """Locate, key and group points of a regular grid in one nogil call (ValueError on bad
     arguments or a coordinate outside the grid, naming its axis)."""
+
+def count_box_pieces(
+    starts: NDArray[np.int64],  # (nboxes, ndim) C-contiguous
+    stops: NDArray[np.int64],  # (nboxes, ndim); each box [starts[b], stops[b]) non-empty, >= 0
+    chunk_shape: NDArray[np.int64],  # (ndim,) >= 1
+) -> int:
+    """Pieces plan_box_pieces cuts the boxes into: per box, the product of the chunks its
+    range touches per dimension.  Bad boxes / chunk sizes raise ValueError."""
+
+def plan_box_pieces(
+    starts: NDArray[np.int64],
+    stops: NDArray[np.int64],
+    chunk_shape: NDArray[np.int64],
+    chunk_strides: NDArray[np.int64],  # (ndim,) byte strides in a chunk, >= 0
+    itemsize: int,
+    coords: NDArray[np.int64],  # out (P, ndim): the piece's chunk
+    counts: NDArray[np.int64],  # out (P, ndim): its extent
+    src_offsets: NDArray[np.int64],  # out (P,): byte of its first element in the chunk
+    src_ends: NDArray[np.int64],  # out (P,): one past its last element's last byte
+    dst_offsets: NDArray[np.int64],  # out (P,): byte of its first element in the output
+    dst_strides: NDArray[np.int64],  # out (P, ndim): its box's C byte strides
+    box_offsets: NDArray[np.int64],  # out (nboxes + 1,): box b is output bytes [o[b], o[b+1])
+) -> None:
+    """Pieces of step-1 boxes per chunk of a regular grid, box after box, each box's in C
+    order of the chunks; one output buffer holds the boxes one after another (C order).
+    Outputs checked against P = count_box_pieces(...).  GIL released."""

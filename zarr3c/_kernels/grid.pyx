@@ -31,6 +31,8 @@ __all__ = [
     "group_by_key",
     "group_points_regular",
     "basic_box",
+    "count_box_pieces",
+    "plan_box_pieces",
 ]
 
 
@@ -683,3 +685,177 @@ def basic_box(object key, tuple shape):
         start.append(lo)
         stop.append(hi)
     return tuple(start), tuple(stop), tuple(out_shape), (not out_shape and at < 0)
+
+
+# -- many step-1 boxes on a regular grid ---------------------------------------------------------
+
+
+cdef int _check_boxes(str fn, const int64_t[:, ::1] starts, const int64_t[:, ::1] stops,
+                      const int64_t[::1] chunk_shape) except -1:
+    cdef Py_ssize_t nd = chunk_shape.shape[0], b, d
+    if starts.shape[0] != stops.shape[0] or starts.shape[1] != nd or stops.shape[1] != nd:
+        raise ValueError(
+            f"{fn}: starts and stops must both have shape (nboxes, {nd}) "
+            f"(got ({starts.shape[0]}, {starts.shape[1]}) and ({stops.shape[0]}, {stops.shape[1]}))"
+        )
+    for d in range(nd):
+        if chunk_shape[d] < 1:
+            raise ValueError(f"{fn}: chunk_shape[{d}] = {chunk_shape[d]} must be >= 1")
+    for b in range(starts.shape[0]):
+        for d in range(nd):
+            if starts[b, d] < 0 or stops[b, d] <= starts[b, d]:
+                raise ValueError(
+                    f"{fn}: box {b}: [{starts[b, d]}, {stops[b, d]}) in dimension {d} is not "
+                    "a non-empty range of non-negative coordinates"
+                )
+    return 0
+
+
+cdef int64_t _count_pieces(const int64_t[:, ::1] starts, const int64_t[:, ::1] stops,
+                           const int64_t[::1] chunk_shape) noexcept nogil:
+    """The number of (box, chunk) pieces, or -1 if it does not fit in int64."""
+    cdef Py_ssize_t nd = chunk_shape.shape[0], b, d
+    cdef int64_t total = 0, per, n
+    for b in range(starts.shape[0]):
+        per = 1
+        for d in range(nd):
+            n = (stops[b, d] - 1) // chunk_shape[d] - starts[b, d] // chunk_shape[d] + 1
+            if per > INT64_MAX // n:
+                return -1
+            per *= n
+        if total > INT64_MAX - per:
+            return -1
+        total += per
+    return total
+
+
+def count_box_pieces(
+    const int64_t[:, ::1] starts not None,
+    const int64_t[:, ::1] stops not None,
+    const int64_t[::1] chunk_shape not None,
+) -> int:
+    """The number of pieces :func:`plan_box_pieces` cuts the boxes ``[starts[b], stops[b])``
+    into on a regular grid of ``chunk_shape``: per box, the product over dimensions of the
+    chunks its range touches.  Validates the boxes (non-empty, non-negative) and the chunk
+    shape (>= 1), raising ValueError naming the first bad one."""
+    _check_boxes("count_box_pieces", starts, stops, chunk_shape)
+    cdef int64_t total
+    with nogil:
+        total = _count_pieces(starts, stops, chunk_shape)
+    if total < 0:
+        raise ValueError("count_box_pieces: the number of pieces overflows int64")
+    return total
+
+
+cdef void _plan_core(
+    const int64_t[:, ::1] starts, const int64_t[:, ::1] stops, const int64_t[::1] chunk_shape,
+    const int64_t[::1] chunk_strides, int64_t itemsize, int64_t[:, ::1] coords,
+    int64_t[:, ::1] counts, int64_t[::1] src_offsets, int64_t[::1] src_ends,
+    int64_t[::1] dst_offsets, int64_t[:, ::1] dst_strides, int64_t[::1] box_offsets,
+) noexcept nogil:
+    # Offsets are plain int64 arithmetic: for absurd inputs they may wrap, which only makes
+    # them wrong (the copy kernels validate every region); no write leaves the outputs, whose
+    # lengths were checked against the piece count.
+    cdef Py_ssize_t nd = chunk_shape.shape[0], b, d, p = 0
+    cdef int64_t cur[64]
+    cdef int64_t last[64]
+    cdef int64_t bs[64]
+    cdef int64_t size, lo, hi, first, stop_d, n, local, src, end, dst, c
+    box_offsets[0] = 0
+    for b in range(starts.shape[0]):
+        size = itemsize
+        for d in range(nd - 1, -1, -1):
+            bs[d] = size
+            size *= stops[b, d] - starts[b, d]
+        box_offsets[b + 1] = box_offsets[b] + size
+        for d in range(nd):
+            c = chunk_shape[d]
+            cur[d] = starts[b, d] // c
+            last[d] = (stops[b, d] - 1) // c
+        while True:
+            src = 0
+            end = 0
+            dst = box_offsets[b]
+            for d in range(nd):
+                c = chunk_shape[d]
+                lo = cur[d] * c
+                first = starts[b, d] if starts[b, d] > lo else lo
+                stop_d = stops[b, d] if stops[b, d] < lo + c else lo + c
+                n = stop_d - first
+                local = first - lo
+                coords[p, d] = cur[d]
+                counts[p, d] = n
+                dst_strides[p, d] = bs[d]
+                src += local * chunk_strides[d]
+                end += (local + n - 1) * chunk_strides[d]
+                dst += (first - starts[b, d]) * bs[d]
+            src_offsets[p] = src
+            src_ends[p] = end + itemsize
+            dst_offsets[p] = dst
+            p += 1
+            d = nd - 1
+            while d >= 0:
+                cur[d] += 1
+                if cur[d] <= last[d]:
+                    break
+                cur[d] = starts[b, d] // chunk_shape[d]
+                d -= 1
+            if d < 0:
+                break
+
+
+def plan_box_pieces(
+    const int64_t[:, ::1] starts not None,
+    const int64_t[:, ::1] stops not None,
+    const int64_t[::1] chunk_shape not None,
+    const int64_t[::1] chunk_strides not None,
+    int64_t itemsize,
+    int64_t[:, ::1] coords not None,
+    int64_t[:, ::1] counts not None,
+    int64_t[::1] src_offsets not None,
+    int64_t[::1] src_ends not None,
+    int64_t[::1] dst_offsets not None,
+    int64_t[:, ::1] dst_strides not None,
+    int64_t[::1] box_offsets not None,
+) -> None:
+    """Cut step-1 boxes into their pieces per chunk of a regular grid, for one output buffer
+    holding every box's elements in C order, box after box.
+
+    Box ``b`` is ``[starts[b], stops[b])``; its pieces come box after box, each box's in C
+    order of the chunks.  Per piece ``p``: ``coords[p]`` the chunk's grid coordinates,
+    ``counts[p]`` the piece's extent; ``src_offsets[p]`` and ``src_ends[p]`` the byte of its
+    first element in a chunk of byte strides ``chunk_strides`` (>= 0) and one past its last
+    element's last byte; ``dst_offsets[p]`` / ``dst_strides[p]`` where it lands in the output
+    (box ``b``'s elements are bytes ``[box_offsets[b], box_offsets[b + 1])``, C order).
+    The outputs (caller-allocated: ``P = count_box_pieces(...)`` rows, ``nboxes + 1`` box
+    offsets) are checked, as are the boxes (ValueError).  GIL released.
+    """
+    cdef str fn = "plan_box_pieces"
+    cdef Py_ssize_t nd = chunk_shape.shape[0], d
+    _check_boxes(fn, starts, stops, chunk_shape)
+    if nd > 64:
+        raise ValueError(f"{fn}: {nd} dimensions, at most 64 are supported")
+    if chunk_strides.shape[0] != nd:
+        raise ValueError(f"{fn}: chunk_strides has {chunk_strides.shape[0]} entries, not {nd}")
+    for d in range(nd):
+        if chunk_strides[d] < 0:
+            raise ValueError(f"{fn}: chunk_strides[{d}] = {chunk_strides[d]} is negative")
+    if itemsize < 1:
+        raise ValueError(f"{fn}: itemsize = {itemsize} must be >= 1")
+    cdef int64_t total
+    with nogil:
+        total = _count_pieces(starts, stops, chunk_shape)
+    if total < 0:
+        raise ValueError(f"{fn}: the number of pieces overflows int64")
+    if (coords.shape[0] != total or coords.shape[1] != nd or counts.shape[0] != total
+            or counts.shape[1] != nd or dst_strides.shape[0] != total
+            or dst_strides.shape[1] != nd):
+        raise ValueError(f"{fn}: coords, counts and dst_strides must have shape ({total}, {nd})")
+    if (src_offsets.shape[0] != total or src_ends.shape[0] != total
+            or dst_offsets.shape[0] != total):
+        raise ValueError(f"{fn}: src_offsets, src_ends and dst_offsets must have {total} entries")
+    if box_offsets.shape[0] != starts.shape[0] + 1:
+        raise ValueError(f"{fn}: box_offsets must have {starts.shape[0] + 1} entries")
+    with nogil:
+        _plan_core(starts, stops, chunk_shape, chunk_strides, itemsize, coords, counts,
+                   src_offsets, src_ends, dst_offsets, dst_strides, box_offsets)

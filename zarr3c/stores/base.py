@@ -400,6 +400,44 @@ class Store(ABC):
             )
         return _scatter_byte_ranges(groups, results, n)
 
+    def _read_ranges_into(
+        self, requests: Sequence[tuple[str, Sequence[tuple[int, int, int]]]], out: Any
+    ) -> builtins.list[int | None]:
+        """Copy byte ranges of values straight into one writable buffer (internal).
+
+        For each ``(key, [(start, stop, at), ...])``, bytes ``[start, stop)`` of the key's value
+        go to ``out[at:at + stop - start]`` (fewer where the value ends first).  Returns per
+        request the number of bytes copied, or None when the key is missing.  The default
+        is one :meth:`get_partial_values` call; stores that can read into memory override it.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key or range is malformed, or a range does not fit in ``out``.
+        """
+        view = memoryview(out).cast("B")
+        flat: builtins.list[tuple[str, tuple[int, int]]] = []
+        for key, ranges in requests:
+            for start, stop, at in ranges:
+                _check_into(key, start, stop, at, view.nbytes)
+                flat.append((key, (start, stop - start)))
+        values = self.get_partial_values(flat)
+        result: builtins.list[int | None] = []
+        i = 0
+        for _key, ranges in requests:
+            got: int | None = 0
+            for _start, _stop, at in ranges:
+                value = values[i]
+                i += 1
+                if value is None:
+                    got = None
+                elif got is not None:
+                    n = memoryview(value).nbytes
+                    view[at:at + n] = memoryview(value).cast("B")
+                    got += n
+            result.append(got)
+        return result
+
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         """The values of ``keys`` (None for missing ones), in order.
 
@@ -562,6 +600,15 @@ class Store(ABC):
 #: What :func:`_group_byte_ranges` returns per key: what ``check`` returned for the key, the
 #: positions of its requests in the batch and their normalized ranges.
 _RangeGroup: TypeAlias = tuple[_T, builtins.list[int], builtins.list[tuple[int, int | None]]]
+
+
+def _check_into(key: str, start: int, stop: int, at: int, nbytes: int) -> None:
+    """A ``(start, stop, at)`` range of :meth:`Store._read_ranges_into` that fits ``out``."""
+    if not (0 <= start <= stop and 0 <= at and at + (stop - start) <= nbytes):
+        raise InvalidKeyError(
+            f"invalid byte range [{start}, {stop}) of store key {key!r} into offset {at} of "
+            f"a buffer of {nbytes} bytes"
+        )
 
 
 def _group_byte_ranges(
