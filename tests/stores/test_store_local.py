@@ -918,25 +918,3 @@ def test_a_chunk_never_reads_a_temporary_file(store: LocalStore, root: Path) -> 
     (root / "a" / "c" / "0").write_bytes(b"torn")  # a torn key itself would be caught
     with pytest.raises(ChunkDecodeError, match="'a/c/0'"):
         a[...]
-
-
-@pytest.mark.parametrize("preadv", [True, False], ids=["preadv", "pread"])
-def test_read_into_reads_whole_values_into_the_buffer(store: LocalStore, monkeypatch,
-                                                      preadv: bool) -> None:
-    monkeypatch.setattr(local_module, "_HAVE_PREADV", preadv and hasattr(os, "preadv"))
-    import numpy as np
-
-    value = bytes(range(256)) * 40
-    store.set("a/b", value)
-    buf = np.full(len(value) + 7, 0xEE, dtype=np.uint8)
-    assert store.read_into("a/b", buf) == len(value)
-    assert buf[:len(value)].tobytes() == value and (buf[len(value):] == 0xEE).all()
-    assert store.read_into("a/missing", buf) is None
-    assert store.read_into("a", buf) is None  # a directory is not a key
-    small = np.full(10, 0xEE, dtype=np.uint8)
-    assert store.read_into("a/b", small) == len(value)  # too large: the size, nothing read
-    assert (small == 0xEE).all()
-    store.set("empty", b"")
-    assert store.read_into("empty", small) == 0
-    with pytest.raises(InvalidKeyError):
-        store.read_into("../outside", buf)
