@@ -278,16 +278,13 @@ def read_raw_chunk_points(
     itemsize: int,
     fill_bytes: np.ndarray,
     describe: str,
-    buffer: np.ndarray | None = None,
 ) -> None:
     """Copy points of a chunk stored as raw native elements (``chunk_nbytes`` bytes) from
     their byte ``offsets`` in it to ``dst_offsets`` in ``dst``, without decoding.
 
     A chunk with few points is read by coalesced byte ranges plus its last byte and the one
     after (so that a stored chunk of the wrong size is an error, as a decode would report);
-    others are read whole, into ``buffer`` (at least ``chunk_nbytes`` bytes, reused from
-    chunk to chunk) if given: the store must then have ``read_into``.  A missing chunk
-    gives ``fill_bytes``.
+    others are read whole.  A missing chunk gives ``fill_bytes``.
 
     Raises
     ------
@@ -301,17 +298,12 @@ def read_raw_chunk_points(
             key=key)
 
     if len(offsets) * _SPARSE_BYTES_PER_POINT > chunk_nbytes:
-        if buffer is not None:
-            size = store.read_into(key, buffer)
-            buf = buffer
-        else:
-            value = store.get(key)
-            size = None if value is None else len(value)
-            buf = None if value is None else as_byte_array(value)
-        if size is None:
+        value = store.get(key)
+        if value is None:
             _fill_points(dst, dst_offsets, fill_bytes, itemsize)
             return
-        if size != chunk_nbytes:
+        buf = as_byte_array(value)
+        if buf.nbytes != chunk_nbytes:
             raise wrong_size()
         copy_elements(buf, offsets, dst, dst_offsets, itemsize)
         return

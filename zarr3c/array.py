@@ -86,7 +86,6 @@ __all__ = ["Array", "create_array", "open_array_at"]
 
 #: Most bytes of ranges of raw-element chunks one batched store request asks for.
 _RAW_BATCH_BYTES = 16 << 20
-_BYTE = np.dtype(np.uint8)
 
 
 def _i64(values: Sequence[int]) -> np.ndarray:
@@ -427,7 +426,6 @@ class Array(Node):
         fill = self._fill_bytes
         raw_chunks = sharding is None and self._pipeline.stores_raw_elements
         dtype_name = str(self.dtype)  # for error messages: numpy's str() is slow per chunk
-        scratch = _Scratch() if hasattr(self._store, "read_into") else None
 
         def read_points(task: PointTask) -> None:
             if sharding is not None:
@@ -443,13 +441,11 @@ class Array(Node):
                 # Raw elements: copied from the stored bytes, no decode; sparse chunks are
                 # read by byte range.
                 shape = self._chunk_shape_at(task.coords)
-                nbytes = math.prod(shape) * itemsize
                 read_raw_chunk_points(
-                    self._store, self.chunk_key(task.coords), nbytes,
+                    self._store, self.chunk_key(task.coords), math.prod(shape) * itemsize,
                     task.offsets, dst, task.out * itemsize, itemsize=itemsize,
                     fill_bytes=fill, describe=f"a chunk of shape {list(shape)} and data type "
-                                              f"{dtype_name}",
-                    buffer=None if scratch is None else scratch.chunk((nbytes,), _BYTE))
+                                              f"{dtype_name}")
                 return
             chunk = self._read_chunk(task.coords)
             if chunk is None:
@@ -1371,8 +1367,8 @@ def _batches(items: list[Any], sizes: list[int], limit: int) -> Iterator[list[An
 
 
 class _Scratch:
-    """Per-thread chunk buffers for one read or write call, reused from chunk to chunk (and
-    freed with the call): no allocation per chunk."""
+    """Per-thread chunk buffers for one write call, reused from chunk to chunk (and freed
+    with the call): no allocation per chunk."""
 
     __slots__ = ("_local",)
 

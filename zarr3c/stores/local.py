@@ -96,7 +96,6 @@ _O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0
 _O_WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 _O_LOCK = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 _HAVE_PREAD = hasattr(os, "pread")
-_HAVE_PREADV = hasattr(os, "preadv")
 _WINDOWS = os.name == "nt"
 
 #: get_many / get_partial_values use the thread pool from this many distinct keys on.
@@ -552,39 +551,6 @@ class LocalStore(Store):
 
     def get(self, key: str) -> bytes | None:
         return _read_file(key, self._path(key))
-
-    def read_into(self, key: str, out: Any) -> int | None:
-        """Read the whole value of ``key`` into the start of the writable buffer ``out`` and
-        return its size, or None if there is no such key.  A value larger than ``out`` is not
-        read (its size is returned, so a caller expecting a size sees the mismatch); one that
-        shrinks while being read returns the bytes read.  What ``get`` does without a fresh
-        buffer per read: reading a 512 KiB chunk from the page cache into a reused buffer
-        took ~30% less time than into a new one (whose pages the kernel must fault in)."""
-        path = self._path(key)
-        opened = _open_for_read(key, path)
-        if opened is None:
-            return None
-        fd, size = opened
-        try:
-            view = memoryview(out).cast("B")
-            if size > view.nbytes:
-                return size
-            got = 0
-            while got < size:
-                if _HAVE_PREADV:
-                    n = os.preadv(fd, [view[got:size]], got)
-                else:
-                    data = _read_at(fd, got, size - got)
-                    n = len(data)
-                    view[got:got + n] = data
-                if n == 0:
-                    break
-                got += n
-            return got
-        except OSError as exc:
-            raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
-        finally:
-            os.close(fd)
 
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         items = [(key, self._path(key)) for key in keys]
