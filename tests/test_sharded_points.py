@@ -7,6 +7,8 @@ and corrupt or truncated shards, which must raise zarr3c errors naming the shard
 
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -208,11 +210,17 @@ def test_corrupt_compressed_inner_chunk_raises_naming_the_key() -> None:
 # by byte range --------------------------------------------------------------------------------
 
 
+def _store(local: bool) -> zarr3c.Store:
+    return zarr3c.LocalStore(tempfile.mkdtemp(prefix="zarr3c-points-")) if local else \
+        zarr3c.MemoryStore()
+
+
+@pytest.mark.parametrize("local", [False, True], ids=["memory", "local"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["float64", "uint16", ">i4"]), st.integers(0, 3), st.data())
-def test_raw_chunk_vindex_matches_numpy(dtype, missing, draw) -> None:
+def test_raw_chunk_vindex_matches_numpy(local, dtype, missing, draw) -> None:
     shape = (150, 70)
-    a = zarr3c.create_array("memory://", shape=shape, dtype=dtype, chunks=(64, 64),
+    a = zarr3c.create_array(_store(local), shape=shape, dtype=dtype, chunks=(64, 64),
                             compressors=None, fill_value=5)
     data = (np.arange(150 * 70) % 1000).astype(dtype).reshape(shape)
     a[...] = data
@@ -225,10 +233,11 @@ def test_raw_chunk_vindex_matches_numpy(dtype, missing, draw) -> None:
     np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])
 
 
+@pytest.mark.parametrize("local", [False, True], ids=["memory", "local"])
 @pytest.mark.parametrize("npoints", [2, 300], ids=["ranges", "whole"])
-@pytest.mark.parametrize("delta", [-2, 2], ids=["short", "long"])
-def test_raw_chunk_of_the_wrong_size_raises_naming_the_key(npoints, delta) -> None:
-    a = zarr3c.create_array("memory://", shape=(64, 64), dtype="float64", chunks=(64, 64),
+@pytest.mark.parametrize("delta", [-2, 2, 4096], ids=["short", "long", "longer"])
+def test_raw_chunk_of_the_wrong_size_raises_naming_the_key(local, npoints, delta) -> None:
+    a = zarr3c.create_array(_store(local), shape=(64, 64), dtype="float64", chunks=(64, 64),
                             compressors=None, fill_value=0)
     a[...] = 1.0
     key = a.chunk_key((0, 0))
