@@ -96,6 +96,7 @@ _O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0
 _O_WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 _O_LOCK = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 _HAVE_PREAD = hasattr(os, "pread")
+_HAVE_PREADV = hasattr(os, "preadv")
 _WINDOWS = os.name == "nt"
 
 #: get_many / get_partial_values use the thread pool from this many distinct keys on.
