@@ -48,7 +48,10 @@ def sharded_case(draw):
     return shape, shards, chunks, variant, written, box
 
 
-def _fill(a, shape, variant, written, box):
+def _written(case):
+    """The case's sharded array, written as it says, and the numpy array it equals."""
+    shape, shards, chunks, variant, written, box = case
+    a = _sharded(shape, shards, chunks, variant)
     dtype = np.dtype(variant[0])
     data = np.full(shape, 7, dtype=dtype)
     if written != "none":
@@ -58,15 +61,14 @@ def _fill(a, shape, variant, written, box):
         else:
             data[box] = values[box]
         a[...] = data
-    return data
+    return a, data
 
 
 @SETTINGS
 @given(sharded_case(), st.data())
 def test_sharded_vindex_matches_numpy(case, draw) -> None:
-    shape, shards, chunks, variant, written, box = case
-    a = _sharded(shape, shards, chunks, variant)
-    data = _fill(a, shape, variant, written, box)
+    shape = case[0]
+    a, data = _written(case)
     n = draw.draw(st.integers(0, 40))
     # Points with repeats, negative indices too, in a 2-d broadcast shape sometimes.
     pts = tuple(np.array(draw.draw(st.lists(st.integers(-s, s - 1), min_size=n, max_size=n)),
@@ -82,9 +84,8 @@ def test_sharded_vindex_matches_numpy(case, draw) -> None:
 @SETTINGS
 @given(sharded_case(), st.data())
 def test_sharded_oindex_matches_numpy(case, draw) -> None:
-    shape, shards, chunks, variant, written, box = case
-    a = _sharded(shape, shards, chunks, variant)
-    data = _fill(a, shape, variant, written, box)
+    shape = case[0]
+    a, data = _written(case)
     key, ix = [], []
     for s in shape:
         kind = draw.draw(st.sampled_from(["ints", "ints", "slice", "int"]))

@@ -20,13 +20,14 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from zarr3c._kernels.copy import copy_elements, copy_outer
-from zarr3c._kernels.grid import group_by_key
+from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.sharding_indexed import (
     COALESCE_MAX_GAP,
@@ -37,7 +38,7 @@ from zarr3c.codecs.sharding_indexed import (
     pack_runs,
 )
 from zarr3c.errors import ChunkDecodeError
-from zarr3c.indexing import c_strides, group_positions
+from zarr3c.indexing import c_strides, group_positions, int64_array
 
 __all__ = ["read_raw_chunk_points", "read_shard_outer", "read_shard_points"]
 
@@ -46,6 +47,11 @@ __all__ = ["read_raw_chunk_points", "read_shard_outer", "read_shard_points"]
 #: microseconds, reading a whole chunk from the page cache about one per 5 KiB.
 _SPARSE_BYTES_PER_POINT = 8 << 10
 _POINT_GAP = 4 << 10
+
+#: ``fetch(ranges, buf)``: read ``(start, stop, at)`` byte ranges of a chunk stored as raw
+#: elements into ``buf``, with the chunk's size probe in its last two bytes; False if the
+#: chunk is not stored, ChunkDecodeError naming it if it has the wrong size.
+FetchRaw = Callable[[list[tuple[int, int, int]], np.ndarray], bool]
 
 #: One outer-product copy into an output: ``(dst, per-dimension local indices within the
 #: shard, per-dimension destination byte offsets)``, each a tuple of int64 arrays.
@@ -59,25 +65,22 @@ def _fill_points(dst: np.ndarray, dst_offsets: np.ndarray, fill_bytes: np.ndarra
                       itemsize)
 
 
-def _inner_keys(sharding: ShardingCodec, shard_shape: Sequence[int],
-                local: Sequence[np.ndarray], itemsize: int
-                ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
-    """Per point: the C-order number of its inner chunk in the shard and its byte offset in
-    that (decoded, C-order) inner chunk; and the shard's inner chunk grid shape."""
+def _by_inner_chunk(sharding: ShardingCodec, shard_shape: Sequence[int],
+                    local: Sequence[np.ndarray], itemsize: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
+    """The points grouped by inner chunk (one ``group_points_regular`` call over the shard's
+    inner grid): their order, each one's byte offset in its (decoded, C-order) inner chunk in
+    that order, where each inner chunk's run starts (C order of the inner grid), and that
+    grid's shape."""
     cps = sharding.chunks_per_shard(shard_shape)
-    inner = sharding.chunk_shape
     n = len(local[0])
-    keys = np.zeros(n, dtype=np.int64)
-    within = np.zeros(n, dtype=np.int64)
-    stride = itemsize
-    for d in range(len(inner) - 1, -1, -1):
-        within += (local[d] % inner[d]) * stride
-        stride *= inner[d]
-    for d in range(len(inner)):
-        if d:
-            keys *= cps[d]
-        keys += local[d] // inner[d]
-    return keys, within, cps
+    order = np.empty(n, dtype=np.int64)
+    within = np.empty(n, dtype=np.int64)
+    starts = np.empty(math.prod(cps) + 1, dtype=np.int64)
+    group_points_regular(tuple(np.ascontiguousarray(x, dtype=np.int64) for x in local),
+                         int64_array(sharding.chunk_shape), int64_array(cps), itemsize,
+                         order, within, starts)
+    return order, within, starts, cps
 
 
 def read_shard_points(
@@ -109,17 +112,12 @@ def read_shard_points(
     """
     if not len(dst_offsets):
         return
-    keys, within, cps = _inner_keys(sharding, shard_shape, local, itemsize)
-    if raw:
-        _read_raw_points(sharding, get_ranges, shard_shape, keys, within, cps, dst,
-                         dst_offsets, itemsize=itemsize, fill_bytes=fill_bytes, key=key)
-        return
-    nkeys = int(np.prod(cps))
-    order = np.empty(len(keys), dtype=np.int64)
-    starts = np.empty(nkeys + 1, dtype=np.int64)
-    group_by_key(keys, nkeys, order, starts)
-    src_sorted = within[order]
+    order, src_sorted, starts, cps = _by_inner_chunk(sharding, shard_shape, local, itemsize)
     dst_sorted = dst_offsets[order]
+    if raw:
+        _read_raw_points(sharding, get_ranges, shard_shape, src_sorted, starts, cps,
+                         dst_sorted, dst, itemsize=itemsize, fill_bytes=fill_bytes, key=key)
+        return
     touched = np.flatnonzero(starts[1:] > starts[:-1])
     wanted = list(zip(*(c.tolist() for c in np.unravel_index(touched, cps)), strict=True))
     cstrides = [int(np.prod(cps[d + 1:])) for d in range(len(cps))]
@@ -139,9 +137,11 @@ def read_shard_points(
 
 
 def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape: Sequence[int],
-                     keys: np.ndarray, within: np.ndarray, cps: tuple[int, ...],
-                     dst: np.ndarray, dst_offsets: np.ndarray, *, itemsize: int,
+                     within: np.ndarray, starts: np.ndarray, cps: tuple[int, ...],
+                     dst_offsets: np.ndarray, dst: np.ndarray, *, itemsize: int,
                      fill_bytes: np.ndarray, key: str) -> None:
+    """:func:`read_shard_points` for inner chunks of raw elements, the points grouped by
+    inner chunk (``within`` and ``dst_offsets`` in that order, runs at ``starts``)."""
     index = sharding.read_index(get_ranges, shard_shape, key=key)
     if index is None:
         _fill_points(dst, dst_offsets, fill_bytes, itemsize)
@@ -149,9 +149,9 @@ def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape
     entries = index.entries.reshape(-1, 2)
     nkeys = len(entries)
     chunk_nbytes = int(np.prod(sharding.chunk_shape)) * itemsize
-    used = np.zeros(nkeys, dtype=bool)
-    used[keys] = True
-    touched = np.flatnonzero(used)
+    runs = np.diff(starts)
+    keys = np.repeat(np.arange(nkeys, dtype=np.int64), runs)  # each point's inner chunk
+    touched = np.flatnonzero(runs)
     offsets = entries[touched, 0]
     present = offsets != np.uint64(MISSING)
     wrong = present & (entries[touched, 1] != np.uint64(chunk_nbytes))
@@ -277,26 +277,22 @@ def read_raw_chunk_points(
     *,
     itemsize: int,
     fill_bytes: np.ndarray,
-    describe: str,
+    fetch: FetchRaw,
+    wrong_size: Callable[[], ChunkDecodeError],
 ) -> None:
     """Copy points of a chunk stored as raw native elements (``chunk_nbytes`` bytes) from
     their byte ``offsets`` in it to ``dst_offsets`` in ``dst``, without decoding.
 
-    A chunk with few points is read by coalesced byte ranges plus its last byte and the one
-    after (so that a stored chunk of the wrong size is an error, as a decode would report);
-    others are read whole.  A missing chunk gives ``fill_bytes``.
+    A chunk with few points is read by coalesced byte ranges through ``fetch`` (which also
+    checks the stored chunk's size); others are read whole, and ``wrong_size()`` is raised
+    if the stored chunk is not ``chunk_nbytes`` bytes.  A missing chunk gives
+    ``fill_bytes``.
 
     Raises
     ------
     ChunkDecodeError
-        Naming ``key``: the stored chunk is not ``chunk_nbytes`` bytes (``describe`` says
-        what chunk was expected).
+        Naming ``key``: the stored chunk is not ``chunk_nbytes`` bytes.
     """
-    def wrong_size() -> ChunkDecodeError:
-        return ChunkDecodeError(
-            f"bytes codec: the stored chunk is not the {chunk_nbytes} bytes of {describe}",
-            key=key)
-
     if len(offsets) * _SPARSE_BYTES_PER_POINT > chunk_nbytes:
         value = store.get(key)
         if value is None:
@@ -313,23 +309,14 @@ def read_raw_chunk_points(
     firsts = np.flatnonzero(brk)
     starts = points[firsts]
     ends = points[np.append(firsts[1:], len(points)) - 1] + itemsize
-    requests = [(key, (lo, hi - lo)) for lo, hi in zip(starts.tolist(), ends.tolist(),
-                                                        strict=True)]
-    values = store.get_partial_values([*requests, (key, (chunk_nbytes - 1, 2))])
-    if values[-1] is None and all(v is None for v in values):
+    # The ranges go one after another into one buffer, the size probe's two bytes last.
+    packed_at = np.zeros(len(starts), dtype=np.int64)
+    np.cumsum((ends - starts)[:-1], out=packed_at[1:])
+    nbytes = int(ends[-1] - starts[-1] + packed_at[-1])
+    buf = np.empty(nbytes + 2, dtype=np.uint8)
+    if not fetch(list(zip(starts.tolist(), ends.tolist(), packed_at.tolist(), strict=True)),
+                 buf):
         _fill_points(dst, dst_offsets, fill_bytes, itemsize)
         return
-    if values[-1] is None or len(values[-1]) != 1:
-        raise wrong_size()
-    if any(v is None for v in values[:-1]):
-        raise wrong_size()
-    bufs = [as_byte_array(v) for v in values[:-1] if v is not None]
-    if any(b.nbytes != hi - lo
-           for b, lo, hi in zip(bufs, starts.tolist(), ends.tolist(), strict=True)):
-        raise wrong_size()
-    packed = np.concatenate(bufs) if len(bufs) > 1 else bufs[0]
-    packed_at = np.zeros(len(bufs), dtype=np.int64)
-    np.cumsum((ends - starts)[:-1], out=packed_at[1:])
     which = np.searchsorted(starts, offsets, side="right") - 1
-    copy_elements(packed, offsets - starts[which] + packed_at[which], dst, dst_offsets,
-                  itemsize)
+    copy_elements(buf, offsets - starts[which] + packed_at[which], dst, dst_offsets, itemsize)

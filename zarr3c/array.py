@@ -33,7 +33,6 @@ from zarr3c._kernels.copy import (
 from zarr3c._kernels.grid import basic_box, count_box_pieces, plan_box_pieces
 from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
 from zarr3c.codecs import sharding_indexed
-from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
     as_codec_list,
@@ -42,7 +41,9 @@ from zarr3c.codecs.pipeline import (
 )
 from zarr3c.codecs.sharding_indexed import (
     MISSING,
+    GetRanges,
     ShardingCodec,
+    pack_runs,
     partial_read_codec,
     sharding_codec_dict,
 )
@@ -66,6 +67,7 @@ from zarr3c.indexing import (
     PointTask,
     broadcast_value,
     c_strides,
+    int64_array,
     parse_basic_selection,
     parse_block_selection,
     parse_coordinate_selection,
@@ -86,10 +88,6 @@ __all__ = ["Array", "create_array", "open_array_at"]
 
 #: Most bytes of ranges of raw-element chunks one batched store request asks for.
 _RAW_BATCH_BYTES = 16 << 20
-
-
-def _i64(values: Sequence[int]) -> np.ndarray:
-    return np.asarray(values, dtype=np.int64)
 
 
 class _Indexer:
@@ -150,23 +148,23 @@ class Array(Node):
         self._fill_bytes = np.frombuffer(metadata.fill_value, dtype=np.uint8)
         self._prefix = self._format.chunk_prefix(self._path)
         self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
-        # The short path for step-1 boxes on a regular grid: (shape, chunk shape); for chunks
-        # that are not partially readable shards, also the chunk's byte strides (list and
-        # int64 array) and size.
+        # The short path for step-1 boxes on a regular grid: (shape, chunk shape), and what
+        # its reads need of the grid, computed once: (chunk bytes, byte strides in a chunk,
+        # chunk shape, steps numbering the chunks in C order); for shards also (inner chunk
+        # shape, its byte strides, inner chunks per shard).
         regular = getattr(metadata.chunk_grid, "chunk_shape", None)
         self._box_grid: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         if regular is not None:
             self._box_grid = (tuple(metadata.shape), tuple(regular))
-            grid = tuple(-(-n // c) for n, c in zip(metadata.shape, regular, strict=True))
-            # (chunk bytes, byte strides in a chunk, chunk shape, grid shape in chunks)
+            grid = [-(-n // c) for n, c in zip(metadata.shape, regular, strict=True)]
             self._box_chunk = (self._itemsize * math.prod(regular),
-                               _i64(c_strides(regular, self._itemsize)), _i64(regular), grid)
+                               int64_array(c_strides(regular, self._itemsize)),
+                               int64_array(regular), int64_array(c_strides(grid, 1)))
             if self._sharding is not None:
-                # (inner chunk shape, its byte strides, inner chunks per shard, shard grid)
                 inner = self._sharding.chunk_shape
                 self._box_inner = (
-                    _i64(inner), _i64(c_strides(inner, self._itemsize)),
-                    tuple(c // k for c, k in zip(regular, inner, strict=True)), grid)
+                    int64_array(inner), int64_array(c_strides(inner, self._itemsize)),
+                    tuple(c // k for c, k in zip(regular, inner, strict=True)))
 
     # -- properties ------------------------------------------------------------------------------
 
@@ -301,7 +299,8 @@ class Array(Node):
         chunk = np.empty(chunk_shape, dtype=self.dtype)
         if filled and chunk.size:
             buf = chunk.reshape(-1).view(np.uint8)
-            fill_strided(buf, 0, _i64([self._itemsize]), _i64([chunk.size]), self._fill_bytes)
+            fill_strided(buf, 0, int64_array([self._itemsize]), int64_array([chunk.size]),
+                         self._fill_bytes)
         return chunk
 
     # -- reads -----------------------------------------------------------------------------------
@@ -425,27 +424,27 @@ class Array(Node):
         raw_inner = sharding is not None and sharding.stores_raw_inner_chunks()
         fill = self._fill_bytes
         raw_chunks = sharding is None and self._pipeline.stores_raw_elements
-        dtype_name = str(self.dtype)  # for error messages: numpy's str() is slow per chunk
 
         def read_points(task: PointTask) -> None:
             if sharding is not None:
                 # Only the shard index and the inner chunks holding points are read.
                 key = self.chunk_key(task.coords)
                 read_shard_points(
-                    sharding,
-                    lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                    sharding, self._ranges_of(key),
                     self._chunk_shape_at(task.coords), task.local, dst, task.out * itemsize,
                     itemsize=itemsize, fill_bytes=fill, key=key, raw=raw_inner)
                 return
             if raw_chunks:
                 # Raw elements: copied from the stored bytes, no decode; sparse chunks are
                 # read by byte range.
-                shape = self._chunk_shape_at(task.coords)
+                key = self.chunk_key(task.coords)
+                nbytes = math.prod(self._chunk_shape_at(task.coords)) * itemsize
                 read_raw_chunk_points(
-                    self._store, self.chunk_key(task.coords), math.prod(shape) * itemsize,
-                    task.offsets, dst, task.out * itemsize, itemsize=itemsize,
-                    fill_bytes=fill, describe=f"a chunk of shape {list(shape)} and data type "
-                                              f"{dtype_name}")
+                    self._store, key, nbytes, task.offsets, dst, task.out * itemsize,
+                    itemsize=itemsize, fill_bytes=fill,
+                    fetch=lambda ranges, buf: self._fetch_raw(
+                        [(task.coords, ranges, buf.nbytes - 2, nbytes)], buf)[0],
+                    wrong_size=lambda: self._raw_size_error(key, task.coords, nbytes))
                 return
             chunk = self._read_chunk(task.coords)
             if chunk is None:
@@ -480,9 +479,9 @@ class Array(Node):
         results as the general path (tested against it)."""
         if self._sharding is not None:
             return self._read_shard_boxes(boxes)
-        nbytes, chunk_strides, chunk_shape, grid = self._box_chunk
+        nbytes, chunk_strides, chunk_shape, grid_steps = self._box_chunk
         plan = _BoxPlan(boxes, chunk_shape, chunk_strides, self.dtype)
-        pieces = plan.by_chunk(lambda coords: coords @ _i64(c_strides(grid, 1)))
+        pieces = plan.by_chunk(lambda coords: coords @ grid_steps)
         if self._pipeline.stores_raw_elements:
             self._read_raw_pieces(pieces, nbytes)
         else:
@@ -518,8 +517,7 @@ class Array(Node):
         # Plain Python over lists: cheaper than numpy's per-call cost at these sizes.
         lo_list, hi_list = pieces.src_offsets.tolist(), pieces.src_ends.tolist()
         bounds = pieces.bounds
-        requests: list[tuple[str, list[tuple[int, int, int]]]] = []
-        expect: list[int] = []
+        requests: list[tuple[tuple[int, ...], list[tuple[int, int, int]], int, int]] = []
         src: list[int] = []
         first_chunk = 0
         at = 0
@@ -537,60 +535,68 @@ class Array(Node):
                 src += [0] * (b - a)
             else:
                 ranges, at = _piece_ranges(lo_list[a:b], hi_list[a:b], 0, at, src)
-                expect.append(at - ranges[0][2] + 1)  # + the probe's one byte
-                ranges.append((nbytes - 1, nbytes + 1, at))  # the size probe
-                at += 2
-                requests.append((self._prefix + self._encode_key(pieces.chunks[n]), ranges))
+                requests.append((pieces.chunks[n], ranges, at, nbytes))
                 req_chunks.append(n)
+                at += 2  # the size probe
             if at >= _RAW_BATCH_BYTES or n == pieces.nchunks - 1:
                 buf = np.empty(at, dtype=np.uint8)
-                got = self._store._read_ranges_into(requests, buf) if requests else []
                 missing = None
-                for (key, _), c, g, e in zip(requests, req_chunks, got, expect, strict=True):
-                    if g == e:
+                for c, found in zip(req_chunks, self._fetch_raw(requests, buf), strict=True):
+                    if found:
                         continue
-                    if g is not None:
-                        raise ChunkDecodeError(
-                            f"bytes codec: the stored chunk is not the {nbytes} bytes of a "
-                            f"chunk of shape {list(self._box_grid[1])} "  # type: ignore[index]
-                            f"and data type {self.dtype}", key=key)
                     if missing is None:
                         missing = np.zeros(b - bounds[first_chunk], dtype=bool)
                     missing[bounds[c] - bounds[first_chunk]:bounds[c + 1]
                             - bounds[first_chunk]] = True
-                pieces.copy_from(buf, _i64(src), self._box_chunk[1], bounds[first_chunk], b,
+                pieces.copy_from(buf, int64_array(src), self._box_chunk[1], bounds[first_chunk], b,
                                  missing, self._fill_bytes, self._itemsize,
                                  None if skip is None else skip[:b - bounds[first_chunk]])
-                requests, req_chunks, expect, src, skip = [], [], [], [], None
+                requests, req_chunks, src, skip = [], [], [], None
                 first_chunk, at = n + 1, 0
         if whole:
             self._read_whole_pieces(pieces, whole)
+
+    def _fetch_raw(self, requests: Sequence[tuple[tuple[int, ...], list[tuple[int, int, int]],
+                                                  int, int]], buf: np.ndarray) -> list[bool]:
+        """Byte ranges of chunks stored as raw elements, straight into ``buf``: per request
+        ``(chunk coords, [(start, stop, at), ...], probe_at, chunk bytes)``, the ranges and,
+        at ``buf[probe_at:probe_at + 2]``, the chunk's last byte and the one after.  That
+        probe makes a stored chunk of the wrong size an error naming its key, as a decode
+        is, even where the ranges lie within it.  Returns per request whether the chunk is
+        stored."""
+        keyed = [(self._prefix + self._encode_key(coords), [*ranges, (n - 1, n + 1, at)])
+                 for coords, ranges, at, n in requests]
+        found: list[bool] = []
+        got = self._store._read_ranges_into(keyed, buf) if keyed else []
+        for (key, ranges), (coords, _, _, n), g in zip(keyed, requests, got, strict=True):
+            if g is not None and g != sum(stop - start for start, stop, _ in ranges) - 1:
+                raise self._raw_size_error(key, coords, n)
+            found.append(g is not None)
+        return found
+
+    def _raw_size_error(self, key: str, coords: tuple[int, ...], nbytes: int
+                        ) -> ChunkDecodeError:
+        return ChunkDecodeError(
+            f"bytes codec: the stored chunk is not the {nbytes} bytes of a chunk of shape "
+            f"{list(self._chunk_shape_at(coords))} and data type {self.dtype}", key=key)
 
     def _read_raw_spans(self, spans: Sequence[tuple[tuple[int, ...], int, int, int]],
                         place: Callable[[int, np.ndarray | None], None]) -> None:
         """For chunks stored as raw elements, ``spans[n] = (coords, lo, hi, nbytes)``: fetch
         bytes ``[lo, hi)`` of the chunk (of ``nbytes`` bytes) and call ``place(n, bytes)``
-        (None: the chunk is not stored).  One store request per batch of about
-        :data:`_RAW_BATCH_BYTES`; each range travels with its chunk's last byte and the one
-        after, so that a stored chunk of the wrong size is an error naming its key, as a
-        decode is, even where the range lies within it.  The copies are small: inline."""
-        numbered = list(enumerate(spans))
-        for batch in _batches(numbered, [hi - lo for _, (_, lo, hi, _) in numbered],
-                              _RAW_BATCH_BYTES):
-            requests: list[tuple[str, tuple[int, int]]] = []
-            for _, (coords, lo, hi, nbytes) in batch:
-                key = self._prefix + self._encode_key(coords)
-                requests += [(key, (lo, hi - lo)), (key, (nbytes - 1, 2))]
-            values = self._store.get_partial_values(requests)
-            for j, (n, (coords, lo, hi, nbytes)) in enumerate(batch):
-                raw, tail = values[2 * j], values[2 * j + 1]
-                buf = None if raw is None else as_byte_array(raw)
-                if buf is not None and (tail is None or len(tail) != 1 or buf.nbytes != hi - lo):
-                    raise ChunkDecodeError(
-                        f"bytes codec: the stored chunk is not the {nbytes} bytes of a chunk "
-                        f"of shape {list(self._chunk_shape_at(coords))} and data type "
-                        f"{self.dtype}", key=requests[2 * j][0])
-                place(n, buf)
+        (None: the chunk is not stored), batches of about :data:`_RAW_BATCH_BYTES` at a time
+        (see :meth:`_fetch_raw`).  The copies are small: inline."""
+        for first, last in pack_runs([hi - lo + 2 for _, lo, hi, _ in spans], _RAW_BATCH_BYTES):
+            requests = []
+            at = 0
+            for coords, lo, hi, nbytes in spans[first:last]:
+                requests.append((coords, [(lo, hi, at)], at + hi - lo, nbytes))
+                at += hi - lo + 2
+            buf = np.empty(at, dtype=np.uint8)
+            for n, (request, stored) in enumerate(
+                    zip(requests, self._fetch_raw(requests, buf), strict=True), first):
+                at = request[1][0][2]
+                place(n, buf[at:request[2]] if stored else None)
 
     def _read_shard_boxes(self, boxes: Sequence[tuple[Any, ...]]) -> list[Any]:
         """Step-1 boxes of a sharded array: cut into pieces per inner chunk by one kernel call,
@@ -600,10 +606,11 @@ class Array(Node):
         sharding = self._sharding
         assert sharding is not None
         shard_shape = self._box_grid[1]  # type: ignore[index]
-        inner, inner_strides, cps, shard_grid = self._box_inner
+        inner, inner_strides, cps = self._box_inner
+        shard_steps = self._box_chunk[3]
         plan = _BoxPlan(boxes, inner, inner_strides, self.dtype)
-        cps_i64, per_shard = _i64(cps), math.prod(cps)
-        shard_steps, cps_steps = _i64(c_strides(shard_grid, 1)), _i64(c_strides(cps, 1))
+        cps_i64, per_shard = int64_array(cps), math.prod(cps)
+        cps_steps = int64_array(c_strides(cps, 1))
         pieces = plan.by_chunk(lambda coords: (coords // cps_i64) @ shard_steps * per_shard
                                + (coords % cps_i64) @ cps_steps)
         # Runs of inner chunks in one shard: (shard coords, first group, end group).
@@ -637,16 +644,14 @@ class Array(Node):
             # The shard reader: fetches, decodes (and reports bad inner chunks).
             at = {local(pieces.chunks[n]): n for n in range(g0, g1)}
             sharding.read_inner_chunks_into(
-                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
-                shard_shape, list(at), lambda c, chunk: copy_group(at[c], chunk),
+                self._ranges_of(key), shard_shape, list(at),
+                lambda c, chunk: copy_group(at[c], chunk),
                 index=index, key=key)
 
         def read_shard(item: tuple[tuple[int, ...], int, int]) -> None:
             shard, g0, g1 = item
             key = self.chunk_key(shard)
-            index = sharding.read_index(
-                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
-                shard_shape, key=key)
+            index = sharding.read_index(self._ranges_of(key), shard_shape, key=key)
             p0, p1 = pieces.bounds[g0], pieces.bounds[g1]
             if index is None:
                 pieces.copy_from(pieces.dst, pieces.src_offsets[p0:p1], inner_strides, p0, p1,
@@ -691,12 +696,16 @@ class Array(Node):
                     if self._store._read_ranges_into([(key, ranges)], buf)[0] != at + 1:
                         decoded(key, g0, g1, index)  # a truncated shard: the reader says so
                         return
-                pieces.copy_from(buf, _i64(src), inner_strides, q0, b,
+                pieces.copy_from(buf, int64_array(src), inner_strides, q0, b,
                                  None if missing is None else missing[:b - q0], fill, itemsize)
                 ranges, src, missing, at, end, q0 = [], [], None, 0, 0, b
 
         map_unordered(read_shard, shards)
         return plan.results(boxes, self._in_order)
+
+    def _ranges_of(self, key: str) -> GetRanges:
+        """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
+        return lambda ranges: self._store.get_partial_values([(key, r) for r in ranges])
 
     def _read_chunk(self, coords: tuple[int, ...]) -> np.ndarray | None:
         """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored."""
@@ -738,11 +747,11 @@ class Array(Node):
                 else:  # one gather over the outer product of the per-dimension indices
                     copy_outer(chunk.reshape(-1).view(np.uint8),
                                task.local_dim_offsets(c_strides(chunk.shape, itemsize)),
-                               dst, task.out_dim_offsets(out_strides), _i64(task.counts),
+                               dst, task.out_dim_offsets(out_strides), int64_array(task.counts),
                                itemsize)
                 return
             dst_offset, dst_strides = task.out_region(out_strides)
-            shape = _i64(task.counts)
+            shape = int64_array(task.counts)
             if chunk is None:
                 fill_strided(dst, dst_offset, dst_strides, shape, self._fill_bytes)
                 return
@@ -775,8 +784,7 @@ class Array(Node):
                 parts.append((dst, task.local_indices(), tuple(
                     x * s for x, s in zip(task.out_indices(), out_strides, strict=True))))
             found = read_shard_outer(
-                self._sharding,
-                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
+                self._sharding, self._ranges_of(key),
                 self._chunk_shape_at(coords), parts, itemsize=itemsize,
                 fill_bytes=self._fill_bytes, key=key)
             if not found:
@@ -812,7 +820,7 @@ class Array(Node):
                 dst, out_strides = targets[i]
                 dst_offset, dst_strides = task.out_region(out_strides)
                 copy_strided(buf, offset - lo, steps, dst, dst_offset, dst_strides,
-                             _i64(task.counts), itemsize)
+                             int64_array(task.counts), itemsize)
 
         def read_shard_parts(coords: tuple[int, ...],
                              members: list[tuple[ChunkTask, int]]) -> None:
@@ -833,18 +841,18 @@ class Array(Node):
             # Selections of one shape share their stride and count arrays (read-only here).
             arrays: dict[tuple[int, ...], np.ndarray] = {}
 
-            def as_i64(values: tuple[int, ...]) -> np.ndarray:
+            def asint64_array(values: tuple[int, ...]) -> np.ndarray:
                 arr = arrays.get(values)
                 if arr is None:
-                    arr = arrays[values] = _i64(values)
+                    arr = arrays[values] = int64_array(values)
                 return arr
 
             for task, i in members:
                 out_strides = targets[i][1]
                 local, out, counts = task.local, task.out, task.counts
-                dst_strides = as_i64(tuple(step * s for (_, step), s
+                dst_strides = asint64_array(tuple(step * s for (_, step), s
                                            in zip(out, out_strides, strict=True)))
-                src_strides = as_i64(tuple(step * s for (_, step), s
+                src_strides = asint64_array(tuple(step * s for (_, step), s
                                            in zip(local, inner_strides, strict=True)))
                 inner: list[int] = []
                 src_offset = 0
@@ -858,7 +866,7 @@ class Array(Node):
                 else:  # one inner chunk (a small selection): one piece
                     pieces.setdefault(tuple(inner), []).append((
                         i, sum(start * s for (start, _), s in zip(out, out_strides, strict=True)),
-                        dst_strides, as_i64(tuple(counts)), src_offset, src_strides,
+                        dst_strides, asint64_array(tuple(counts)), src_offset, src_strides,
                     ))
                     continue
                 plans = sharding.project_runs(shard_shape, local, counts)
@@ -870,7 +878,7 @@ class Array(Node):
                         sum(o + p[1] * st for p, o, st
                             in zip(combo, out_starts, out_steps, strict=True)),
                         dst_strides,
-                        as_i64(tuple(p[2] for p in combo)),
+                        asint64_array(tuple(p[2] for p in combo)),
                         sum(p[3] * s for p, s in zip(combo, inner_strides, strict=True)),
                         src_strides,
                     ))
@@ -887,9 +895,7 @@ class Array(Node):
                                      dst_strides, shape, itemsize)
 
             found = sharding.read_inner_chunks_into(
-                lambda ranges: self._store.get_partial_values([(key, r) for r in ranges]),
-                shard_shape, pieces, sink, key=key,
-            )
+                self._ranges_of(key), shard_shape, pieces, sink, key=key)
             if not found:
                 for task, i in members:
                     copy_out(task, i, None)
@@ -967,12 +973,13 @@ class Array(Node):
 
             local = task.local
             region = tuple((int(x.min()), int(x.max()) + 1) for x in local)
-            inner = None
+            inner_chunks = None
             if self._sharding is not None:  # only the inner chunks holding points change
                 ids = np.stack([x // c for x, c in zip(local, self._sharding.chunk_shape,
                                                        strict=True)], axis=1)
-                inner = [tuple(row) for row in np.unique(ids, axis=0).tolist()]
-            self._modify_chunk(task.coords, None, scatter, region=region, inner=inner)
+                inner_chunks = [tuple(row) for row in np.unique(ids, axis=0).tolist()]
+            self._modify_chunk(task.coords, None, scatter, region=region,
+                               inner_chunks=inner_chunks)
 
         map_unordered(write_points, plan_points(sel, self._dims, itemsize))
 
@@ -999,11 +1006,11 @@ class Array(Node):
                 src_offsets = task.out_dim_offsets(value_strides)
                 copy_outer(src, src_offsets, chunk.reshape(-1).view(np.uint8),
                            task.local_dim_offsets(c_strides(chunk.shape, itemsize)),
-                           _i64(task.counts), itemsize)
+                           int64_array(task.counts), itemsize)
                 return
             dst = chunk.reshape(-1).view(np.uint8)
             dst_offset, dst_strides = task.chunk_region(c_strides(chunk.shape, itemsize))
-            counts = _i64(task.counts)
+            counts = int64_array(task.counts)
             if scalar:
                 fill_strided(dst, dst_offset, dst_strides, counts, src)
             else:
@@ -1032,7 +1039,7 @@ class Array(Node):
         buffer, reused from chunk to chunk, and encoded from there."""
         key = self.chunk_key(task.coords)
         src_offset, src_strides = task.out_region(value_strides)
-        counts = _i64(task.counts)
+        counts = int64_array(task.counts)
         with chunk_lock(self._store, key):
             if self._sharding is not None:
                 shard, stored = self._sharding.encode_region(
@@ -1044,9 +1051,9 @@ class Array(Node):
                 return
             chunk = scratch.chunk(chunk_shape, self.dtype)
             dst = chunk.reshape(-1).view(np.uint8)
-            strides = _i64(c_strides(chunk_shape, self._itemsize))
+            strides = int64_array(c_strides(chunk_shape, self._itemsize))
             if tuple(task.counts) != chunk_shape:  # an edge chunk: fill past the array's end
-                fill_strided(dst, 0, strides, _i64(chunk_shape), self._fill_bytes)
+                fill_strided(dst, 0, strides, int64_array(chunk_shape), self._fill_bytes)
             copy_strided(src, src_offset, src_strides, dst, 0, strides, counts, self._itemsize)
             # The store copies what it is given (Store.set), so the scratch can be reused.
             self._store_chunk(key, chunk)
@@ -1054,11 +1061,11 @@ class Array(Node):
     def _modify_chunk(self, coords: tuple[int, ...], task: ChunkTask | None,
                       modify: Callable[[np.ndarray], None], *,
                       region: tuple[tuple[int, int], ...],
-                      inner: list[tuple[int, ...]] | None = None) -> None:
+                      inner_chunks: list[tuple[int, ...]] | None = None) -> None:
         """Read-modify-write one chunk under its lock.  A chunk the ``task`` covers entirely
         is not read: it is built from the new values alone.  ``region`` bounds, per
         dimension, the elements ``modify`` changes (so a shard rewrites only those inner
-        chunks); ``inner``, if given, lists the inner chunks of a shard it changes (points
+        chunks); ``inner_chunks``, if given, lists the inner chunks of a shard it changes (points
         scattered over a shard touch few of those in their bounding box)."""
         key = self.chunk_key(coords)
         chunk_shape = self._chunk_shape_at(coords)
@@ -1069,7 +1076,7 @@ class Array(Node):
                              zip(origin, chunk_shape, self.shape, strict=True))
                 chunk = self._new_chunk(chunk_shape, filled=not inside)
             elif self._sharding is not None:
-                self._modify_inner_chunks(key, chunk_shape, region, modify, inner)
+                self._modify_inner_chunks(key, chunk_shape, region, modify, inner_chunks)
                 return
             else:
                 raw = self._store.get(key)
@@ -1085,17 +1092,17 @@ class Array(Node):
     def _modify_inner_chunks(self, key: str, shard_shape: tuple[int, ...],
                              region: tuple[tuple[int, int], ...],
                              modify: Callable[[np.ndarray], None],
-                             inner: list[tuple[int, ...]] | None = None) -> None:
+                             inner_chunks: list[tuple[int, ...]] | None = None) -> None:
         """A partial write of a shard (its lock held): decode only the inner chunks holding
-        ``region`` (or those listed in ``inner``: ``modify`` must change nothing else),
+        ``region`` (or those listed in ``inner_chunks``: ``modify`` must change nothing else),
         modify them in a shard-shaped scratch array (pages of the untouched part are never
         written, so never allocated), and rewrite the shard with every other inner chunk's
         stored bytes kept as they are."""
         codec = self._sharding
         assert codec is not None
         old = self._store.get(key)
-        touched = (codec.inner_chunks_for_region(shard_shape, region) if inner is None
-                   else inner)
+        touched = (codec.inner_chunks_for_region(shard_shape, region) if inner_chunks is None
+                   else inner_chunks)
         decoded = None
         if old is not None:
             view = memoryview(old).cast("B")
@@ -1350,20 +1357,6 @@ def _piece_ranges(los: list[int], his: list[int], offset: int, at: int, src: lis
         src.append(at)
         at += y - x
     return ranges, at
-
-
-def _batches(items: list[Any], sizes: list[int], limit: int) -> Iterator[list[Any]]:
-    """``items`` in runs whose ``sizes`` add up to about ``limit`` (the bytes held at once)."""
-    batch: list[Any] = []
-    total = 0
-    for item, size in zip(items, sizes, strict=True):
-        batch.append(item)
-        total += size
-        if total >= limit:
-            yield batch
-            batch, total = [], 0
-    if batch:
-        yield batch
 
 
 class _Scratch:

@@ -46,6 +46,7 @@ __all__ = [
     "plan_chunks",
     "plan_points",
     "c_strides",
+    "int64_array",
 ]
 
 
@@ -603,7 +604,7 @@ def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any],
         return
     grid = [dim.nchunks for dim in dimensions]
     points = tuple(np.ascontiguousarray(c, dtype=np.int64) for c in selection.coords)
-    sizes = [getattr(dim, "size", None) for dim in dimensions]
+    sizes: list[Any] = [getattr(dim, "size", None) for dim in dimensions]
     nkeys = 1
     for g in grid:
         nkeys *= g
@@ -612,7 +613,8 @@ def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any],
         order = np.empty(n, dtype=np.int64)
         offsets = np.empty(n, dtype=np.int64)
         starts = np.empty(nkeys + 1, dtype=np.int64)
-        group_points_regular(points, _i64(sizes), _i64(grid), itemsize, order, offsets, starts)
+        group_points_regular(points, int64_array(sizes), int64_array(grid), itemsize, order,
+                             offsets, starts)
         touched = np.flatnonzero(starts[1:] > starts[:-1])
         chunk_coords = zip(*(c.tolist() for c in np.unravel_index(touched, grid)), strict=True)
         bounds = starts.tolist()
@@ -649,10 +651,6 @@ def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any],
         )
 
 
-def _i64(values: Sequence[int]) -> np.ndarray:
-    return np.array(values, dtype=np.int64)
-
-
 def broadcast_value(value: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:
     """``value`` broadcast to ``out_shape``, as numpy assignment does (never reshaped into a
     different shape); ShapeMismatchError otherwise."""
@@ -663,6 +661,12 @@ def broadcast_value(value: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray
             f"could not broadcast value of shape {value.shape} to the selection's shape "
             f"{out_shape}"
         ) from None
+
+
+def int64_array(values: Sequence[int]) -> np.ndarray:
+    """``values`` as an int64 array: the copy and grid kernels take their shapes, strides and
+    offsets so."""
+    return np.asarray(values, dtype=np.int64)
 
 
 def c_strides(shape: Sequence[int], itemsize: int) -> list[int]:

@@ -374,6 +374,25 @@ def locate_points_offsets(
 # -- grouping points by chunk --------------------------------------------------------------------
 
 
+# The counting sort's two bookkeeping passes over ``starts`` (keys counted into
+# ``starts[k + 1]``; placing an element of key k advances ``starts[k]``).
+
+
+cdef inline void _runs_begin(int64_t[::1] starts, int64_t nkeys) noexcept nogil:
+    # prefix sum: starts[k] is where key k's run begins
+    cdef Py_ssize_t i
+    for i in range(nkeys):
+        starts[i + 1] += starts[i]
+
+
+cdef inline void _runs_restart(int64_t[::1] starts, int64_t nkeys) noexcept nogil:
+    # after placing, starts[k] is where key k's run ends: shift back to the run starts
+    cdef Py_ssize_t i
+    for i in range(nkeys, 0, -1):
+        starts[i] = starts[i - 1]
+    starts[0] = 0
+
+
 cdef Py_ssize_t _group_core(const int64_t[::1] keys, int64_t nkeys, int64_t[::1] order,
                             int64_t[::1] starts) noexcept nogil:
     """Stable counting sort; returns the position of the first key outside [0, nkeys), or -1
@@ -387,15 +406,12 @@ cdef Py_ssize_t _group_core(const int64_t[::1] keys, int64_t nkeys, int64_t[::1]
         if k < 0 or k >= nkeys:
             return i
         starts[k + 1] += 1
-    for i in range(nkeys):  # prefix sum: starts[k] is where key k's run begins
-        starts[i + 1] += starts[i]
+    _runs_begin(starts, nkeys)
     for i in range(n):  # place, in input order (stable); starts[k] ends at the run's end
         k = keys[i]
         order[starts[k]] = i
         starts[k] += 1
-    for i in range(nkeys, 0, -1):  # shift back: starts[k] = the run's start again
-        starts[i] = starts[i - 1]
-    starts[0] = 0
+    _runs_restart(starts, nkeys)
     return -1
 
 
@@ -480,7 +496,7 @@ cdef Py_ssize_t _group_points_core(
     rather than keeping the keys: scratch memory costs more here (fresh pages fault) than the
     arithmetic.  Returns the first point outside the grid (its axis in ``bad_axis``) or -1."""
     cdef Py_ssize_t i, d
-    cdef int64_t k, off
+    cdef int64_t k, off = 0
     cdef int shifts[64]
     for d in range(ndim):  # a power-of-two chunk length divides by a shift
         shifts[d] = -1
@@ -495,16 +511,13 @@ cdef Py_ssize_t _group_points_core(
         if k < 0:
             return i
         starts[k + 1] += 1
-    for i in range(nkeys):  # prefix sum: starts[k] is where key k's run begins
-        starts[i + 1] += starts[i]
+    _runs_begin(starts, nkeys)
     for i in range(n):  # place, in input order (stable); starts[k] ends at the run's end
         k = _point_key(coords, ndim, i, chunk, grid, strides, shifts, &off, bad_axis)
         order[starts[k]] = i
         offsets[starts[k]] = off
         starts[k] += 1
-    for i in range(nkeys, 0, -1):  # shift back: starts[k] = the run's start again
-        starts[i] = starts[i - 1]
-    starts[0] = 0
+    _runs_restart(starts, nkeys)
     return -1
 
 

@@ -87,7 +87,7 @@ from zarr3c.errors import (
     MetadataError,
     ShapeMismatchError,
 )
-from zarr3c.indexing import c_strides
+from zarr3c.indexing import c_strides, int64_array
 
 __all__ = [
     "COALESCE_MAX_GAP",
@@ -213,8 +213,6 @@ class _Layout:
     index_range: tuple[int, int | None]
     #: an index at the end without crc32c: read the whole shard to know its size
     read_whole: bool
-    #: C strides of the inner chunk grid, in inner chunks
-    grid_strides: Coords
     #: for the usual index chain (``bytes`` [+ ``crc32c``]): the crc32c codec or None, and
     #: the stored data type of the entries, to decode without the pipeline; else None
     index_fast: tuple[Codec | None, np.dtype] | None
@@ -465,9 +463,6 @@ class ShardingCodec(ArrayBytesCodec):
             order = "<" if serializer.endian == "little" else ">"
             index_fast = (index.bytes_bytes[0] if index.bytes_bytes else None,
                           np.dtype(f"{order}u8"))
-        strides = [1] * len(cps)
-        for i in range(len(cps) - 2, -1, -1):
-            strides[i] = strides[i + 1] * cps[i + 1]
         layout = _Layout(
             chunks_per_shard=cps,
             index_shape=(*cps, 2),
@@ -475,7 +470,6 @@ class ShardingCodec(ArrayBytesCodec):
             index_range=(0, size) if self.index_location == "start" else (-size, None),
             read_whole=self.index_location == "end"
             and not any(c.name == "crc32c" for c in self.index_codecs),
-            grid_strides=tuple(strides),
             index_fast=index_fast,
         )
         with self._cache_lock:  # type: ignore[attr-defined]
@@ -572,24 +566,23 @@ class ShardingCodec(ArrayBytesCodec):
 
         # Inner chunks holding some of the region, in C order, with their source offsets and
         # the extents that lie inside it; the others are all fill, so missing.
-        todo: list[tuple[int, Coords, int, np.ndarray, bool]] = []
-        for k, coords in enumerate(np.ndindex(*cps)):
+        todo: list[tuple[Coords, int, np.ndarray, bool]] = []
+        for coords in np.ndindex(*cps):
             origin = [i * c for i, c in zip(coords, inner_shape, strict=True)]
             extent = [min(c, n - o) for o, c, n in zip(origin, inner_shape, counts, strict=True)]
             if min(extent, default=1) <= 0:
                 continue
             offset = src_offset + sum(o * s for o, s in zip(origin, src_strides, strict=True))
             full = all(e == c for e, c in zip(extent, inner_shape, strict=True))
-            todo.append((k, coords, offset, np.asarray(extent, dtype=np.int64), full))
+            todo.append((coords, offset, int64_array(extent), full))
 
-        def load(dst: np.ndarray, at: int, item: tuple[int, Coords, int, np.ndarray, bool]
-                 ) -> bool:
+        def load(dst: np.ndarray, at: int, item: tuple[Coords, int, np.ndarray, bool]) -> bool:
             """Put inner chunk ``item`` at ``dst[at:]``; True unless it is all fill."""
-            _, _, offset, extent, full = item
+            _, offset, extent, full = item
             if not itemsize:  # elements without bytes: nothing to copy or compare
                 return True
             if not full:
-                fill_strided(dst, at, inner_strides, _i64(inner_shape), fill_bytes)
+                fill_strided(dst, at, inner_strides, int64_array(inner_shape), fill_bytes)
             copy_strided(src, offset, src_steps, dst, at, inner_strides, extent, itemsize)
             return not is_uniform(dst[at:at + inner_nbytes], fill_bytes)
 
@@ -610,7 +603,7 @@ class ShardingCodec(ArrayBytesCodec):
                 slot = base + j * inner_nbytes
                 if slot != pos:  # slots move down by whole slots: never overlapping
                     out[pos:pos + inner_nbytes] = out[slot:slot + inner_nbytes]
-                index.entries[todo[j][1]] = (pos, inner_nbytes)
+                index.entries[todo[j][0]] = (pos, inner_nbytes)
                 pos += inner_nbytes
             count = sum(kept)
         else:
@@ -636,7 +629,7 @@ class ShardingCodec(ArrayBytesCodec):
     def _encode_pieces(
         self,
         inner: CodecPipeline,
-        todo: list[tuple[int, Coords, int, np.ndarray, bool]],
+        todo: list[tuple[Coords, int, np.ndarray, bool]],
         load: Callable[[np.ndarray, int, Any], bool],
         index: ShardIndex,
         base: int,
@@ -672,7 +665,7 @@ class ShardingCodec(ArrayBytesCodec):
                         bigger[:pos] = out[:pos]
                         state["out"] = out = bigger
                     out[pos:pos + n] = piece
-                    index.entries[todo[nxt][1]] = (pos, n)
+                    index.entries[todo[nxt][0]] = (pos, n)
                     state["pos"] = pos + n
                     state["count"] += 1
 
@@ -1357,13 +1350,7 @@ def _naming(key: str | None) -> Iterator[None]:
     try:
         yield
     except ChunkDecodeError as exc:
-        if key is None or exc.key is not None:
-            raise
-        raise type(exc)(str(exc), key=key) from exc
-
-
-def _i64(values: Sequence[int]) -> np.ndarray:
-    return np.asarray(values, dtype=np.int64)
+        raise _renamed(exc, key)  # noqa: B904 - its cause is set
 
 
 def _renamed(exc: ChunkDecodeError, key: str | None) -> ChunkDecodeError:
