@@ -32,7 +32,9 @@ noise, so that it is random-ish but compressible.  Rows are ``layout x compressi
   uint16 is 128 MiB out).
 
 Each implementation writes its own copy (timed) and reads its own copy (the files are in the
-page cache: every read workload runs once untimed as a warm-up).  Each measurement is repeated
+page cache: every read workload runs once untimed as a warm-up).  Every timed write goes to a
+fresh path and no copy is deleted before the run ends: on ext4 without a journal a delete
+slows the writes that follow it (freed inodes are skipped for 30 s).  Each measurement is repeated
 ``--repeat`` times and the minimum kept.  Every read result is compared with the source: a wrong
 answer is reported as ``WRONG`` and not timed.  An implementation that fails to import or
 raises is reported as ``unavailable: <reason>`` / ``error: <reason>``; the run goes on.
@@ -827,11 +829,11 @@ def log_result(res: Result) -> None:
 
 
 def run_adapter(
-    adapter: Adapter, case: Case, workloads: Sequence[str], root: str, repeat: int, keep: bool
+    adapter: Adapter, case: Case, workloads: Sequence[str], root: str, repeat: int
 ) -> list[Result]:
     """All selected workloads of one case for one implementation; never raises."""
     lay, comp = case.layout.name, case.compression
-    path = os.path.join(root, f"{adapter.name}-{lay}-{comp}")
+    path = ""  # the copy the reads use: the last one written
 
     def result(workload: str, status: str, reason: str = "") -> Result:
         return Result(lay, comp, workload, adapter.name, status, reason)
@@ -850,16 +852,21 @@ def run_adapter(
         except Exception as exc:  # report, never crash the run
             return [result(w, "error", describe(exc)) for w in workloads]
 
-        # Write: each timed run writes a fresh array (untimed delete + create); when 'write' is
-        # not selected the data is still written once, untimed.
+        # Write: each timed run writes a fresh array at a fresh path (untimed create); when
+        # 'write' is not selected the data is still written once, untimed.  Earlier copies are
+        # left until the run ends: ext4 without a journal skips inodes freed in the last 30 s,
+        # so deleting a copy right before a timed write makes that write search for free
+        # inodes and measures the delete rather than the library.
         n_writes = repeat if "write" in workloads else 1
         times: list[float] = []
         write_error = ""
         try:
-            for _ in range(n_writes):
+            for k in range(n_writes):
+                path = os.path.join(root, f"{adapter.name}-{lay}-{comp}-w{k}")
                 shutil.rmtree(path, ignore_errors=True)
                 adapter.create(path, case)
                 gc.collect()
+                os.sync()  # the last copy's dirty pages are flushed now, not in this timed write
                 t0 = time.perf_counter()
                 adapter.write(case.src)
                 times.append(time.perf_counter() - t0)
@@ -940,13 +947,11 @@ def run_adapter(
             out.append(res)
             log_result(res)
         adapter.close()
-    if not keep:
-        shutil.rmtree(path, ignore_errors=True)
     return out
 
 
 def run_limit(
-    limit: LimitRunner, case: Case, workloads: Sequence[str], root: str, repeat: int, keep: bool
+    limit: LimitRunner, case: Case, workloads: Sequence[str], root: str, repeat: int
 ) -> list[Result]:
     """The bound for every selected workload of one case; never raises."""
     lay, comp = case.layout.name, case.compression
@@ -980,8 +985,6 @@ def run_limit(
             res = Result(lay, comp, w, LIMIT, "error", describe(exc))
         out.append(res)
         log_result(res)
-    if not keep:
-        shutil.rmtree(path, ignore_errors=True)
     return out
 
 
@@ -1145,7 +1148,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tmpdir", default=None, help="where the copies are written (a fresh directory inside it)"
     )
-    p.add_argument("--keep", action="store_true", help="keep the written copies")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the written copies (else all are deleted when the run ends, never during it)",
+    )
     p.add_argument(
         "--json",
         dest="json_out",
@@ -1235,10 +1242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         ]
                 for adapter in adapters:
                     results += run_adapter(
-                        adapter, case, args.workloads, base, args.repeat, args.keep
+                        adapter, case, args.workloads, base, args.repeat
                     )
                 if limit is not None:
-                    results += run_limit(limit, case, args.workloads, base, args.repeat, args.keep)
+                    results += run_limit(limit, case, args.workloads, base, args.repeat)
     finally:
         if limit is not None:
             limit.close()
