@@ -1,6 +1,6 @@
 """Many step-1 boxes at once (``get_many`` and ``a[box]`` through ``Array._read_boxes``:
 one plan kernel call, one output buffer, raw chunks and raw inner chunks read by byte ranges
-straight into a staging buffer).  Oracles: numpy, and the general path; on a LocalStore
+straight into a staging buffer; ``a[box]`` inside one shard through ``_read_shard_box``).  Oracles: numpy, and the general path; on a LocalStore
 (its ``_read_ranges_into``) and a MemoryStore (the store's default), with edge chunks,
 missing chunks, shards and inner chunks, fill values, F order and big-endian data, and
 corrupt chunks raising ChunkDecodeError naming the key."""
@@ -161,6 +161,7 @@ def test_sharded_inner_chunk_of_the_wrong_size_names_the_shard(tmp_path) -> None
     body = index.tobytes()
     shard[-n:] = bytes(Crc32cCodec().encode(np.frombuffer(body, np.uint8)))
     store.set(key, bytes(shard))
-    with pytest.raises(ChunkDecodeError) as info:
-        a.get_many([np.s_[4:8, 6:12, 0:6]])
-    assert info.value.key == key
+    for read in (lambda box: a.get_many([box]), a.__getitem__):
+        with pytest.raises(ChunkDecodeError) as info:
+            read(np.s_[4:8, 6:12, 0:6])
+        assert info.value.key == key

@@ -17,7 +17,7 @@ import itertools
 import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -154,6 +154,7 @@ class Array(Node):
         # shape, its byte strides, inner chunks per shard).
         regular = getattr(metadata.chunk_grid, "chunk_shape", None)
         self._box_grid: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+        self._inner_box: _InnerBox | None = None
         if regular is not None:
             self._box_grid = (tuple(metadata.shape), tuple(regular))
             grid = [-(-n // c) for n, c in zip(metadata.shape, regular, strict=True)]
@@ -162,9 +163,12 @@ class Array(Node):
                                int64_array(regular), int64_array(c_strides(grid, 1)))
             if self._sharding is not None:
                 inner = self._sharding.chunk_shape
+                cps = tuple(c // k for c, k in zip(regular, inner, strict=True))
                 self._box_inner = (
-                    int64_array(inner), int64_array(c_strides(inner, self._itemsize)),
-                    tuple(c // k for c, k in zip(regular, inner, strict=True)))
+                    int64_array(inner), int64_array(c_strides(inner, self._itemsize)), cps)
+                self._inner_box = _InnerBox(
+                    tuple(inner), c_strides(inner, self._itemsize), cps, c_strides(cps, 1),
+                    self._itemsize * math.prod(inner), self._sharding.stores_raw_inner_chunks())
 
     # -- properties ------------------------------------------------------------------------------
 
@@ -342,6 +346,10 @@ class Array(Node):
         if self._box_grid is not None:
             box = basic_box(selection, self._box_grid[0])
             if box is not None:
+                if self._inner_box is not None:
+                    done = self._read_shard_box(box)
+                    if done is not None:
+                        return done
                 return self._read_boxes([box])[0]
         sel = parse_basic_selection(selection, self.shape)
         return self._basic_result(selection, sel, self._read(sel))
@@ -702,6 +710,101 @@ class Array(Node):
 
         map_unordered(read_shard, shards)
         return plan.results(boxes, self._in_order)
+
+    def _read_shard_box(self, box: tuple[Any, ...]) -> Any:
+        """The shortest path, for a sharded array: one step-1 box inside one shard (what
+        most small reads are).  The shard index is read, then the box's byte span in each
+        raw inner chunk it touches, all in one request straight into a staging buffer (with
+        a probe of each inner chunk's last byte: a truncated shard is the general path's to
+        report), or the inner chunks read and decoded by the shard reader; one copy call
+        per inner chunk.  None when the box spans shards or a stored inner chunk is not as
+        expected: the general path (``_read_shard_boxes``) reads it then, and reports what
+        is wrong; also when the box touches more than :data:`_SHARD_BOX_MAX_INNER` inner
+        chunks (a large read: the general path bounds the bytes it holds at once)."""
+        ib = self._inner_box
+        sharding = self._sharding
+        assert ib is not None and sharding is not None
+        start, stop, shape, scalar = box
+        shard_shape = self._box_grid[1]  # type: ignore[index]
+        shard = tuple(b // n for b, n in zip(start, shard_shape, strict=True))
+        if any((e - 1) // n != k for e, n, k in zip(stop, shard_shape, shard, strict=True)):
+            return None
+        spans = [range(b // c, (e - 1) // c + 1) for b, e, c in zip(start, stop, ib.shape,
+                                                                    strict=True)]
+        if math.prod(len(r) for r in spans) > _SHARD_BOX_MAX_INNER:
+            return None
+        key = self.chunk_key(shard)
+        index = sharding.read_index(self._ranges_of(key), shard_shape, key=key)
+        itemsize = self._itemsize
+        counts = [e - b for b, e in zip(start, stop, strict=True)]
+        out = np.empty(counts, dtype=self.dtype)
+        dst = out.reshape(-1).view(np.uint8)
+        dst_strides = c_strides(counts, itemsize)
+        entries = None if index is None else index.entries.reshape(-1, 2)
+        # Per inner chunk touched: its number in the shard, its bytes [lo, hi) holding the
+        # box (C order), where the box's part lands in ``out`` and the part's shape.
+        parts: list[tuple[tuple[int, ...], int, int, int, list[int]]] = []
+        for inner in itertools.product(*spans):
+            local = tuple(k % n for k, n in zip(inner, ib.per_shard, strict=True))
+            lo = hi = at = 0
+            part = []
+            for b, e, k, c, st, dst_st in zip(start, stop, inner, ib.shape, ib.strides,
+                                              dst_strides, strict=True):
+                first, last = max(b, k * c), min(e, (k + 1) * c) - 1
+                lo += (first - k * c) * st
+                hi += (last - k * c) * st
+                at += (first - b) * dst_st
+                part.append(last - first + 1)
+            parts.append((local, lo, hi + itemsize, at, part))
+        src_strides, dst_strides_a = int64_array(ib.strides), int64_array(dst_strides)
+
+        def copy_part(src: np.ndarray | None, src_offset: int, at: int, part: list[int]
+                      ) -> None:
+            if src is None:
+                fill_strided(dst, at, dst_strides_a, int64_array(part), self._fill_bytes)
+            else:
+                copy_strided(src, src_offset, src_strides, dst, at, dst_strides_a,
+                             int64_array(part), itemsize)
+
+        stored = []
+        for p in parts:
+            entry = None if entries is None else entries[
+                sum(i * st for i, st in zip(p[0], ib.shard_steps, strict=True))].tolist()
+            if entry is None or entry[0] == MISSING:
+                copy_part(None, 0, p[3], p[4])
+            elif ib.raw and entry[1] != ib.nbytes:
+                return None
+            else:
+                stored.append((p, entry))
+        if stored and ib.raw:
+            ranges = []
+            taken = 0
+            for (_, lo, hi, _, _), (offset, nbytes) in stored:
+                ranges += [(offset + lo, offset + hi, taken),
+                           (offset + nbytes - 1, offset + nbytes, taken + hi - lo)]
+                taken += hi - lo + 1
+            staging = np.empty(taken, dtype=np.uint8)
+            if self._store._read_ranges_into([(key, ranges)], staging)[0] != taken:
+                return None
+            taken = 0
+            for (_, lo, hi, at, part), _entry in stored:
+                copy_part(staging, taken, at, part)
+                taken += hi - lo + 1
+        elif stored:
+            by_local = {p[0]: p for p, _ in stored}
+            copied: list[bool] = []  # (list.append is atomic: sink may run on the pool)
+
+            def sink(local: tuple[int, ...], chunk: np.ndarray | None) -> None:
+                if chunk is not None:  # (None: the index said stored, the reader disagrees)
+                    _, lo, _, at, part = by_local[local]
+                    copy_part(chunk.reshape(-1).view(np.uint8), lo, at, part)
+                copied.append(chunk is not None)
+
+            sharding.read_inner_chunks_into(self._ranges_of(key), shard_shape, list(by_local),
+                                            sink, index=index, key=key)
+            if copied.count(True) != len(stored):
+                return None
+        return out.reshape(shape)[()] if scalar else self._in_order(out.reshape(shape))
 
     def _ranges_of(self, key: str) -> GetRanges:
         """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
@@ -1236,6 +1339,21 @@ def _split_box(start: Sequence[int], stop: Sequence[int], chunk_shape: Sequence[
             out.append(first - lo)
             counts.append(min(hi, c * size + size) - first)
         yield coords, local, out, counts
+
+
+#: The most inner chunks a box read by ``Array._read_shard_box`` may touch (2 per axis in 3-d)
+_SHARD_BOX_MAX_INNER = 8
+
+
+class _InnerBox(NamedTuple):
+    """What ``Array._read_shard_box`` needs of a sharded regular grid, computed once."""
+
+    shape: tuple[int, ...]  # the inner chunk shape
+    strides: list[int]  # its C-order byte strides
+    per_shard: tuple[int, ...]  # inner chunks per shard, per dimension
+    shard_steps: list[int]  # C-order steps numbering the inner chunks of a shard
+    nbytes: int  # bytes of a raw inner chunk
+    raw: bool  # inner chunks stored as raw elements (read by byte ranges)
 
 
 class _BoxPlan:
