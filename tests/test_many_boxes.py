@@ -165,3 +165,27 @@ def test_sharded_inner_chunk_of_the_wrong_size_names_the_shard(tmp_path) -> None
         with pytest.raises(ChunkDecodeError) as info:
             read(np.s_[4:8, 6:12, 0:6])
         assert info.value.key == key
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+@pytest.mark.parametrize("how", [None, "missing", "truncate", "extend"])
+def test_whole_raw_chunks_read_straight_into_the_output(tmp_path, kind: str, how: Any) -> None:
+    """A box holding whole raw chunks (each one C-ordered piece of the output) is read
+    straight into the output; a chunk of the wrong size is still an error naming its key,
+    a missing one reads as the fill value."""
+    store = zarr3c.LocalStore(tmp_path) if kind == "local" else zarr3c.MemoryStore()
+    a, data = _make(store, "raw", "uint16", "C")
+    key = a.chunk_key((1, 1, 1))
+    if how == "missing":
+        store.erase(key)
+        data[4:8, 5:10, 3:6] = 3
+    elif how is not None:
+        _corrupt(store, key, how)
+    for box in (np.s_[4:8, 5:10, 3:6], np.s_[4:8, 5:10, 0:6], np.s_[0:8, 5:10, 3:6]):
+        if how in ("truncate", "extend"):
+            with pytest.raises(ChunkDecodeError) as info:
+                a[box]
+            assert info.value.key == key
+            continue
+        np.testing.assert_array_equal(a[box], data[box])
+        np.testing.assert_array_equal(a.get_many([box, box])[1], data[box])

@@ -562,7 +562,35 @@ class Array(Node):
                 requests, req_chunks, src, skip = [], [], [], None
                 first_chunk, at = n + 1, 0
         if whole:
-            self._read_whole_pieces(pieces, whole)
+            # A chunk wanted whole in one C-ordered piece of the output is read straight into
+            # it; the others are read whole and copied out.
+            chunk_shape, strides = self._box_chunk[2], self._box_chunk[1]
+            into = [n for n in whole if bounds[n + 1] - bounds[n] == 1
+                    and np.array_equal(pieces.counts[bounds[n]], chunk_shape)
+                    and np.array_equal(pieces.dst_strides[bounds[n]], strides)]
+            if into:
+                map_unordered(lambda n: self._read_raw_chunk_into(pieces, n, nbytes), into)
+                whole = [n for n in whole if n not in set(into)]
+            if whole:
+                self._read_whole_pieces(pieces, whole)
+
+    def _read_raw_chunk_into(self, pieces: _Pieces, n: int, nbytes: int) -> None:
+        """Read raw chunk ``n`` of ``pieces`` (``nbytes`` bytes, one piece: all of it, C
+        ordered in the output) straight into the output; then probe the byte after its end,
+        so that a stored chunk of the wrong size is an error naming its key."""
+        coords = pieces.chunks[n]
+        key = self._prefix + self._encode_key(coords)
+        at = int(pieces.dst_offsets[pieces.bounds[n]])
+        (got,) = self._store._read_ranges_into([(key, [(0, nbytes, at)])], pieces.dst)
+        if got is None:
+            fill_pieces(pieces.dst, pieces.dst_offsets[pieces.bounds[n]:pieces.bounds[n] + 1],
+                        pieces.dst_strides[pieces.bounds[n]:pieces.bounds[n] + 1],
+                        pieces.counts[pieces.bounds[n]:pieces.bounds[n] + 1], self._fill_bytes)
+            return
+        past = np.empty(1, dtype=np.uint8)
+        if got != nbytes or self._store._read_ranges_into(
+                [(key, [(nbytes, nbytes + 1, 0)])], past)[0] != 0:
+            raise self._raw_size_error(key, coords, nbytes)
 
     def _fetch_raw(self, requests: Sequence[tuple[tuple[int, ...], list[tuple[int, int, int]],
                                                   int, int]], buf: np.ndarray) -> list[bool]:
