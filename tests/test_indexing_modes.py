@@ -245,3 +245,113 @@ def test_vindex_on_a_grid_with_far_more_chunks_than_points(chunks) -> None:
     probe = (np.array([0, 1501, 2999, 5, 1500]), np.array([2999, 17, 0, 5, 1]))
     np.testing.assert_array_equal(a.vindex[probe], expected[probe])
     assert a.nchunks_initialized == len(set(zip(rows.tolist(), cols.tolist())))
+
+
+# -- a[...] with index arrays: numpy's layout ------------------------------------------------------
+
+
+@st.composite
+def one_array_key(draw):
+    """A key with one index array (1-d or 2-d integers, or a 1-d mask) and ints, slices,
+    ``...`` and ``None`` elsewhere: the forms a[...] reads orthogonally."""
+    ndim = draw(st.integers(1, 4))
+    shape = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    at = draw(st.integers(0, ndim - 1))
+    key: list = []
+    for axis, n in enumerate(shape):
+        if axis == at:
+            kind = draw(st.sampled_from(["ints", "2d", "bools"]))
+            if kind == "bools":
+                key.append(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))))
+            else:
+                size = draw(st.integers(0, 5))
+                idx = np.array(draw(st.lists(st.integers(-n, n - 1), min_size=size,
+                                             max_size=size)), dtype=np.int64)
+                key.append(idx.reshape(-1, 1) if kind == "2d" else idx)
+        elif draw(st.booleans()):
+            key.append(draw(st.integers(-n, n - 1)))
+        else:
+            key.append(slice(draw(st.one_of(st.none(), st.integers(-n, n))), None,
+                             draw(st.sampled_from([None, 2, -1]))))
+    for _ in range(draw(st.integers(0, 2))):
+        key.insert(draw(st.integers(0, len(key))), None)
+    if draw(st.booleans()):  # some run of whole axes as ...
+        whole = [i for i, k in enumerate(key) if isinstance(k, slice) and k == slice(None)]
+        if whole:
+            key[whole[0]] = Ellipsis
+    return shape, chunks, tuple(key)
+
+
+@SETTINGS
+@given(one_array_key(), st.sampled_from(["C", "F"]))
+def test_getitem_one_index_array_matches_numpy(case, order) -> None:
+    """numpy's rule: the index array's axes replace its axis, or come first when integers
+    and the array are separated by a slice, ``...`` or ``None`` (``a[0, :, [1, 2]]``)."""
+    shape, chunks, key = case
+    data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", chunks=chunks,
+                            fill_value=-1, order=order)
+    a[...] = data
+    expected = data[key]
+    got = a[key]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    value = np.arange(expected.size, dtype="int32").reshape(expected.shape) + 1000
+    a[key] = value
+    data[key] = value
+    np.testing.assert_array_equal(a[...], data)
+    if expected.ndim > 1:  # a value broadcast along numpy's first axis
+        a[key] = value[:1]
+        data[key] = value[:1]
+        np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (0, slice(None), [1, 4]),
+        (np.int64(0), slice(None), [3, 1, 3]),
+        (0, Ellipsis, [1, 2]),
+        (1, None, [0, 3]),
+        (slice(None), 2, np.array([True, False, True, True, False])),
+        np.array([True, False, True]),
+        [True, False, True],
+        np.array([[0, 2], [1, 1]]),
+        (slice(1, None), np.array([[3], [0]]), 4),
+        (np.array([True, False, True]), [1, 3], 2),
+    ],
+    ids=["int-slice-array", "npint-slice-array", "int-ellipsis-array", "int-none-array",
+         "slice-int-mask", "mask-first-axis", "bool-list-first-axis", "2d-ints",
+         "slice-2d-int", "bools-with-ints"],
+)
+def test_getitem_index_arrays_numpy_forms(key) -> None:
+    a, data = _array((3, 4, 5), (2, 3, 2))
+    a[...] = data
+    expected = data[key]
+    np.testing.assert_array_equal(a[key], expected)
+    assert a[key].shape == expected.shape
+    a[key] = -expected
+    data[key] = -expected
+    np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(ShapeMismatchError):
+        a[key] = np.zeros(expected.shape + (2,), dtype="int32")
+    np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [([1, 2], [0, 1], slice(None)), ([True, True, False], [False, True, False, True], 0, 1),
+     (slice(None), [0, 1], [1, 2])],
+)
+def test_getitem_several_index_arrays_with_slices_refused(key) -> None:
+    # numpy broadcasts them and keeps the sliced axes; zarr-python refuses, and so does zarr3c
+    # (use .oindex or .vindex).
+    a, data = _array((3, 4, 5), (2, 3, 2))
+    a[...] = data
+    with pytest.raises(IndexingError) as info:
+        a[key]
+    assert isinstance(info.value, IndexError)
+    with pytest.raises(IndexingError):
+        a[key] = 0
+    np.testing.assert_array_equal(a[...], data)

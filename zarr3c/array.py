@@ -63,11 +63,13 @@ from zarr3c.errors import (
 from zarr3c.hierarchy import prepare_node
 from zarr3c.indexing import (
     ChunkTask,
+    NumpyLayout,
     OrthogonalSelection,
     PointTask,
     broadcast_value,
     c_strides,
     int64_array,
+    numpy_coordinates,
     parse_basic_selection,
     parse_block_selection,
     parse_coordinate_selection,
@@ -308,9 +310,12 @@ class Array(Node):
     def __getitem__(self, selection: Any) -> Any:
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
-            return self.get_coordinate_selection(selection)
+            return self.get_coordinate_selection(numpy_coordinates(selection, self.shape))
         if kind == "orthogonal":
-            return self.get_orthogonal_selection(selection)
+            layout = NumpyLayout.of(selection, self.ndim)
+            if layout is None:
+                return self.get_orthogonal_selection(selection)
+            return self._in_order(layout.to_numpy(self.get_orthogonal_selection(layout.key)))
         return self.get_basic_selection(selection)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -917,9 +922,16 @@ class Array(Node):
     def __setitem__(self, selection: Any, value: Any) -> None:
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
-            self.set_coordinate_selection(selection, value)
+            self.set_coordinate_selection(numpy_coordinates(selection, self.shape), value)
         elif kind == "orthogonal":
-            self.set_orthogonal_selection(selection, value)
+            layout = NumpyLayout.of(selection, self.ndim)
+            if layout is None:
+                self.set_orthogonal_selection(selection, value)
+                return
+            self._check_writable()
+            sel = parse_orthogonal_selection(layout.key, self.shape)
+            arr = self._as_dtype(value)
+            self._write(sel, arr if arr.ndim == 0 else layout.from_numpy(arr, sel.out_shape))
         else:
             self.set_basic_selection(selection, value)
 
