@@ -355,3 +355,23 @@ def test_getitem_several_index_arrays_with_slices_refused(key) -> None:
     with pytest.raises(IndexingError):
         a[key] = 0
     np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize("compressors", ["auto", None])
+def test_zero_dimensional_coordinate_and_mask_selections(compressors) -> None:
+    # vindex[()] and masks of a 0-d array select its one element (a 0-d mask: np.nonzero
+    # refuses those, and vindex[()] used to reshape an empty read into ()).
+    a = zarr3c.create_array("memory://", shape=(), dtype="int16", chunks=(), fill_value=3,
+                            compressors=compressors)
+    data = np.array(3, dtype="int16")
+    assert a.vindex[()].shape == () and a.vindex[()] == 3
+    for mask in (np.array(True), np.array(False)):
+        np.testing.assert_array_equal(a[mask], data[mask])
+        np.testing.assert_array_equal(a.get_mask_selection(mask), data[mask])
+    a.vindex[()] = 5
+    assert a[()] == 5
+    a[np.array(True)] = [7]
+    a.set_mask_selection(np.array(False), 9)
+    assert a[()] == 7
+    with pytest.raises(BoundsCheckError):
+        a[np.array([True])]

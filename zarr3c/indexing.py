@@ -110,7 +110,10 @@ class CoordinateSelection:
 
     @property
     def size(self) -> int:
-        return len(self.coords[0]) if self.coords else 0
+        n = 1
+        for s in self.out_shape:
+            n *= s
+        return n
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -296,8 +299,10 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
                     f"boolean mask of shape {mask.shape} does not match the array's shape "
                     f"{tuple(shape)}"
                 )
+            if mask.ndim == 0:  # a 0-d array: its one element, or none (np.nonzero refuses)
+                return CoordinateSelection((), (int(mask),))
             coords = tuple(np.asarray(c, dtype=np.int64) for c in np.nonzero(mask))
-            return CoordinateSelection(coords, (len(coords[0]) if coords else 0,))
+            return CoordinateSelection(coords, (len(coords[0]),))
     if len(key) != ndim:
         raise IndexingError(
             f"coordinate selection needs one index array per dimension: the array is "
