@@ -375,3 +375,50 @@ def test_zero_dimensional_coordinate_and_mask_selections(compressors) -> None:
     assert a[()] == 7
     with pytest.raises(BoundsCheckError):
         a[np.array([True])]
+
+
+@pytest.mark.parametrize(
+    ("mode", "key"),
+    [("basic", (0, slice(None))), ("basic", (slice(1, 3), slice(None, None, -2))),
+     ("oindex", ([2, 0, 2], slice(1, 5))), ("vindex", ([0, 5, 1], [6, 0, 1])),
+     ("basic", Ellipsis)],
+    ids=["row", "strided", "oindex", "vindex", "all"],
+)
+def test_writes_drop_leading_unit_axes_of_the_value_as_numpy(mode, key) -> None:
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    setter = {"basic": a, "oindex": a.oindex, "vindex": a.vindex}[mode]
+    target = data[np.ix_(*[np.r_[k] for k in key])] if mode == "oindex" else data[key]
+    value = (np.arange(target.size, dtype="int32") + 100).reshape((1, 1) + target.shape)
+    setter[key] = value
+    if mode == "oindex":
+        data[np.ix_(*[np.r_[k] for k in key])] = value
+    else:
+        data[key] = value
+    np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(ShapeMismatchError):  # only length-1 axes go
+        setter[key] = np.zeros((2,) + target.shape, dtype="int32")
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_one_element_writes_refuse_sequences_as_numpy() -> None:
+    # numpy's scalar assignment (every axis an integer, no ...) takes no sequence, not even
+    # one of a single element; a[...] of a 0-d array is an array view and broadcasts.
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    for value in ([5], np.ones(1, "int32"), np.ones((1, 1), "int32")):
+        with pytest.raises(ShapeMismatchError):
+            a[2, 3] = value
+        with pytest.raises((ValueError, TypeError)):  # numpy's, by value type
+            data[2, 3] = value
+    np.testing.assert_array_equal(a[...], data)
+    a[2, 3] = np.int32(-4)
+    a[2:3, 3] = [-5]
+    data[2, 3] = -5
+    np.testing.assert_array_equal(a[...], data)
+    z = zarr3c.create_array("memory://", shape=(), dtype="int32", chunks=())
+    z[...] = np.full((1, 1), 6)
+    assert z[()] == 6
+    with pytest.raises(ShapeMismatchError):
+        z[()] = [7]
+    assert z[()] == 6

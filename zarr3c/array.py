@@ -950,7 +950,15 @@ class Array(Node):
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         """Write ``value`` (broadcast as numpy does) into a basic selection."""
         self._check_writable()
-        self._write(parse_basic_selection(selection, self.shape), value)
+        sel = parse_basic_selection(selection, self.shape)
+        if sel.out_shape == () and not _has_ellipsis(selection) and np.ndim(value) > 0:
+            # One element (numpy's scalar case, unlike a[...] of a 0-d array): numpy refuses
+            # any sequence, even one of a single element.
+            raise ShapeMismatchError(
+                f"cannot write a value of shape {np.shape(value)} into the single element "
+                f"selected by {selection!r}"
+            )
+        self._write(sel, value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         """Write ``value`` into an orthogonal selection (see get_orthogonal_selection)."""

@@ -737,7 +737,11 @@ def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any],
 
 def broadcast_value(value: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:
     """``value`` broadcast to ``out_shape``, as numpy assignment does (never reshaped into a
-    different shape); ShapeMismatchError otherwise."""
+    different shape; leading length-1 axes beyond the selection's dropped first);
+    ShapeMismatchError otherwise."""
+    extra = value.ndim - len(out_shape)
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])
     try:
         return np.broadcast_to(value, out_shape)
     except ValueError:
