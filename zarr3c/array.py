@@ -59,6 +59,7 @@ from zarr3c.errors import (
     ReadOnlyError,
     ShapeMismatchError,
     UnsupportedFeatureError,
+    ValueConversionError,
 )
 from zarr3c.hierarchy import prepare_node
 from zarr3c.indexing import (
@@ -936,16 +937,19 @@ class Array(Node):
             self.set_basic_selection(selection, value)
 
     def _as_dtype(self, value: Any) -> np.ndarray:
-        arr = np.asarray(value)
-        if arr.dtype != self.dtype:
-            try:
-                arr = arr.astype(self.dtype)
-            except (TypeError, ValueError) as exc:
-                raise ShapeMismatchError(
-                    f"cannot convert value of dtype {arr.dtype} to the array's dtype "
-                    f"{self.dtype}: {exc}"
-                ) from None
-        return arr
+        """``value`` as an array of the array's dtype, converted as numpy assignment does:
+        arrays cast (unsafe, as numpy), scalars and sequences through ``np.asarray(value,
+        dtype)``, which refuses what does not fit (300 into int8, NaN into integers, complex
+        into reals) instead of wrapping it."""
+        try:
+            if isinstance(value, np.ndarray):
+                return value if value.dtype == self.dtype else value.astype(self.dtype)
+            return np.asarray(value, dtype=self.dtype)
+        except (TypeError, ValueError, OverflowError) as exc:
+            kind = value.dtype if isinstance(value, np.ndarray) else type(value).__name__
+            raise ValueConversionError(
+                f"cannot convert the value ({kind}) to the array's dtype {self.dtype}: {exc}"
+            ) from None
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         """Write ``value`` (broadcast as numpy does) into a basic selection."""
