@@ -422,3 +422,41 @@ def test_one_element_writes_refuse_sequences_as_numpy() -> None:
     with pytest.raises(ShapeMismatchError):
         z[()] = [7]
     assert z[()] == 6
+
+
+@pytest.mark.parametrize(
+    ("mode", "key", "error", "axis"),
+    [
+        ("getitem", [[1, 2], [3]], IndexingError, 0),
+        ("getitem", (None, 0, None, [1.5]), IndexingError, 1),
+        ("vindex", (2**64, [0]), BoundsCheckError, 0),
+        ("vindex", ([0], -2**64), BoundsCheckError, 1),
+        ("blocks", (slice(None, None, 1.0),), IndexingError, 0),
+        ("blocks", (0, slice(0, 1, 2)), IndexingError, 1),
+    ],
+    ids=["ragged-list", "float-after-none", "vindex-huge-int", "vindex-huge-negative",
+         "block-float-step", "block-step-2"],
+)
+def test_odd_keys_raise_index_errors_naming_the_axis(mode, key, error, axis) -> None:
+    # Each used to escape as numpy's ValueError/OverflowError or Python's TypeError, or
+    # named the wrong axis.
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    getter = {"vindex": a.vindex, "getitem": a, "blocks": a.blocks}[mode]
+    with pytest.raises(error, match=f"axis {axis}") as info:
+        getter[key]
+    assert isinstance(info.value, IndexError)
+    with pytest.raises(error):
+        getter[key] = 1
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_slice_steps_beyond_int64_take_one_element_as_numpy() -> None:
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    for key in [(slice(None, None, 2**64), slice(1, None, -2**70)), np.s_[3::-2**63]]:
+        np.testing.assert_array_equal(a[key], data[key])
+        np.testing.assert_array_equal(a.oindex[key], data[key])
+        a[key] = -1
+        data[key] = -1
+    np.testing.assert_array_equal(a[...], data)

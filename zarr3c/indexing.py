@@ -160,6 +160,8 @@ def _normalize_slice(s: slice, length: int, axis: int) -> DimSelection:
     count = len(range(start, stop, step))
     if count == 0:
         return DimSelection(0, 1, 0)
+    if count == 1:  # any step: one element (a step past int64, as numpy clamps it, is fine)
+        return DimSelection(start, 1, 1)
     if step > 0:
         return DimSelection(start, step, count)
     # The same elements in increasing order, copied into the output back to front.
@@ -314,7 +316,10 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
             raise IndexingError(
                 f"coordinate selection takes integer arrays only; axis {axis} got {k!r}"
             )
-        arr = np.asarray(k) if _is_integer(k) else _as_index_array(k, axis)
+        if _is_integer(k):
+            arr = np.asarray(_normalize_integer(k, shape[axis], axis), dtype=np.int64)
+        else:
+            arr = _as_index_array(k, axis)
         if arr.dtype.kind == "b":
             raise IndexingError(
                 f"boolean arrays in a coordinate selection must be a single mask of the "
@@ -350,7 +355,7 @@ def parse_block_selection(selection: Any, dimensions: Sequence[Any],
             i %= n
             start, stop = i, i + 1
         elif isinstance(k, slice):
-            if k.step not in (None, 1):
+            if k.step is not None and not (_is_integer(k.step) and operator.index(k.step) == 1):
                 raise IndexingError(f"block slices must have step 1 (axis {axis})")
             for v in (k.start, k.stop):
                 if v is not None and not _is_integer(v):
@@ -381,7 +386,7 @@ def selection_kind(selection: Any, ndim: int) -> Literal["basic", "orthogonal", 
     if not any(is_array):
         return "basic"
     if not isinstance(selection, tuple):
-        arr = np.asarray(selection)
+        arr = _as_index_array(selection, 0)
         if arr.dtype.kind == "b":
             # A 1-d mask into the first axis of a n-d array selects along that axis.
             return "orthogonal" if arr.ndim == 1 and ndim > 1 else "coordinate"
@@ -437,18 +442,21 @@ class NumpyLayout:
         orthogonal one (a 1-d array its integers do not straddle)."""
         key = selection if isinstance(selection, tuple) else (selection,)
         pos = next(i for i, k in enumerate(key) if _is_index_array(k))
-        arr = _as_index_array(key[pos], pos)
+        n_real = sum(1 for k in key if k is not Ellipsis and k is not None)
+        at = axis = 0  # the array's axis in the result, and in the array
+        for k in key[:pos]:
+            if k is Ellipsis:
+                at += max(ndim - n_real, 0)
+                axis += max(ndim - n_real, 0)
+            elif k is None or isinstance(k, slice):
+                at += 1
+            if k is not None and k is not Ellipsis:
+                axis += 1
+        arr = _as_index_array(key[pos], axis)
         advanced = [i for i, k in enumerate(key) if i == pos or _is_integer(k)]
         front = advanced[-1] - advanced[0] + 1 != len(advanced)
         if arr.ndim == 1 and not front:
             return None
-        n_real = sum(1 for k in key if k is not Ellipsis and k is not None)
-        at = 0
-        for k in key[:pos]:
-            if k is Ellipsis:
-                at += max(ndim - n_real, 0)
-            elif k is None or isinstance(k, slice):
-                at += 1
         flat = arr.reshape(-1) if arr.dtype.kind != "b" else arr
         new_key = key[:pos] + (flat,) + key[pos + 1:]
         return NumpyLayout(new_key, at, arr.shape if arr.dtype.kind != "b" else (arr.sum(),),
