@@ -284,14 +284,20 @@ def one_array_key(draw):
 
 
 @SETTINGS
-@given(one_array_key(), st.sampled_from(["C", "F"]))
-def test_getitem_one_index_array_matches_numpy(case, order) -> None:
+@given(one_array_key(), st.sampled_from(["C", "F"]),
+       st.sampled_from(["regular", "rectilinear", "sharded"]))
+def test_getitem_one_index_array_matches_numpy(case, order, layout) -> None:
     """numpy's rule: the index array's axes replace its axis, or come first when integers
     and the array are separated by a slice, ``...`` or ``None`` (``a[0, :, [1, 2]]``)."""
     shape, chunks, key = case
     data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
-    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", chunks=chunks,
-                            fill_value=-1, order=order)
+    grid: dict = {"chunks": chunks}
+    if layout == "rectilinear":  # edges c, c + 1, c, c + 1, ... covering each axis
+        grid = {"chunks": [[c + i % 2 for i in range(n)] for c, n in zip(chunks, shape)]}
+    elif layout == "sharded":
+        grid = {"chunks": tuple(max(c // 2, 1) for c in chunks), "shards": chunks}
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", fill_value=-1,
+                            order=order, **grid)
     a[...] = data
     expected = data[key]
     got = a[key]
