@@ -466,3 +466,21 @@ def test_slice_steps_beyond_int64_take_one_element_as_numpy() -> None:
         a[key] = -1
         data[key] = -1
     np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize(
+    ("mask", "error"),
+    [(np.array([1, 2]), IndexingError), ([0, 1], IndexingError),
+     (np.ones((6,), bool), BoundsCheckError), (np.ones((6, 7, 1), bool), BoundsCheckError)],
+    ids=["int-array", "int-list", "1d-mask", "3d-mask"],
+)
+def test_mask_selection_takes_only_a_mask_of_the_arrays_shape(mask, error) -> None:
+    # get/set_mask_selection read integer arrays as coordinates before; zarr-python refuses.
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    with pytest.raises(error) as info:
+        a.get_mask_selection(mask)
+    assert isinstance(info.value, IndexError)
+    with pytest.raises(error):
+        a.set_mask_selection(mask, 0)
+    np.testing.assert_array_equal(a[...], data)

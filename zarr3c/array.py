@@ -74,6 +74,7 @@ from zarr3c.indexing import (
     parse_basic_selection,
     parse_block_selection,
     parse_coordinate_selection,
+    parse_mask,
     parse_orthogonal_selection,
     plan_chunks,
     plan_points,
@@ -464,7 +465,7 @@ class Array(Node):
 
     def get_mask_selection(self, mask: Any) -> np.ndarray:
         """Read the elements where a boolean mask of the array's shape is true."""
-        return self.get_coordinate_selection(mask)
+        return self.get_coordinate_selection(parse_mask(mask, self.shape))
 
     def get_block_selection(self, selection: Any) -> np.ndarray:
         """Read whole chunks by chunk index (negative indices and step-1 slices allowed)."""
@@ -974,7 +975,9 @@ class Array(Node):
         self.set_basic_selection(parse_block_selection(selection, self._dims, self.shape), value)
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
-        self.set_coordinate_selection(mask, value)
+        """Write ``value`` where a boolean mask of the array's shape is true."""
+        self._check_writable()
+        self.set_coordinate_selection(parse_mask(mask, self.shape), value)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Write points; with duplicate coordinates the last value wins, as in numpy."""

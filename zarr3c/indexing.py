@@ -42,6 +42,7 @@ __all__ = [
     "parse_orthogonal_selection",
     "parse_coordinate_selection",
     "parse_block_selection",
+    "parse_mask",
     "selection_kind",
     "numpy_coordinates",
     "NumpyLayout",
@@ -336,6 +337,21 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
     out_shape = broadcast[0].shape if broadcast else ()
     coords = tuple(np.ascontiguousarray(b).reshape(-1) for b in broadcast)
     return CoordinateSelection(coords, tuple(out_shape))
+
+
+def parse_mask(mask: Any, shape: Sequence[int]) -> np.ndarray:
+    """A boolean mask of ``shape`` for get/set_mask_selection (an integer array is refused
+    there, as in zarr-python, rather than read as coordinates)."""
+    arr = _as_index_array(mask, "0")
+    if arr.dtype.kind != "b":
+        raise IndexingError(
+            f"a mask selection takes a boolean array of the array's shape, got dtype {arr.dtype}"
+        )
+    if arr.shape != tuple(shape):
+        raise BoundsCheckError(
+            f"boolean mask of shape {arr.shape} does not match the array's shape {tuple(shape)}"
+        )
+    return arr
 
 
 def parse_block_selection(selection: Any, dimensions: Sequence[Any],
