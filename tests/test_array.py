@@ -20,6 +20,7 @@ from zarr3c.errors import (
     ReadOnlyError,
     ShapeMismatchError,
     UnknownExtensionError,
+    ValueConversionError,
     ZarrError,
 )
 
@@ -295,6 +296,36 @@ def test_wrong_shape_write_refused(store: zarr3c.Store) -> None:
             a[...] = value
         assert isinstance(info.value, ValueError)
     np.testing.assert_array_equal(a[...], 1)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "numpy_error"),
+    [("int8", 300, OverflowError), ("int8", [1, -129], OverflowError),
+     ("uint16", -1, OverflowError), ("int64", float("nan"), ValueError),
+     ("int32", [1.0, float("nan")], ValueError), ("float32", 1 + 2j, TypeError),
+     ("int64", None, TypeError), ("float64", "abc", ValueError)],
+    ids=["int8-300", "int8-list", "uint16-negative", "nan-int", "nan-list", "complex-float",
+         "none-int", "string-float"],
+)
+def test_values_numpy_refuses_to_convert_are_refused(store: zarr3c.Store, dtype, value,
+                                                     numpy_error) -> None:
+    # As numpy assignment: out-of-range Python integers are not wrapped, NaN does not become
+    # INT64_MIN, complex does not lose its imaginary part; the error is also numpy's builtin.
+    a = zarr3c.create_array(store, "c", shape=(4,), dtype=dtype, chunks=(3,))
+    a[...] = np.ones(4, dtype=dtype)
+    with pytest.raises(numpy_error):
+        np.ones(4, dtype=dtype)[1:3] = value
+    for key in (slice(1, 3), [1, 2]):
+        with pytest.raises(ValueConversionError) as info:
+            a[key] = value
+        assert isinstance(info.value, numpy_error)
+        with pytest.raises(ValueConversionError):
+            a.vindex[[1, 2]] = value
+    np.testing.assert_array_equal(a[...], np.ones(4, dtype=dtype))
+    a[1:3] = np.array([300, 2])  # arrays are cast as numpy casts them (unsafe)
+    expected = np.ones(4, dtype=dtype)
+    expected[1:3] = np.array([300, 2])
+    np.testing.assert_array_equal(a[...], expected)
 
 
 def test_out_of_bounds(store: zarr3c.Store) -> None:

@@ -245,3 +245,242 @@ def test_vindex_on_a_grid_with_far_more_chunks_than_points(chunks) -> None:
     probe = (np.array([0, 1501, 2999, 5, 1500]), np.array([2999, 17, 0, 5, 1]))
     np.testing.assert_array_equal(a.vindex[probe], expected[probe])
     assert a.nchunks_initialized == len(set(zip(rows.tolist(), cols.tolist())))
+
+
+# -- a[...] with index arrays: numpy's layout ------------------------------------------------------
+
+
+@st.composite
+def one_array_key(draw):
+    """A key with one index array (1-d or 2-d integers, or a 1-d mask) and ints, slices,
+    ``...`` and ``None`` elsewhere: the forms a[...] reads orthogonally."""
+    ndim = draw(st.integers(1, 4))
+    shape = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    at = draw(st.integers(0, ndim - 1))
+    key: list = []
+    for axis, n in enumerate(shape):
+        if axis == at:
+            kind = draw(st.sampled_from(["ints", "2d", "bools"]))
+            if kind == "bools":
+                key.append(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))))
+            else:
+                size = draw(st.integers(0, 5))
+                idx = np.array(draw(st.lists(st.integers(-n, n - 1), min_size=size,
+                                             max_size=size)), dtype=np.int64)
+                key.append(idx.reshape(-1, 1) if kind == "2d" else idx)
+        elif draw(st.booleans()):
+            key.append(draw(st.integers(-n, n - 1)))
+        else:
+            key.append(slice(draw(st.one_of(st.none(), st.integers(-n, n))), None,
+                             draw(st.sampled_from([None, 2, -1]))))
+    for _ in range(draw(st.integers(0, 2))):
+        key.insert(draw(st.integers(0, len(key))), None)
+    if draw(st.booleans()):  # some run of whole axes as ...
+        whole = [i for i, k in enumerate(key) if isinstance(k, slice) and k == slice(None)]
+        if whole:
+            key[whole[0]] = Ellipsis
+    return shape, chunks, tuple(key)
+
+
+@SETTINGS
+@given(one_array_key(), st.sampled_from(["C", "F"]),
+       st.sampled_from(["regular", "rectilinear", "sharded"]))
+def test_getitem_one_index_array_matches_numpy(case, order, layout) -> None:
+    """numpy's rule: the index array's axes replace its axis, or come first when integers
+    and the array are separated by a slice, ``...`` or ``None`` (``a[0, :, [1, 2]]``)."""
+    shape, chunks, key = case
+    data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
+    grid: dict = {"chunks": chunks}
+    if layout == "rectilinear":  # edges c, c + 1, c, c + 1, ... covering each axis
+        grid = {"chunks": [[c + i % 2 for i in range(n)] for c, n in zip(chunks, shape)]}
+    elif layout == "sharded":
+        grid = {"chunks": tuple(max(c // 2, 1) for c in chunks), "shards": chunks}
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", fill_value=-1,
+                            order=order, **grid)
+    a[...] = data
+    expected = data[key]
+    got = a[key]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    value = np.arange(expected.size, dtype="int32").reshape(expected.shape) + 1000
+    a[key] = value
+    data[key] = value
+    np.testing.assert_array_equal(a[...], data)
+    if expected.ndim > 1:  # a value broadcast along numpy's first axis
+        a[key] = value[:1]
+        data[key] = value[:1]
+        np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (0, slice(None), [1, 4]),
+        (np.int64(0), slice(None), [3, 1, 3]),
+        (0, Ellipsis, [1, 2]),
+        (1, None, [0, 3]),
+        (slice(None), 2, np.array([True, False, True, True, False])),
+        np.array([True, False, True]),
+        [True, False, True],
+        np.array([[0, 2], [1, 1]]),
+        (slice(1, None), np.array([[3], [0]]), 4),
+        (np.array([True, False, True]), [1, 3], 2),
+    ],
+    ids=["int-slice-array", "npint-slice-array", "int-ellipsis-array", "int-none-array",
+         "slice-int-mask", "mask-first-axis", "bool-list-first-axis", "2d-ints",
+         "slice-2d-int", "bools-with-ints"],
+)
+def test_getitem_index_arrays_numpy_forms(key) -> None:
+    a, data = _array((3, 4, 5), (2, 3, 2))
+    a[...] = data
+    expected = data[key]
+    np.testing.assert_array_equal(a[key], expected)
+    assert a[key].shape == expected.shape
+    a[key] = -expected
+    data[key] = -expected
+    np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(ShapeMismatchError):
+        a[key] = np.zeros(expected.shape + (2,), dtype="int32")
+    np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [([1, 2], [0, 1], slice(None)), ([True, True, False], [False, True, False, True], 0, 1),
+     (slice(None), [0, 1], [1, 2])],
+)
+def test_getitem_several_index_arrays_with_slices_refused(key) -> None:
+    # numpy broadcasts them and keeps the sliced axes; zarr-python refuses, and so does zarr3c
+    # (use .oindex or .vindex).
+    a, data = _array((3, 4, 5), (2, 3, 2))
+    a[...] = data
+    with pytest.raises(IndexingError) as info:
+        a[key]
+    assert isinstance(info.value, IndexError)
+    with pytest.raises(IndexingError):
+        a[key] = 0
+    np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize("compressors", ["auto", None])
+def test_zero_dimensional_coordinate_and_mask_selections(compressors) -> None:
+    # vindex[()] and masks of a 0-d array select its one element (a 0-d mask: np.nonzero
+    # refuses those, and vindex[()] used to reshape an empty read into ()).
+    a = zarr3c.create_array("memory://", shape=(), dtype="int16", chunks=(), fill_value=3,
+                            compressors=compressors)
+    data = np.array(3, dtype="int16")
+    assert a.vindex[()].shape == () and a.vindex[()] == 3
+    for mask in (np.array(True), np.array(False)):
+        np.testing.assert_array_equal(a[mask], data[mask])
+        np.testing.assert_array_equal(a.get_mask_selection(mask), data[mask])
+    a.vindex[()] = 5
+    assert a[()] == 5
+    a[np.array(True)] = [7]
+    a.set_mask_selection(np.array(False), 9)
+    assert a[()] == 7
+    with pytest.raises(BoundsCheckError):
+        a[np.array([True])]
+
+
+@pytest.mark.parametrize(
+    ("mode", "key"),
+    [("basic", (0, slice(None))), ("basic", (slice(1, 3), slice(None, None, -2))),
+     ("oindex", ([2, 0, 2], slice(1, 5))), ("vindex", ([0, 5, 1], [6, 0, 1])),
+     ("basic", Ellipsis)],
+    ids=["row", "strided", "oindex", "vindex", "all"],
+)
+def test_writes_drop_leading_unit_axes_of_the_value_as_numpy(mode, key) -> None:
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    setter = {"basic": a, "oindex": a.oindex, "vindex": a.vindex}[mode]
+    target = data[np.ix_(*[np.r_[k] for k in key])] if mode == "oindex" else data[key]
+    value = (np.arange(target.size, dtype="int32") + 100).reshape((1, 1) + target.shape)
+    setter[key] = value
+    if mode == "oindex":
+        data[np.ix_(*[np.r_[k] for k in key])] = value
+    else:
+        data[key] = value
+    np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(ShapeMismatchError):  # only length-1 axes go
+        setter[key] = np.zeros((2,) + target.shape, dtype="int32")
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_one_element_writes_refuse_sequences_as_numpy() -> None:
+    # numpy's scalar assignment (every axis an integer, no ...) takes no sequence, not even
+    # one of a single element; a[...] of a 0-d array is an array view and broadcasts.
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    for value in ([5], np.ones(1, "int32"), np.ones((1, 1), "int32")):
+        with pytest.raises(ShapeMismatchError):
+            a[2, 3] = value
+        with pytest.raises((ValueError, TypeError)):  # numpy's, by value type
+            data[2, 3] = value
+    np.testing.assert_array_equal(a[...], data)
+    a[2, 3] = np.int32(-4)
+    a[2:3, 3] = [-5]
+    data[2, 3] = -5
+    np.testing.assert_array_equal(a[...], data)
+    z = zarr3c.create_array("memory://", shape=(), dtype="int32", chunks=())
+    z[...] = np.full((1, 1), 6)
+    assert z[()] == 6
+    with pytest.raises(ShapeMismatchError):
+        z[()] = [7]
+    assert z[()] == 6
+
+
+@pytest.mark.parametrize(
+    ("mode", "key", "error", "axis"),
+    [
+        ("getitem", [[1, 2], [3]], IndexingError, 0),
+        ("getitem", (None, 0, None, [1.5]), IndexingError, 1),
+        ("vindex", (2**64, [0]), BoundsCheckError, 0),
+        ("vindex", ([0], -2**64), BoundsCheckError, 1),
+        ("blocks", (slice(None, None, 1.0),), IndexingError, 0),
+        ("blocks", (0, slice(0, 1, 2)), IndexingError, 1),
+    ],
+    ids=["ragged-list", "float-after-none", "vindex-huge-int", "vindex-huge-negative",
+         "block-float-step", "block-step-2"],
+)
+def test_odd_keys_raise_index_errors_naming_the_axis(mode, key, error, axis) -> None:
+    # Each used to escape as numpy's ValueError/OverflowError or Python's TypeError, or
+    # named the wrong axis.
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    getter = {"vindex": a.vindex, "getitem": a, "blocks": a.blocks}[mode]
+    with pytest.raises(error, match=f"axis {axis}") as info:
+        getter[key]
+    assert isinstance(info.value, IndexError)
+    with pytest.raises(error):
+        getter[key] = 1
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_slice_steps_beyond_int64_take_one_element_as_numpy() -> None:
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    for key in [(slice(None, None, 2**64), slice(1, None, -2**70)), np.s_[3::-2**63]]:
+        np.testing.assert_array_equal(a[key], data[key])
+        np.testing.assert_array_equal(a.oindex[key], data[key])
+        a[key] = -1
+        data[key] = -1
+    np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize(
+    ("mask", "error"),
+    [(np.array([1, 2]), IndexingError), ([0, 1], IndexingError),
+     (np.ones((6,), bool), BoundsCheckError), (np.ones((6, 7, 1), bool), BoundsCheckError)],
+    ids=["int-array", "int-list", "1d-mask", "3d-mask"],
+)
+def test_mask_selection_takes_only_a_mask_of_the_arrays_shape(mask, error) -> None:
+    # get/set_mask_selection read integer arrays as coordinates before; zarr-python refuses.
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    with pytest.raises(error) as info:
+        a.get_mask_selection(mask)
+    assert isinstance(info.value, IndexError)
+    with pytest.raises(error):
+        a.set_mask_selection(mask, 0)
+    np.testing.assert_array_equal(a[...], data)

@@ -59,18 +59,22 @@ from zarr3c.errors import (
     ReadOnlyError,
     ShapeMismatchError,
     UnsupportedFeatureError,
+    ValueConversionError,
 )
 from zarr3c.hierarchy import prepare_node
 from zarr3c.indexing import (
     ChunkTask,
+    NumpyLayout,
     OrthogonalSelection,
     PointTask,
     broadcast_value,
     c_strides,
     int64_array,
+    numpy_coordinates,
     parse_basic_selection,
     parse_block_selection,
     parse_coordinate_selection,
+    parse_mask,
     parse_orthogonal_selection,
     plan_chunks,
     plan_points,
@@ -312,9 +316,12 @@ class Array(Node):
     def __getitem__(self, selection: Any) -> Any:
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
-            return self.get_coordinate_selection(selection)
+            return self.get_coordinate_selection(numpy_coordinates(selection, self.shape))
         if kind == "orthogonal":
-            return self.get_orthogonal_selection(selection)
+            layout = NumpyLayout.of(selection, self.ndim)
+            if layout is None:
+                return self.get_orthogonal_selection(selection)
+            return self._in_order(layout.to_numpy(self.get_orthogonal_selection(layout.key)))
         return self.get_basic_selection(selection)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -466,7 +473,7 @@ class Array(Node):
 
     def get_mask_selection(self, mask: Any) -> np.ndarray:
         """Read the elements where a boolean mask of the array's shape is true."""
-        return self.get_coordinate_selection(mask)
+        return self.get_coordinate_selection(parse_mask(mask, self.shape))
 
     def get_block_selection(self, selection: Any) -> np.ndarray:
         """Read whole chunks by chunk index (negative indices and step-1 slices allowed)."""
@@ -1048,28 +1055,46 @@ class Array(Node):
     def __setitem__(self, selection: Any, value: Any) -> None:
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
-            self.set_coordinate_selection(selection, value)
+            self.set_coordinate_selection(numpy_coordinates(selection, self.shape), value)
         elif kind == "orthogonal":
-            self.set_orthogonal_selection(selection, value)
+            layout = NumpyLayout.of(selection, self.ndim)
+            if layout is None:
+                self.set_orthogonal_selection(selection, value)
+                return
+            self._check_writable()
+            sel = parse_orthogonal_selection(layout.key, self.shape)
+            arr = self._as_dtype(value)
+            self._write(sel, arr if arr.ndim == 0 else layout.from_numpy(arr, sel.out_shape))
         else:
             self.set_basic_selection(selection, value)
 
     def _as_dtype(self, value: Any) -> np.ndarray:
-        arr = np.asarray(value)
-        if arr.dtype != self.dtype:
-            try:
-                arr = arr.astype(self.dtype)
-            except (TypeError, ValueError) as exc:
-                raise ShapeMismatchError(
-                    f"cannot convert value of dtype {arr.dtype} to the array's dtype "
-                    f"{self.dtype}: {exc}"
-                ) from None
-        return arr
+        """``value`` as an array of the array's dtype, converted as numpy assignment does:
+        arrays cast (unsafe, as numpy), scalars and sequences through ``np.asarray(value,
+        dtype)``, which refuses what does not fit (300 into int8, NaN into integers, complex
+        into reals) instead of wrapping it."""
+        try:
+            if isinstance(value, np.ndarray):
+                return value if value.dtype == self.dtype else value.astype(self.dtype)
+            return np.asarray(value, dtype=self.dtype)
+        except (TypeError, ValueError, OverflowError) as exc:
+            kind = value.dtype if isinstance(value, np.ndarray) else type(value).__name__
+            raise ValueConversionError(
+                f"cannot convert the value ({kind}) to the array's dtype {self.dtype}: {exc}"
+            ) from None
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         """Write ``value`` (broadcast as numpy does) into a basic selection."""
         self._check_writable()
-        self._write(parse_basic_selection(selection, self.shape), value)
+        sel = parse_basic_selection(selection, self.shape)
+        if sel.out_shape == () and not _has_ellipsis(selection) and np.ndim(value) > 0:
+            # One element (numpy's scalar case, unlike a[...] of a 0-d array): numpy refuses
+            # any sequence, even one of a single element.
+            raise ShapeMismatchError(
+                f"cannot write a value of shape {np.shape(value)} into the single element "
+                f"selected by {selection!r}"
+            )
+        self._write(sel, value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         """Write ``value`` into an orthogonal selection (see get_orthogonal_selection)."""
@@ -1081,7 +1106,9 @@ class Array(Node):
         self.set_basic_selection(parse_block_selection(selection, self._dims, self.shape), value)
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
-        self.set_coordinate_selection(mask, value)
+        """Write ``value`` where a boolean mask of the array's shape is true."""
+        self._check_writable()
+        self.set_coordinate_selection(parse_mask(mask, self.shape), value)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Write points; with duplicate coordinates the last value wins, as in numpy."""

@@ -29,6 +29,7 @@ __all__ = [
     "UnknownExtensionError",
     "UnsupportedFeatureError",
     "UnsupportedFormatError",
+    "ValueConversionError",
     "ZarrError",
 ]
 
@@ -165,6 +166,13 @@ class BoundsCheckError(IndexingError):
 
 class ShapeMismatchError(ZarrError, ValueError):
     """A value cannot be broadcast to the selection's shape (as numpy raises ValueError)."""
+
+
+class ValueConversionError(ZarrError, ValueError, TypeError, OverflowError):
+    """A value to write does not convert to the array's data type the way numpy assignment
+    refuses it: a Python integer out of the type's range (numpy: OverflowError), NaN into
+    integers (ValueError), complex into reals or None into numbers (TypeError).  It subclasses
+    all three so that whichever numpy would raise is caught."""
 
 
 class UnsupportedFeatureError(ZarrError, NotImplementedError):

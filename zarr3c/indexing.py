@@ -42,7 +42,10 @@ __all__ = [
     "parse_orthogonal_selection",
     "parse_coordinate_selection",
     "parse_block_selection",
+    "parse_mask",
     "selection_kind",
+    "numpy_coordinates",
+    "NumpyLayout",
     "plan_chunks",
     "plan_points",
     "c_strides",
@@ -108,7 +111,10 @@ class CoordinateSelection:
 
     @property
     def size(self) -> int:
-        return len(self.coords[0]) if self.coords else 0
+        n = 1
+        for s in self.out_shape:
+            n *= s
+        return n
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -155,6 +161,8 @@ def _normalize_slice(s: slice, length: int, axis: int) -> DimSelection:
     count = len(range(start, stop, step))
     if count == 0:
         return DimSelection(0, 1, 0)
+    if count == 1:  # any step: one element (a step past int64, as numpy clamps it, is fine)
+        return DimSelection(start, 1, 1)
     if step > 0:
         return DimSelection(start, step, count)
     # The same elements in increasing order, copied into the output back to front.
@@ -294,8 +302,10 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
                     f"boolean mask of shape {mask.shape} does not match the array's shape "
                     f"{tuple(shape)}"
                 )
+            if mask.ndim == 0:  # a 0-d array: its one element, or none (np.nonzero refuses)
+                return CoordinateSelection((), (int(mask),))
             coords = tuple(np.asarray(c, dtype=np.int64) for c in np.nonzero(mask))
-            return CoordinateSelection(coords, (len(coords[0]) if coords else 0,))
+            return CoordinateSelection(coords, (len(coords[0]),))
     if len(key) != ndim:
         raise IndexingError(
             f"coordinate selection needs one index array per dimension: the array is "
@@ -307,7 +317,10 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
             raise IndexingError(
                 f"coordinate selection takes integer arrays only; axis {axis} got {k!r}"
             )
-        arr = np.asarray(k) if _is_integer(k) else _as_index_array(k, axis)
+        if _is_integer(k):
+            arr = np.asarray(_normalize_integer(k, shape[axis], axis), dtype=np.int64)
+        else:
+            arr = _as_index_array(k, axis)
         if arr.dtype.kind == "b":
             raise IndexingError(
                 f"boolean arrays in a coordinate selection must be a single mask of the "
@@ -324,6 +337,21 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
     out_shape = broadcast[0].shape if broadcast else ()
     coords = tuple(np.ascontiguousarray(b).reshape(-1) for b in broadcast)
     return CoordinateSelection(coords, tuple(out_shape))
+
+
+def parse_mask(mask: Any, shape: Sequence[int]) -> np.ndarray:
+    """A boolean mask of ``shape`` for get/set_mask_selection (an integer array is refused
+    there, as in zarr-python, rather than read as coordinates)."""
+    arr = _as_index_array(mask, "0")
+    if arr.dtype.kind != "b":
+        raise IndexingError(
+            f"a mask selection takes a boolean array of the array's shape, got dtype {arr.dtype}"
+        )
+    if arr.shape != tuple(shape):
+        raise BoundsCheckError(
+            f"boolean mask of shape {arr.shape} does not match the array's shape {tuple(shape)}"
+        )
+    return arr
 
 
 def parse_block_selection(selection: Any, dimensions: Sequence[Any],
@@ -343,7 +371,7 @@ def parse_block_selection(selection: Any, dimensions: Sequence[Any],
             i %= n
             start, stop = i, i + 1
         elif isinstance(k, slice):
-            if k.step not in (None, 1):
+            if k.step is not None and not (_is_integer(k.step) and operator.index(k.step) == 1):
                 raise IndexingError(f"block slices must have step 1 (axis {axis})")
             for v in (k.start, k.stop):
                 if v is not None and not _is_integer(v):
@@ -359,37 +387,117 @@ def parse_block_selection(selection: Any, dimensions: Sequence[Any],
 
 
 def selection_kind(selection: Any, ndim: int) -> Literal["basic", "orthogonal", "coordinate"]:
-    """Which mode ``a[selection]`` uses, following zarr-python 3.
+    """Which mode ``a[selection]`` uses: zarr-python 3's dispatch where it agrees with numpy.
 
-    Coordinate: a boolean mask, an index array into a 1-d array, or integer arrays (and
-    integers) on every axis with no slices.  Orthogonal: index arrays on every axis (some
-    boolean), or at most one index array with slices and integers elsewhere.  Basic: no
-    index arrays.  Several index arrays mixed with slices are refused.
+    Coordinate: a boolean mask of the array's shape, an index array into a 1-d array, or
+    integers and index arrays on every axis with no slices (1-d boolean arrays among them
+    stand for their nonzero indices, as in numpy: see :func:`numpy_coordinates`).
+    Orthogonal: one index array with slices, integers, ``...`` and ``None`` elsewhere (a
+    boolean array into the first axis included), laid out as numpy does by
+    :class:`NumpyLayout`.  Basic: no index arrays.  Several index arrays mixed with slices
+    are refused, as in zarr-python.
     """
     key = selection if isinstance(selection, tuple) else (selection,)
     is_array = [_is_index_array(k) for k in key]
     if not any(is_array):
         return "basic"
     if not isinstance(selection, tuple):
-        kind = np.asarray(selection).dtype.kind
-        if kind == "b" or ndim == 1:
-            return "coordinate"
-        return "orthogonal"
+        arr = _as_index_array(selection, 0)
+        if arr.dtype.kind == "b":
+            # A 1-d mask into the first axis of a n-d array selects along that axis.
+            return "orthogonal" if arr.ndim == 1 and ndim > 1 else "coordinate"
+        return "coordinate" if ndim == 1 else "orthogonal"
     no_slicing = len(key) == ndim and not any(
         isinstance(k, slice) or k is Ellipsis or k is None for k in key
     )
-    if no_slicing:
-        if all(_is_integer(k) or (a and np.asarray(k).dtype.kind != "b")
-               for k, a in zip(key, is_array, strict=True)):
-            return "coordinate"
-        if all(is_array):
-            return "orthogonal"
+    if no_slicing and all(_is_integer(k) or a for k, a in zip(key, is_array, strict=True)):
+        return "coordinate"
     if sum(is_array) <= 1:
         return "orthogonal"
     raise IndexingError(
         "mixing several index arrays with slices is not supported; use .oindex for an "
         "orthogonal selection or .vindex for a coordinate selection"
     )
+
+
+def numpy_coordinates(selection: Any, shape: Sequence[int]) -> Any:
+    """A coordinate key of ``a[selection]`` with its 1-d boolean arrays replaced by their
+    nonzero indices, as numpy reads them (a mask of the array's shape is left as it is)."""
+    if not isinstance(selection, tuple) or len(selection) != len(shape):
+        return selection
+    key = list(selection)
+    for axis, k in enumerate(key):
+        if _is_index_array(k):
+            arr = _as_index_array(k, axis)
+            if arr.dtype.kind == "b" and arr.ndim == 1:
+                if len(arr) != shape[axis]:
+                    raise BoundsCheckError(
+                        f"boolean index on axis {axis} has length {len(arr)}, "
+                        f"but the axis has size {shape[axis]}"
+                    )
+                key[axis] = np.flatnonzero(arr)
+    return tuple(key)
+
+
+@dataclass(frozen=True, slots=True)
+class NumpyLayout:
+    """Where numpy puts the axes of the one index array of an ``a[...]`` key that the
+    orthogonal path reads: its axes replace the array's axis, or come first when the
+    integers and the array are not side by side (``a[0, :, [1, 2]]``: numpy's rule for
+    advanced indices separated by a slice, ``...`` or ``None``).  The orthogonal path reads
+    the array flattened (``key``), with its elements on axis ``at`` of the result."""
+
+    key: tuple[Any, ...]
+    at: int  # the index array's axis in the orthogonal result
+    index_shape: tuple[int, ...]
+    front: bool
+
+    @staticmethod
+    def of(selection: Any, ndim: int) -> NumpyLayout | None:
+        """The layout of an orthogonal ``a[selection]``; None when numpy's is the
+        orthogonal one (a 1-d array its integers do not straddle)."""
+        key = selection if isinstance(selection, tuple) else (selection,)
+        pos = next(i for i, k in enumerate(key) if _is_index_array(k))
+        n_real = sum(1 for k in key if k is not Ellipsis and k is not None)
+        at = axis = 0  # the array's axis in the result, and in the array
+        for k in key[:pos]:
+            if k is Ellipsis:
+                at += max(ndim - n_real, 0)
+                axis += max(ndim - n_real, 0)
+            elif k is None or isinstance(k, slice):
+                at += 1
+            if k is not None and k is not Ellipsis:
+                axis += 1
+        arr = _as_index_array(key[pos], axis)
+        advanced = [i for i, k in enumerate(key) if i == pos or _is_integer(k)]
+        front = advanced[-1] - advanced[0] + 1 != len(advanced)
+        if arr.ndim == 1 and not front:
+            return None
+        flat = arr.reshape(-1) if arr.dtype.kind != "b" else arr
+        new_key = key[:pos] + (flat,) + key[pos + 1:]
+        return NumpyLayout(new_key, at, arr.shape if arr.dtype.kind != "b" else (arr.sum(),),
+                           front)
+
+    def to_numpy(self, result: np.ndarray) -> np.ndarray:
+        """The orthogonal result laid out as numpy's."""
+        shape = result.shape
+        out = result.reshape(shape[:self.at] + self.index_shape + shape[self.at + 1:])
+        if self.front:
+            k = len(self.index_shape)
+            out = np.moveaxis(out, list(range(self.at, self.at + k)), list(range(k)))
+        return out
+
+    def from_numpy(self, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """A value for numpy's layout of the selection, as one for the orthogonal result of
+        ``shape`` (broadcast first, so a wrong shape is a ShapeMismatchError)."""
+        k = len(self.index_shape)
+        grouped = shape[:self.at] + self.index_shape + shape[self.at + 1:]
+        numpy_shape = (self.index_shape + shape[:self.at] + shape[self.at + 1:]
+                       if self.front else grouped)
+        out = broadcast_value(value, numpy_shape)
+        if self.front:
+            out = np.moveaxis(out, list(range(k)), list(range(self.at, self.at + k)))
+        return out.reshape(shape)
 
 
 # -- planning ---------------------------------------------------------------------------------
@@ -653,7 +761,11 @@ def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any],
 
 def broadcast_value(value: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:
     """``value`` broadcast to ``out_shape``, as numpy assignment does (never reshaped into a
-    different shape); ShapeMismatchError otherwise."""
+    different shape; leading length-1 axes beyond the selection's dropped first);
+    ShapeMismatchError otherwise."""
+    extra = value.ndim - len(out_shape)
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])
     try:
         return np.broadcast_to(value, out_shape)
     except ValueError:
