@@ -571,13 +571,14 @@ class Array(Node):
         if whole:
             # A chunk wanted whole in one C-ordered piece of the output is read straight into
             # it; the others are read whole and copied out.
-            chunk_shape, strides = self._box_chunk[2], self._box_chunk[1]
-            into = [n for n in whole if bounds[n + 1] - bounds[n] == 1
-                    and np.array_equal(pieces.counts[bounds[n]], chunk_shape)
-                    and np.array_equal(pieces.dst_strides[bounds[n]], strides)]
+            first = np.array([bounds[n] for n in whole], dtype=np.int64)
+            direct = ((np.array([bounds[n + 1] for n in whole]) - first == 1)
+                      & (pieces.counts[first] == self._box_chunk[2]).all(axis=1)
+                      & (pieces.dst_strides[first] == self._box_chunk[1]).all(axis=1)).tolist()
+            into = [n for n, d in zip(whole, direct, strict=True) if d]
             if into:
                 map_unordered(lambda n: self._read_raw_chunk_into(pieces, n, nbytes), into)
-                whole = [n for n in whole if n not in set(into)]
+                whole = [n for n, d in zip(whole, direct, strict=True) if not d]
             if whole:
                 self._read_whole_pieces(pieces, whole)
 
