@@ -62,3 +62,44 @@ def test_single_thread_mode_gives_same_result(store: zarr3c.Store) -> None:
         np.testing.assert_array_equal(a[::-1, 5:90:3], data[::-1, 5:90:3])
     finally:
         set_num_threads(None)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_map_unordered_draws_items_as_it_needs_them(threads: int) -> None:
+    """A generator of tasks (a whole write's chunk plan) is never held whole: when item i
+    runs, at most a few items per thread beyond it have been drawn; results stay in order."""
+    drawn = [0]
+    seen: dict[int, int] = {}
+
+    def items():
+        for i in range(200):
+            drawn[0] += 1
+            yield i
+
+    def fn(i: int) -> int:
+        seen[i] = drawn[0]
+        return i * i
+
+    set_num_threads(threads)
+    try:
+        assert map_unordered(fn, items()) == [i * i for i in range(200)]
+    finally:
+        set_num_threads(None)
+    assert max(seen[i] - i for i in seen) <= 2 * threads
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_map_unordered_stops_taking_items_when_the_iterator_fails(threads: int) -> None:
+    ran: list[int] = []
+
+    def items():
+        yield from range(5)
+        raise RuntimeError("plan failed")
+
+    set_num_threads(threads)
+    try:
+        with pytest.raises(RuntimeError, match="plan failed"):
+            map_unordered(ran.append, items())
+    finally:
+        set_num_threads(None)
+    assert sorted(ran) == list(range(5))

@@ -114,33 +114,42 @@ def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
 
     Runs inline for a single item, with one thread, or when called from a worker (nested
     fan-out would otherwise deadlock a bounded pool).  Otherwise the calling thread and up to
-    ``get_num_threads() - 1`` pool threads take items one at a time from a shared cursor:
+    ``get_num_threads() - 1`` pool threads take items one at a time from the shared iterator:
     one pool task per thread rather than per item, since a future and the hand-offs between
     threads cost about as much as reading a small chunk (measured: 512 point gathers took
-    twice as long with a future each as inline).  Every item runs even when one raises; the
-    first exception is re-raised after all have finished, so no task is still writing when
-    the caller sees it.  Ctrl-C stops the threads from taking new items (and is re-raised
-    once the running ones have finished).
+    twice as long with a future each as inline).  Items are drawn as they are needed, so a
+    generator of tasks (a whole write's chunk plan) is never held whole.  Every item runs even
+    when one raises; the first exception (or one from ``items`` itself, after which no item is
+    taken) is re-raised after all have finished, so no task is still writing when the caller
+    sees it.  Ctrl-C stops the threads from taking new items (and is re-raised once the
+    running ones have finished).
     """
-    items = list(items)
-    n = len(items)
+    source = iter(items)
     threads = get_num_threads()
-    if n <= 1 or threads == 1 or getattr(_in_worker, "active", False):
-        return [fn(item) for item in items]
-    results: list[Any] = [None] * n
+    # Up to one item per thread first: fewer items than threads need fewer pool tasks.
+    head = [] if threads == 1 else list(itertools.islice(source, threads))
+    if len(head) <= 1 or getattr(_in_worker, "active", False):
+        return [fn(item) for item in itertools.chain(head, source)]
+    numbered = enumerate(itertools.chain(head, source))
+    results: list[Any] = []
     errors: list[BaseException] = []
     stop: list[BaseException] = []  # non-empty: take no more items
-    cursor = itertools.count()
-    take = threading.Lock()  # next() on a shared iterator is not atomic without the GIL
+    take = threading.Lock()  # the shared iterator is advanced by one thread at a time
 
     def work(_: object) -> None:
         while not stop:
             with take:
-                i = next(cursor)
-            if i >= n:
-                return
+                try:
+                    i, item = next(numbered)
+                except StopIteration:
+                    return
+                except BaseException as exc:  # noqa: BLE001 - items failed: take no more
+                    errors.append(exc)
+                    stop.append(exc)
+                    return
+                results.append(None)  # slot i, filled below
             try:
-                results[i] = fn(items[i])
+                results[i] = fn(item)
             except Exception as exc:  # noqa: BLE001 - re-raised by the caller; the rest run
                 errors.append(exc)
             except BaseException as exc:  # Ctrl-C and the like: no new items
@@ -149,7 +158,7 @@ def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
                 return
 
     pool = _executor()
-    futures = [pool.submit(_run_in_worker, work, None) for _ in range(min(threads, n) - 1)]
+    futures = [pool.submit(_run_in_worker, work, None) for _ in range(len(head) - 1)]
     try:
         _run_in_worker(work, None)  # the caller works too, as a worker (nested runs inline)
     except BaseException as exc:  # noqa: BLE001 - Ctrl-C between items: stop the others
