@@ -990,6 +990,14 @@ cdef int _check_pieces(
     return 0
 
 
+cdef inline bint _extents_positive(const int64_t* shape, Py_ssize_t ndim) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(ndim):
+        if shape[i] < 1:
+            return False
+    return True
+
+
 cdef int _piece_kind(
     str fn, Py_ssize_t p, const int64_t* shape, Py_ssize_t ndim,
 ) except -1:
@@ -1049,11 +1057,31 @@ def copy_pieces(
         live[p] = 1
     cdef const uint8_t* sp = &src[0] if slen > 0 else NULL
     cdef uint8_t* dp = &dst[0] if dlen > 0 else NULL
+    # Each piece is copied from a private copy of its numbers, checked again: the arrays
+    # may change under a copy without the GIL (another thread), never what it touches.
+    cdef int64_t so, do
+    cdef int64_t sst[MAX_NDIM]
+    cdef int64_t dst_l[MAX_NDIM]
+    cdef int64_t shp_l[MAX_NDIM]
+    cdef bint changed = False
+    if ndim:
+        memcpy(sst, ssp, ndim * sizeof(int64_t))
     with nogil:
         for p in range(n):
-            if live[p]:
-                copy_core(sp, src_offsets[p], ssp, dp, dst_offsets[p], dsp + p * ndim,
-                          shp + p * ndim, ndim, itemsize)
+            if not live[p]:
+                continue
+            so, do = src_offsets[p], dst_offsets[p]
+            if ndim:
+                memcpy(dst_l, dsp + p * ndim, ndim * sizeof(int64_t))
+                memcpy(shp_l, shp + p * ndim, ndim * sizeof(int64_t))
+            if (so < 0 or do < 0 or not _extents_positive(shp_l, ndim)
+                    or not _region_fits(slen, so, sst, shp_l, ndim, itemsize)
+                    or not _region_fits(dlen, do, dst_l, shp_l, ndim, itemsize)):
+                changed = True
+                break
+            copy_core(sp, so, sst, dp, do, dst_l, shp_l, ndim, itemsize)
+    if changed:
+        raise ValueError(f"copy_pieces: piece {p} changed during the call")
 
 
 def fill_pieces(
@@ -1093,8 +1121,23 @@ def fill_pieces(
         live[p] = 1
     cdef uint8_t* dp = &dst[0] if dlen > 0 else NULL
     cdef const uint8_t* vp = &value[0]
+    # As in copy_pieces: each piece filled from a private copy of its numbers, checked again.
+    cdef int64_t do
+    cdef int64_t dst_l[MAX_NDIM]
+    cdef int64_t shp_l[MAX_NDIM]
+    cdef bint changed = False
     with nogil:
         for p in range(n):
-            if live[p]:
-                _fill_core(dp, dst_offsets[p], dsp + p * ndim, shp + p * ndim, ndim, vp,
-                           itemsize)
+            if not live[p]:
+                continue
+            do = dst_offsets[p]
+            if ndim:
+                memcpy(dst_l, dsp + p * ndim, ndim * sizeof(int64_t))
+                memcpy(shp_l, shp + p * ndim, ndim * sizeof(int64_t))
+            if (do < 0 or not _extents_positive(shp_l, ndim)
+                    or not _region_fits(dlen, do, dst_l, shp_l, ndim, itemsize)):
+                changed = True
+                break
+            _fill_core(dp, do, dst_l, shp_l, ndim, vp, itemsize)
+    if changed:
+        raise ValueError(f"fill_pieces: piece {p} changed during the call")

@@ -393,6 +393,12 @@ cdef inline void _runs_restart(int64_t[::1] starts, int64_t nkeys) noexcept nogi
     starts[0] = 0
 
 
+#: A core's return when its input arrays changed under it between two passes (another
+#: thread wrote them while the GIL was released): it stops rather than write out of bounds.
+cdef enum:
+    _CHANGED = -2
+
+
 cdef Py_ssize_t _group_core(const int64_t[::1] keys, int64_t nkeys, int64_t[::1] order,
                             int64_t[::1] starts) noexcept nogil:
     """Stable counting sort; returns the position of the first key outside [0, nkeys), or -1
@@ -409,6 +415,8 @@ cdef Py_ssize_t _group_core(const int64_t[::1] keys, int64_t nkeys, int64_t[::1]
     _runs_begin(starts, nkeys)
     for i in range(n):  # place, in input order (stable); starts[k] ends at the run's end
         k = keys[i]
+        if k < 0 or k >= nkeys or starts[k] >= n:  # keys changed since counted (a race)
+            return _CHANGED
         order[starts[k]] = i
         starts[k] += 1
     _runs_restart(starts, nkeys)
@@ -457,6 +465,8 @@ def group_by_key(
     cdef Py_ssize_t bad
     with nogil:
         bad = _group_core(keys, nkeys, order, starts)
+    if bad == _CHANGED:
+        raise ValueError("group_by_key: keys changed during the call")
     if bad >= 0:
         raise ValueError(f"group_by_key: keys[{bad}] = {keys[bad]} is outside [0, {nkeys})")
 
@@ -514,6 +524,8 @@ cdef Py_ssize_t _group_points_core(
     _runs_begin(starts, nkeys)
     for i in range(n):  # place, in input order (stable); starts[k] ends at the run's end
         k = _point_key(coords, ndim, i, chunk, grid, strides, shifts, &off, bad_axis)
+        if k < 0 or starts[k] >= n:  # coordinates changed since counted (a race)
+            return _CHANGED
         order[starts[k]] = i
         offsets[starts[k]] = off
         starts[k] += 1
@@ -606,6 +618,8 @@ def group_points_regular(
                                      nkeys, order, offsets, starts, &bad_axis)
     finally:
         free(ptrs)
+    if bad == _CHANGED:
+        raise ValueError("group_points_regular: coordinates changed during the call")
     if bad >= 0:
         view = views[bad_axis]
         raise ValueError(
@@ -760,7 +774,7 @@ def count_box_pieces(
     return total
 
 
-cdef void _plan_core(
+cdef int _plan_core(
     const int64_t[:, ::1] starts, const int64_t[:, ::1] stops, const int64_t[::1] chunk_shape,
     const int64_t[::1] chunk_strides, int64_t itemsize, int64_t[:, ::1] coords,
     int64_t[:, ::1] counts, int64_t[::1] src_offsets, int64_t[::1] src_ends,
@@ -768,8 +782,9 @@ cdef void _plan_core(
 ) noexcept nogil:
     # Offsets are plain int64 arithmetic: for absurd inputs they may wrap, which only makes
     # them wrong (the copy kernels validate every region); no write leaves the outputs, whose
-    # lengths were checked against the piece count.
-    cdef Py_ssize_t nd = chunk_shape.shape[0], b, d, p = 0
+    # lengths were checked against the piece count (and are checked again per piece, in case
+    # the boxes changed since they were counted).  Returns 0, or _CHANGED.
+    cdef Py_ssize_t nd = chunk_shape.shape[0], b, d, p = 0, total = coords.shape[0]
     cdef int64_t cur[64]
     cdef int64_t last[64]
     cdef int64_t bs[64]
@@ -786,6 +801,8 @@ cdef void _plan_core(
             cur[d] = starts[b, d] // c
             last[d] = (stops[b, d] - 1) // c
         while True:
+            if p >= total:
+                return _CHANGED
             src = 0
             end = 0
             dst = box_offsets[b]
@@ -815,6 +832,7 @@ cdef void _plan_core(
                 d -= 1
             if d < 0:
                 break
+    return 0
 
 
 def plan_box_pieces(
@@ -869,6 +887,9 @@ def plan_box_pieces(
         raise ValueError(f"{fn}: src_offsets, src_ends and dst_offsets must have {total} entries")
     if box_offsets.shape[0] != starts.shape[0] + 1:
         raise ValueError(f"{fn}: box_offsets must have {starts.shape[0] + 1} entries")
+    cdef int status
     with nogil:
-        _plan_core(starts, stops, chunk_shape, chunk_strides, itemsize, coords, counts,
-                   src_offsets, src_ends, dst_offsets, dst_strides, box_offsets)
+        status = _plan_core(starts, stops, chunk_shape, chunk_strides, itemsize, coords, counts,
+                            src_offsets, src_ends, dst_offsets, dst_strides, box_offsets)
+    if status == _CHANGED:
+        raise ValueError(f"{fn}: the boxes changed during the call")
