@@ -153,26 +153,25 @@ class Array(Node):
         self._prefix = self._format.chunk_prefix(self._path)
         self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
         # The short path for step-1 boxes on a regular grid: (shape, chunk shape), and what
-        # its reads need of the grid, computed once: (chunk bytes, byte strides in a chunk,
-        # chunk shape, steps numbering the chunks in C order); for shards also (inner chunk
-        # shape, its byte strides, inner chunks per shard).
+        # its reads need of the grid's chunks (and for shards, of their inner chunks),
+        # computed once.
         regular = getattr(metadata.chunk_grid, "chunk_shape", None)
         self._box_grid: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         self._inner_box: _InnerBox | None = None
         if regular is not None:
             self._box_grid = (tuple(metadata.shape), tuple(regular))
             grid = [-(-n // c) for n, c in zip(metadata.shape, regular, strict=True)]
-            self._box_chunk = (self._itemsize * math.prod(regular),
-                               int64_array(c_strides(regular, self._itemsize)),
-                               int64_array(regular), int64_array(c_strides(grid, 1)))
+            self._box_chunk = _ChunkBox(self._itemsize * math.prod(regular),
+                                        int64_array(c_strides(regular, self._itemsize)),
+                                        int64_array(regular), int64_array(c_strides(grid, 1)))
             if self._sharding is not None:
-                inner = self._sharding.chunk_shape
+                inner = tuple(self._sharding.chunk_shape)
                 cps = tuple(c // k for c, k in zip(regular, inner, strict=True))
-                self._box_inner = (
-                    int64_array(inner), int64_array(c_strides(inner, self._itemsize)), cps)
+                strides = c_strides(inner, self._itemsize)
                 self._inner_box = _InnerBox(
-                    tuple(inner), c_strides(inner, self._itemsize), cps, c_strides(cps, 1),
-                    self._itemsize * math.prod(inner), self._sharding.stores_raw_inner_chunks())
+                    inner, int64_array(inner), strides, int64_array(strides), cps,
+                    c_strides(cps, 1), self._itemsize * math.prod(inner),
+                    self._sharding.stores_raw_inner_chunks())
 
     # -- properties ------------------------------------------------------------------------------
 
@@ -494,11 +493,11 @@ class Array(Node):
         results as the general path (tested against it)."""
         if self._sharding is not None:
             return self._read_shard_boxes(boxes)
-        nbytes, chunk_strides, chunk_shape, grid_steps = self._box_chunk
-        plan = _BoxPlan(boxes, chunk_shape, chunk_strides, self.dtype)
-        pieces = plan.by_chunk(lambda coords: coords @ grid_steps)
+        box = self._box_chunk
+        plan = _BoxPlan(boxes, box.shape, box.strides, self.dtype)
+        pieces = plan.by_chunk(lambda coords: coords @ box.grid_steps)
         if self._pipeline.stores_raw_elements:
-            self._read_raw_pieces(pieces, nbytes)
+            self._read_raw_pieces(pieces, box.nbytes)
         else:
             self._read_whole_pieces(pieces)
         return plan.results(boxes, self._in_order)
@@ -506,7 +505,7 @@ class Array(Node):
     def _read_whole_pieces(self, pieces: _Pieces, chunks: Sequence[int] | None = None) -> None:
         """Decode each chunk of ``pieces`` (or those numbered ``chunks``) on the thread pool
         and copy its pieces out."""
-        chunk_strides = self._box_chunk[1]
+        chunk_strides = self._box_chunk.strides
         itemsize = self._itemsize
 
         def read_whole(n: int) -> None:
@@ -563,7 +562,8 @@ class Array(Node):
                         missing = np.zeros(b - bounds[first_chunk], dtype=bool)
                     missing[bounds[c] - bounds[first_chunk]:bounds[c + 1]
                             - bounds[first_chunk]] = True
-                pieces.copy_from(buf, int64_array(src), self._box_chunk[1], bounds[first_chunk], b,
+                pieces.copy_from(buf, int64_array(src), self._box_chunk.strides,
+                                 bounds[first_chunk], b,
                                  missing, self._fill_bytes, self._itemsize,
                                  None if skip is None else skip[:b - bounds[first_chunk]])
                 requests, req_chunks, src, skip = [], [], [], None
@@ -573,8 +573,9 @@ class Array(Node):
             # it; the others are read whole and copied out.
             first = np.array([bounds[n] for n in whole], dtype=np.int64)
             direct = ((np.array([bounds[n + 1] for n in whole]) - first == 1)
-                      & (pieces.counts[first] == self._box_chunk[2]).all(axis=1)
-                      & (pieces.dst_strides[first] == self._box_chunk[1]).all(axis=1)).tolist()
+                      & (pieces.counts[first] == self._box_chunk.shape).all(axis=1)
+                      & (pieces.dst_strides[first] == self._box_chunk.strides).all(axis=1)
+                      ).tolist()
             into = [n for n, d in zip(whole, direct, strict=True) if d]
             if into:
                 map_unordered(lambda n: self._read_raw_chunk_into(pieces, n, nbytes), into)
@@ -586,14 +587,13 @@ class Array(Node):
         """Read raw chunk ``n`` of ``pieces`` (``nbytes`` bytes, one piece: all of it, C
         ordered in the output) straight into the output; then probe the byte after its end,
         so that a stored chunk of the wrong size is an error naming its key."""
-        coords = pieces.chunks[n]
-        key = self._prefix + self._encode_key(coords)
-        at = int(pieces.dst_offsets[pieces.bounds[n]])
-        (got,) = self._store._read_ranges_into([(key, [(0, nbytes, at)])], pieces.dst)
+        coords, p = pieces.chunks[n], pieces.bounds[n]
+        key = self.chunk_key(coords)
+        (got,) = self._store._read_ranges_into(
+            [(key, [(0, nbytes, int(pieces.dst_offsets[p]))])], pieces.dst)
         if got is None:
-            fill_pieces(pieces.dst, pieces.dst_offsets[pieces.bounds[n]:pieces.bounds[n] + 1],
-                        pieces.dst_strides[pieces.bounds[n]:pieces.bounds[n] + 1],
-                        pieces.counts[pieces.bounds[n]:pieces.bounds[n] + 1], self._fill_bytes)
+            fill_pieces(pieces.dst, pieces.dst_offsets[p:p + 1], pieces.dst_strides[p:p + 1],
+                        pieces.counts[p:p + 1], self._fill_bytes)
             return
         past = np.empty(1, dtype=np.uint8)
         if got != nbytes or self._store._read_ranges_into(
@@ -608,7 +608,7 @@ class Array(Node):
         probe makes a stored chunk of the wrong size an error naming its key, as a decode
         is, even where the ranges lie within it.  Returns per request whether the chunk is
         stored."""
-        keyed = [(self._prefix + self._encode_key(coords), [*ranges, (n - 1, n + 1, at)])
+        keyed = [(self.chunk_key(coords), [*ranges, (n - 1, n + 1, at)])
                  for coords, ranges, at, n in requests]
         found: list[bool] = []
         got = self._store._read_ranges_into(keyed, buf) if keyed else []
@@ -647,16 +647,15 @@ class Array(Node):
         grouped by shard; per shard the index is read once, then raw inner chunks by byte
         ranges straight into a staging buffer (one store request, one copy call), other
         inner chunks read and decoded by the shard reader, each copied out once."""
-        sharding = self._sharding
-        assert sharding is not None
+        sharding, ib = self._sharding, self._inner_box
+        assert sharding is not None and ib is not None
         shard_shape = self._box_grid[1]  # type: ignore[index]
-        inner, inner_strides, cps = self._box_inner
-        shard_steps = self._box_chunk[3]
-        plan = _BoxPlan(boxes, inner, inner_strides, self.dtype)
+        inner_strides, cps, steps = ib.strides_i64, ib.per_shard, ib.shard_steps
+        plan = _BoxPlan(boxes, ib.shape_i64, inner_strides, self.dtype)
         cps_i64, per_shard = int64_array(cps), math.prod(cps)
-        cps_steps = int64_array(c_strides(cps, 1))
-        pieces = plan.by_chunk(lambda coords: (coords // cps_i64) @ shard_steps * per_shard
-                               + (coords % cps_i64) @ cps_steps)
+        cps_steps = int64_array(steps)
+        pieces = plan.by_chunk(lambda coords: (coords // cps_i64) @ self._box_chunk.grid_steps
+                               * per_shard + (coords % cps_i64) @ cps_steps)
         # Runs of inner chunks in one shard: (shard coords, first group, end group).
         shards: list[tuple[tuple[int, ...], int, int]] = []
         for n, coords in enumerate(pieces.chunks):
@@ -665,11 +664,8 @@ class Array(Node):
                 shards[-1] = (shard, shards[-1][1], n + 1)
             else:
                 shards.append((shard, n, n + 1))
-        raw = sharding.stores_raw_inner_chunks()
-        inner_nbytes = self._itemsize * math.prod(inner)
         fill = self._fill_bytes
         itemsize = self._itemsize
-        steps = cps_steps.tolist()
 
         def local(coords: tuple[int, ...]) -> tuple[int, ...]:
             return tuple(c % k for c, k in zip(coords, cps, strict=True))
@@ -701,14 +697,14 @@ class Array(Node):
                 pieces.copy_from(pieces.dst, pieces.src_offsets[p0:p1], inner_strides, p0, p1,
                                  np.ones(p1 - p0, dtype=bool), fill, itemsize)
                 return
-            if not raw:
+            if not ib.raw:
                 decoded(key, g0, g1, index)
                 return
             entries = index.entries.reshape(-1, 2)
             flat = [sum(c * s for c, s in zip(local(pieces.chunks[n]), steps, strict=True))
                     for n in range(g0, g1)]
             where = entries[flat].tolist()
-            if any(o != MISSING and n != inner_nbytes for o, n in where):
+            if any(o != MISSING and n != ib.nbytes for o, n in where):
                 decoded(key, g0, g1, index)  # not raw elements after all: the reader says so
                 return
             lo_list = pieces.src_offsets[p0:p1].tolist()
@@ -751,9 +747,9 @@ class Array(Node):
         """The shortest path, for a sharded array: one step-1 box inside one shard (what
         most small reads are).  The shard index is read, then the box's byte span in each
         raw inner chunk it touches, all in one request straight into a staging buffer (with
-        a probe of each inner chunk's last byte: a truncated shard is the general path's to
-        report), or the inner chunks read and decoded by the shard reader; one copy call
-        per inner chunk.  None when the box spans shards or a stored inner chunk is not as
+        a probe of the furthest inner chunk's last byte: a truncated shard is the general
+        path's to report), or the inner chunks read and decoded by the shard reader; one
+        copy call per inner chunk.  None when the box spans shards or a stored inner chunk is not as
         expected: the general path (``_read_shard_boxes``) reads it then, and reports what
         is wrong; also when the box touches more than :data:`_SHARD_BOX_MAX_INNER` inner
         chunks (a large read: the general path bounds the bytes it holds at once)."""
@@ -765,9 +761,9 @@ class Array(Node):
         shard = tuple(b // n for b, n in zip(start, shard_shape, strict=True))
         if any((e - 1) // n != k for e, n, k in zip(stop, shard_shape, shard, strict=True)):
             return None
-        spans = [range(b // c, (e - 1) // c + 1) for b, e, c in zip(start, stop, ib.shape,
-                                                                    strict=True)]
-        if math.prod(len(r) for r in spans) > _SHARD_BOX_MAX_INNER:
+        split = list(itertools.islice(_split_box(start, stop, ib.shape),
+                                      _SHARD_BOX_MAX_INNER + 1))
+        if len(split) > _SHARD_BOX_MAX_INNER:
             return None
         key = self.chunk_key(shard)
         index = sharding.read_index(self._ranges_of(key), shard_shape, key=key)
@@ -780,19 +776,13 @@ class Array(Node):
         # Per inner chunk touched: its number in the shard, its bytes [lo, hi) holding the
         # box (C order), where the box's part lands in ``out`` and the part's shape.
         parts: list[tuple[tuple[int, ...], int, int, int, list[int]]] = []
-        for inner in itertools.product(*spans):
-            local = tuple(k % n for k, n in zip(inner, ib.per_shard, strict=True))
-            lo = hi = at = 0
-            part = []
-            for b, e, k, c, st, dst_st in zip(start, stop, inner, ib.shape, ib.strides,
-                                              dst_strides, strict=True):
-                first, last = max(b, k * c), min(e, (k + 1) * c) - 1
-                lo += (first - k * c) * st
-                hi += (last - k * c) * st
-                at += (first - b) * dst_st
-                part.append(last - first + 1)
-            parts.append((local, lo, hi + itemsize, at, part))
-        src_strides, dst_strides_a = int64_array(ib.strides), int64_array(dst_strides)
+        for inner, first, at, part in split:
+            lo = sum(f * st for f, st in zip(first, ib.strides, strict=True))
+            hi = sum((f + n - 1) * st for f, n, st in zip(first, part, ib.strides, strict=True))
+            parts.append((tuple(k % n for k, n in zip(inner, ib.per_shard, strict=True)), lo,
+                          hi + itemsize,
+                          sum(a * st for a, st in zip(at, dst_strides, strict=True)), part))
+        src_strides, dst_strides_a = ib.strides_i64, int64_array(dst_strides)
 
         def copy_part(src: np.ndarray | None, src_offset: int, at: int, part: list[int]
                       ) -> None:
@@ -813,19 +803,21 @@ class Array(Node):
             else:
                 stored.append((p, entry))
         if stored and ib.raw:
-            ranges = []
-            taken = 0
+            # As _read_shard_boxes reads a shard's raw inner chunks: the spans, then the last
+            # byte of the furthest inner chunk (in the shard, or a truncated shard).
+            ranges: list[tuple[int, int, int]] = []
+            src: list[int] = []
+            taken = end = 0
             for (_, lo, hi, _, _), (offset, nbytes) in stored:
-                ranges += [(offset + lo, offset + hi, taken),
-                           (offset + nbytes - 1, offset + nbytes, taken + hi - lo)]
-                taken += hi - lo + 1
-            staging = np.empty(taken, dtype=np.uint8)
-            if self._store._read_ranges_into([(key, ranges)], staging)[0] != taken:
+                more, taken = _piece_ranges([lo], [hi], offset, taken, src)
+                ranges += more
+                end = max(end, offset + nbytes)
+            ranges.append((end - 1, end, taken))
+            staging = np.empty(taken + 1, dtype=np.uint8)
+            if self._store._read_ranges_into([(key, ranges)], staging)[0] != taken + 1:
                 return None
-            taken = 0
-            for (_, lo, hi, at, part), _entry in stored:
-                copy_part(staging, taken, at, part)
-                taken += hi - lo + 1
+            for ((_, _, _, at, part), _entry), src_offset in zip(stored, src, strict=True):
+                copy_part(staging, src_offset, at, part)
         elif stored:
             by_local = {p[0]: p for p, _ in stored}
             copied: list[bool] = []  # (list.append is atomic: sink may run on the pool)
@@ -980,7 +972,7 @@ class Array(Node):
             # Selections of one shape share their stride and count arrays (read-only here).
             arrays: dict[tuple[int, ...], np.ndarray] = {}
 
-            def asint64_array(values: tuple[int, ...]) -> np.ndarray:
+            def shared_int64(values: tuple[int, ...]) -> np.ndarray:
                 arr = arrays.get(values)
                 if arr is None:
                     arr = arrays[values] = int64_array(values)
@@ -989,10 +981,10 @@ class Array(Node):
             for task, i in members:
                 out_strides = targets[i][1]
                 local, out, counts = task.local, task.out, task.counts
-                dst_strides = asint64_array(tuple(step * s for (_, step), s
-                                           in zip(out, out_strides, strict=True)))
-                src_strides = asint64_array(tuple(step * s for (_, step), s
-                                           in zip(local, inner_strides, strict=True)))
+                dst_strides = shared_int64(tuple(step * s for (_, step), s
+                                                 in zip(out, out_strides, strict=True)))
+                src_strides = shared_int64(tuple(step * s for (_, step), s
+                                                 in zip(local, inner_strides, strict=True)))
                 inner: list[int] = []
                 src_offset = 0
                 for (start, step), n, c, s in zip(local, counts, inner_shape, inner_strides,
@@ -1005,7 +997,7 @@ class Array(Node):
                 else:  # one inner chunk (a small selection): one piece
                     pieces.setdefault(tuple(inner), []).append((
                         i, sum(start * s for (start, _), s in zip(out, out_strides, strict=True)),
-                        dst_strides, asint64_array(tuple(counts)), src_offset, src_strides,
+                        dst_strides, shared_int64(tuple(counts)), src_offset, src_strides,
                     ))
                     continue
                 plans = sharding.project_runs(shard_shape, local, counts)
@@ -1017,7 +1009,7 @@ class Array(Node):
                         sum(o + p[1] * st for p, o, st
                             in zip(combo, out_starts, out_steps, strict=True)),
                         dst_strides,
-                        asint64_array(tuple(p[2] for p in combo)),
+                        shared_int64(tuple(p[2] for p in combo)),
                         sum(p[3] * s for p, s in zip(combo, inner_strides, strict=True)),
                         src_strides,
                     ))
@@ -1401,11 +1393,23 @@ def _split_box(start: Sequence[int], stop: Sequence[int], chunk_shape: Sequence[
 _SHARD_BOX_MAX_INNER = 8
 
 
+class _ChunkBox(NamedTuple):
+    """What the short path's reads need of a regular grid's chunks, computed once."""
+
+    nbytes: int  # bytes of a raw chunk
+    strides: np.ndarray  # its C-order byte strides (int64)
+    shape: np.ndarray  # the chunk shape (int64)
+    grid_steps: np.ndarray  # C-order steps numbering the chunks of the grid (int64)
+
+
 class _InnerBox(NamedTuple):
-    """What ``Array._read_shard_box`` needs of a sharded regular grid, computed once."""
+    """What the short path's reads need of a sharded regular grid's inner chunks, computed
+    once (the int64 arrays for the kernels, the lists for plain Python arithmetic)."""
 
     shape: tuple[int, ...]  # the inner chunk shape
+    shape_i64: np.ndarray
     strides: list[int]  # its C-order byte strides
+    strides_i64: np.ndarray
     per_shard: tuple[int, ...]  # inner chunks per shard, per dimension
     shard_steps: list[int]  # C-order steps numbering the inner chunks of a shard
     nbytes: int  # bytes of a raw inner chunk
