@@ -776,12 +776,12 @@ class Array(Node):
         # Per inner chunk touched: its number in the shard, its bytes [lo, hi) holding the
         # box (C order), where the box's part lands in ``out`` and the part's shape.
         parts: list[tuple[tuple[int, ...], int, int, int, list[int]]] = []
-        for inner, first, at, part in split:
+        for inner, first, in_box, part in split:
             lo = sum(f * st for f, st in zip(first, ib.strides, strict=True))
             hi = sum((f + n - 1) * st for f, n, st in zip(first, part, ib.strides, strict=True))
             parts.append((tuple(k % n for k, n in zip(inner, ib.per_shard, strict=True)), lo,
                           hi + itemsize,
-                          sum(a * st for a, st in zip(at, dst_strides, strict=True)), part))
+                          sum(a * st for a, st in zip(in_box, dst_strides, strict=True)), part))
         src_strides, dst_strides_a = ib.strides_i64, int64_array(dst_strides)
 
         def copy_part(src: np.ndarray | None, src_offset: int, at: int, part: list[int]

@@ -21,6 +21,7 @@ Blocks (``a.blocks[...]``) become basic selections of whole chunks.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -111,10 +112,7 @@ class CoordinateSelection:
 
     @property
     def size(self) -> int:
-        n = 1
-        for s in self.out_shape:
-            n *= s
-        return n
+        return math.prod(self.out_shape)
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -270,12 +268,7 @@ def _parse_orthogonal(selection: Any, shape: Sequence[int], *,
                     f"{arr.ndim} dimensions"
                 )
             if arr.dtype.kind == "b":
-                if len(arr) != length:
-                    raise BoundsCheckError(
-                        f"boolean index on axis {axis} has length {len(arr)}, "
-                        f"but the axis has size {length}"
-                    )
-                arr = np.flatnonzero(arr)
+                arr = _bool_indices(arr, length, axis)
             d = DimIndices(_normalize_indices(arr, length, axis))
             out_shape.append(d.count)
         else:
@@ -339,10 +332,19 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
     return CoordinateSelection(coords, tuple(out_shape))
 
 
+def _bool_indices(arr: np.ndarray, length: int, axis: int) -> np.ndarray:
+    """The indices a 1-d boolean index array of an axis of ``length`` selects."""
+    if len(arr) != length:
+        raise BoundsCheckError(
+            f"boolean index on axis {axis} has length {len(arr)}, but the axis has size {length}"
+        )
+    return np.flatnonzero(arr)
+
+
 def parse_mask(mask: Any, shape: Sequence[int]) -> np.ndarray:
     """A boolean mask of ``shape`` for get/set_mask_selection (an integer array is refused
     there, as in zarr-python, rather than read as coordinates)."""
-    arr = _as_index_array(mask, "0")
+    arr = _as_index_array(mask, 0)
     if arr.dtype.kind != "b":
         raise IndexingError(
             f"a mask selection takes a boolean array of the array's shape, got dtype {arr.dtype}"
@@ -430,12 +432,7 @@ def numpy_coordinates(selection: Any, shape: Sequence[int]) -> Any:
         if _is_index_array(k):
             arr = _as_index_array(k, axis)
             if arr.dtype.kind == "b" and arr.ndim == 1:
-                if len(arr) != shape[axis]:
-                    raise BoundsCheckError(
-                        f"boolean index on axis {axis} has length {len(arr)}, "
-                        f"but the axis has size {shape[axis]}"
-                    )
-                key[axis] = np.flatnonzero(arr)
+                key[axis] = _bool_indices(arr, shape[axis], axis)
     return tuple(key)
 
 
@@ -713,9 +710,7 @@ def plan_points(selection: CoordinateSelection, dimensions: Sequence[Any],
     grid = [dim.nchunks for dim in dimensions]
     points = tuple(np.ascontiguousarray(c, dtype=np.int64) for c in selection.coords)
     sizes: list[Any] = [getattr(dim, "size", None) for dim in dimensions]
-    nkeys = 1
-    for g in grid:
-        nkeys *= g
+    nkeys = math.prod(grid)
     if dimensions and all(type(s) is int for s in sizes) and (
             nkeys <= _DENSE_KEYS_PER_POINT * n + _DENSE_KEYS_MIN):
         order = np.empty(n, dtype=np.int64)

@@ -10,6 +10,7 @@ clearly right.  Error messages are shorter than the kernels'.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -482,6 +483,22 @@ def _check_pieces(fn: str, n: int, dst_offsets: NDArray[np.int64],
         raise ValueError(f"{fn}: too many dimensions")
 
 
+def _live_pieces(fn: str, src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64],
+                 shapes: NDArray[np.int64]) -> list[tuple[int, list[int]]]:
+    """The non-empty pieces ``(p, shape)``, once every piece's offsets and extents are
+    checked (negative ones refused)."""
+    live = []
+    for p in range(len(shapes)):
+        shp = _ints(shapes[p])
+        if src_offsets[p] < 0 or dst_offsets[p] < 0:
+            raise ValueError(f"{fn}: negative offset")
+        if any(v < 0 for v in shp):
+            raise ValueError(f"{fn}: negative extent")
+        if all(v > 0 for v in shp):
+            live.append((p, shp))
+    return live
+
+
 def copy_pieces(
     src: ReadBuffer,
     src_offsets: NDArray[np.int64],
@@ -499,20 +516,11 @@ def copy_pieces(
     if itemsize < 1:
         raise ValueError("copy_pieces: itemsize must be >= 1")
     sbuf = _u8(src)
-    views = []
-    for p in range(n):
-        shp = _ints(shapes[p])
-        if src_offsets[p] < 0 or dst_offsets[p] < 0:
-            raise ValueError("copy_pieces: negative offset")
-        if any(v < 0 for v in shp):
-            raise ValueError("copy_pieces: negative extent")
-        if any(v == 0 for v in shp):
-            continue
-        s = _region("copy_pieces", "src", sbuf, int(src_offsets[p]), _ints(src_strides), shp,
-                    itemsize, writeable=False)
-        d = _region("copy_pieces", "dst", dst, int(dst_offsets[p]), _ints(dst_strides[p]),
-                    shp, itemsize, writeable=True)
-        views.append((s, d))
+    views = [(_region("copy_pieces", "src", sbuf, int(src_offsets[p]), _ints(src_strides), shp,
+                      itemsize, writeable=False),
+              _region("copy_pieces", "dst", dst, int(dst_offsets[p]), _ints(dst_strides[p]),
+                      shp, itemsize, writeable=True))
+             for p, shp in _live_pieces("copy_pieces", src_offsets, dst_offsets, shapes)]
     for s, d in views:
         d[...] = s
 
@@ -531,17 +539,9 @@ def fill_pieces(
     itemsize = len(vbuf)
     if itemsize < 1:
         raise ValueError("fill_pieces: value is empty")
-    views = []
-    for p in range(n):
-        shp = _ints(shapes[p])
-        if dst_offsets[p] < 0:
-            raise ValueError("fill_pieces: negative offset")
-        if any(v < 0 for v in shp):
-            raise ValueError("fill_pieces: negative extent")
-        if any(v == 0 for v in shp):
-            continue
-        views.append(_region("fill_pieces", "dst", dst, int(dst_offsets[p]),
-                             _ints(dst_strides[p]), shp, itemsize, writeable=True))
+    views = [_region("fill_pieces", "dst", dst, int(dst_offsets[p]), _ints(dst_strides[p]),
+                     shp, itemsize, writeable=True)
+             for p, shp in _live_pieces("fill_pieces", dst_offsets, dst_offsets, shapes)]
     for d in views:
         d[...] = vbuf.view(f"V{itemsize}")[0]
 
@@ -592,8 +592,6 @@ def plan_box_pieces(
 ) -> None:
     """Reference of :func:`zarr3c._kernels.grid.plan_box_pieces`: the pieces by
     ``itertools.product`` over each box's chunk ranges."""
-    import itertools
-
     total = count_box_pieces(starts, stops, chunk_shape)
     nd = len(chunk_shape)
     if nd > _MAX_NDIM or len(chunk_strides) != nd or any(s < 0 for s in _ints(chunk_strides)):

@@ -415,12 +415,9 @@ class Store(ABC):
         InvalidKeyError
             If a key or range is malformed, or a range does not fit in ``out``.
         """
-        view = memoryview(out).cast("B")
-        flat: builtins.list[tuple[str, tuple[int, int]]] = []
-        for key, ranges in requests:
-            for start, stop, at in ranges:
-                _check_into(key, start, stop, at, view.nbytes)
-                flat.append((key, (start, stop - start)))
+        view = _view_for(requests, out)
+        flat = [(key, (start, stop - start)) for key, ranges in requests
+                for start, stop, _ in ranges]
         values = self.get_partial_values(flat)
         result: builtins.list[int | None] = []
         i = 0
@@ -602,13 +599,19 @@ class Store(ABC):
 _RangeGroup: TypeAlias = tuple[_T, builtins.list[int], builtins.list[tuple[int, int | None]]]
 
 
-def _check_into(key: str, start: int, stop: int, at: int, nbytes: int) -> None:
-    """A ``(start, stop, at)`` range of :meth:`Store._read_ranges_into` that fits ``out``."""
-    if not (0 <= start <= stop and 0 <= at and at + (stop - start) <= nbytes):
-        raise InvalidKeyError(
-            f"invalid byte range [{start}, {stop}) of store key {key!r} into offset {at} of "
-            f"a buffer of {nbytes} bytes"
-        )
+def _view_for(requests: Sequence[tuple[str, Sequence[tuple[int, int, int]]]], out: Any
+              ) -> memoryview:
+    """``out`` as a byte view, once every ``(start, stop, at)`` range of the
+    :meth:`Store._read_ranges_into` ``requests`` is checked to fit it."""
+    view = memoryview(out).cast("B")
+    for key, ranges in requests:
+        for start, stop, at in ranges:
+            if not (0 <= start <= stop and 0 <= at and at + (stop - start) <= view.nbytes):
+                raise InvalidKeyError(
+                    f"invalid byte range [{start}, {stop}) of store key {key!r} into offset "
+                    f"{at} of a buffer of {view.nbytes} bytes"
+                )
+    return view
 
 
 def _group_byte_ranges(

@@ -62,9 +62,9 @@ from zarr3c.stores.base import (
     ByteRange,
     BytesLike,
     Store,
-    _check_into,
     _group_byte_ranges,
     _scatter_byte_ranges,
+    _view_for,
     as_byte_view,
     normalize_byte_range,
     resolve_byte_range,
@@ -583,10 +583,7 @@ class LocalStore(Store):
         # files spread over the pool when there are many.
         if not _HAVE_PREADV:
             return super()._read_ranges_into(requests, out)
-        view = memoryview(out).cast("B")
-        for key, ranges in requests:
-            for start, stop, at in ranges:
-                _check_into(key, start, stop, at, view.nbytes)
+        view = _view_for(requests, out)
         items = [(key, self._path(key), ranges, view) for key, ranges in requests]
         return _map_batched(_read_into_item, items)
 
