@@ -134,10 +134,10 @@ def test_byte_source_reads_any_layout(shape, data) -> None:
 @pytest.mark.parametrize("compressors", [None, ZSTD], ids=["uncompressed", "zstd"])
 def test_a_whole_sharded_write_holds_about_one_shard_per_worker(tmp_path, threads,
                                                                 compressors) -> None:
-    """Inner chunks are encoded from views of the value straight into one shard buffer: a
-    whole write of two 8 MiB shards holds (besides the input) one shard per worker plus
-    per-worker inner-chunk scratch, not the shard array, its encoded pieces and the assembled
-    shard (3 shards each)."""
+    """Inner chunks are encoded from views of the value: a whole write of two 8 MiB shards
+    holds (besides the input) one shard per worker plus per-worker inner-chunk scratch, not
+    the shard array, its encoded pieces and the assembled shard (3 shards each); compressed,
+    only the encoded pieces of one shard per worker."""
     import tracemalloc
 
     data = (np.arange(64 * 256 * 256, dtype=np.uint32) % 65521).astype(np.uint16)
@@ -159,3 +159,9 @@ def test_a_whole_sharded_write_holds_about_one_shard_per_worker(tmp_path, thread
         set_num_threads(old)
     np.testing.assert_array_equal(a[...], data)
     assert peak <= threads * shard_nbytes * 1.1 + (1 << 20), peak / shard_nbytes
+    if compressors:
+        # Never a whole-shard buffer: the encoded pieces of one shard per worker, which the
+        # store writes one after another without joining them.
+        stored = max(p.stat().st_size for p in (tmp_path / "c").rglob("*") if p.is_file())
+        assert stored < shard_nbytes / 2
+        assert peak <= threads * stored * 1.1 + (1 << 20), (peak, stored)

@@ -1185,20 +1185,20 @@ class Array(Node):
                            scratch: _Scratch) -> None:
         """Write a chunk the value covers entirely (elements past the array's end are fill),
         without reading it: encoded straight from the value's strided bytes.  A shard's
-        inner chunks go one by one into one shard buffer (see
-        ``ShardingCodec.encode_region``); another chunk is copied into this worker's scratch
-        buffer, reused from chunk to chunk, and encoded from there."""
+        inner chunks are encoded one by one and the store writes their encodings one after
+        another (see ``ShardingCodec.encode_region``); another chunk is copied into this
+        worker's scratch buffer, reused from chunk to chunk, and encoded from there."""
         key = self.chunk_key(task.coords)
         src_offset, src_strides = task.out_region(value_strides)
         counts = int64_array(task.counts)
         with chunk_lock(self._store, key):
             if self._sharding is not None:
-                shard, stored = self._sharding.encode_region(
+                parts, stored = self._sharding.encode_region(
                     src, src_offset, src_strides, task.counts, chunk_shape)
                 if stored == 0 and not self._write_empty_chunks:
                     self._store.erase(key)
                 else:
-                    self._store.set(key, shard)
+                    self._store._set_parts(key, parts)
                 return
             chunk = scratch.chunk(chunk_shape, self.dtype)
             dst = chunk.reshape(-1).view(np.uint8)

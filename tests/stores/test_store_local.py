@@ -165,6 +165,62 @@ def test_failed_write_keeps_the_old_value(
     assert files_below(root) == ["k"]
 
 
+def test_parts_are_written_whole_however_short_each_writev(
+    store: LocalStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writev may write less than asked, stopping inside a buffer: the rest follows."""
+    real_writev = os.writev
+    calls: list[int] = []
+
+    def short_writev(fd: int, buffers: Any) -> int:
+        calls.append(len(buffers))
+        first = memoryview(buffers[0])
+        return real_writev(fd, [first[: max(1, first.nbytes // 3)]])  # a third of one
+
+    monkeypatch.setattr(os, "writev", short_writev)
+    parts = [b"abcdefgh", b"", b"ij", bytes(range(256)) * 9, b"k"]
+    store._set_parts("a/shard", parts)
+    monkeypatch.undo()
+    assert (root / "a" / "shard").read_bytes() == b"".join(parts)
+    assert max(calls) == 4  # the empty part is never handed over
+
+
+def test_parts_go_in_batches_of_iov_max(
+    store: LocalStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_writev = os.writev
+    calls: list[int] = []
+
+    def counting_writev(fd: int, buffers: Any) -> int:
+        calls.append(len(buffers))
+        return real_writev(fd, buffers)
+
+    monkeypatch.setattr(os, "writev", counting_writev)
+    monkeypatch.setattr(local_module, "_IOV_MAX", 16)
+    parts = [bytes([i % 256]) * (i + 1) for i in range(40)]
+    store._set_parts("k", parts)
+    assert calls == [16, 16, 8]
+    assert (root / "k").read_bytes() == b"".join(parts)
+
+
+def test_failed_parts_write_keeps_the_old_value(
+    store: LocalStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.set("k", b"old")
+    real_writev = os.writev
+
+    def failing_writev(fd: int, buffers: Any) -> int:
+        real_writev(fd, buffers[:1])
+        raise OSError(errno.ENOSPC, "injected: no space left on device")
+
+    monkeypatch.setattr(os, "writev", failing_writev)
+    with pytest.raises(StoreError, match="'k'.*no space left"):
+        store._set_parts("k", [b"a new shard's ", b"parts"])
+    monkeypatch.undo()
+    assert store.get("k") == b"old"
+    assert files_below(root) == ["k"]
+
+
 def test_interrupt_during_write_is_not_wrapped_and_leaves_no_temp(
     store: LocalStore, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,10 +24,11 @@ be fixed (``bytes`` plus an optional ``crc32c``) so that a reader knows where to
 
 Writing (:meth:`ShardingCodec.encode`, or :meth:`ShardingCodec.encode_region` straight from a
 strided region of the caller's buffer) stores the inner chunks in C order of the inner grid
-and omits those whose bits all equal the fill value; the encodings go into one preallocated
-shard buffer.  A shard whose inner chunks are all
-fill still encodes to a valid shard (an index whose entries are all missing, which every
-reader accepts); the array layer never stores such shards because it erases a chunk that
+and omits those whose bits all equal the fill value.  ``encode_region`` hands the shard over
+as its parts (the encoded inner chunks and the index, in order) for the store to write one
+after another, so a compressed shard is never assembled in memory.  A shard whose inner
+chunks are all fill still encodes to a valid shard (an index whose entries are all missing,
+which every reader accepts); the array layer never stores such shards because it erases a chunk that
 equals the fill value before encoding it (:meth:`ShardingCodec.is_empty_shard` tells the
 same from the encoded bytes).
 
@@ -502,11 +503,11 @@ class ShardingCodec(ArrayBytesCodec):
         """
         chunk = np.ascontiguousarray(chunk)
         itemsize = chunk.dtype.itemsize
-        shard, _ = self._encode_strided(
+        parts, _ = self._encode_strided(
             self._inner_pipeline(spec), as_byte_array(chunk), 0,
             c_strides(spec.shape, itemsize), tuple(spec.shape), tuple(spec.shape),
         )
-        return shard
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def encode_region(
         self,
@@ -515,7 +516,7 @@ class ShardingCodec(ArrayBytesCodec):
         src_strides: Sequence[int] | np.ndarray,
         counts: Sequence[int],
         shard_shape: Sequence[int],
-    ) -> tuple[np.ndarray, int]:
+    ) -> tuple[list[np.ndarray], int]:
         """Encode a shard straight from a strided region of a caller's buffer.
 
         The shard's elements ``[0, counts)`` (per dimension) are read from ``src`` (a 1-d
@@ -523,16 +524,19 @@ class ShardingCodec(ArrayBytesCodec):
         strides repeat an element); the rest of the shard is the fill value.  Each inner
         chunk is copied into a per-worker scratch buffer (or, for a ``bytes``-only inner
         chain, straight into its place in the shard), checked against the fill value and
-        encoded; the encodings go straight into one preallocated shard buffer.  So a whole
-        write holds the shard once, never a decoded copy plus its encoded pieces.  Needs the
-        evolved codec (see the class notes).
+        encoded.  The shard comes back as its parts: a ``bytes``-only chain's one buffer of
+        raw inner chunks (and the index), or else each inner chunk's encoding and the index,
+        in the shard's order, never joined (``Store._set_parts`` writes them one after
+        another).  So a whole write holds the shard's encoded pieces once, never a decoded
+        copy or an assembled copy of them.  Needs the evolved codec (see the class notes).
 
         Returns
         -------
-        (numpy.ndarray, int)
-            The shard's bytes (inner chunks in C order, then the index; a view of a possibly
-            larger buffer) and how many inner chunks it stores (0: every inner chunk equals
-            the fill value, the shard is its index alone).
+        (list of numpy.ndarray, int)
+            The shard's bytes as ``uint8`` parts whose concatenation is the shard (inner
+            chunks in C order and the index where ``index_location`` puts it), and how many
+            inner chunks it stores (0: every inner chunk equals the fill value, the shard is
+            its index alone).
 
         Raises
         ------
@@ -551,7 +555,7 @@ class ShardingCodec(ArrayBytesCodec):
         src_strides: Sequence[int],
         counts: tuple[int, ...],
         shard_shape: tuple[int, ...],
-    ) -> tuple[np.ndarray, int]:
+    ) -> tuple[list[np.ndarray], int]:
         """See :meth:`encode_region`."""
         cps = self._chunks_per_shard(shard_shape)
         index = ShardIndex.empty(cps)
@@ -606,15 +610,22 @@ class ShardingCodec(ArrayBytesCodec):
                 index.entries[todo[j][0]] = (pos, inner_nbytes)
                 pos += inner_nbytes
             count = sum(kept)
-        else:
-            out, pos, count = self._encode_pieces(inner, todo, load, index, base,
-                                                  inner_nbytes, index_n, nbytes)
+            index_bytes = self._encode_index(index, index_n)
+            if self.index_location == "start":
+                out[:index_n] = index_bytes
+                return [out[:pos]], count
+            out[pos:pos + index_n] = index_bytes
+            return [out[:pos + index_n]], count
+        pieces = self._encode_pieces(inner, todo, load, nbytes)
+        pos = base
+        for (coords, _, _, _), piece in zip(todo, pieces, strict=True):
+            if piece is not None:
+                index.entries[coords] = (pos, piece.nbytes)
+                pos += piece.nbytes
+        data = [piece for piece in pieces if piece is not None]
         index_bytes = self._encode_index(index, index_n)
-        if self.index_location == "start":
-            out[:index_n] = index_bytes
-            return out[:pos], count
-        out[pos:pos + index_n] = index_bytes
-        return out[:pos + index_n], count
+        parts = [index_bytes, *data] if self.index_location == "start" else [*data, index_bytes]
+        return parts, len(data)
 
     def _encode_index(self, index: ShardIndex, index_n: int) -> np.ndarray:
         """The index's bytes, checked to be the ``index_n`` bytes its codecs promise."""
@@ -631,44 +642,15 @@ class ShardingCodec(ArrayBytesCodec):
         inner: CodecPipeline,
         todo: list[tuple[Coords, int, np.ndarray, bool]],
         load: Callable[[np.ndarray, int, Any], bool],
-        index: ShardIndex,
-        base: int,
-        inner_nbytes: int,
-        index_n: int,
         nbytes: int,
-    ) -> tuple[np.ndarray, int, int]:
-        """Encode inner chunks through a per-worker scratch buffer into one shard buffer.
+    ) -> list[np.ndarray | None]:
+        """Encode inner chunks through a per-worker scratch buffer: each one's encoding (None
+        for a fill-only one), in the order of ``todo``.
 
-        Workers take inner chunks in C order from a shared counter and hand each encoding
-        to :func:`commit`, which appends the encodings in C order as soon as they are next
-        (so few wait, and the layout does not depend on timing).  Returns the buffer, the
-        end of the data and how many inner chunks were stored.
+        Workers take inner chunks in C order from a shared counter, so a shard of many small
+        inner chunks costs one task hand-off per worker, not one per chunk.
         """
-        lock = threading.Lock()
-        state: dict[str, Any] = {"out": np.empty(base + nbytes + index_n, dtype=np.uint8),
-                                 "pos": base, "next": 0, "count": 0}
-        pending: dict[int, np.ndarray | None] = {}
-
-        def commit(j: int, piece: np.ndarray | None) -> None:
-            with lock:
-                pending[j] = piece
-                while state["next"] in pending:
-                    nxt = state["next"]
-                    piece = pending.pop(nxt)
-                    state["next"] = nxt + 1
-                    if piece is None:
-                        continue
-                    pos, n, out = state["pos"], piece.nbytes, state["out"]
-                    if pos + n + index_n > out.nbytes:  # grew (incompressible data)
-                        bigger = np.empty(max(2 * out.nbytes, pos + n + index_n),
-                                          dtype=np.uint8)
-                        bigger[:pos] = out[:pos]
-                        state["out"] = out = bigger
-                    out[pos:pos + n] = piece
-                    index.entries[todo[nxt][0]] = (pos, n)
-                    state["pos"] = pos + n
-                    state["count"] += 1
-
+        pieces: list[np.ndarray | None] = [None] * len(todo)
         counter = itertools.count()
 
         def work(_: int) -> None:
@@ -676,17 +658,17 @@ class ShardingCodec(ArrayBytesCodec):
             chunk = scratch.view(inner.dtype).reshape(self.chunk_shape) if inner_nbytes \
                 else np.empty(self.chunk_shape, dtype=inner.dtype)
             while (j := next(counter)) < len(todo):
-                piece = None
                 if load(scratch, 0, todo[j]):
                     # copied: the encoding may alias the scratch buffer (a bytes-only chain)
                     encoded = as_byte_array(inner.encode(chunk))
-                    piece = encoded.copy() if np.may_share_memory(encoded, scratch) else encoded
-                commit(j, piece)
+                    pieces[j] = encoded.copy() if np.may_share_memory(encoded, scratch) \
+                        else encoded
 
+        inner_nbytes = math.prod(self.chunk_shape) * inner.dtype.itemsize
         threads = get_num_threads()
         workers = 1 if len(todo) <= 1 or nbytes < _PARALLEL_MIN_BYTES else threads
         map_unordered(work, range(workers))
-        return state["out"], state["pos"], state["count"]
+        return pieces
 
     def _assemble(
         self, pieces: Mapping[Coords, np.ndarray], shard_shape: Sequence[int]

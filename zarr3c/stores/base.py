@@ -435,6 +435,21 @@ class Store(ABC):
             result.append(got)
         return result
 
+    def _set_parts(self, key: str, parts: Sequence[Any]) -> None:
+        """Store the concatenation of ``parts`` (bytes-like objects) under ``key``, as
+        :meth:`set` would store it joined (internal).
+
+        A sharded write hands over a shard as its encoded inner chunks and its index, so
+        that a store able to write a file from several buffers (LocalStore) never joins
+        them; the default joins them into one value and calls :meth:`set`.
+
+        Raises
+        ------
+        As :meth:`set`.
+        """
+        views = [as_byte_view(part, key) for part in parts]
+        self.set(key, views[0] if len(views) == 1 else b"".join(views))
+
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         """The values of ``keys`` (None for missing ones), in order.
 

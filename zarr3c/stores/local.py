@@ -99,6 +99,19 @@ _HAVE_PREAD = hasattr(os, "pread")
 _HAVE_PREADV = hasattr(os, "preadv")
 _WINDOWS = os.name == "nt"
 
+
+def _iov_max() -> int:
+    try:
+        n = os.sysconf("SC_IOV_MAX")
+    except (AttributeError, ValueError, OSError):
+        return 16
+    return min(n, 1024) if n > 0 else 16
+
+
+#: Writes of several buffers (a shard's parts) go through writev, at most this many a call
+#: (POSIX guarantees 16; Linux and macOS take 1024).
+_IOV_MAX = _iov_max()
+
 #: get_many / get_partial_values use the thread pool from this many distinct keys on.
 _PARALLEL_MIN_KEYS = 16
 #: Keys per pool task: batching keeps the per-task overhead small for small files.
@@ -321,11 +334,22 @@ def _read_ranges(
         os.close(fd)
 
 
-def _write_all(fd: int, view: memoryview) -> None:
-    written = 0
-    total = view.nbytes
-    while written < total:
-        written += os.write(fd, view[written:])
+def _write_all(fd: int, views: builtins.list[memoryview]) -> None:
+    """Write ``views`` one after another, however short each write comes back: several
+    with ``os.writev`` (at most :data:`_IOV_MAX` buffers a call) where there is one."""
+    pending = [v for v in views if v.nbytes]
+    writev = getattr(os, "writev", None) if len(pending) > 1 else None
+    i = 0
+    while i < len(pending):
+        if writev is None:
+            written = os.write(fd, pending[i])
+        else:
+            written = writev(fd, pending[i:i + _IOV_MAX])
+        while i < len(pending) and written >= pending[i].nbytes:
+            written -= pending[i].nbytes
+            i += 1
+        if written:  # a short write stopped inside this buffer
+            pending[i] = pending[i][written:]
 
 
 def _claim_temp_file(fd: int, tmp: str) -> bool:
@@ -605,7 +629,13 @@ class LocalStore(Store):
     def set(self, key: str, value: Any) -> None:
         path = self._path(key)
         self._check_writable(f"store key {key!r}")
-        self._write_atomic(key, path, as_byte_view(value, key))
+        self._write_atomic(key, path, [as_byte_view(value, key)])
+
+    def _set_parts(self, key: str, parts: Sequence[Any]) -> None:
+        # The parts go into the temporary file one after another: never joined in memory.
+        path = self._path(key)
+        self._check_writable(f"store key {key!r}")
+        self._write_atomic(key, path, [as_byte_view(part, key) for part in parts])
 
     def _makedirs(self, key: str, dirname: str) -> None:
         try:
@@ -615,7 +645,7 @@ class LocalStore(Store):
                 f"cannot write store key {key!r}: cannot create directory {dirname!r}: {exc}"
             ) from exc
 
-    def _write_atomic(self, key: str, path: str, view: memoryview) -> None:
+    def _write_atomic(self, key: str, path: str, views: builtins.list[memoryview]) -> None:
         dirname, basename = os.path.split(path)
         created_dirs = False
         fd = -1
@@ -644,7 +674,7 @@ class LocalStore(Store):
             )
         try:
             try:
-                _write_all(fd, view)
+                _write_all(fd, views)
                 if self._fsync:
                     os.fsync(fd)
                 if _WINDOWS:  # an open file cannot be renamed there

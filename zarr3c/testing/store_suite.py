@@ -241,6 +241,22 @@ class StoreContractTests:
             view[0] = ord("z")
         assert bytes(store.get("k")) == b"abc"  # type: ignore[arg-type]
 
+    @pytest.mark.parametrize("sizes", [[0], [5], [3, 0, 7], [1] * 1500, [100_000, 1, 70_000]])
+    def test_set_parts_stores_their_concatenation(self, store: Store, sizes: list[int]) -> None:
+        # What a sharded write hands over: a shard as its encoded inner chunks and index.
+        rng = np.random.default_rng(len(sizes))
+        parts: list[Any] = [rng.integers(0, 256, n, dtype=np.uint8) for n in sizes]
+        parts[0] = bytes(parts[0])  # any bytes-like objects
+        store.set("k", b"an older, longer value than some of the new ones")
+        store._set_parts("k", parts)
+        assert bytes(store.get("k")) == b"".join(bytes(p) for p in parts)  # type: ignore[arg-type]
+        assert list(store.list()) == ["k"]
+
+    def test_set_parts_refuses_non_bytes(self, store: Store) -> None:
+        with pytest.raises(TypeError, match="'k'"):
+            store._set_parts("k", [b"ab", "cd"])
+        assert store.get("k") is None
+
     def test_set_overwrites(self, store: Store) -> None:
         store.set("k", b"first value, long")
         store.set("k", b"second")
