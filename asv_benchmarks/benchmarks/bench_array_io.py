@@ -13,7 +13,14 @@ temporary directory in ``setup``:
 - ``Read.time_vindex``: ``a.vindex`` of 10^5 random points;
 - ``Read.time_oindex``: ``a.oindex`` with two unsorted 256-element index arrays (repeats
   allowed) on the first two axes and one chunk's width on the last;
-- ``Read.track_stored_bytes``: the bytes on disk (the compression achieved).
+- ``Read.track_stored_bytes``: the bytes on disk (the compression achieved);
+- ``Memory.track_read_all_peak``: the peak memory a whole-array read allocates (tracemalloc,
+  which sees numpy's and numcodecs' buffers), as a multiple of the output array (the
+  performance issue's goal: at most 1.1);
+- ``Memory.track_write_all_peak``: the peak a whole-array write allocates besides the
+  input, in stored chunks (shards when sharded; the largest chunk when rectilinear) of the
+  array (the goal: one per worker).  At this size, a worker's staging buffer is a visible
+  part of a read's peak (the goal is stated for the 512^3 cube of ``compare_peers.py``).
 
 Parameters: compression ``none`` / ``zstd`` (level 0, no checksum) x layout ``chunked`` /
 ``sharded`` / ``rectilinear`` (edges ``[16, 112, 40, 88]`` on every axis: the same mean chunk
@@ -223,3 +230,56 @@ class Read:
 
     def time_oindex(self, compression: str, layout: str) -> None:
         self.arr.oindex[self.orthogonal]
+
+
+class Memory:
+    """Peak memory of whole-array reads and writes, tracked (deterministic: no timing)."""
+
+    params = (COMPRESSIONS, LAYOUTS)
+    param_names: ClassVar[list[str]] = ["compression", "layout"]
+    number = 1
+    repeat = 1
+    rounds = 1
+    warmup_time = 0.0
+    timeout = 300.0
+
+    def setup(self, compression: str, layout: str) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
+        self.src = source()
+        try:
+            self.arr = create(os.path.join(self.tmp, "a"), compression, layout)
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+
+    def teardown(self, compression: str, layout: str) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _peak(self, fn: Any) -> int:
+        import tracemalloc
+
+        tracemalloc.start()
+        try:
+            fn()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    def track_read_all_peak(self, compression: str, layout: str) -> float:
+        self.arr[...] = self.src
+        return self._peak(lambda: self.arr[...]) / self.src.nbytes
+
+    track_read_all_peak.unit = "output arrays"  # type: ignore[attr-defined]
+
+    def track_write_all_peak(self, compression: str, layout: str) -> float:
+        stored = layout_kwargs(layout)["shards"] or layout_kwargs(layout)["chunks"]
+        if isinstance(stored[0], list):  # rectilinear: the largest chunk (what a worker holds)
+            stored = [max(c) for c in stored]
+        chunk_nbytes = int(np.prod(stored)) * self.src.itemsize
+
+        def write() -> None:
+            self.arr[...] = self.src
+
+        return self._peak(write) / chunk_nbytes
+
+    track_write_all_peak.unit = "chunks"  # type: ignore[attr-defined]

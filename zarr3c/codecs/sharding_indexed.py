@@ -28,9 +28,9 @@ and omits those whose bits all equal the fill value.  ``encode_region`` hands th
 as its parts (the encoded inner chunks and the index, in order) for the store to write one
 after another, so a compressed shard is never assembled in memory.  A shard whose inner
 chunks are all fill still encodes to a valid shard (an index whose entries are all missing,
-which every reader accepts); the array layer never stores such shards because it erases a chunk that
-equals the fill value before encoding it (:meth:`ShardingCodec.is_empty_shard` tells the
-same from the encoded bytes).
+which every reader accepts); the array layer never stores such shards because it erases a
+chunk that equals the fill value before encoding it (:meth:`ShardingCodec.is_empty_shard`
+tells the same from the encoded bytes).
 
 Partial decoding is supported: :meth:`ShardingCodec.read_index`,
 :meth:`ShardingCodec.inner_chunks_for_region`, :meth:`ShardingCodec.byte_ranges`,
@@ -652,6 +652,7 @@ class ShardingCodec(ArrayBytesCodec):
         """
         pieces: list[np.ndarray | None] = [None] * len(todo)
         counter = itertools.count()
+        inner_nbytes = math.prod(self.chunk_shape) * inner.dtype.itemsize
 
         def work(_: int) -> None:
             scratch = np.empty(inner_nbytes, dtype=np.uint8)
@@ -664,7 +665,6 @@ class ShardingCodec(ArrayBytesCodec):
                     pieces[j] = encoded.copy() if np.may_share_memory(encoded, scratch) \
                         else encoded
 
-        inner_nbytes = math.prod(self.chunk_shape) * inner.dtype.itemsize
         threads = get_num_threads()
         workers = 1 if len(todo) <= 1 or nbytes < _PARALLEL_MIN_BYTES else threads
         map_unordered(work, range(workers))
