@@ -504,22 +504,44 @@ class Array(Node):
 
     def _read_whole_pieces(self, pieces: _Pieces, chunks: Sequence[int] | None = None) -> None:
         """Decode each chunk of ``pieces`` (or those numbered ``chunks``) on the thread pool
-        and copy its pieces out."""
-        chunk_strides = self._box_chunk.strides
+        and copy its pieces out; a chunk wanted whole in one C-ordered piece of the output
+        is decoded straight into it where the codecs can (``CodecPipeline.decode_into``)."""
+        box = self._box_chunk
         itemsize = self._itemsize
+        todo = range(pieces.nchunks) if chunks is None else chunks
+        into = set()
+        if self._pipeline.can_decode_into:
+            into = {n for n, d in zip(todo, self._one_c_piece(pieces, todo), strict=True) if d}
 
         def read_whole(n: int) -> None:
             lo, hi = pieces.bounds[n], pieces.bounds[n + 1]
-            chunk = self._read_chunk(pieces.chunks[n])
-            if chunk is None:
+            coords = pieces.chunks[n]
+            key = self.chunk_key(coords)
+            raw = self._store.get(key)
+            if raw is None:
                 fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
                             pieces.counts[lo:hi], self._fill_bytes)
-            else:
-                copy_pieces(chunk.reshape(-1).view(np.uint8), pieces.src_offsets[lo:hi],
-                            chunk_strides, pieces.dst, pieces.dst_offsets[lo:hi],
-                            pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
+                return
+            if n in into:
+                at = int(pieces.dst_offsets[lo])
+                if self._pipeline.decode_into(raw, pieces.dst[at:at + box.nbytes]):
+                    return
+            chunk = self._decode_chunk(raw, key, self._chunk_shape_at(coords))
+            copy_pieces(chunk.reshape(-1).view(np.uint8), pieces.src_offsets[lo:hi],
+                        box.strides, pieces.dst, pieces.dst_offsets[lo:hi],
+                        pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
 
-        map_unordered(read_whole, range(pieces.nchunks) if chunks is None else chunks)
+        map_unordered(read_whole, todo)
+
+    def _one_c_piece(self, pieces: _Pieces, chunks: Sequence[int]) -> list[bool]:
+        """Per chunk numbered in ``chunks``: whether it is wanted whole, as one C-ordered
+        piece of the output (its bytes in chunk order are a run of the output's)."""
+        if not chunks:
+            return []
+        first = np.array([pieces.bounds[n] for n in chunks], dtype=np.int64)
+        one = np.array([pieces.bounds[n + 1] for n in chunks], dtype=np.int64) - first == 1
+        return (one & (pieces.counts[first] == self._box_chunk.shape).all(axis=1)
+                & (pieces.dst_strides[first] == self._box_chunk.strides).all(axis=1)).tolist()
 
     def _read_raw_pieces(self, pieces: _Pieces, nbytes: int) -> None:
         """Chunks stored as raw elements (``nbytes`` each): per chunk either each piece's
@@ -571,11 +593,7 @@ class Array(Node):
         if whole:
             # A chunk wanted whole in one C-ordered piece of the output is read straight into
             # it; the others are read whole and copied out.
-            first = np.array([bounds[n] for n in whole], dtype=np.int64)
-            direct = ((np.array([bounds[n + 1] for n in whole]) - first == 1)
-                      & (pieces.counts[first] == self._box_chunk.shape).all(axis=1)
-                      & (pieces.dst_strides[first] == self._box_chunk.strides).all(axis=1)
-                      ).tolist()
+            direct = self._one_c_piece(pieces, whole)
             into = [n for n, d in zip(whole, direct, strict=True) if d]
             if into:
                 map_unordered(lambda n: self._read_raw_chunk_into(pieces, n, nbytes), into)

@@ -146,6 +146,14 @@ class BytesBytesCodec(Codec):
         """Encoded size for an input of ``size`` bytes, or None if it varies."""
         return None
 
+    def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
+                    out: np.ndarray) -> bool:
+        """Decode ``data`` straight into ``out`` (a C-contiguous ``uint8`` array), if this
+        codec can and ``data`` decodes to exactly ``out.nbytes`` bytes.  False otherwise,
+        also on any failure (``out`` may then hold anything): :meth:`decode` is the one that
+        reports errors.  The default cannot."""
+        return False
+
 
 def check_config_keys(
     configuration: Mapping[str, Any] | None,

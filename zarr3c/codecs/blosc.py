@@ -36,7 +36,7 @@ from zarr3c.codecs.base import (
     parse_choice_field,
     parse_int_field,
 )
-from zarr3c.codecs.numcodecs_adapter import check_blosc_frame, decode_with
+from zarr3c.codecs.numcodecs_adapter import BLOSC_HEADER_SIZE, check_blosc_frame, decode_with
 
 __all__ = ["CNAMES", "SHUFFLES", "BloscCodec"]
 
@@ -135,3 +135,17 @@ class BloscCodec(BytesBytesCodec):
         buf = as_byte_array(data)
         check_blosc_frame(buf, self.name)
         return decode_with(self._codec.decode, buf, self.name)
+
+    def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
+                    out: np.ndarray) -> bool:
+        # Only a whole frame whose header gives exactly out's size (bytes 4-8: nbytes).
+        buf = as_byte_array(data)
+        if buf.nbytes < BLOSC_HEADER_SIZE or int.from_bytes(
+                buf[4:8].tobytes(), "little") != out.nbytes:
+            return False
+        try:
+            check_blosc_frame(buf, self.name)
+            self._codec.decode(buf, out=out)
+        except Exception:  # noqa: BLE001 - decode() reports it
+            return False
+        return True

@@ -314,6 +314,15 @@ class CodecPipeline:
             not self.array_array and not self.bytes_bytes
             and self.array_bytes.stores_raw_elements(dtype)
         )
+        #: The one compressor over the native bytes (else None), which may decode a chunk
+        #: straight into a caller's buffer (decode_into).
+        self._sole_compressor = (
+            self.bytes_bytes[0] if not self.array_array and len(self.bytes_bytes) == 1
+            and self.array_bytes.stores_raw_elements(dtype) else None
+        )
+        #: decode_into can decode a chunk straight into a caller's buffer.
+        self.can_decode_into = self._sole_compressor is not None and (
+            type(self._sole_compressor).decode_into is not BytesBytesCodec.decode_into)
         self._chains: dict[tuple[int, ...], _Chain] = {}
         self._lock = threading.Lock()
 
@@ -455,6 +464,16 @@ class CodecPipeline:
         except Exception as exc:
             raise CodecError(f"codec {codec.name!r} failed to encode a chunk: {exc}") from exc
         return data
+
+    def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
+                    out: np.ndarray) -> bool:
+        """Decode stored bytes straight into ``out``: the chunk's elements as native bytes
+        in C order (a C-contiguous ``uint8`` array of exactly the chunk's size), with no
+        intermediate buffer.  Only for a chain of native elements under one compressor that
+        can (zstd); False when the chain cannot or the data is not as expected (``out`` may
+        then hold anything): :meth:`decode` decodes it, or reports what is wrong."""
+        codec = self._sole_compressor
+        return codec is not None and codec.decode_into(data, out)
 
     def decode(
         self,

@@ -98,6 +98,20 @@ class ZstdCodec(BytesBytesCodec):
             ) from exc
 
 
+    def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
+                    out: np.ndarray) -> bool:
+        # Only a frame declaring exactly out's size: numcodecs would fill a larger buffer
+        # partly without complaint, and zstd checks the declared size against the content.
+        buf = as_byte_array(data)
+        if _frame_content_size(buf) != out.nbytes:
+            return False
+        try:
+            self._codec.decode(buf, out=out)
+        except Exception:  # noqa: BLE001 - decode() reports it
+            return False
+        return True
+
+
 def _frame_content_size(buf: np.ndarray) -> int | None:
     """The content size a zstd frame header declares (None if absent or unreadable)."""
     head = bytes(buf[:18])
