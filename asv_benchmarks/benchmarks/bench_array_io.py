@@ -131,7 +131,24 @@ def create(path: str, compression: str, layout: str) -> Any:
         raise
 
 
-class WriteAll:
+class _FreshArray:
+    """``setup``: the source cube and a new, empty benchmark array in a temporary directory
+    (removed in ``teardown``).  No benchmarks of its own."""
+
+    def setup(self, compression: str, layout: str) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
+        self.src = source()
+        try:
+            self.arr = create(os.path.join(self.tmp, "a"), compression, layout)
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+
+    def teardown(self, compression: str, layout: str) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class WriteAll(_FreshArray):
     """Write the whole cube into an existing array."""
 
     params = (COMPRESSIONS, LAYOUTS)
@@ -143,14 +160,6 @@ class WriteAll:
     rounds = 1
     warmup_time = 0.0
     timeout = 300.0
-
-    def setup(self, compression: str, layout: str) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
-        self.src = source()
-        self.arr = create(os.path.join(self.tmp, "a"), compression, layout)
-
-    def teardown(self, compression: str, layout: str) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def time_write_all(self, compression: str, layout: str) -> None:
         self.arr[...] = self.src
@@ -232,7 +241,7 @@ class Read:
         self.arr.oindex[self.orthogonal]
 
 
-class Memory:
+class Memory(_FreshArray):
     """Peak memory of whole-array reads and writes, tracked (deterministic: no timing)."""
 
     params = (COMPRESSIONS, LAYOUTS)
@@ -242,18 +251,6 @@ class Memory:
     rounds = 1
     warmup_time = 0.0
     timeout = 300.0
-
-    def setup(self, compression: str, layout: str) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
-        self.src = source()
-        try:
-            self.arr = create(os.path.join(self.tmp, "a"), compression, layout)
-        except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise
-
-    def teardown(self, compression: str, layout: str) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _peak(self, fn: Any) -> int:
         import tracemalloc
