@@ -509,7 +509,7 @@ class Array(Node):
         box = self._box_chunk
         itemsize = self._itemsize
         todo = range(pieces.nchunks) if chunks is None else chunks
-        into = set()
+        into: set[int] = set()
         if self._pipeline.can_decode_into:
             into = {n for n, d in zip(todo, self._one_c_piece(pieces, todo), strict=True) if d}
 

@@ -203,6 +203,18 @@ def test_parts_go_in_batches_of_iov_max(
     assert (root / "k").read_bytes() == b"".join(parts)
 
 
+def test_a_write_making_no_progress_is_an_error_not_a_spin(
+    store: LocalStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.set("k", b"old")
+    monkeypatch.setattr(os, "write", lambda fd, data: 0)
+    with pytest.raises(StoreError, match="'k'.*no progress"):
+        store.set("k", b"new")
+    monkeypatch.undo()
+    assert store.get("k") == b"old"
+    assert files_below(root) == ["k"]
+
+
 def test_failed_parts_write_keeps_the_old_value(
     store: LocalStore, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

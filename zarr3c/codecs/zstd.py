@@ -97,7 +97,6 @@ class ZstdCodec(BytesBytesCodec):
                 "allocated (corrupt frame header?)"
             ) from exc
 
-
     def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                     out: np.ndarray) -> bool:
         # Only a frame declaring exactly out's size: numcodecs would fill a larger buffer

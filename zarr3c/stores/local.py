@@ -345,6 +345,8 @@ def _write_all(fd: int, views: builtins.list[memoryview]) -> None:
             written = os.write(fd, pending[i])
         else:
             written = writev(fd, pending[i:i + _IOV_MAX])
+        if written <= 0:  # never for a regular file (errors raise): do not spin
+            raise OSError(errno.EIO, "a write made no progress")
         while i < len(pending) and written >= pending[i].nbytes:
             written -= pending[i].nbytes
             i += 1
