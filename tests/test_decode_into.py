@@ -5,6 +5,8 @@ same errors (naming the key) as the ordinary decode."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,19 +26,26 @@ COMPRESSORS = {
 CODECS = {"zstd": ZstdCodec, "blosc": BloscCodec}
 
 
+#: Rectilinear rows: chunk c holds rows EDGES_STARTS[c]:EDGES_STARTS[c + 1].
+EDGES = [4, 12, 8, 16]
+EDGES_STARTS = np.cumsum([0, *EDGES])
+
+
 def _rows(shape: tuple[int, ...] = (40, 6, 5), rows: int = 4, dtype: str = "int32",
           order: str = "C", store: zarr3c.Store | None = None, compressor: str = "zstd",
-          ) -> tuple[zarr3c.Array, np.ndarray]:
-    """An array chunked by whole rows (each chunk a C-ordered run of a[...]), every third
-    chunk not stored (reads as the fill value)."""
+          rectilinear: bool = False) -> tuple[zarr3c.Array, np.ndarray]:
+    """An array chunked by whole rows (each chunk a C-ordered run of a[...]): ``rows`` each,
+    or ``EDGES`` when rectilinear; every third chunk not stored (reads as the fill value)."""
+    chunks: Any = ([EDGES] + [[n] for n in shape[1:]]) if rectilinear else (rows, *shape[1:])
     a = zarr3c.create_array(store or zarr3c.MemoryStore(), shape=shape, dtype=dtype,
-                            chunks=(rows, *shape[1:]), compressors=COMPRESSORS[compressor],
+                            chunks=chunks, compressors=COMPRESSORS[compressor],
                             fill_value=7, order=order)
     data = (np.arange(np.prod(shape)) * 7919 % 1000).astype(dtype).reshape(shape)
     a[...] = data
-    for c in range(0, -(-shape[0] // rows), 3):
+    starts = EDGES_STARTS if rectilinear else np.arange(0, shape[0] + rows, rows)
+    for c in range(0, len(starts) - 1, 3):
         a._store.erase(a.chunk_key((c,) + (0,) * (len(shape) - 1)))
-        data[c * rows:(c + 1) * rows] = 7
+        data[starts[c]:starts[c + 1]] = 7
     return a, data
 
 
@@ -55,10 +64,11 @@ def _spy(monkeypatch: pytest.MonkeyPatch, compressor: str) -> list[bool]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["int32", "uint8", "float64", "<u2"]), st.sampled_from(["C", "F"]),
-       st.integers(0, 41), st.integers(0, 41), st.booleans(), st.sampled_from(list(CODECS)))
+       st.integers(0, 41), st.integers(0, 41), st.booleans(), st.sampled_from(list(CODECS)),
+       st.booleans())
 def test_reads_equal_numpy(dtype: str, order: str, lo: int, hi: int, full_width: bool,
-                           compressor: str) -> None:
-    a, data = _rows(dtype=dtype, order=order, compressor=compressor)
+                           compressor: str, rectilinear: bool) -> None:
+    a, data = _rows(dtype=dtype, order=order, compressor=compressor, rectilinear=rectilinear)
     key = (slice(lo, hi),) if full_width else (slice(lo, hi), slice(1, 5))
     got = a[key]
     np.testing.assert_array_equal(got, data[key])
@@ -77,6 +87,24 @@ def test_whole_chunks_are_decoded_into_the_output(monkeypatch: pytest.MonkeyPatc
     assert calls == [True] * 3  # 2, 4 and 5 (3 and 6 are not stored)
     calls.clear()
     np.testing.assert_array_equal(a[:, 1:], data[:, 1:])  # no chunk is one run of the output
+    assert calls == []
+
+
+@pytest.mark.parametrize("compressor", list(CODECS))
+def test_rectilinear_whole_chunks_are_decoded_into_the_output(
+        monkeypatch: pytest.MonkeyPatch, compressor: str) -> None:
+    a, data = _rows(compressor=compressor, rectilinear=True)
+    calls = _spy(monkeypatch, compressor)
+    np.testing.assert_array_equal(a[...], data)
+    assert calls == [True] * 2  # chunks 1 and 2 (0 and 3 are not stored)
+    calls.clear()
+    np.testing.assert_array_equal(a[4:24, :, :], data[4:24])  # chunks 1 and 2 whole
+    assert calls == [True] * 2
+    calls.clear()
+    np.testing.assert_array_equal(a[5:24], data[5:24])  # chunk 1 partly
+    assert calls == [True]
+    calls.clear()
+    np.testing.assert_array_equal(a[4:24, ::-1], data[4:24, ::-1])  # reversed: not a run
     assert calls == []
 
 

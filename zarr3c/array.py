@@ -909,6 +909,19 @@ class Array(Node):
             copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape,
                          itemsize)
 
+        def decoded_into(coords: tuple[int, ...], task: ChunkTask, i: int, raw: Any) -> bool:
+            # A whole chunk landing on one C-ordered run of output i: decoded straight there.
+            shape = self._chunk_shape_at(coords)
+            if (not task.strided or task.counts != shape
+                    or any(run != (0, 1) for run in task.local)):
+                return False
+            dst, out_strides = targets[i]
+            offset, steps = task.out_region(out_strides)
+            if any(n > 1 and step != s for n, step, s
+                   in zip(shape, steps.tolist(), c_strides(shape, itemsize), strict=True)):
+                return False
+            return self._pipeline.decode_into(raw, dst[offset:offset + math.prod(shape) * itemsize])
+
         def read_group(item: tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]) -> None:
             coords, members = item
             if self._sharding is not None:
@@ -917,7 +930,14 @@ class Array(Node):
                 else:
                     read_shard_indices(coords, members)
                 return
-            chunk = self._read_chunk(coords)
+            key = self.chunk_key(coords)
+            raw = self._store.get(key)
+            chunk = None
+            if raw is not None:
+                if (len(members) == 1 and self._pipeline.can_decode_into
+                        and decoded_into(coords, *members[0], raw)):
+                    return
+                chunk = self._decode_chunk(raw, key, self._chunk_shape_at(coords))
             for task, i in members:
                 copy_out(task, i, chunk)
 
