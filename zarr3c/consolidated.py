@@ -206,7 +206,7 @@ class ConsolidatedView:
                 return
             cm = current.consolidated_metadata
             entries = cm.get("metadata") if cm is not None else None
-            if not isinstance(entries, Mapping):
+            if cm is None or not isinstance(entries, Mapping):
                 return
             kept = {k: v for k, v in entries.items()
                     if not (k == rel or k.startswith(rel + "/"))}

@@ -170,8 +170,9 @@ class Draft2022Format(HierarchyFormat):
     #: where documents and chunks live below ``meta/`` and ``data/``
     _root_dir: ClassVar[str] = ""
     _entry_point_type: ClassVar[type] = EntryPoint
-    _array_type: ClassVar[type] = Draft2022ArrayMetadata
-    _group_type: ClassVar[type] = Draft2022GroupMetadata
+    _array_type: ClassVar[type[Draft2022ArrayMetadata] | type[Zarr2V3ArrayMetadata]] = (
+        Draft2022ArrayMetadata)
+    _group_type: ClassVar[type[Draft2022GroupMetadata]] = Draft2022GroupMetadata
 
     def __init__(self, entry_point: Any = None):
         self.entry_point = entry_point or self._entry_point_type()
@@ -270,8 +271,8 @@ class Zarr2V3Format(Draft2022Format):
     # (StoreV3._valid_key), and it wrote no documents for the parents of a new node.
     _root_dir: ClassVar[str] = "root/"
     _entry_point_type: ClassVar[type] = Zarr2V3EntryPoint
-    _array_type: ClassVar[type] = Zarr2V3ArrayMetadata
-    _group_type: ClassVar[type] = Zarr2V3GroupMetadata
+    _array_type = Zarr2V3ArrayMetadata
+    _group_type = Zarr2V3GroupMetadata
 
     def metadata_key(self, path: str, node_type: str) -> str:
         if path:
