@@ -1,0 +1,163 @@
+"""CPU cost of zstd in zarr3c against the floor numcodecs sets and against tensorstore.
+
+Every implementation here runs on one thread, and the numbers are user CPU times (the
+process's, ``resource.getrusage``), so that the comparison is of the computing done, not of
+how it spreads over the cores nor of the kernel's file work (system time, printed apart).
+On the peer comparison's source cube (``--size``, uint16, smooth gradients plus noise), as one
+shard of ``--chunk``^3 inner chunks (one file, so that file creation does not blur the
+picture), zstd level 0 without checksum, it measures:
+
+- ``numcodecs``: ``numcodecs.Zstd.encode`` / ``decode`` called on every inner chunk, nothing
+  else (the floor for zarr3c, which compresses only through numcodecs);
+- ``zarr3c``: a whole-array write and read, one thread;
+- ``tensorstore`` (if importable): the same write and read, ``data_copy_concurrency`` and
+  ``file_io_concurrency`` limited to 1.
+
+It prints the CPU milliseconds, zarr3c / numcodecs (zarr3c's own overhead) and
+tensorstore / numcodecs (below 1: tensorstore's zstd costs less for the same bytes).  Each
+measurement is the minimum of ``--repeat`` runs.  The compressed sizes are printed too: the
+libraries compress to about the same bytes, so a difference in CPU is the calls' cost.
+
+Usage::
+
+    PYTHONPATH=. python asv_benchmarks/zstd_cpu.py                 # 256^3, 32^3 chunks
+    PYTHONPATH=. python asv_benchmarks/zstd_cpu.py --chunk 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import numcodecs
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_peers import ZSTD_LEVEL, make_source  # noqa: E402
+
+ZSTD_CONFIG = {"name": "zstd", "configuration": {"level": ZSTD_LEVEL, "checksum": False}}
+
+
+def cpu_ms(fn: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    """The least user and system CPU times (ms) of ``repeat`` calls of ``fn``."""
+    user = system = float("inf")
+    for _ in range(repeat):
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        fn()
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        user = min(user, r1.ru_utime - r0.ru_utime)
+        system = min(system, r1.ru_stime - r0.ru_stime)
+    return user * 1e3, system * 1e3
+
+
+def chunks_of(src: np.ndarray, edge: int) -> list[np.ndarray]:
+    """Every ``edge``^3 chunk of ``src``, C-contiguous, in C order."""
+    n = src.shape[0]
+    return [np.ascontiguousarray(src[i:i + edge, j:j + edge, k:k + edge])
+            for i in range(0, n, edge) for j in range(0, n, edge) for k in range(0, n, edge)]
+
+
+def measure_numcodecs(src: np.ndarray, edge: int, repeat: int) -> dict[str, float]:
+    codec = numcodecs.Zstd(level=ZSTD_LEVEL)
+    chunks = chunks_of(src, edge)
+    encoded = [codec.encode(c) for c in chunks]
+    return {
+        "encode": cpu_ms(lambda: [codec.encode(c) for c in chunks], repeat),
+        "decode": cpu_ms(lambda: [codec.decode(e) for e in encoded], repeat),
+        "bytes": sum(len(e) for e in encoded),
+    }
+
+
+def dir_bytes(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(root, f))
+               for root, _, files in os.walk(path) for f in files if f != "zarr.json")
+
+
+def measure_zarr3c(src: np.ndarray, edge: int, repeat: int, tmp: str) -> dict[str, Any]:
+    import zarr3c
+
+    zarr3c.set_num_threads(1)
+    path = os.path.join(tmp, "zarr3c")
+    a = zarr3c.create_array(path, shape=src.shape, dtype=src.dtype, chunks=(edge,) * 3,
+                            shards=src.shape, compressors=[ZSTD_CONFIG], fill_value=0)
+
+    def write() -> None:
+        a[...] = src
+
+    out: dict[str, Any] = {"encode": cpu_ms(write, repeat),
+                           "decode": cpu_ms(lambda: a[...], repeat)}
+    out["bytes"] = dir_bytes(path)
+    return out
+
+
+def measure_tensorstore(src: np.ndarray, edge: int, repeat: int, tmp: str
+                        ) -> dict[str, Any] | str:
+    try:
+        import tensorstore as ts
+    except ImportError as exc:
+        return f"unavailable: {exc}"
+    path = os.path.join(tmp, "tensorstore")
+    context = ts.Context({"data_copy_concurrency": {"limit": 1},
+                          "file_io_concurrency": {"limit": 1}})
+    metadata = {
+        "shape": list(src.shape), "data_type": src.dtype.name, "fill_value": 0,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(src.shape)}},
+        "chunk_key_encoding": {"name": "default"},
+        "codecs": [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [edge] * 3,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, ZSTD_CONFIG],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                             {"name": "crc32c"}],
+            "index_location": "end"}}],
+    }
+    arr = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path},
+                   "metadata": metadata}, create=True, context=context).result()
+    out: dict[str, Any] = {"encode": cpu_ms(lambda: arr.write(src).result(), repeat),
+                           "decode": cpu_ms(lambda: arr.read().result(), repeat)}
+    out["bytes"] = dir_bytes(path)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", type=int, default=256, help="edge of the uint16 cube (256)")
+    p.add_argument("--chunk", type=int, default=32, help="chunk edge (32: a sharded "
+                   "benchmark's inner chunk; 64: the chunked layout's chunk)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per measurement; min kept (3)")
+    p.add_argument("--tmpdir", default=None, help="where the arrays are written")
+    args = p.parse_args(argv)
+    src = make_source(args.size)
+    tmp = tempfile.mkdtemp(prefix="zarr3c-zstd-cpu-", dir=args.tmpdir)
+    try:
+        floor = measure_numcodecs(src, args.chunk, args.repeat)
+        rows: list[tuple[str, dict[str, Any] | str]] = [
+            ("numcodecs", floor),
+            ("zarr3c", measure_zarr3c(src, args.chunk, args.repeat, tmp)),
+            ("tensorstore", measure_tensorstore(src, args.chunk, args.repeat, tmp)),
+        ]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"uint16 {args.size}^3 as one shard of {args.chunk}^3 inner chunks, zstd level "
+          f"{ZSTD_LEVEL}, one thread; user (system) CPU ms, min of {args.repeat}")
+    print(f"{'':12} {'encode':>16} {'decode':>16} {'bytes':>10} {'enc/floor':>10} "
+          f"{'dec/floor':>10}")
+    for name, row in rows:
+        if isinstance(row, str):
+            print(f"{name:12} {row}")
+            continue
+        (eu, es), (du, ds) = row["encode"], row["decode"]
+        print(f"{name:12} {eu:9.1f} ({es:4.0f}) {du:9.1f} ({ds:4.0f}) {row['bytes']:10d} "
+              f"{eu / floor['encode'][0]:10.2f} {du / floor['decode'][0]:10.2f}")
+    print("(ratios of user CPU; the writes and reads also copy the chunks in and out and "
+          "parse the shard index, which the numcodecs floor does not)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
