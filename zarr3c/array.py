@@ -515,18 +515,17 @@ class Array(Node):
 
         def read_whole(n: int) -> None:
             lo, hi = pieces.bounds[n], pieces.bounds[n + 1]
-            coords = pieces.chunks[n]
-            key = self.chunk_key(coords)
-            raw = self._store.get(key)
-            if raw is None:
+            target = None
+            if n in into:
+                at = int(pieces.dst_offsets[lo])
+                target = pieces.dst[at:at + box.nbytes]
+            chunk = self._read_chunk(pieces.chunks[n], into=target)
+            if chunk is None:
                 fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
                             pieces.counts[lo:hi], self._fill_bytes)
                 return
-            if n in into:
-                at = int(pieces.dst_offsets[lo])
-                if self._pipeline.decode_into(raw, pieces.dst[at:at + box.nbytes]):
-                    return
-            chunk = self._decode_chunk(raw, key, self._chunk_shape_at(coords))
+            if chunk is target:
+                return
             copy_pieces(chunk.reshape(-1).view(np.uint8), pieces.src_offsets[lo:hi],
                         box.strides, pieces.dst, pieces.dst_offsets[lo:hi],
                         pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
@@ -856,12 +855,18 @@ class Array(Node):
         """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
         return lambda ranges: self._store.get_partial_values([(key, r) for r in ranges])
 
-    def _read_chunk(self, coords: tuple[int, ...]) -> np.ndarray | None:
-        """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored."""
+    def _read_chunk(self, coords: tuple[int, ...], into: np.ndarray | None = None
+                    ) -> np.ndarray | None:
+        """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored.
+        With ``into`` (where the chunk's C-ordered bytes go in an output: a contiguous
+        ``uint8`` run of its size), decoded straight there where the codecs can
+        (``CodecPipeline.decode_into``), and ``into`` itself is returned."""
         key = self.chunk_key(coords)
         raw = self._store.get(key)
         if raw is None:
             return None
+        if into is not None and self._pipeline.decode_into(raw, into):
+            return into
         return self._decode_chunk(raw, key, self._chunk_shape_at(coords))
 
     def _read(self, sel: OrthogonalSelection) -> np.ndarray:
@@ -909,18 +914,19 @@ class Array(Node):
             copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape,
                          itemsize)
 
-        def decoded_into(coords: tuple[int, ...], task: ChunkTask, i: int, raw: Any) -> bool:
-            # A whole chunk landing on one C-ordered run of output i: decoded straight there.
+        def run_of_output(coords: tuple[int, ...], task: ChunkTask, i: int
+                          ) -> np.ndarray | None:
+            # Where a whole chunk's C-ordered bytes land in output i, if they are one run of it.
             shape = self._chunk_shape_at(coords)
             if (not task.strided or task.counts != shape
                     or any(run != (0, 1) for run in task.local)):
-                return False
+                return None
             dst, out_strides = targets[i]
             offset, steps = task.out_region(out_strides)
             if any(n > 1 and step != s for n, step, s
                    in zip(shape, steps.tolist(), c_strides(shape, itemsize), strict=True)):
-                return False
-            return self._pipeline.decode_into(raw, dst[offset:offset + math.prod(shape) * itemsize])
+                return None
+            return dst[offset:offset + math.prod(shape) * itemsize]
 
         def read_group(item: tuple[tuple[int, ...], list[tuple[ChunkTask, int]]]) -> None:
             coords, members = item
@@ -930,14 +936,11 @@ class Array(Node):
                 else:
                     read_shard_indices(coords, members)
                 return
-            key = self.chunk_key(coords)
-            raw = self._store.get(key)
-            chunk = None
-            if raw is not None:
-                if (len(members) == 1 and self._pipeline.can_decode_into
-                        and decoded_into(coords, *members[0], raw)):
-                    return
-                chunk = self._decode_chunk(raw, key, self._chunk_shape_at(coords))
+            target = run_of_output(coords, *members[0]) if (
+                len(members) == 1 and self._pipeline.can_decode_into) else None
+            chunk = self._read_chunk(coords, into=target)
+            if chunk is not None and chunk is target:
+                return
             for task, i in members:
                 copy_out(task, i, chunk)
 

@@ -36,7 +36,13 @@ from zarr3c.codecs.base import (
     parse_choice_field,
     parse_int_field,
 )
-from zarr3c.codecs.numcodecs_adapter import BLOSC_HEADER_SIZE, check_blosc_frame, decode_with
+from zarr3c.codecs.numcodecs_adapter import (
+    BLOSC_HEADER_SIZE,
+    check_blosc_frame,
+    decode_into_with,
+    decode_with,
+)
+from zarr3c.errors import ChunkDecodeError
 
 __all__ = ["CNAMES", "SHUFFLES", "BloscCodec"]
 
@@ -144,8 +150,7 @@ class BloscCodec(BytesBytesCodec):
                 buf[4:8].tobytes(), "little") != out.nbytes:
             return False
         try:
-            check_blosc_frame(buf, self.name)
-            self._codec.decode(buf, out=out)
-        except Exception:  # noqa: BLE001 - decode() reports it
+            check_blosc_frame(buf, self.name)  # a truncated frame: decode() reports it
+        except ChunkDecodeError:
             return False
-        return True
+        return decode_into_with(self._codec.decode, buf, out)

@@ -105,6 +105,16 @@ def make_numcodec(config: Mapping[str, Any], *, path: str) -> Any:
         ) from None
 
 
+def decode_into_with(fn: Callable[..., Any], data: Any, out: np.ndarray) -> bool:
+    """``fn(data, out=out)`` (a numcodecs decode into ``out``): False on any failure, which
+    the codec's ordinary decode then reports (``BytesBytesCodec.decode_into``)."""
+    try:
+        fn(data, out=out)
+    except Exception:  # noqa: BLE001 - decode() reports it
+        return False
+    return True
+
+
 def decode_with(fn: Callable[[Any], Any], data: Any, what: str, *, checksum: bool = False) -> Any:
     """Call a numcodecs decode function; any failure becomes a :class:`ChunkDecodeError`.
 

@@ -470,8 +470,9 @@ class CodecPipeline:
         """Decode stored bytes straight into ``out``: the chunk's elements as native bytes
         in C order (a C-contiguous ``uint8`` array of exactly the chunk's size), with no
         intermediate buffer.  Only for a chain of native elements under one compressor that
-        can (zstd, blosc); False when the chain cannot or the data is not as expected (``out`` may
-        then hold anything): :meth:`decode` decodes it, or reports what is wrong."""
+        can (zstd, blosc); False when the chain cannot or the data is not as expected
+        (``out`` may then hold anything): :meth:`decode` decodes it, or reports what is
+        wrong."""
         codec = self._sole_compressor
         return codec is not None and codec.decode_into(data, out)
 

@@ -616,16 +616,10 @@ class ShardingCodec(ArrayBytesCodec):
                 return [out[:pos]], count
             out[pos:pos + index_n] = index_bytes
             return [out[:pos + index_n]], count
-        pieces = self._encode_pieces(inner, todo, load, nbytes)
-        pos = base
-        for (coords, _, _, _), piece in zip(todo, pieces, strict=True):
-            if piece is not None:
-                index.entries[coords] = (pos, piece.nbytes)
-                pos += piece.nbytes
-        data = [piece for piece in pieces if piece is not None]
-        index_bytes = self._encode_index(index, index_n)
-        parts = [index_bytes, *data] if self.index_location == "start" else [*data, index_bytes]
-        return parts, len(data)
+        encoded = self._encode_pieces(inner, todo, load, inner_nbytes, nbytes)
+        stored = {item[0]: piece for item, piece in zip(todo, encoded, strict=True)
+                  if piece is not None}
+        return self._shard_parts(stored, shard_shape), len(stored)
 
     def _encode_index(self, index: ShardIndex, index_n: int) -> np.ndarray:
         """The index's bytes, checked to be the ``index_n`` bytes its codecs promise."""
@@ -642,6 +636,7 @@ class ShardingCodec(ArrayBytesCodec):
         inner: CodecPipeline,
         todo: list[tuple[Coords, int, np.ndarray, bool]],
         load: Callable[[np.ndarray, int, Any], bool],
+        inner_nbytes: int,
         nbytes: int,
     ) -> list[np.ndarray | None]:
         """Encode inner chunks through a per-worker scratch buffer: each one's encoding (None
@@ -652,7 +647,6 @@ class ShardingCodec(ArrayBytesCodec):
         """
         pieces: list[np.ndarray | None] = [None] * len(todo)
         counter = itertools.count()
-        inner_nbytes = math.prod(self.chunk_shape) * inner.dtype.itemsize
 
         def work(_: int) -> None:
             scratch = np.empty(inner_nbytes, dtype=np.uint8)
@@ -670,30 +664,22 @@ class ShardingCodec(ArrayBytesCodec):
         map_unordered(work, range(workers))
         return pieces
 
-    def _assemble(
+    def _shard_parts(
         self, pieces: Mapping[Coords, np.ndarray], shard_shape: Sequence[int]
-    ) -> np.ndarray:
-        """The shard holding ``pieces`` (encoded inner chunks by coords) in C order + index."""
-        cps = self._chunks_per_shard(shard_shape)
-        index = ShardIndex.empty(cps)
+    ) -> list[np.ndarray]:
+        """The shard holding ``pieces`` (encoded inner chunks by coords, ``uint8``) as its
+        parts, never joined: the encodings in C order of their coords, and the index where
+        ``index_location`` puts it."""
+        index = ShardIndex.empty(self._chunks_per_shard(shard_shape))
         index_n = self.index_nbytes(shard_shape)
         pos = index_n if self.index_location == "start" else 0
         order = sorted(pieces)
         for coords in order:
-            n = pieces[coords].nbytes
-            index.entries[coords] = (pos, n)
-            pos += n
-        total = pos + (index_n if self.index_location == "end" else 0)
-        out = np.empty(total, dtype=np.uint8)
+            index.entries[coords] = (pos, pieces[coords].nbytes)
+            pos += pieces[coords].nbytes
+        data = [pieces[coords] for coords in order]
         index_bytes = self._encode_index(index, index_n)
-        if self.index_location == "start":
-            out[:index_n] = index_bytes
-        else:
-            out[total - index_n:] = index_bytes
-        for coords in order:
-            offset, n = (int(v) for v in index.entries[coords])
-            out[offset:offset + n] = pieces[coords]
-        return out
+        return [index_bytes, *data] if self.index_location == "start" else [*data, index_bytes]
 
     def update_shard(
         self,
@@ -780,7 +766,7 @@ class ShardingCodec(ArrayBytesCodec):
                 pieces[coords] = encoded
         if not pieces:
             return None
-        return self._assemble(pieces, shard_shape)
+        return np.concatenate(self._shard_parts(pieces, shard_shape))
 
     def _box(self, coords: Sequence[int]) -> tuple[slice, ...]:
         """The region of the shard the inner chunk at ``coords`` covers."""

@@ -28,7 +28,7 @@ from zarr3c.codecs.base import (
     parse_bool_field,
     parse_int_field,
 )
-from zarr3c.codecs.numcodecs_adapter import decode_with
+from zarr3c.codecs.numcodecs_adapter import decode_into_with, decode_with
 from zarr3c.errors import ChunkDecodeError
 
 __all__ = ["MAX_LEVEL", "MIN_LEVEL", "ZstdCodec"]
@@ -102,13 +102,8 @@ class ZstdCodec(BytesBytesCodec):
         # Only a frame declaring exactly out's size: numcodecs would fill a larger buffer
         # partly without complaint, and zstd checks the declared size against the content.
         buf = as_byte_array(data)
-        if _frame_content_size(buf) != out.nbytes:
-            return False
-        try:
-            self._codec.decode(buf, out=out)
-        except Exception:  # noqa: BLE001 - decode() reports it
-            return False
-        return True
+        return (_frame_content_size(buf) == out.nbytes
+                and decode_into_with(self._codec.decode, buf, out))
 
 
 def _frame_content_size(buf: np.ndarray) -> int | None:

@@ -629,9 +629,7 @@ class LocalStore(Store):
     # -- writes ---------------------------------------------------------------------------------
 
     def set(self, key: str, value: Any) -> None:
-        path = self._path(key)
-        self._check_writable(f"store key {key!r}")
-        self._write_atomic(key, path, [as_byte_view(value, key)])
+        self._set_parts(key, (value,))
 
     def _set_parts(self, key: str, parts: Sequence[Any]) -> None:
         # The parts go into the temporary file one after another: never joined in memory.
