@@ -24,7 +24,9 @@ temporary directory in ``setup``:
 
 Parameters: compression ``none`` / ``zstd`` (level 0, no checksum) x layout ``chunked`` /
 ``sharded`` / ``rectilinear`` (edges ``[16, 112, 40, 88]`` on every axis: the same mean chunk
-length as ``chunked``, for the rectilinear issue's "within 10% of regular" goal).  A
+length as ``chunked``, for the rectilinear issue's "within 10% of regular" goal) / ``slabs``
+(``SLAB`` x 256 x 256 chunks: each a C-ordered run of a whole read, which compressed chunks
+are decoded straight into; the same chunk size as ``chunked``).  A
 combination zarr3c cannot do yet (no ``shards=``), or a zarr3c that fails to
 import, raises ``NotImplementedError`` in ``setup``, which asv reports as skipped.  ``setup``
 checks the round trip once, so a wrong answer fails the benchmark instead of being timed.
@@ -58,7 +60,9 @@ N_POINTS = 100_000
 N_INDICES = 256
 BOX = 4
 COMPRESSIONS = ["none", "zstd"]
-LAYOUTS = ["chunked", "sharded", "rectilinear"]
+LAYOUTS = ["chunked", "sharded", "rectilinear", "slabs"]
+#: slabs: chunks of SLAB whole planes (64^3 elements, as the chunked layout's)
+SLAB = CHUNK ** 3 // SIZE ** 2
 #: rectilinear edges on every axis: sum 256 and mean 64 (the regular chunk length), chunk
 #: volumes from 4 Ki to 1.4 Mi elements
 EDGES = (16, 112, 40, 88)
@@ -88,6 +92,8 @@ def layout_kwargs(layout: str) -> dict[str, Any]:
         return {"chunks": (CHUNK,) * 3, "shards": None}
     if layout == "rectilinear":
         return {"chunks": [list(EDGES)] * 3, "shards": None}
+    if layout == "slabs":
+        return {"chunks": (SLAB, SIZE, SIZE), "shards": None}
     return {"chunks": (INNER,) * 3, "shards": (SHARD,) * 3}
 
 
