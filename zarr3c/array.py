@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from zarr3c._buffers import empty_aligned, empty_array
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
@@ -574,7 +575,7 @@ class Array(Node):
                 req_chunks.append(n)
                 at += 2  # the size probe
             if at >= _RAW_BATCH_BYTES or n == pieces.nchunks - 1:
-                buf = np.empty(at, dtype=np.uint8)
+                buf = empty_aligned(at)
                 missing = None
                 for c, found in zip(req_chunks, self._fetch_raw(requests, buf), strict=True):
                     if found:
@@ -653,7 +654,7 @@ class Array(Node):
             for coords, lo, hi, nbytes in spans[first:last]:
                 requests.append((coords, [(lo, hi, at)], at + hi - lo, nbytes))
                 at += hi - lo + 2
-            buf = np.empty(at, dtype=np.uint8)
+            buf = empty_aligned(at)
             for n, (request, stored) in enumerate(
                     zip(requests, self._fetch_raw(requests, buf), strict=True), first):
                 at = request[1][0][2]
@@ -746,7 +747,7 @@ class Array(Node):
                     ranges += more
                 if at < limit and n < g1 - 1:
                     continue
-                buf = np.empty(at + 1, dtype=np.uint8)
+                buf = empty_aligned(at + 1)
                 if ranges:
                     # and the last byte of the furthest inner chunk: in the shard, or an error
                     ranges.append((end - 1, end, at))
@@ -786,7 +787,7 @@ class Array(Node):
         index = sharding.read_index(self._ranges_of(key), shard_shape, key=key)
         itemsize = self._itemsize
         counts = [e - b for b, e in zip(start, stop, strict=True)]
-        out = np.empty(counts, dtype=self.dtype)
+        out = empty_array(counts, self.dtype)
         dst = out.reshape(-1).view(np.uint8)
         dst_strides = c_strides(counts, itemsize)
         entries = None if index is None else index.entries.reshape(-1, 2)
@@ -830,7 +831,7 @@ class Array(Node):
                 ranges += more
                 end = max(end, offset + nbytes)
             ranges.append((end - 1, end, taken))
-            staging = np.empty(taken + 1, dtype=np.uint8)
+            staging = empty_aligned(taken + 1)
             if self._store._read_ranges_into([(key, ranges)], staging)[0] != taken + 1:
                 return None
             for ((_, _, _, at, part), _entry), src_offset in zip(stored, src, strict=True):
@@ -883,7 +884,7 @@ class Array(Node):
                       plans: Sequence[Iterable[ChunkTask]]) -> list[np.ndarray]:
         """Outputs of shapes ``counts`` filled by their chunk ``plans``."""
         itemsize = self._itemsize
-        outs = [np.empty(c, dtype=self.dtype) for c in counts]
+        outs = [empty_array(c, self.dtype) for c in counts]
         targets = [(out.reshape(-1).view(np.uint8), c_strides(c, itemsize))
                    for out, c in zip(outs, counts, strict=True)]
         groups: dict[tuple[int, ...], list[tuple[ChunkTask, int]]] = {}
@@ -1483,7 +1484,7 @@ class _BoxPlan:
         plan_box_pieces(starts, stops, chunk_shape, chunk_strides, dtype.itemsize, self.coords,
                         self.counts, self.src_offsets, self.src_ends, self.dst_offsets,
                         self.dst_strides, self.starts)
-        self.out = np.empty(int(self.starts[-1]) // dtype.itemsize, dtype=dtype)
+        self.out = empty_array(int(self.starts[-1]) // dtype.itemsize, dtype)
 
     def by_chunk(self, chunk_ids: Callable[[np.ndarray], np.ndarray]) -> _Pieces:
         """The pieces grouped by chunk, in increasing order of ``chunk_ids(coords)`` (an int64

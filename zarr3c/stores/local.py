@@ -45,6 +45,7 @@ Guarantees:
 from __future__ import annotations
 
 import builtins
+import ctypes
 import errno
 import os
 import pathlib
@@ -57,6 +58,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
+from zarr3c._buffers import PAGE_SIZE, bad_offset
 from zarr3c.errors import InvalidKeyError, StoreError, UnsupportedFeatureError
 from zarr3c.stores.base import (
     ByteRange,
@@ -97,6 +99,11 @@ _O_WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 _O_LOCK = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 _HAVE_PREAD = hasattr(os, "pread")
 _HAVE_PREADV = hasattr(os, "preadv")
+#: Ranges at least this long are read through a bounce buffer when their destination lies
+#: at a slow distance from the source (zarr3c._buffers); shorter ones cost too little to care.
+_BOUNCE_MIN_BYTES = 1 << 14
+_BOUNCE_BYTES = 1 << 18
+_bounce = threading.local()
 _WINDOWS = os.name == "nt"
 
 
@@ -610,7 +617,13 @@ class LocalStore(Store):
         if not _HAVE_PREADV:
             return super()._read_ranges_into(requests, out)
         view = _view_for(requests, out)
-        items = [(key, self._path(key), ranges, view) for key, ranges in requests]
+        # Where ``out`` lies, when some range is long enough for the slow kernel copy to
+        # matter (see zarr3c._buffers).
+        address = None
+        if not view.readonly and any(stop - start >= _BOUNCE_MIN_BYTES
+                                     for _, ranges in requests for start, stop, _ in ranges):
+            address = ctypes.addressof(ctypes.c_char.from_buffer(view))
+        items = [(key, self._path(key), ranges, view, address) for key, ranges in requests]
         return _map_batched(_read_into_item, items)
 
     def exists(self, key: str) -> bool:
@@ -941,9 +954,9 @@ def _read_ranges_item(
 
 
 def _read_into_item(
-    item: tuple[str, str, Sequence[tuple[int, int, int]], memoryview],
+    item: tuple[str, str, Sequence[tuple[int, int, int]], memoryview, int | None],
 ) -> int | None:
-    key, path, ranges, view = item
+    key, path, ranges, view, address = item
     opened = _open_for_read(key, path)
     if opened is None:
         return None
@@ -951,6 +964,10 @@ def _read_into_item(
     got = 0
     try:
         for start, stop, at in ranges:
+            if (address is not None and stop - start >= _BOUNCE_MIN_BYTES
+                    and bad_offset(address + at, start)):
+                got += _read_bounced(fd, view, start, stop, at)
+                continue
             while start < stop:
                 n = os.preadv(fd, [view[at:at + stop - start]], start)
                 if n <= 0:
@@ -962,4 +979,33 @@ def _read_into_item(
         raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
     finally:
         os.close(fd)
+    return got
+
+
+def _bounce_view() -> memoryview:
+    """This thread's page-aligned buffer of :data:`_BOUNCE_BYTES` for reads whose
+    destination lies at a slow distance from their source (see zarr3c._buffers)."""
+    view = getattr(_bounce, "view", None)
+    if view is None:
+        raw = bytearray(_BOUNCE_BYTES + PAGE_SIZE)
+        skip = -ctypes.addressof(ctypes.c_char.from_buffer(raw)) % PAGE_SIZE
+        view = _bounce.view = memoryview(raw)[skip:skip + _BOUNCE_BYTES]
+    return view
+
+
+def _read_bounced(fd: int, view: memoryview, start: int, stop: int, at: int) -> int:
+    """Bytes ``[start, stop)`` of ``fd`` into ``view[at:]`` through the bounce buffer, each
+    part read to the same place in a page as in the file (so the kernel copy is fast), then
+    copied on (a user-space copy is not slowed so); returns the bytes read."""
+    bounce = _bounce_view()
+    got = 0
+    while start < stop:
+        skew = start % PAGE_SIZE
+        n = os.preadv(fd, [bounce[skew:skew + min(stop - start, _BOUNCE_BYTES - skew)]], start)
+        if n <= 0:
+            break
+        view[at:at + n] = bounce[skew:skew + n]
+        got += n
+        start += n
+        at += n
     return got

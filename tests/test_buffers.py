@@ -1,0 +1,118 @@
+"""Page-aligned buffers (zarr3c._buffers) and LocalStore's reads at a slow distance.
+
+The kernel copy from the page cache is slow when the destination lies 1 to 31 bytes past
+the source modulo the page; buffers that chunks are read into start on a page boundary, and
+LocalStore reads a long range at such a distance through a page-aligned bounce buffer.
+These tests guard what those paths return (oracle: the bytes written, numpy's ``empty``)
+and that the bounce path is taken exactly where it should be; never their speed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarr3c
+from zarr3c._buffers import PAGE_SIZE, bad_offset, empty_aligned, empty_array
+from zarr3c.stores import LocalStore
+from zarr3c.stores import local as local_module
+
+
+def _address(buf: np.ndarray) -> int:
+    return int(buf.ctypes.data)
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 100, PAGE_SIZE - 1, PAGE_SIZE, 3 * PAGE_SIZE + 5,
+                                    5 << 20])
+def test_empty_aligned_starts_on_a_page(nbytes: int) -> None:
+    buf = empty_aligned(nbytes)
+    assert buf.dtype == np.uint8 and buf.shape == (nbytes,) and buf.flags.writeable
+    assert buf.flags.c_contiguous
+    if nbytes >= PAGE_SIZE:
+        assert _address(buf) % PAGE_SIZE == 0
+    buf[...] = 7  # all of it is usable
+    assert (buf == 7).all()
+
+
+@pytest.mark.parametrize(("shape", "dtype"), [
+    ((512, 512), "uint16"), ((3, 5), "float64"), (10_000, "int32"), ((0, 4096), "uint8"),
+    ((2048,), "complex128"), ((64, 64), [("a", "<i4"), ("b", "<f8")]), ((5000,), "O"),
+    ((4096,), "S3"), ((4096,), "U2"),
+])
+def test_empty_array_is_np_empty_on_a_page(shape, dtype) -> None:
+    got = empty_array(shape, np.dtype(dtype))
+    want = np.empty(shape, dtype=dtype)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert got.flags.c_contiguous and got.flags.writeable
+    if got.nbytes >= PAGE_SIZE and not got.dtype.hasobject:
+        assert _address(got) % PAGE_SIZE == 0
+
+
+def test_bad_offset_is_a_short_distance_past_the_source() -> None:
+    assert [d for d in range(-64, 64) if bad_offset(10 * PAGE_SIZE + d, 0)] == list(range(1, 32))
+    assert bad_offset(PAGE_SIZE + 116, 100) and not bad_offset(PAGE_SIZE + 100, 100)
+    assert not bad_offset(99, 100)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(size=st.integers(0, 700_000), start=st.integers(0, 700_000),
+       length=st.integers(0, 600_000), distance=st.sampled_from([0, 1, 16, 31, 32, 4000]),
+       bounce=st.sampled_from([PAGE_SIZE * 2, 1 << 18]))
+def test_reads_at_any_distance_give_the_stored_bytes(tmp_path_factory, monkeypatch, size,
+                                                       start, length, distance, bounce):
+    """``_read_ranges_into`` at slow distances (bounced, in parts when the range is longer
+    than the bounce buffer) and fast ones copies exactly the stored bytes, and no more
+    than the file holds."""
+    monkeypatch.setattr(local_module, "_BOUNCE_BYTES", bounce)
+    monkeypatch.setattr(local_module._bounce, "view", None, raising=False)
+    store = LocalStore(tmp_path_factory.mktemp("bounce"))
+    value = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
+    store.set("k", value)
+    out = empty_aligned(length + 2 * PAGE_SIZE)
+    out[...] = 0xEE
+    # ``at`` puts the destination ``distance`` bytes past the source, modulo the page
+    at = (start + distance) % PAGE_SIZE
+    (got,) = store._read_ranges_into([("k", [(start, start + length, at)])], out)
+    want = value[start:start + length]
+    assert got == len(want)
+    assert out[at:at + got].tobytes() == want
+    assert (out[:at] == 0xEE).all() and (out[at + got:] == 0xEE).all()
+
+
+def test_the_bounce_is_taken_for_long_ranges_at_a_slow_distance(tmp_path, monkeypatch):
+    bounced: list[tuple[int, int]] = []
+    real = local_module._read_bounced
+
+    def spy(fd, view, start, stop, at):
+        bounced.append((start, stop))
+        return real(fd, view, start, stop, at)
+
+    monkeypatch.setattr(local_module, "_read_bounced", spy)
+    store = LocalStore(tmp_path)
+    value = bytes(range(256)) * 1024
+    store.set("k", value)
+    long_ = local_module._BOUNCE_MIN_BYTES
+    at1, at2, at3 = 16, 100 + 8 * PAGE_SIZE, 25 + 16 * PAGE_SIZE
+    requests = [("k", [(0, long_, at1),              # distance 16, long: bounced
+                       (100, 100 + long_, at2),       # distance 0: read directly
+                       (5, 5 + long_ - 1, at3)])]     # distance 20 but short: directly
+    out = empty_aligned(at3 + long_)
+    assert store._read_ranges_into(requests, out) == [3 * long_ - 1]
+    assert bounced == [(0, long_)]
+    assert out[at1:at1 + long_].tobytes() == value[:long_]
+    assert out[at2:at2 + long_].tobytes() == value[100:100 + long_]
+    assert out[at3:at3 + long_ - 1].tobytes() == value[5:5 + long_ - 1]
+
+
+def test_arrays_read_back_on_page_aligned_outputs(tmp_path) -> None:
+    """Whole reads of raw chunks land in page-aligned outputs (read straight into them)."""
+    a = zarr3c.create_array(LocalStore(tmp_path), shape=(8, 256, 256), dtype="uint16",
+                            chunks=(2, 256, 256), compressors=None)
+    data = np.arange(a.size, dtype="uint16").reshape(a.shape)
+    a[...] = data
+    got = a[...]
+    np.testing.assert_array_equal(got, data)
+    assert got.ctypes.data % PAGE_SIZE == 0
