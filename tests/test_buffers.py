@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
-from zarr3c._buffers import PAGE_SIZE, bad_offset, empty_aligned, empty_array
+from zarr3c._buffers import _ALIGN_MIN_BYTES, PAGE_SIZE, bad_offset, empty_aligned, empty_array
 from zarr3c.stores import LocalStore
 from zarr3c.stores import local as local_module
 
@@ -24,13 +24,13 @@ def _address(buf: np.ndarray) -> int:
     return int(buf.ctypes.data)
 
 
-@pytest.mark.parametrize("nbytes", [0, 1, 100, PAGE_SIZE - 1, PAGE_SIZE, 3 * PAGE_SIZE + 5,
-                                    5 << 20])
+@pytest.mark.parametrize("nbytes", [0, 1, 100, PAGE_SIZE, _ALIGN_MIN_BYTES - 1,
+                                    _ALIGN_MIN_BYTES, 3 * _ALIGN_MIN_BYTES + 5, 5 << 20])
 def test_empty_aligned_starts_on_a_page(nbytes: int) -> None:
     buf = empty_aligned(nbytes)
     assert buf.dtype == np.uint8 and buf.shape == (nbytes,) and buf.flags.writeable
     assert buf.flags.c_contiguous
-    if nbytes >= PAGE_SIZE:
+    if nbytes >= _ALIGN_MIN_BYTES:
         assert _address(buf) % PAGE_SIZE == 0
     buf[...] = 7  # all of it is usable
     assert (buf == 7).all()
@@ -46,7 +46,7 @@ def test_empty_array_is_np_empty_on_a_page(shape, dtype) -> None:
     want = np.empty(shape, dtype=dtype)
     assert got.shape == want.shape and got.dtype == want.dtype
     assert got.flags.c_contiguous and got.flags.writeable
-    if got.nbytes >= PAGE_SIZE and not got.dtype.hasobject:
+    if got.nbytes >= _ALIGN_MIN_BYTES and not got.dtype.hasobject:
         assert _address(got) % PAGE_SIZE == 0
 
 

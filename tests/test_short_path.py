@@ -95,3 +95,39 @@ def test_a_bad_chunk_is_an_error_naming_its_key(codecs: str) -> None:
     for call in (lambda: a[1, 1:3, 0:2], lambda: a.get_many([(1, 1, 1)])):
         with pytest.raises(ChunkDecodeError, match="c/0/0/0"):
             call()
+
+
+@pytest.mark.parametrize("codecs", ["raw", "zstd", "transpose"])
+def test_a_box_inside_one_chunk_takes_the_one_chunk_path(monkeypatch, codecs: str) -> None:
+    """Boxes inside one chunk of an unsharded array are read by ``_read_chunk_box`` (never
+    planned by ``_read_boxes``); boxes over several chunks are not."""
+    a, data = _array(codecs, "int16", "C")
+    planned: list[int] = []
+    real = zarr3c.Array._read_boxes
+
+    def spy(self, boxes):
+        planned.append(len(boxes))
+        return real(self, boxes)
+
+    monkeypatch.setattr(zarr3c.Array, "_read_boxes", spy)
+    for key in [(1, slice(0, 3), slice(3, 6)), (slice(0, 4), slice(0, 5), slice(0, 3)),
+                (slice(12, 13), slice(5, 9), 9), (5, 6, 1), (slice(4, 8), slice(5, 9), 0)]:
+        np.testing.assert_array_equal(a[key], data[key])
+    assert planned == []
+    np.testing.assert_array_equal(a[2:6, 0:3, 0:2], data[2:6, 0:3, 0:2])  # two chunks
+    assert planned == [1]
+
+
+@pytest.mark.parametrize("change", [lambda b: b[:-1], lambda b: b + b"\0"],
+                         ids=["truncated", "too-long"])
+@pytest.mark.parametrize("key", [(slice(0, 4), slice(0, 5), slice(0, 3)),  # all of it
+                                 (1, slice(1, 3), slice(0, 2)),              # a byte range
+                                 (slice(0, 4), slice(0, 5), slice(0, 2))])   # most: whole
+def test_a_raw_chunk_of_the_wrong_size_is_named_by_the_one_chunk_path(tmp_path, change,
+                                                                        key) -> None:
+    a = zarr3c.create_array(zarr3c.LocalStore(tmp_path), shape=SHAPE, dtype="int16",
+                            chunks=CHUNKS, compressors=None)
+    a[...] = 1
+    a.store.set("c/0/0/0", change(bytes(a.store.get("c/0/0/0"))))
+    with pytest.raises(ChunkDecodeError, match="c/0/0/0"):
+        a[key]

@@ -353,10 +353,10 @@ class Array(Node):
         if self._box_grid is not None:
             box = basic_box(selection, self._box_grid[0])
             if box is not None:
-                if self._inner_box is not None:
-                    done = self._read_shard_box(box)
-                    if done is not None:
-                        return done
+                done = (self._read_chunk_box(box) if self._inner_box is None
+                        else self._read_shard_box(box))
+                if done is not None:
+                    return done
                 return self._read_boxes([box])[0]
         sel = parse_basic_selection(selection, self.shape)
         return self._basic_result(selection, sel, self._read(sel))
@@ -603,20 +603,26 @@ class Array(Node):
 
     def _read_raw_chunk_into(self, pieces: _Pieces, n: int, nbytes: int) -> None:
         """Read raw chunk ``n`` of ``pieces`` (``nbytes`` bytes, one piece: all of it, C
-        ordered in the output) straight into the output; then probe the byte after its end,
-        so that a stored chunk of the wrong size is an error naming its key."""
+        ordered in the output) straight into the output."""
         coords, p = pieces.chunks[n], pieces.bounds[n]
-        key = self.chunk_key(coords)
-        (got,) = self._store._read_ranges_into(
-            [(key, [(0, nbytes, int(pieces.dst_offsets[p]))])], pieces.dst)
-        if got is None:
+        if not self._read_raw_whole(coords, pieces.dst, int(pieces.dst_offsets[p]), nbytes):
             fill_pieces(pieces.dst, pieces.dst_offsets[p:p + 1], pieces.dst_strides[p:p + 1],
                         pieces.counts[p:p + 1], self._fill_bytes)
-            return
+
+    def _read_raw_whole(self, coords: tuple[int, ...], dst: np.ndarray, at: int, nbytes: int
+                        ) -> bool:
+        """Read the chunk at ``coords``, stored as raw elements (``nbytes`` bytes), straight
+        into ``dst[at:at + nbytes]``; then probe the byte after its end, so that a stored
+        chunk of the wrong size is an error naming its key.  False if it is not stored."""
+        key = self.chunk_key(coords)
+        (got,) = self._store._read_ranges_into([(key, [(0, nbytes, at)])], dst)
+        if got is None:
+            return False
         past = np.empty(1, dtype=np.uint8)
         if got != nbytes or self._store._read_ranges_into(
                 [(key, [(nbytes, nbytes + 1, 0)])], past)[0] != 0:
             raise self._raw_size_error(key, coords, nbytes)
+        return True
 
     def _fetch_raw(self, requests: Sequence[tuple[tuple[int, ...], list[tuple[int, int, int]],
                                                   int, int]], buf: np.ndarray) -> list[bool]:
@@ -760,6 +766,52 @@ class Array(Node):
 
         map_unordered(read_shard, shards)
         return plan.results(boxes, self._in_order)
+
+    def _read_chunk_box(self, box: tuple[Any, ...]) -> Any:
+        """The shortest path, for an unsharded regular grid: one step-1 box inside one
+        chunk (what most small reads and chunk-by-chunk reads are).  A raw chunk is read
+        straight into the output when the box is all of it, else by the box's byte span
+        (with the size probe) into a staging buffer when that is at most half the chunk;
+        other chunks are read whole and decoded (straight into the output where they can)
+        and copied out with one kernel call.  None when the box spans chunks:
+        :meth:`_read_boxes` reads it then (and is tested to agree)."""
+        start, stop, shape, scalar = box
+        sizes = self._box_grid[1]  # type: ignore[index]
+        coords = tuple(b // n for b, n in zip(start, sizes, strict=True))
+        if any((e - 1) // n != k for e, n, k in zip(stop, sizes, coords, strict=True)):
+            return None
+        itemsize = self._itemsize
+        counts = [e - b for b, e in zip(start, stop, strict=True)]
+        out = empty_array(counts, self.dtype)
+        dst = out.reshape(-1).view(np.uint8)
+        whole = counts == list(sizes)
+        chunk_box = self._box_chunk
+        strides = chunk_box.strides.tolist()
+        first = [b - k * n for b, k, n in zip(start, coords, sizes, strict=True)]
+        # The box's bytes in the chunk: [offset, end)
+        offset = sum(f * st for f, st in zip(first, strides, strict=True))
+        end = itemsize + sum((f + c - 1) * st
+                             for f, c, st in zip(first, counts, strides, strict=True))
+        nbytes = chunk_box.nbytes
+        raw = self._pipeline.stores_raw_elements
+        src: np.ndarray | None
+        if raw and whole:
+            src = dst if self._read_raw_whole(coords, dst, 0, nbytes) else None
+        elif raw and 2 * (end - offset) <= nbytes:  # (else the whole chunk, as _read_raw_pieces)
+            staging = np.empty(end - offset + 2, dtype=np.uint8)
+            found = self._fetch_raw([(coords, [(offset, end, 0)], end - offset, nbytes)],
+                                    staging)
+            src, offset = (staging if found[0] else None), 0
+        else:
+            chunk = self._read_chunk(coords, into=dst if whole else None)
+            src = None if chunk is None else chunk.reshape(-1).view(np.uint8)
+        out_strides = int64_array(c_strides(counts, itemsize))
+        if src is None:
+            fill_strided(dst, 0, out_strides, int64_array(counts), self._fill_bytes)
+        elif src is not dst:
+            copy_strided(src, offset, chunk_box.strides, dst, 0, out_strides,
+                         int64_array(counts), itemsize)
+        return out.reshape(shape)[()] if scalar else self._in_order(out.reshape(shape))
 
     def _read_shard_box(self, box: tuple[Any, ...]) -> Any:
         """The shortest path, for a sharded array: one step-1 box inside one shard (what

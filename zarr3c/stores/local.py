@@ -960,10 +960,11 @@ def _read_into_item(
     opened = _open_for_read(key, path)
     if opened is None:
         return None
-    fd = opened[0]
+    fd, size = opened
     got = 0
     try:
         for start, stop, at in ranges:
+            stop = min(stop, size)  # (no read past the end: it would only return nothing)
             if (address is not None and stop - start >= _BOUNCE_MIN_BYTES
                     and bad_offset(address + at, start)):
                 got += _read_bounced(fd, view, start, stop, at)
