@@ -165,3 +165,89 @@ def test_a_whole_sharded_write_holds_about_one_shard_per_worker(tmp_path, thread
         stored = max(p.stat().st_size for p in (tmp_path / "c").rglob("*") if p.is_file())
         assert stored < shard_nbytes / 2
         assert peak <= threads * stored * 1.1 + (1 << 20), (peak, stored)
+
+
+def test_a_part_arena_hands_out_disjoint_memory_reused_after_reset(monkeypatch) -> None:
+    from zarr3c.codecs import sharding_indexed
+    from zarr3c.codecs.sharding_indexed import PartArena
+
+    monkeypatch.setattr(sharding_indexed, "_ARENA_BLOCK_BYTES", 100)
+    arena = PartArena()
+    sizes = [30, 50, 40, 0, 250, 10, 100]
+    parts = [arena.put(np.full(n, i, dtype=np.uint8)) for i, n in enumerate(sizes)]
+    for i, (n, part) in enumerate(zip(sizes, parts, strict=True)):
+        assert part.nbytes == n and (part == i).all()  # nothing overwrote another
+    addresses = sorted(p.ctypes.data for p in parts if p.nbytes)
+    arena.reset()
+    again = [arena.put(np.full(n, 9, dtype=np.uint8)) for n in sizes]
+    assert sorted(p.ctypes.data for p in again if p.nbytes) == addresses  # the same memory
+    assert arena.take(1000).nbytes == 1000  # larger than a block: a block of its own
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("compressors", [None, [{"name": "zstd", "configuration": {"level": 0}}],
+                                         [{"name": "gzip", "configuration": {"level": 1}}]])
+def test_shards_written_through_the_arena_match_those_written_without(tmp_path, monkeypatch,
+                                                                     threads, compressors):
+    """Parts kept in the writing thread's arena, reused from shard to shard, give the same
+    stored shards as fresh memory (with fill-only inner chunks and edge shards)."""
+    from zarr3c.codecs import sharding_indexed
+
+    monkeypatch.setattr(sharding_indexed, "_ARENA_BLOCK_BYTES", 512)  # many blocks, reused
+    data = np.arange(40 * 36 * 20, dtype=np.int32).reshape(40, 36, 20) % 1000
+    data[8:16] = 0  # fill-only inner chunks
+    stored = {}
+    real = sharding_indexed.ShardingCodec.encode_region
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        for arena in (True, False):
+            if not arena:
+                monkeypatch.setattr(sharding_indexed.ShardingCodec, "encode_region",
+                                    lambda self, *a, arena=None: real(self, *a))
+            root = tmp_path / str(arena)
+            a = zarr3c.create_array(zarr3c.LocalStore(root), shape=data.shape, dtype="int32",
+                                    chunks=(8, 6, 5), shards=(16, 12, 20),
+                                    compressors=compressors, fill_value=0)
+            a[...] = data
+            np.testing.assert_array_equal(a[...], data)
+            stored[arena] = {p.relative_to(root).as_posix(): p.read_bytes()
+                             for p in root.rglob("*") if p.is_file()}
+    finally:
+        set_num_threads(old)
+    assert stored[True] == stored[False]
+    assert len(stored[True]) == 1 + 3 * 3  # zarr.json and 9 shards
+
+
+def test_a_whole_sharded_write_reuses_each_threads_arena(tmp_path, monkeypatch) -> None:
+    """Shard after shard, a thread's parts go to the same arena blocks: the blocks
+    allocated over a whole write are about one shard's encodings per thread, not every
+    shard's."""
+    from zarr3c.codecs import sharding_indexed
+
+    allocated: list[int] = []
+    real_take = sharding_indexed.PartArena.take
+
+    def take(self, nbytes):
+        before = len(self._blocks)
+        view = real_take(self, nbytes)
+        allocated.extend(b.nbytes for b in self._blocks[before:])
+        return view
+
+    monkeypatch.setattr(sharding_indexed.PartArena, "take", take)
+    monkeypatch.setattr(sharding_indexed, "_ARENA_BLOCK_BYTES", 1 << 14)
+    data = np.random.default_rng(0).integers(0, 200, (64, 64, 64), dtype=np.uint16)
+    old = get_num_threads()
+    set_num_threads(2)
+    try:
+        a = zarr3c.create_array(zarr3c.LocalStore(tmp_path), shape=data.shape, dtype="uint16",
+                                chunks=(16, 16, 16), shards=(32, 32, 32),
+                                compressors=[{"name": "zstd", "configuration": {"level": 0}}])
+        a[...] = data
+    finally:
+        set_num_threads(old)
+    np.testing.assert_array_equal(a[...], data)
+    largest = max(p.stat().st_size for p in (tmp_path / "c").rglob("*") if p.is_file())
+    # 8 shards over 2 threads: about one shard's encodings per thread (with the blocks'
+    # unused tails), not four
+    assert 0 < sum(allocated) <= 2 * 1.5 * largest, (sum(allocated), largest)

@@ -43,6 +43,7 @@ from zarr3c.codecs.pipeline import (
 from zarr3c.codecs.sharding_indexed import (
     MISSING,
     GetRanges,
+    PartArena,
     ShardingCodec,
     pack_runs,
     partial_read_codec,
@@ -1288,7 +1289,8 @@ class Array(Node):
         with chunk_lock(self._store, key):
             if self._sharding is not None:
                 parts, stored = self._sharding.encode_region(
-                    src, src_offset, src_strides, task.counts, chunk_shape)
+                    src, src_offset, src_strides, task.counts, chunk_shape,
+                    arena=scratch.arena())
                 if stored == 0 and not self._write_empty_chunks:
                     self._store.erase(key)
                 else:
@@ -1639,6 +1641,14 @@ class _Scratch:
 
     def __init__(self) -> None:
         self._local = threading.local()
+
+    def arena(self) -> PartArena:
+        """This thread's memory for the parts of the shards it writes (a shard's parts are
+        written before the thread encodes its next shard)."""
+        arena = getattr(self._local, "arena", None)
+        if arena is None:
+            arena = self._local.arena = PartArena()
+        return arena
 
     def chunk(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         """A C-contiguous array of ``shape`` over this thread's buffer (contents undefined)."""

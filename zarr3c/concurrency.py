@@ -27,7 +27,10 @@ from zarr3c.errors import InvalidArgumentError
 T = TypeVar("T")
 R = TypeVar("R")
 
-__all__ = ["chunk_lock", "get_num_threads", "map_unordered", "set_num_threads", "store_lock_id"]
+__all__ = [
+    "chunk_lock", "get_num_threads", "in_worker", "map_unordered", "set_num_threads",
+    "store_lock_id",
+]
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -100,6 +103,12 @@ if hasattr(os, "register_at_fork"):
 _in_worker = threading.local()
 
 
+def in_worker() -> bool:
+    """Whether this thread is running items of :func:`map_unordered` (where a nested
+    fan-out runs inline, in this thread)."""
+    return getattr(_in_worker, "active", False)
+
+
 def _run_in_worker(fn: Callable[[T], R], item: T) -> R:
     _in_worker.active = True
     try:
@@ -128,7 +137,7 @@ def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     threads = get_num_threads()
     # Up to one item per thread first: fewer items than threads need fewer pool tasks.
     head = [] if threads == 1 else list(itertools.islice(source, threads))
-    if len(head) <= 1 or getattr(_in_worker, "active", False):
+    if len(head) <= 1 or in_worker():
         return [fn(item) for item in itertools.chain(head, source)]
     numbered = enumerate(itertools.chain(head, source))
     results: list[Any] = []

@@ -79,7 +79,7 @@ from zarr3c.codecs.pipeline import (
     codec_chain,
     parse_codecs,
 )
-from zarr3c.concurrency import get_num_threads, map_unordered
+from zarr3c.concurrency import get_num_threads, in_worker, map_unordered
 from zarr3c.errors import (
     ChecksumError,
     ChunkDecodeError,
@@ -97,6 +97,7 @@ __all__ = [
     "GetRanges",
     "IndexLocation",
     "ShardIndex",
+    "PartArena",
     "ShardingCodec",
     "partial_read_codec",
     "sharding_codec_dict",
@@ -138,6 +139,8 @@ _PARALLEL_MIN_BYTES = 1 << 20
 # Fewest bytes a worker fetches at once when the workers of a shard read fetch their own
 # batches (smaller requests cost more round trips than they save in memory).
 _MIN_WORKER_BATCH = 1 << 16
+# The size of a PartArena's blocks (a part larger than this gets a block of its own).
+_ARENA_BLOCK_BYTES = 1 << 20
 
 Coords: TypeAlias = tuple[int, ...]
 
@@ -238,6 +241,47 @@ def _parse_chunk_shape(value: Any, *, path: str) -> tuple[int, ...]:
     return tuple(
         parse_int_field(v, path=f"{field_path}[{i}]", minimum=1) for i, v in enumerate(value)
     )
+
+
+class PartArena:
+    """One thread's memory for the shards it encodes during one write: the encoded inner
+    chunks (or a raw shard's one buffer) are kept here until the shard is written, in
+    blocks reused from shard to shard.
+
+    Fresh memory for every shard costs a page fault per 4 KiB: the heap grows by a shard's
+    encodings and is trimmed again once they are written (measured: 20,000 faults and
+    ~0.7 s of system time in a 512^3 sharded zstd write on 2 threads).  Blocks are never
+    moved or grown, so the parts handed out stay valid until :meth:`reset`.
+    """
+
+    __slots__ = ("_at", "_block", "_blocks")
+
+    def __init__(self) -> None:
+        self._blocks: list[np.ndarray] = []
+        self._block = 0
+        self._at = 0
+
+    def reset(self) -> None:
+        """Start a new shard: the memory of the parts handed out so far is reused."""
+        self._block = self._at = 0
+
+    def take(self, nbytes: int) -> np.ndarray:
+        """``nbytes`` of uninitialised ``uint8`` memory, valid until :meth:`reset`."""
+        while True:
+            if self._block == len(self._blocks):
+                self._blocks.append(np.empty(max(_ARENA_BLOCK_BYTES, nbytes), dtype=np.uint8))
+            block = self._blocks[self._block]
+            if self._at + nbytes <= block.nbytes:
+                break
+            self._block, self._at = self._block + 1, 0  # (a block too small is skipped)
+        self._at += nbytes
+        return block[self._at - nbytes:self._at]
+
+    def put(self, data: np.ndarray) -> np.ndarray:
+        """A copy of ``data`` (``uint8``) in the arena, valid until :meth:`reset`."""
+        view = self.take(data.nbytes)
+        view[...] = data
+        return view
 
 
 @dataclass(frozen=True)
@@ -505,7 +549,7 @@ class ShardingCodec(ArrayBytesCodec):
         itemsize = chunk.dtype.itemsize
         parts, _ = self._encode_strided(
             self._inner_pipeline(spec), as_byte_array(chunk), 0,
-            c_strides(spec.shape, itemsize), tuple(spec.shape), tuple(spec.shape),
+            c_strides(spec.shape, itemsize), tuple(spec.shape), tuple(spec.shape), None,
         )
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -516,6 +560,7 @@ class ShardingCodec(ArrayBytesCodec):
         src_strides: Sequence[int] | np.ndarray,
         counts: Sequence[int],
         shard_shape: Sequence[int],
+        arena: PartArena | None = None,
     ) -> tuple[list[np.ndarray], int]:
         """Encode a shard straight from a strided region of a caller's buffer.
 
@@ -530,6 +575,11 @@ class ShardingCodec(ArrayBytesCodec):
         another).  So a whole write holds the shard's encoded pieces once, never a decoded
         copy or an assembled copy of them.  Needs the evolved codec (see the class notes).
 
+        With ``arena`` (the calling thread's, see :class:`PartArena`), the parts are kept in
+        it, reset first: they are valid until the caller's next shard in that arena.  Inner
+        chunks encoded on other threads (a shard encoded by the pool, when the caller is not
+        a pool worker) are not put in the arena.
+
         Returns
         -------
         (list of numpy.ndarray, int)
@@ -543,9 +593,11 @@ class ShardingCodec(ArrayBytesCodec):
         ValueError
             From the copy kernel, if the region does not lie inside ``src``.
         """
+        if arena is not None:
+            arena.reset()
         return self._encode_strided(self._evolved_pipeline(), src, int(src_offset),
                                     [int(s) for s in src_strides],
-                                    tuple(int(n) for n in counts), tuple(shard_shape))
+                                    tuple(int(n) for n in counts), tuple(shard_shape), arena)
 
     def _encode_strided(
         self,
@@ -555,6 +607,7 @@ class ShardingCodec(ArrayBytesCodec):
         src_strides: Sequence[int],
         counts: tuple[int, ...],
         shard_shape: tuple[int, ...],
+        arena: PartArena | None,
     ) -> tuple[list[np.ndarray], int]:
         """See :meth:`encode_region`."""
         cps = self._chunks_per_shard(shard_shape)
@@ -594,7 +647,8 @@ class ShardingCodec(ArrayBytesCodec):
         if inner.stores_raw_elements:
             # The encoding is the elements: each inner chunk is copied into its own slot of
             # the shard, then the slots of fill-only chunks are squeezed out.
-            out = np.empty(base + len(todo) * inner_nbytes + index_n, dtype=np.uint8)
+            total = base + len(todo) * inner_nbytes + index_n
+            out = np.empty(total, dtype=np.uint8) if arena is None else arena.take(total)
 
             def place(j: int) -> bool:
                 return load(out, base + j * inner_nbytes, todo[j])
@@ -616,7 +670,7 @@ class ShardingCodec(ArrayBytesCodec):
                 return [out[:pos]], count
             out[pos:pos + index_n] = index_bytes
             return [out[:pos + index_n]], count
-        encoded = self._encode_pieces(inner, todo, load, inner_nbytes, nbytes)
+        encoded = self._encode_pieces(inner, todo, load, inner_nbytes, nbytes, arena)
         stored = {item[0]: piece for item, piece in zip(todo, encoded, strict=True)
                   if piece is not None}
         return self._shard_parts(stored, shard_shape), len(stored)
@@ -638,15 +692,21 @@ class ShardingCodec(ArrayBytesCodec):
         load: Callable[[np.ndarray, int, Any], bool],
         inner_nbytes: int,
         nbytes: int,
+        arena: PartArena | None = None,
     ) -> list[np.ndarray | None]:
         """Encode inner chunks through a per-worker scratch buffer: each one's encoding (None
-        for a fill-only one), in the order of ``todo``.
+        for a fill-only one), in the order of ``todo``; kept in ``arena`` (the calling
+        thread's) when the calling thread encodes them all.
 
         Workers take inner chunks in C order from a shared counter, so a shard of many small
         inner chunks costs one task hand-off per worker, not one per chunk.
         """
         pieces: list[np.ndarray | None] = [None] * len(todo)
         counter = itertools.count()
+        threads = get_num_threads()
+        workers = 1 if len(todo) <= 1 or nbytes < _PARALLEL_MIN_BYTES else threads
+        if workers > 1 and not in_worker():
+            arena = None  # (the pool's threads would share the caller's arena)
 
         def work(_: int) -> None:
             scratch = np.empty(inner_nbytes, dtype=np.uint8)
@@ -656,11 +716,13 @@ class ShardingCodec(ArrayBytesCodec):
                 if load(scratch, 0, todo[j]):
                     # copied: the encoding may alias the scratch buffer (a bytes-only chain)
                     encoded = as_byte_array(inner.encode(chunk))
-                    pieces[j] = encoded.copy() if np.may_share_memory(encoded, scratch) \
-                        else encoded
+                    if arena is not None:
+                        pieces[j] = arena.put(encoded)
+                    elif np.may_share_memory(encoded, scratch):
+                        pieces[j] = encoded.copy()
+                    else:
+                        pieces[j] = encoded
 
-        threads = get_num_threads()
-        workers = 1 if len(todo) <= 1 or nbytes < _PARALLEL_MIN_BYTES else threads
         map_unordered(work, range(workers))
         return pieces
 
