@@ -9,6 +9,8 @@ and that the bounce path is taken exactly where it should be; never their speed.
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -116,3 +118,30 @@ def test_arrays_read_back_on_page_aligned_outputs(tmp_path) -> None:
     got = a[...]
     np.testing.assert_array_equal(got, data)
     assert got.ctypes.data % PAGE_SIZE == 0
+
+
+def test_bounced_parts_land_half_a_page_from_both_ends(tmp_path, monkeypatch) -> None:
+    """Each bounced part is read half a page past its place in the file, so neither the
+    kernel's copy nor the copy on to the destination is at a slow distance."""
+    store = LocalStore(tmp_path)
+    value = bytes(range(256)) * 4096
+    store.set("k", value)
+    seen: list[tuple[int, int]] = []
+    real = local_module.os.preadv
+
+    def spy(fd, buffers, offset):
+        (buf,) = buffers
+        seen.append((ctypes.addressof(ctypes.c_char.from_buffer(buf)), offset))
+        return real(fd, buffers, offset)
+
+    monkeypatch.setattr(local_module.os, "preadv", spy)
+    out = empty_aligned(len(value) + PAGE_SIZE)
+    start, stop, at = 100, 100 + 3 * local_module._BOUNCE_BYTES + 5, 116
+    (got,) = store._read_ranges_into([("k", [(start, stop, at)])], out)
+    assert got == stop - start and out[at:at + got].tobytes() == value[start:stop]
+    assert len(seen) >= 4
+    dst = out.ctypes.data + at
+    for address, offset in seen:
+        assert not bad_offset(address, offset)
+        assert (address - offset) % PAGE_SIZE == PAGE_SIZE // 2
+        assert not bad_offset(dst + (offset - start), address)  # the copy on: bounce -> dst

@@ -995,13 +995,15 @@ def _bounce_view() -> memoryview:
 
 
 def _read_bounced(fd: int, view: memoryview, start: int, stop: int, at: int) -> int:
-    """Bytes ``[start, stop)`` of ``fd`` into ``view[at:]`` through the bounce buffer, each
-    part read to the same place in a page as in the file (so the kernel copy is fast), then
-    copied on (a user-space copy is not slowed so); returns the bytes read."""
+    """Bytes ``[start, stop)`` of ``fd`` into ``view[at:]`` through the bounce buffer;
+    returns the bytes read.  A user-space copy at such a distance is as slow as the kernel's
+    (glibc's ``memcpy`` uses the same ``rep movsb``), so each part goes to half a page past
+    its place in the file: both copies are then half a page from their source, which is
+    fast, and two fast copies beat one slow one several times over."""
     bounce = _bounce_view()
     got = 0
     while start < stop:
-        skew = start % PAGE_SIZE
+        skew = (start + PAGE_SIZE // 2) % PAGE_SIZE
         n = os.preadv(fd, [bounce[skew:skew + min(stop - start, _BOUNCE_BYTES - skew)]], start)
         if n <= 0:
             break
