@@ -145,3 +145,59 @@ def test_bounced_parts_land_half_a_page_from_both_ends(tmp_path, monkeypatch) ->
         assert not bad_offset(address, offset)
         assert (address - offset) % PAGE_SIZE == PAGE_SIZE // 2
         assert not bad_offset(dst + (offset - start), address)  # the copy on: bounce -> dst
+
+
+def test_thread_scratch_is_reused_per_thread_and_large_requests_are_fresh() -> None:
+    import threading
+
+    from zarr3c import _buffers
+
+    a = _buffers.thread_scratch(5000)
+    b = _buffers.thread_scratch(3000)
+    assert a.nbytes == 5000 and b.nbytes == 3000 and a.dtype == np.uint8
+    assert b.ctypes.data == a.ctypes.data  # the same memory, handed out again
+    other: list[int] = []
+    t = threading.Thread(target=lambda: other.append(_buffers.thread_scratch(5000).ctypes.data))
+    t.start()
+    t.join()
+    assert other[0] != a.ctypes.data  # another thread's own
+    big = _buffers.thread_scratch(_buffers._SCRATCH_KEEP_BYTES + 1)
+    assert big.nbytes == _buffers._SCRATCH_KEEP_BYTES + 1
+    assert _buffers.thread_scratch(10).ctypes.data == a.ctypes.data  # not kept
+
+
+@pytest.mark.parametrize("compressor", ["zstd", "blosc"])
+def test_chunks_decoded_into_thread_scratch_read_as_numpy(tmp_path, compressor) -> None:
+    """Chunks decoded only to be copied out (small boxes, points, partial whole reads) go
+    through the thread's scratch memory; one after another they never leak into each
+    other's results."""
+    from zarr3c import _buffers
+
+    a = zarr3c.create_array(LocalStore(tmp_path), shape=(40, 30), dtype="int32",
+                            chunks=(10, 10), compressors=[{"name": compressor}], fill_value=-1)
+    data = np.arange(1200, dtype="int32").reshape(40, 30)
+    a[...] = data
+    a[10:20, 10:20] = -1  # a missing chunk
+    data[10:20, 10:20] = -1
+    calls: list[int] = []
+    real = _buffers.thread_scratch
+
+    def spy(nbytes):
+        calls.append(nbytes)
+        return real(nbytes)
+
+    import zarr3c.array as array_module
+    old = array_module.thread_scratch
+    array_module.thread_scratch = spy
+    try:
+        results = [a[i:i + 3, j:j + 2] for i in range(0, 38, 7) for j in range(0, 28, 9)]
+        points = a.vindex[[0, 15, 39, 22], [0, 15, 29, 3]]
+        part = a[5:35, 3:27]
+    finally:
+        array_module.thread_scratch = old
+    expected = [data[i:i + 3, j:j + 2] for i in range(0, 38, 7) for j in range(0, 28, 9)]
+    for got, want in zip(results, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(points, data[[0, 15, 39, 22], [0, 15, 29, 3]])
+    np.testing.assert_array_equal(part, data[5:35, 3:27])
+    assert calls and set(calls) == {400}

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import math
 import mmap
+import threading
 from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["PAGE_SIZE", "bad_offset", "empty_aligned", "empty_array"]
+__all__ = ["PAGE_SIZE", "bad_offset", "empty_aligned", "empty_array", "thread_scratch"]
 
 PAGE_SIZE: int = mmap.PAGESIZE
 #: Below this many bytes a buffer is not worth aligning: finding its address costs about
@@ -26,6 +27,10 @@ PAGE_SIZE: int = mmap.PAGESIZE
 _ALIGN_MIN_BYTES = 1 << 16
 #: Distances (destination minus source, modulo the page) at which the kernel copy is slow.
 _SLOW_DISTANCES = range(1, 32)
+#: A thread keeps its scratch buffer (:func:`thread_scratch`) up to this size between calls;
+#: larger ones are allocated per call (numpy backs them with huge pages: few faults).
+_SCRATCH_KEEP_BYTES = 4 << 20
+_scratch = threading.local()
 
 
 def empty_aligned(nbytes: int) -> np.ndarray:
@@ -54,3 +59,22 @@ def bad_offset(address: int, file_offset: int) -> bool:
     """Whether reading from ``file_offset`` of a file to memory ``address`` hits the slow
     kernel copy (see the module notes)."""
     return (address - file_offset) % PAGE_SIZE in _SLOW_DISTANCES
+
+
+def thread_scratch(nbytes: int) -> np.ndarray:
+    """``nbytes`` of this thread's scratch memory (``uint8``, page-aligned, contents
+    undefined), valid until the thread's next call: for a chunk decoded only to be copied
+    out at once.
+
+    Fresh memory for every decoded chunk can cost a page fault per 4 KiB, depending on the
+    allocator's state (glibc serves a 512 KiB request from ``mmap`` until a freed block of
+    that size raised its threshold, or for good where ``M_MMAP_THRESHOLD`` is set): measured
+    here, random 4^3 reads of 64^3 zstd chunks took 1.9 ms each instead of 1.4 with 156
+    faults per read.  A thread keeps up to :data:`_SCRATCH_KEEP_BYTES` between calls.
+    """
+    if nbytes > _SCRATCH_KEEP_BYTES:
+        return empty_aligned(nbytes)
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _scratch.buf = empty_aligned(max(nbytes, _ALIGN_MIN_BYTES))
+    return buf[:nbytes]

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zarr3c._buffers import empty_aligned, empty_array
+from zarr3c._buffers import empty_aligned, empty_array, thread_scratch
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
@@ -462,7 +462,7 @@ class Array(Node):
                         [(task.coords, ranges, buf.nbytes - 2, nbytes)], buf)[0],
                     wrong_size=lambda: self._raw_size_error(key, task.coords, nbytes))
                 return
-            chunk = self._read_chunk(task.coords)
+            chunk = self._read_chunk(task.coords, transient=True)
             if chunk is None:
                 out[task.out] = self._metadata.fill_value_array
                 return
@@ -521,7 +521,7 @@ class Array(Node):
             if n in into:
                 at = int(pieces.dst_offsets[lo])
                 target = pieces.dst[at:at + box.nbytes]
-            chunk = self._read_chunk(pieces.chunks[n], into=target)
+            chunk = self._read_chunk(pieces.chunks[n], into=target, transient=True)
             if chunk is None:
                 fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
                             pieces.counts[lo:hi], self._fill_bytes)
@@ -804,8 +804,8 @@ class Array(Node):
                                     staging)
             src, offset = (staging if found[0] else None), 0
         else:
-            chunk = self._read_chunk(coords, into=dst if whole else None)
-            src = None if chunk is None else chunk.reshape(-1).view(np.uint8)
+            chunk = self._read_chunk(coords, into=dst if whole else None, transient=True)
+            src = chunk if chunk is None or chunk is dst else chunk.reshape(-1).view(np.uint8)
         out_strides = int64_array(c_strides(counts, itemsize))
         if src is None:
             fill_strided(dst, 0, out_strides, int64_array(counts), self._fill_bytes)
@@ -909,19 +909,28 @@ class Array(Node):
         """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
         return lambda ranges: self._store.get_partial_values([(key, r) for r in ranges])
 
-    def _read_chunk(self, coords: tuple[int, ...], into: np.ndarray | None = None
-                    ) -> np.ndarray | None:
+    def _read_chunk(self, coords: tuple[int, ...], into: np.ndarray | None = None, *,
+                    transient: bool = False) -> np.ndarray | None:
         """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored.
         With ``into`` (where the chunk's C-ordered bytes go in an output: a contiguous
         ``uint8`` run of its size), decoded straight there where the codecs can
-        (``CodecPipeline.decode_into``), and ``into`` itself is returned."""
+        (``CodecPipeline.decode_into``), and ``into`` itself is returned.  ``transient``
+        (the chunk is copied out at once, before this thread reads another): decoded into
+        this thread's scratch memory where the codecs can (``thread_scratch``: no fresh
+        memory, and its page faults, per chunk)."""
         key = self.chunk_key(coords)
         raw = self._store.get(key)
         if raw is None:
             return None
-        if into is not None and self._pipeline.decode_into(raw, into):
-            return into
-        return self._decode_chunk(raw, key, self._chunk_shape_at(coords))
+        shape = self._chunk_shape_at(coords)
+        if into is not None:
+            if self._pipeline.decode_into(raw, into):
+                return into
+        elif transient and self._pipeline.can_decode_into:
+            scratch = thread_scratch(math.prod(shape) * self._itemsize)
+            if self._pipeline.decode_into(raw, scratch):
+                return scratch.view(self.dtype).reshape(shape)
+        return self._decode_chunk(raw, key, shape)
 
     def _read(self, sel: OrthogonalSelection) -> np.ndarray:
         return self._read_many([sel])[0]
@@ -992,7 +1001,7 @@ class Array(Node):
                 return
             target = run_of_output(coords, *members[0]) if (
                 len(members) == 1 and self._pipeline.can_decode_into) else None
-            chunk = self._read_chunk(coords, into=target)
+            chunk = self._read_chunk(coords, into=target, transient=True)
             if chunk is not None and chunk is target:
                 return
             for task, i in members:
