@@ -1,10 +1,11 @@
-"""Page-aligned buffers for data read from files.
+"""Buffers that stored data is read or decoded into: page-aligned ones, and per-thread
+scratch memory.
 
 On AMD Zen cores a large copy (``rep movsb``: the kernel's copy from the page cache, and
 glibc 2.36's ``memcpy``, which numpy uses too) runs 5 to 15 times slower when the
 destination lies 1 to 31 bytes past the source modulo the 4 KiB page.  Measured here:
-512 KiB ``preadv`` calls took 40 ms per 64 files at those offsets against 7 ms at any
-other, and a 256 KiB ``memcpy`` 140 us against 9.  Large numpy arrays are ``malloc``'d by
+128 ``preadv`` calls of 508 KiB took 38-41 ms at those offsets against 6-8 ms at any
+other, and a 256 KiB ``memcpy`` 136-145 us against 7-10.  Large numpy arrays are ``malloc``'d by
 ``mmap``, 16 bytes into a page, which is exactly such an offset for a read from the start
 of a file.  Buffers that stored bytes are read into therefore start on a page boundary, and
 :func:`bad_offset` tells a store when a read would be slow anyway.
