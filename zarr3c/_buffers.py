@@ -13,14 +13,18 @@ of a file.  Buffers that stored bytes are read into therefore start on a page bo
 
 from __future__ import annotations
 
+import ctypes
 import math
 import mmap
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["PAGE_SIZE", "bad_offset", "empty_aligned", "empty_array", "thread_scratch"]
+__all__ = [
+    "PAGE_SIZE", "address_of", "bad_offset", "empty_aligned", "empty_array", "thread_scratch",
+]
 
 PAGE_SIZE: int = mmap.PAGESIZE
 #: Below this many bytes a buffer is not worth aligning: finding its address costs about
@@ -34,13 +38,18 @@ _SCRATCH_KEEP_BYTES = 4 << 20
 _scratch = threading.local()
 
 
-def empty_aligned(nbytes: int) -> np.ndarray:
+def address_of(buffer: Any) -> int:
+    """Where a writable buffer's first byte lies in memory."""
+    return ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+
+
+def empty_aligned(nbytes: int, *, always: bool = False) -> np.ndarray:
     """An uninitialised ``uint8`` array of ``nbytes``, starting on a page boundary when it
-    is long enough for that to matter (:data:`_ALIGN_MIN_BYTES`)."""
-    if nbytes < _ALIGN_MIN_BYTES:
+    is long enough for that to matter (:data:`_ALIGN_MIN_BYTES`), or ``always``."""
+    if nbytes < _ALIGN_MIN_BYTES and not always:
         return np.empty(nbytes, dtype=np.uint8)
     raw = np.empty(nbytes + PAGE_SIZE, dtype=np.uint8)
-    skip = -raw.ctypes.data % PAGE_SIZE
+    skip = -address_of(raw) % PAGE_SIZE
     return raw[skip:skip + nbytes]
 
 

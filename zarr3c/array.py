@@ -163,8 +163,9 @@ class Array(Node):
         if regular is not None:
             self._box_grid = (tuple(metadata.shape), tuple(regular))
             grid = [-(-n // c) for n, c in zip(metadata.shape, regular, strict=True)]
+            chunk_strides = c_strides(regular, self._itemsize)
             self._box_chunk = _ChunkBox(self._itemsize * math.prod(regular),
-                                        int64_array(c_strides(regular, self._itemsize)),
+                                        int64_array(chunk_strides), chunk_strides,
                                         int64_array(regular), int64_array(c_strides(grid, 1)))
             if self._sharding is not None:
                 inner = tuple(self._sharding.chunk_shape)
@@ -778,8 +779,8 @@ class Array(Node):
         :meth:`_read_boxes` reads it then (and is tested to agree)."""
         start, stop, shape, scalar = box
         sizes = self._box_grid[1]  # type: ignore[index]
-        coords = tuple(b // n for b, n in zip(start, sizes, strict=True))
-        if any((e - 1) // n != k for e, n, k in zip(stop, sizes, coords, strict=True)):
+        coords = _cell_of_box(start, stop, sizes)
+        if coords is None:
             return None
         itemsize = self._itemsize
         counts = [e - b for b, e in zip(start, stop, strict=True)]
@@ -787,19 +788,15 @@ class Array(Node):
         dst = out.reshape(-1).view(np.uint8)
         whole = counts == list(sizes)
         chunk_box = self._box_chunk
-        strides = chunk_box.strides.tolist()
         first = [b - k * n for b, k, n in zip(start, coords, sizes, strict=True)]
-        # The box's bytes in the chunk: [offset, end)
-        offset = sum(f * st for f, st in zip(first, strides, strict=True))
-        end = itemsize + sum((f + c - 1) * st
-                             for f, c, st in zip(first, counts, strides, strict=True))
+        offset, end = _byte_span(first, counts, chunk_box.stride_list, itemsize)
         nbytes = chunk_box.nbytes
         raw = self._pipeline.stores_raw_elements
         src: np.ndarray | None
         if raw and whole:
             src = dst if self._read_raw_whole(coords, dst, 0, nbytes) else None
         elif raw and 2 * (end - offset) <= nbytes:  # (else the whole chunk, as _read_raw_pieces)
-            staging = np.empty(end - offset + 2, dtype=np.uint8)
+            staging = empty_aligned(end - offset + 2)
             found = self._fetch_raw([(coords, [(offset, end, 0)], end - offset, nbytes)],
                                     staging)
             src, offset = (staging if found[0] else None), 0
@@ -829,8 +826,8 @@ class Array(Node):
         assert ib is not None and sharding is not None
         start, stop, shape, scalar = box
         shard_shape = self._box_grid[1]  # type: ignore[index]
-        shard = tuple(b // n for b, n in zip(start, shard_shape, strict=True))
-        if any((e - 1) // n != k for e, n, k in zip(stop, shard_shape, shard, strict=True)):
+        shard = _cell_of_box(start, stop, shard_shape)
+        if shard is None:
             return None
         split = list(itertools.islice(_split_box(start, stop, ib.shape),
                                       _SHARD_BOX_MAX_INNER + 1))
@@ -848,11 +845,10 @@ class Array(Node):
         # box (C order), where the box's part lands in ``out`` and the part's shape.
         parts: list[tuple[tuple[int, ...], int, int, int, list[int]]] = []
         for inner, first, in_box, part in split:
-            lo = sum(f * st for f, st in zip(first, ib.strides, strict=True))
-            hi = sum((f + n - 1) * st for f, n, st in zip(first, part, ib.strides, strict=True))
+            lo, hi = _byte_span(first, part, ib.strides, itemsize)
             parts.append((tuple(k % n for k, n in zip(inner, ib.per_shard, strict=True)), lo,
-                          hi + itemsize,
-                          sum(a * st for a, st in zip(in_box, dst_strides, strict=True)), part))
+                          hi, sum(a * st for a, st in zip(in_box, dst_strides, strict=True)),
+                          part))
         src_strides, dst_strides_a = ib.strides_i64, int64_array(dst_strides)
 
         def copy_part(src: np.ndarray | None, src_offset: int, at: int, part: list[int]
@@ -1494,6 +1490,25 @@ def _split_box(start: Sequence[int], stop: Sequence[int], chunk_shape: Sequence[
         yield coords, local, out, counts
 
 
+def _cell_of_box(start: Sequence[int], stop: Sequence[int], sizes: Sequence[int]
+                 ) -> tuple[int, ...] | None:
+    """The coords of the one cell (chunk or shard) of a regular grid of ``sizes`` holding
+    all of the box ``[start, stop)``, or None if the box spans cells."""
+    coords = tuple(b // n for b, n in zip(start, sizes, strict=True))
+    if any((e - 1) // n != k for e, n, k in zip(stop, sizes, coords, strict=True)):
+        return None
+    return coords
+
+
+def _byte_span(first: Sequence[int], counts: Sequence[int], strides: Sequence[int],
+               itemsize: int) -> tuple[int, int]:
+    """The bytes ``[lo, hi)`` of a C-ordered chunk (byte ``strides``) that hold its part
+    of ``counts`` elements from ``first`` (each per dimension; counts >= 1)."""
+    lo = sum(f * st for f, st in zip(first, strides, strict=True))
+    last = sum((f + c - 1) * st for f, c, st in zip(first, counts, strides, strict=True))
+    return lo, last + itemsize
+
+
 #: The most inner chunks a box read by ``Array._read_shard_box`` may touch (2 per axis in 3-d)
 _SHARD_BOX_MAX_INNER = 8
 
@@ -1503,6 +1518,7 @@ class _ChunkBox(NamedTuple):
 
     nbytes: int  # bytes of a raw chunk
     strides: np.ndarray  # its C-order byte strides (int64)
+    stride_list: list[int]  # the same, for plain Python arithmetic
     shape: np.ndarray  # the chunk shape (int64)
     grid_steps: np.ndarray  # C-order steps numbering the chunks of the grid (int64)
 

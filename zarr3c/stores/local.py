@@ -45,7 +45,6 @@ Guarantees:
 from __future__ import annotations
 
 import builtins
-import ctypes
 import errno
 import os
 import pathlib
@@ -58,7 +57,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
-from zarr3c._buffers import PAGE_SIZE, bad_offset
+from zarr3c._buffers import PAGE_SIZE, address_of, bad_offset, empty_aligned
 from zarr3c.errors import InvalidKeyError, StoreError, UnsupportedFeatureError
 from zarr3c.stores.base import (
     ByteRange,
@@ -622,7 +621,7 @@ class LocalStore(Store):
         address = None
         if not view.readonly and any(stop - start >= _BOUNCE_MIN_BYTES
                                      for _, ranges in requests for start, stop, _ in ranges):
-            address = ctypes.addressof(ctypes.c_char.from_buffer(view))
+            address = address_of(view)
         items = [(key, self._path(key), ranges, view, address) for key, ranges in requests]
         return _map_batched(_read_into_item, items)
 
@@ -983,24 +982,16 @@ def _read_into_item(
     return got
 
 
-def _bounce_view() -> memoryview:
-    """This thread's page-aligned buffer of :data:`_BOUNCE_BYTES` for reads whose
-    destination lies at a slow distance from their source (see zarr3c._buffers)."""
-    view = getattr(_bounce, "view", None)
-    if view is None:
-        raw = bytearray(_BOUNCE_BYTES + PAGE_SIZE)
-        skip = -ctypes.addressof(ctypes.c_char.from_buffer(raw)) % PAGE_SIZE
-        view = _bounce.view = memoryview(raw)[skip:skip + _BOUNCE_BYTES]
-    return view
-
-
 def _read_bounced(fd: int, view: memoryview, start: int, stop: int, at: int) -> int:
     """Bytes ``[start, stop)`` of ``fd`` into ``view[at:]`` through the bounce buffer;
     returns the bytes read.  A user-space copy at such a distance is as slow as the kernel's
     (glibc's ``memcpy`` uses the same ``rep movsb``), so each part goes to half a page past
     its place in the file: both copies are then half a page from their source, which is
     fast, and two fast copies beat one slow one several times over."""
-    bounce = _bounce_view()
+    bounce = getattr(_bounce, "view", None)
+    if bounce is None or bounce.nbytes != _BOUNCE_BYTES:
+        # (this thread's, page-aligned: its own, since the caller's buffer may be scratch)
+        bounce = _bounce.view = empty_aligned(_BOUNCE_BYTES, always=True).data
     got = 0
     while start < stop:
         skew = (start + PAGE_SIZE // 2) % PAGE_SIZE
