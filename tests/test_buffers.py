@@ -179,12 +179,12 @@ def test_chunks_decoded_into_thread_scratch_read_as_numpy(tmp_path, compressor) 
     a[...] = data
     a[10:20, 10:20] = -1  # a missing chunk
     data[10:20, 10:20] = -1
-    calls: list[int] = []
+    calls: list[tuple[int, str]] = []
     real = _buffers.thread_scratch
 
-    def spy(nbytes):
-        calls.append(nbytes)
-        return real(nbytes)
+    def spy(nbytes, slot="decoded"):
+        calls.append((nbytes, slot))
+        return real(nbytes, slot)
 
     import zarr3c.array as array_module
     old = array_module.thread_scratch
@@ -200,4 +200,6 @@ def test_chunks_decoded_into_thread_scratch_read_as_numpy(tmp_path, compressor) 
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(points, data[[0, 15, 39, 22], [0, 15, 29, 3]])
     np.testing.assert_array_equal(part, data[5:35, 3:27])
-    assert calls and set(calls) == {400}
+    # decoded into a chunk's worth of scratch, from the stored bytes read into scratch too
+    assert {n for n, slot in calls if slot == "decoded"} == {400}
+    assert {slot for _, slot in calls} == {"decoded", "stored"}

@@ -59,7 +59,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch, compressor: str) -> list[bool]:
 
     def spy(self: object, data: object, out: np.ndarray) -> bool:
         done = real(self, data, out)  # type: ignore[arg-type]
-        scratch = getattr(_buffers._scratch, "buf", None)
+        scratch = getattr(_buffers._scratch, "decoded", None)
         if scratch is None or not np.shares_memory(out, scratch):
             calls.append(done)
         return done

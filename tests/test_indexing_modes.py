@@ -196,10 +196,12 @@ def test_1d_fancy_index_with_2d_array() -> None:
         ("vindex", ([0, 1],), IndexingError),
         ("vindex", (slice(None), [0]), IndexingError),
         ("vindex", np.ones((6, 6), bool), BoundsCheckError),
-        ("getitem", ([0, 1], slice(None), [1]), IndexingError),
+        ("getitem", (Ellipsis, [0, 1], [1, 2, 3]), IndexingError),
+        ("getitem", (Ellipsis, [0, 6], [1]), BoundsCheckError),
     ],
     ids=["oob", "oob-negative", "bool-length", "float", "object", "2d", "too-many",
-         "v-oob", "v-broadcast", "v-too-few", "v-slice", "mask-shape", "mixed"],
+         "v-oob", "v-broadcast", "v-too-few", "v-slice", "mask-shape", "mixed-broadcast",
+         "mixed-oob"],
 )
 def test_bad_selections_raise_index_errors(mode, key, error) -> None:
     a, data = _array((6, 7), (4, 3))
@@ -345,21 +347,111 @@ def test_getitem_index_arrays_numpy_forms(key) -> None:
     np.testing.assert_array_equal(a[...], data)
 
 
+@st.composite
+def several_arrays_key(draw):
+    """A key with two or three index arrays (integers, 1-d masks) broadcast together among
+    ints, slices, ``...`` and ``None``, or stopping short of the last axes: the forms
+    zarr-python refuses and numpy reads as broadcast points."""
+    ndim = draw(st.integers(2, 4))
+    shape = tuple(draw(st.integers(1, 5)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    arrays = set(draw(st.lists(st.integers(0, ndim - 1), min_size=2, max_size=3,
+                               unique=True)))
+    size = draw(st.sampled_from([(0,), (1,), (3,), (2, 3)]))  # broadcast against (3,)
+    key: list = []
+    for axis, n in enumerate(shape):
+        if axis in arrays:
+            if len(size) == 1 and draw(st.integers(0, 3)) == 0:
+                key.append(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))))
+                continue
+            shape_i = draw(st.sampled_from([size, size[-1:]]))
+            idx = draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(shape_i)),
+                                max_size=int(np.prod(shape_i))))
+            key.append(np.array(idx, dtype=np.int64).reshape(shape_i))
+        elif draw(st.booleans()):
+            key.append(draw(st.integers(-n, n - 1)))
+        else:
+            key.append(slice(draw(st.one_of(st.none(), st.integers(-n, n))), None,
+                             draw(st.sampled_from([None, 2, -1]))))
+    for _ in range(draw(st.integers(0, 1))):
+        key.insert(draw(st.integers(0, len(key))), None)
+    if draw(st.booleans()):  # the trailing axes left out
+        while key and not _is_array(key[-1]):
+            key.pop()
+    return shape, chunks, tuple(key)
+
+
+def _is_array(k) -> bool:
+    return isinstance(k, np.ndarray)
+
+
+@SETTINGS
+@given(several_arrays_key(), st.sampled_from(["regular", "rectilinear", "sharded"]))
+def test_getitem_several_index_arrays_with_slices_match_numpy(case, layout) -> None:
+    """numpy's rule, where zarr-python refuses: the arrays broadcast together, their axes
+    where the first array stands (or first when the arrays are apart), the sliced axes
+    kept; writes too, a repeated point taking the last value as numpy does."""
+    shape, chunks, key = case
+    data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
+    grid: dict = {"chunks": chunks}
+    if layout == "rectilinear":
+        grid = {"chunks": [[c + i % 2 for i in range(n)] for c, n in zip(chunks, shape)]}
+    elif layout == "sharded":
+        grid = {"chunks": tuple(max(c // 2, 1) for c in chunks), "shards": chunks}
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", fill_value=-1, **grid)
+    a[...] = data
+    try:
+        expected = data[key]
+    except IndexError:  # arrays that do not broadcast, masks and ints mixed badly
+        with pytest.raises(IndexingError):
+            a[key]
+        return
+    got = a[key]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    value = np.arange(expected.size, dtype="int32").reshape(expected.shape) + 1000
+    a[key] = value
+    data[key] = value
+    np.testing.assert_array_equal(a[...], data)
+    a[key] = 7  # a scalar
+    data[key] = 7
+    np.testing.assert_array_equal(a[...], data)
+
+
 @pytest.mark.parametrize(
     "key",
-    [([1, 2], [0, 1], slice(None)), ([True, True, False], [False, True, False, True], 0, 1),
-     (slice(None), [0, 1], [1, 2])],
+    [([1, 2], [0, 1], slice(None)), ([True, True, False], [0, 3], slice(1, 4)),
+     (slice(None), [0, 1], [1, 2]), ([0, 2], slice(None), [[1], [4]]),
+     (Ellipsis, [0, 1], None, [1, 2])],
+    ids=["arrays-then-slice", "mask-and-ints", "slice-then-arrays", "apart-2d", "none-apart"],
 )
-def test_getitem_several_index_arrays_with_slices_refused(key) -> None:
-    # numpy broadcasts them and keeps the sliced axes; zarr-python refuses, and so does zarr3c
-    # (use .oindex or .vindex).
+def test_getitem_several_index_arrays_with_slices_numpy_forms(key) -> None:
     a, data = _array((3, 4, 5), (2, 3, 2))
     a[...] = data
-    with pytest.raises(IndexingError) as info:
-        a[key]
-    assert isinstance(info.value, IndexError)
-    with pytest.raises(IndexingError):
-        a[key] = 0
+    expected = data[key]
+    got = a[key]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    a[key] = -expected
+    data[key] = -expected
+    np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(ShapeMismatchError):
+        a[key] = np.zeros(expected.shape + (2,), dtype="int32")
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_getitem_several_index_arrays_refuses_what_numpy_refuses() -> None:
+    a, data = _array((3, 4, 5), (2, 3, 2))
+    a[...] = data
+    for key, error in [(([True, True, False], [False, True, False, True], 0, 1), IndexingError),
+                       (([0, 1], [0, 1, 2], slice(None)), IndexingError),
+                       (([0, 3], [0, 1], slice(None)), BoundsCheckError),
+                       ((np.array([0.5, 1]), [0, 1], slice(None)), IndexingError)]:
+        with pytest.raises(error) as info:
+            a[key]
+        assert isinstance(info.value, IndexError)
+        with pytest.raises(error):
+            a[key] = 0
     np.testing.assert_array_equal(a[...], data)
 
 

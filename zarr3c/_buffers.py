@@ -71,20 +71,23 @@ def bad_offset(address: int, file_offset: int) -> bool:
     return (address - file_offset) % PAGE_SIZE in _SLOW_DISTANCES
 
 
-def thread_scratch(nbytes: int) -> np.ndarray:
+def thread_scratch(nbytes: int, slot: str = "decoded") -> np.ndarray:
     """``nbytes`` of this thread's scratch memory (``uint8``, page-aligned, contents
-    undefined), valid until the thread's next call: for a chunk decoded only to be copied
-    out at once.
+    undefined), valid until the thread's next call for the same ``slot``: ``"decoded"`` for a
+    chunk decoded only to be copied out at once, ``"stored"`` for the stored bytes it is
+    decoded from.
 
-    Fresh memory for every decoded chunk can cost a page fault per 4 KiB, depending on the
+    Fresh memory for every chunk can cost a page fault per 4 KiB, depending on the
     allocator's state (glibc serves a 512 KiB request from ``mmap`` until a freed block of
     that size raised its threshold, or for good where ``M_MMAP_THRESHOLD`` is set): measured
     here, random 4^3 reads of 64^3 zstd chunks took 1.9 ms each instead of 1.4 with 156
-    faults per read.  A thread keeps up to :data:`_SCRATCH_KEEP_BYTES` between calls.
+    faults per read.  A thread keeps up to :data:`_SCRATCH_KEEP_BYTES` per slot between
+    calls.
     """
     if nbytes > _SCRATCH_KEEP_BYTES:
         return empty_aligned(nbytes)
-    buf = getattr(_scratch, "buf", None)
+    buf = getattr(_scratch, slot, None)
     if buf is None or buf.nbytes < nbytes:
-        buf = _scratch.buf = empty_aligned(max(nbytes, _ALIGN_MIN_BYTES))
+        buf = empty_aligned(max(nbytes, _ALIGN_MIN_BYTES))
+        setattr(_scratch, slot, buf)
     return buf[:nbytes]

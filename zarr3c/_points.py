@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from zarr3c._buffers import thread_scratch
 from zarr3c._kernels.copy import copy_elements, copy_outer
 from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c.codecs.base import as_byte_array
@@ -294,13 +295,23 @@ def read_raw_chunk_points(
         Naming ``key``: the stored chunk is not ``chunk_nbytes`` bytes.
     """
     if len(offsets) * _SPARSE_BYTES_PER_POINT > chunk_nbytes:
-        value = store.get(key)
-        if value is None:
-            _fill_points(dst, dst_offsets, fill_bytes, itemsize)
-            return
-        buf = as_byte_array(value)
-        if buf.nbytes != chunk_nbytes:
-            raise wrong_size()
+        if store._reads_into_memory:
+            # whole, into this thread's scratch memory (no fresh bytes per chunk)
+            buf = thread_scratch(chunk_nbytes, "stored")
+            size = store._read_value_into(key, buf)
+            if size is None:
+                _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+                return
+            if size != chunk_nbytes:
+                raise wrong_size()
+        else:
+            value = store.get(key)
+            if value is None:
+                _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+                return
+            buf = as_byte_array(value)
+            if buf.nbytes != chunk_nbytes:
+                raise wrong_size()
         copy_elements(buf, offsets, dst, dst_offsets, itemsize)
         return
     points = np.unique(offsets)

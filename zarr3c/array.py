@@ -45,6 +45,7 @@ from zarr3c.codecs.sharding_indexed import (
     GetRanges,
     PartArena,
     ShardingCodec,
+    StoreRanges,
     pack_runs,
     partial_read_codec,
     sharding_codec_dict,
@@ -72,6 +73,7 @@ from zarr3c.indexing import (
     broadcast_value,
     c_strides,
     int64_array,
+    numpy_advanced_coordinates,
     numpy_coordinates,
     parse_basic_selection,
     parse_block_selection,
@@ -319,6 +321,9 @@ class Array(Node):
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
             return self.get_coordinate_selection(numpy_coordinates(selection, self.shape))
+        if kind == "numpy":
+            return self.get_coordinate_selection(
+                numpy_advanced_coordinates(selection, self.shape))
         if kind == "orthogonal":
             layout = NumpyLayout.of(selection, self.ndim)
             if layout is None:
@@ -614,15 +619,13 @@ class Array(Node):
     def _read_raw_whole(self, coords: tuple[int, ...], dst: np.ndarray, at: int, nbytes: int
                         ) -> bool:
         """Read the chunk at ``coords``, stored as raw elements (``nbytes`` bytes), straight
-        into ``dst[at:at + nbytes]``; then probe the byte after its end, so that a stored
-        chunk of the wrong size is an error naming its key.  False if it is not stored."""
+        into ``dst[at:at + nbytes]``; a stored chunk of another size is an error naming its
+        key.  False if it is not stored."""
         key = self.chunk_key(coords)
-        (got,) = self._store._read_ranges_into([(key, [(0, nbytes, at)])], dst)
-        if got is None:
+        size = self._store._read_value_into(key, dst[at:at + nbytes])
+        if size is None:
             return False
-        past = np.empty(1, dtype=np.uint8)
-        if got != nbytes or self._store._read_ranges_into(
-                [(key, [(nbytes, nbytes + 1, 0)])], past)[0] != 0:
+        if size != nbytes:
             raise self._raw_size_error(key, coords, nbytes)
         return True
 
@@ -903,7 +906,7 @@ class Array(Node):
 
     def _ranges_of(self, key: str) -> GetRanges:
         """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
-        return lambda ranges: self._store.get_partial_values([(key, r) for r in ranges])
+        return StoreRanges(self._store, key)
 
     def _read_chunk(self, coords: tuple[int, ...], into: np.ndarray | None = None, *,
                     transient: bool = False) -> np.ndarray | None:
@@ -915,18 +918,36 @@ class Array(Node):
         this thread's scratch memory where the codecs can (``thread_scratch``: no fresh
         memory, and its page faults, per chunk)."""
         key = self.chunk_key(coords)
-        raw = self._store.get(key)
+        shape = self._chunk_shape_at(coords)
+        nbytes = math.prod(shape) * self._itemsize
+        raw = (self._get_to_decode(key, nbytes) if into is not None or transient
+               else self._store.get(key))
         if raw is None:
             return None
-        shape = self._chunk_shape_at(coords)
         if into is not None:
             if self._pipeline.decode_into(raw, into):
                 return into
+            raw = bytes(raw)  # (the chunk is kept: it must not be a view of scratch memory)
         elif transient and self._pipeline.can_decode_into:
-            scratch = thread_scratch(math.prod(shape) * self._itemsize)
+            scratch = thread_scratch(nbytes)
             if self._pipeline.decode_into(raw, scratch):
                 return scratch.view(self.dtype).reshape(shape)
         return self._decode_chunk(raw, key, shape)
+
+    def _get_to_decode(self, key: str, nbytes: int) -> Any:
+        """The value stored at ``key`` (None if missing), for a chunk of ``nbytes`` decoded
+        bytes about to be decoded: where the store reads into memory, in this thread's
+        ``"stored"`` scratch memory (valid until its next such read), not fresh ``bytes``
+        (whose page faults, in some allocator states, cost as much as the read)."""
+        store = self._store
+        if not store._reads_into_memory:
+            return store.get(key)
+        cap = nbytes + (nbytes >> 3) + 4096  # an incompressible chunk's encoding fits
+        buf = thread_scratch(cap, "stored")
+        size = store._read_value_into(key, buf)
+        if size is None:
+            return None
+        return buf[:size] if size <= cap else store.get(key)
 
     def _read(self, sel: OrthogonalSelection) -> np.ndarray:
         return self._read_many([sel])[0]
@@ -1149,6 +1170,9 @@ class Array(Node):
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
             self.set_coordinate_selection(numpy_coordinates(selection, self.shape), value)
+        elif kind == "numpy":
+            self.set_coordinate_selection(numpy_advanced_coordinates(selection, self.shape),
+                                          value)
         elif kind == "orthogonal":
             layout = NumpyLayout.of(selection, self.ndim)
             if layout is None:

@@ -44,6 +44,7 @@ __all__ = [
     "parse_coordinate_selection",
     "parse_block_selection",
     "parse_mask",
+    "numpy_advanced_coordinates",
     "selection_kind",
     "numpy_coordinates",
     "NumpyLayout",
@@ -388,7 +389,8 @@ def parse_block_selection(selection: Any, dimensions: Sequence[Any],
     return tuple(out)
 
 
-def selection_kind(selection: Any, ndim: int) -> Literal["basic", "orthogonal", "coordinate"]:
+def selection_kind(selection: Any, ndim: int
+                   ) -> Literal["basic", "orthogonal", "coordinate", "numpy"]:
     """Which mode ``a[selection]`` uses: zarr-python 3's dispatch where it agrees with numpy.
 
     Coordinate: a boolean mask of the array's shape, an index array into a 1-d array, or
@@ -396,8 +398,9 @@ def selection_kind(selection: Any, ndim: int) -> Literal["basic", "orthogonal", 
     stand for their nonzero indices, as in numpy: see :func:`numpy_coordinates`).
     Orthogonal: one index array with slices, integers, ``...`` and ``None`` elsewhere (a
     boolean array into the first axis included), laid out as numpy does by
-    :class:`NumpyLayout`.  Basic: no index arrays.  Several index arrays mixed with slices
-    are refused, as in zarr-python.
+    :class:`NumpyLayout`.  Basic: no index arrays.  Numpy: several index arrays mixed with
+    slices, ``...``, ``None`` or missing trailing axes (which zarr-python refuses), read
+    and written as the points numpy selects (:func:`numpy_advanced_coordinates`).
     """
     key = selection if isinstance(selection, tuple) else (selection,)
     is_array = [_is_index_array(k) for k in key]
@@ -416,10 +419,36 @@ def selection_kind(selection: Any, ndim: int) -> Literal["basic", "orthogonal", 
         return "coordinate"
     if sum(is_array) <= 1:
         return "orthogonal"
-    raise IndexingError(
-        "mixing several index arrays with slices is not supported; use .oindex for an "
-        "orthogonal selection or .vindex for a coordinate selection"
-    )
+    return "numpy"
+
+
+def numpy_advanced_coordinates(selection: tuple[Any, ...], shape: Sequence[int]
+                               ) -> tuple[np.ndarray, ...]:
+    """Per axis, the coordinate of every element of numpy's ``x[selection]`` for an array
+    ``x`` of ``shape`` (each an array of that result's shape): numpy's own rules for several
+    index arrays among slices, ``...`` and ``None`` (broadcast together, their axes where
+    the first one stands, or first when they are apart), applied to a zero-stride view of
+    each axis's coordinates, so nothing of the array's size is allocated.  A coordinate
+    selection of these reads and writes exactly the elements numpy would.
+
+    Raises
+    ------
+    BoundsCheckError
+        An index out of bounds (numpy's message names the axis).
+    IndexingError
+        Any other malformed key: arrays that do not broadcast together, a boolean array of
+        the wrong length, a float index, too many indices.
+    """
+    ndim = len(shape)
+    coords = []
+    for axis, n in enumerate(shape):
+        line = np.arange(n, dtype=np.intp).reshape([n if d == axis else 1 for d in range(ndim)])
+        try:
+            coords.append(np.broadcast_to(line, tuple(shape))[selection])
+        except (IndexError, TypeError, ValueError) as exc:
+            error = BoundsCheckError if "out of bounds" in str(exc) else IndexingError
+            raise error(f"invalid selection {selection!r}: {exc}") from None
+    return tuple(coords)
 
 
 def numpy_coordinates(selection: Any, shape: Sequence[int]) -> Any:

@@ -59,6 +59,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import numpy as np
 
+from zarr3c._buffers import thread_scratch
 from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
 from zarr3c._kernels.shard import check_shard_index
 from zarr3c.codecs.base import (
@@ -99,6 +100,7 @@ __all__ = [
     "ShardIndex",
     "PartArena",
     "ShardingCodec",
+    "StoreRanges",
     "partial_read_codec",
     "sharding_codec_dict",
 ]
@@ -123,6 +125,39 @@ IndexLocation: TypeAlias = Literal["start", "end"]
 GetRanges: TypeAlias = Callable[
     [Sequence[tuple[int, int | None]]], Sequence[bytes | bytearray | memoryview | None]
 ]
+
+
+
+class StoreRanges:
+    """The ``get_ranges`` of one key of a store; it also reads ranges straight into a
+    buffer (:meth:`into`) where the store reads into memory, so that a shard's stored inner
+    chunks, read only to be decoded at once, go to scratch memory rather than fresh
+    ``bytes`` per request."""
+
+    __slots__ = ("key", "store")
+
+    def __init__(self, store: Any, key: str) -> None:
+        self.store, self.key = store, key
+
+    def __call__(self, ranges: Sequence[tuple[int, int | None]]
+                 ) -> Sequence[bytes | bytearray | memoryview | None]:
+        return self.store.get_partial_values([(self.key, r) for r in ranges])
+
+    def into(self, ranges: Sequence[tuple[int, int]]) -> np.ndarray | None:
+        """The ``(start, length)`` ranges one after another in this thread's scratch
+        memory (valid until its next such read), or None if the store cannot read into
+        memory or any range is not all there (the caller reads them again, and reports)."""
+        if not self.store._reads_into_memory:
+            return None
+        total = sum(n for _, n in ranges)
+        buf = thread_scratch(total, "stored")
+        requests, at = [], 0
+        for start, n in ranges:
+            requests.append((start, start + n, at))
+            at += n
+        (got,) = self.store._read_ranges_into([(self.key, requests)], buf)
+        return buf if got == total else None
+
 
 _U64 = np.dtype("uint64")
 _MISSING_FILL = np.array(MISSING, dtype=_U64).reshape(())
@@ -1123,7 +1158,9 @@ class ShardingCodec(ArrayBytesCodec):
         :data:`MAX_REQUEST_BYTES`), each batch decoded over the thread pool with ``sink``
         called in the worker that decoded the chunk, so a read of a large shard holds one
         batch of stored bytes and one decoded inner chunk per worker, never the whole shard.
-        ``sink`` may be called from several threads at once, once per inner chunk.
+        ``sink`` may be called from several threads at once, once per inner chunk, and
+        must copy what it keeps: read through :class:`StoreRanges`, a chunk may be a view of
+        scratch memory that the thread reuses.
 
         Returns
         -------
@@ -1178,9 +1215,12 @@ class ShardingCodec(ArrayBytesCodec):
                     return
             sink(coords, _decode_inner_bytes(inner, raw, chunk_shape, coords))
 
+        into = get_ranges.into if isinstance(get_ranges, StoreRanges) else None
         if len(found) == 1:  # one inner chunk: one request, no grouping
             offset, n, coords = found[0]
-            (value,) = get_ranges([(offset, n)])
+            value: Any = None if into is None else into([(offset, n)])
+            if value is None:
+                (value,) = get_ranges([(offset, n)])
             try:
                 buf = _check_range(value, coords, offset, n, 0, n)
                 decode_one((coords, buf if buf.nbytes == n else buf[:n]))
@@ -1200,7 +1240,14 @@ class ShardingCodec(ArrayBytesCodec):
         batches = [groups[lo:hi] for lo, hi in pack_runs([g.length for g in groups], part)]
 
         def fetch(batch: list[ByteRangeGroup]) -> list[tuple[Coords, np.ndarray]]:
-            values = get_ranges([(g.start, g.length) for g in batch])
+            ranges = [(g.start, g.length) for g in batch]
+            packed = None if into is None else into(ranges)
+            values: Sequence[Any]
+            if packed is None:
+                values = get_ranges(ranges)
+            else:
+                at = np.cumsum([0] + [g.length for g in batch]).tolist()
+                values = [packed[at[i]:at[i + 1]] for i in range(len(batch))]
             tasks = []
             for group, value in zip(batch, values, strict=True):
                 buf = None
@@ -1243,6 +1290,8 @@ class ShardingCodec(ArrayBytesCodec):
         def keep(coords: Coords, chunk: np.ndarray | None) -> None:
             result[coords] = chunk
 
+        if isinstance(get_ranges, StoreRanges):  # (kept chunks must not be scratch views)
+            get_ranges = get_ranges.__call__
         found = self.read_inner_chunks_into(get_ranges, shard_shape, inner_coords, keep,
                                             index=index, key=key, max_gap=max_gap)
         return result if found else None

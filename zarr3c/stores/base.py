@@ -269,6 +269,10 @@ class Store(ABC):
     supports_partial_writes: ClassVar[bool] = False
     #: ``list``, ``list_prefix`` and ``list_dir`` are available.
     supports_listing: ClassVar[bool] = True
+    #: :meth:`_read_value_into` reads straight into the caller's memory (internal): a
+    #: value read only to be decoded at once is then better read into scratch memory than
+    #: returned as fresh ``bytes`` by :meth:`get`.
+    _reads_into_memory: ClassVar[bool] = False
 
     _read_only: bool
 
@@ -434,6 +438,27 @@ class Store(ABC):
                     got += n
             result.append(got)
         return result
+
+    def _read_value_into(self, key: str, out: Any) -> int | None:
+        """Copy the value at ``key`` into the start of a writable buffer, as much of it as
+        fits (internal).  Returns the value's size (more than ``out`` holds when it did not
+        fit; less than that if the value ended while read), or None when the key is
+        missing.  The default copies from :meth:`get`; stores that can read into memory
+        override it (and set :attr:`_reads_into_memory`).
+
+        Raises
+        ------
+        InvalidKeyError
+            If the key is malformed.
+        """
+        value = self.get(key)
+        if value is None:
+            return None
+        src = memoryview(value).cast("B")
+        view = memoryview(out).cast("B")
+        n = min(src.nbytes, view.nbytes)
+        view[:n] = src[:n]
+        return src.nbytes
 
     def _set_parts(self, key: str, parts: Sequence[Any]) -> None:
         """Store the concatenation of ``parts`` (bytes-like objects) under ``key``, as

@@ -432,6 +432,7 @@ class LocalStore(Store):
     supports_writes = True
     supports_partial_writes = False
     supports_listing = True
+    _reads_into_memory = _HAVE_PREADV  # (see _read_value_into)
 
     def __init__(
         self,
@@ -624,6 +625,26 @@ class LocalStore(Store):
             address = address_of(view)
         items = [(key, self._path(key), ranges, view, address) for key, ranges in requests]
         return _map_batched(_read_into_item, items)
+
+    def _read_value_into(self, key: str, out: Any) -> int | None:
+        # One open and one read (two would be the range and a size probe).
+        if not _HAVE_PREADV:
+            return super()._read_value_into(key, out)
+        path = self._path(key)
+        opened = _open_for_read(key, path)
+        if opened is None:
+            return None
+        fd, size = opened
+        view = memoryview(out).cast("B")
+        stop = min(size, view.nbytes)
+        try:
+            got = _pread_into(fd, view, 0, stop, 0,
+                              address_of(view) if stop >= _BOUNCE_MIN_BYTES else None)
+        except OSError as exc:
+            raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
+        finally:
+            os.close(fd)
+        return size if got == stop else got
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
@@ -963,22 +984,31 @@ def _read_into_item(
     got = 0
     try:
         for start, stop, at in ranges:
-            stop = min(stop, size)  # (no read past the end: it would only return nothing)
-            if (address is not None and stop - start >= _BOUNCE_MIN_BYTES
-                    and bad_offset(address + at, start)):
-                got += _read_bounced(fd, view, start, stop, at)
-                continue
-            while start < stop:
-                n = os.preadv(fd, [view[at:at + stop - start]], start)
-                if n <= 0:
-                    break
-                got += n
-                start += n
-                at += n
+            # (no read past the end: it would only return nothing)
+            got += _pread_into(fd, view, start, min(stop, size), at, address)
     except OSError as exc:
         raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
     finally:
         os.close(fd)
+    return got
+
+
+def _pread_into(fd: int, view: memoryview, start: int, stop: int, at: int,
+                address: int | None) -> int:
+    """Bytes ``[start, stop)`` of ``fd`` into ``view[at:]``, through the bounce buffer when
+    ``view`` lies at ``address`` and the range is long and at a slow distance; returns the
+    bytes read (fewer at the end of the file)."""
+    if (address is not None and stop - start >= _BOUNCE_MIN_BYTES
+            and bad_offset(address + at, start)):
+        return _read_bounced(fd, view, start, stop, at)
+    got = 0
+    while start < stop:
+        n = os.preadv(fd, [view[at:at + stop - start]], start)
+        if n <= 0:
+            break
+        got += n
+        start += n
+        at += n
     return got
 
 
