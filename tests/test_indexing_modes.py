@@ -252,6 +252,43 @@ def test_vindex_on_a_grid_with_far_more_chunks_than_points(chunks) -> None:
 # -- a[...] with index arrays: numpy's layout ------------------------------------------------------
 
 
+def _int_or_slice(n: int):
+    """An int or a slice (steps 1, 2, -1) into an axis of length ``n``."""
+    return st.one_of(st.integers(-n, n - 1),
+                     st.builds(slice, st.one_of(st.none(), st.integers(-n, n)), st.none(),
+                               st.sampled_from([None, 2, -1])))
+
+
+def _array_on(layout: str, shape, chunks, order: str = "C"):
+    """An int32 array of ``shape`` filled with its C-order element numbers, chunked as
+    ``layout`` says (``chunks``: regular chunks, rectilinear edges alternating c and c + 1,
+    or shards of half-size inner chunks), and that data."""
+    data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
+    grid: dict = {"chunks": chunks}
+    if layout == "rectilinear":
+        grid = {"chunks": [[c + i % 2 for i in range(n)] for c, n in zip(chunks, shape)]}
+    elif layout == "sharded":
+        grid = {"chunks": tuple(max(c // 2, 1) for c in chunks), "shards": chunks}
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", fill_value=-1,
+                            order=order, **grid)
+    a[...] = data
+    return a, data
+
+
+def _read_and_write_as_numpy(a, data: np.ndarray, key) -> np.ndarray:
+    """``a[key]`` equals ``data[key]``; so does the array after ``a[key] = value``.  Returns
+    the value written."""
+    expected = data[key]
+    got = a[key]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    value = np.arange(expected.size, dtype="int32").reshape(expected.shape) + 1000
+    a[key] = value
+    data[key] = value
+    np.testing.assert_array_equal(a[...], data)
+    return value
+
+
 @st.composite
 def one_array_key(draw):
     """A key with one index array (1-d or 2-d integers, or a 1-d mask) and ints, slices,
@@ -271,11 +308,8 @@ def one_array_key(draw):
                 idx = np.array(draw(st.lists(st.integers(-n, n - 1), min_size=size,
                                              max_size=size)), dtype=np.int64)
                 key.append(idx.reshape(-1, 1) if kind == "2d" else idx)
-        elif draw(st.booleans()):
-            key.append(draw(st.integers(-n, n - 1)))
         else:
-            key.append(slice(draw(st.one_of(st.none(), st.integers(-n, n))), None,
-                             draw(st.sampled_from([None, 2, -1]))))
+            key.append(draw(_int_or_slice(n)))
     for _ in range(draw(st.integers(0, 2))):
         key.insert(draw(st.integers(0, len(key))), None)
     if draw(st.booleans()):  # some run of whole axes as ...
@@ -292,24 +326,9 @@ def test_getitem_one_index_array_matches_numpy(case, order, layout) -> None:
     """numpy's rule: the index array's axes replace its axis, or come first when integers
     and the array are separated by a slice, ``...`` or ``None`` (``a[0, :, [1, 2]]``)."""
     shape, chunks, key = case
-    data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
-    grid: dict = {"chunks": chunks}
-    if layout == "rectilinear":  # edges c, c + 1, c, c + 1, ... covering each axis
-        grid = {"chunks": [[c + i % 2 for i in range(n)] for c, n in zip(chunks, shape)]}
-    elif layout == "sharded":
-        grid = {"chunks": tuple(max(c // 2, 1) for c in chunks), "shards": chunks}
-    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", fill_value=-1,
-                            order=order, **grid)
-    a[...] = data
-    expected = data[key]
-    got = a[key]
-    assert got.shape == expected.shape
-    np.testing.assert_array_equal(got, expected)
-    value = np.arange(expected.size, dtype="int32").reshape(expected.shape) + 1000
-    a[key] = value
-    data[key] = value
-    np.testing.assert_array_equal(a[...], data)
-    if expected.ndim > 1:  # a value broadcast along numpy's first axis
+    a, data = _array_on(layout, shape, chunks, order)
+    value = _read_and_write_as_numpy(a, data, key)
+    if value.ndim > 1:  # a value broadcast along numpy's first axis
         a[key] = value[:1]
         data[key] = value[:1]
         np.testing.assert_array_equal(a[...], data)
@@ -328,10 +347,17 @@ def test_getitem_one_index_array_matches_numpy(case, order, layout) -> None:
         np.array([[0, 2], [1, 1]]),
         (slice(1, None), np.array([[3], [0]]), 4),
         (np.array([True, False, True]), [1, 3], 2),
+        # several index arrays among slices (zarr-python refuses them): numpy's points
+        ([1, 2], [0, 1], slice(None)),
+        ([True, True, False], [0, 3], slice(1, 4)),
+        (slice(None), [0, 1], [1, 2]),
+        ([0, 2], slice(None), [[1], [4]]),
+        (Ellipsis, [0, 1], None, [1, 2]),
     ],
     ids=["int-slice-array", "npint-slice-array", "int-ellipsis-array", "int-none-array",
          "slice-int-mask", "mask-first-axis", "bool-list-first-axis", "2d-ints",
-         "slice-2d-int", "bools-with-ints"],
+         "slice-2d-int", "bools-with-ints", "arrays-then-slice", "mask-and-ints",
+         "slice-then-arrays", "apart-2d", "none-apart"],
 )
 def test_getitem_index_arrays_numpy_forms(key) -> None:
     a, data = _array((3, 4, 5), (2, 3, 2))
@@ -368,11 +394,8 @@ def several_arrays_key(draw):
             idx = draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(shape_i)),
                                 max_size=int(np.prod(shape_i))))
             key.append(np.array(idx, dtype=np.int64).reshape(shape_i))
-        elif draw(st.booleans()):
-            key.append(draw(st.integers(-n, n - 1)))
         else:
-            key.append(slice(draw(st.one_of(st.none(), st.integers(-n, n))), None,
-                             draw(st.sampled_from([None, 2, -1]))))
+            key.append(draw(_int_or_slice(n)))
     for _ in range(draw(st.integers(0, 1))):
         key.insert(draw(st.integers(0, len(key))), None)
     if draw(st.booleans()):  # the trailing axes left out
@@ -392,51 +415,16 @@ def test_getitem_several_index_arrays_with_slices_match_numpy(case, layout) -> N
     where the first array stands (or first when the arrays are apart), the sliced axes
     kept; writes too, a repeated point taking the last value as numpy does."""
     shape, chunks, key = case
-    data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
-    grid: dict = {"chunks": chunks}
-    if layout == "rectilinear":
-        grid = {"chunks": [[c + i % 2 for i in range(n)] for c, n in zip(chunks, shape)]}
-    elif layout == "sharded":
-        grid = {"chunks": tuple(max(c // 2, 1) for c in chunks), "shards": chunks}
-    a = zarr3c.create_array("memory://", shape=shape, dtype="int32", fill_value=-1, **grid)
-    a[...] = data
+    a, data = _array_on(layout, shape, chunks)
     try:
-        expected = data[key]
+        data[key]
     except IndexError:  # arrays that do not broadcast, masks and ints mixed badly
         with pytest.raises(IndexingError):
             a[key]
         return
-    got = a[key]
-    assert got.shape == expected.shape
-    np.testing.assert_array_equal(got, expected)
-    value = np.arange(expected.size, dtype="int32").reshape(expected.shape) + 1000
-    a[key] = value
-    data[key] = value
-    np.testing.assert_array_equal(a[...], data)
+    _read_and_write_as_numpy(a, data, key)
     a[key] = 7  # a scalar
     data[key] = 7
-    np.testing.assert_array_equal(a[...], data)
-
-
-@pytest.mark.parametrize(
-    "key",
-    [([1, 2], [0, 1], slice(None)), ([True, True, False], [0, 3], slice(1, 4)),
-     (slice(None), [0, 1], [1, 2]), ([0, 2], slice(None), [[1], [4]]),
-     (Ellipsis, [0, 1], None, [1, 2])],
-    ids=["arrays-then-slice", "mask-and-ints", "slice-then-arrays", "apart-2d", "none-apart"],
-)
-def test_getitem_several_index_arrays_with_slices_numpy_forms(key) -> None:
-    a, data = _array((3, 4, 5), (2, 3, 2))
-    a[...] = data
-    expected = data[key]
-    got = a[key]
-    assert got.shape == expected.shape
-    np.testing.assert_array_equal(got, expected)
-    a[key] = -expected
-    data[key] = -expected
-    np.testing.assert_array_equal(a[...], data)
-    with pytest.raises(ShapeMismatchError):
-        a[key] = np.zeros(expected.shape + (2,), dtype="int32")
     np.testing.assert_array_equal(a[...], data)
 
 
