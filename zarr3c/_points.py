@@ -121,11 +121,13 @@ def read_shard_points(
         return
     touched = np.flatnonzero(starts[1:] > starts[:-1])
     wanted = list(zip(*(c.tolist() for c in np.unravel_index(touched, cps)), strict=True))
-    cstrides = [int(np.prod(cps[d + 1:])) for d in range(len(cps))]
+    # (plain ints and a dict: the sink runs once per inner chunk)
+    run_of = dict(zip(wanted, touched.tolist(), strict=True))
+    bounds = starts.tolist()
 
     def sink(coords: tuple[int, ...], chunk: np.ndarray | None) -> None:
-        k = sum(c * s for c, s in zip(coords, cstrides, strict=True))
-        lo, hi = int(starts[k]), int(starts[k + 1])
+        k = run_of[coords]
+        lo, hi = bounds[k], bounds[k + 1]
         if chunk is None:
             _fill_points(dst, dst_sorted[lo:hi], fill_bytes, itemsize)
         else:
