@@ -127,7 +127,6 @@ GetRanges: TypeAlias = Callable[
 ]
 
 
-
 class StoreRanges:
     """The ``get_ranges`` of one key of a store; it also reads ranges straight into a
     buffer (:meth:`into`) where the store reads into memory, so that a shard's stored inner
