@@ -103,13 +103,14 @@ def test_inner_chunks_kept_by_read_inner_chunks_are_not_scratch(tmp_path) -> Non
     np.testing.assert_array_equal(first[(1, 1)], data[8:, 8:])
 
 
-def test_store_ranges_into_packs_the_ranges_or_says_none(tmp_path) -> None:
+def test_store_ranges_into_reads_each_range_or_says_none(tmp_path) -> None:
     store = LocalStore(tmp_path)
     value = bytes(range(200))
     store.set("s", value)
     ranges = StoreRanges(store, "s")
     got = ranges.into([(10, 5), (100, 20), (0, 3)])
-    assert got is not None and got.tobytes() == value[10:15] + value[100:120] + value[:3]
+    assert got is not None
+    assert [v.tobytes() for v in got] == [value[10:15], value[100:120], value[:3]]
     assert ranges.into([(190, 20)]) is None  # past the end: not all there
     assert StoreRanges(store, "missing").into([(0, 4)]) is None
     assert StoreRanges(MemoryStore(), "s").into([(0, 4)]) is None  # cannot read into memory

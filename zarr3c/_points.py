@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from zarr3c._buffers import thread_scratch
 from zarr3c._kernels.copy import copy_elements, copy_outer
 from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c.codecs.base import as_byte_array
@@ -271,8 +270,7 @@ def read_shard_outer(
 
 
 def read_raw_chunk_points(
-    store: Any,
-    key: str,
+    get_whole: Callable[[], Any],
     chunk_nbytes: int,
     offsets: np.ndarray,
     dst: np.ndarray,
@@ -287,33 +285,23 @@ def read_raw_chunk_points(
     their byte ``offsets`` in it to ``dst_offsets`` in ``dst``, without decoding.
 
     A chunk with few points is read by coalesced byte ranges through ``fetch`` (which also
-    checks the stored chunk's size); others are read whole, and ``wrong_size()`` is raised
-    if the stored chunk is not ``chunk_nbytes`` bytes.  A missing chunk gives
-    ``fill_bytes``.
+    checks the stored chunk's size); others are read whole through ``get_whole()`` (the
+    stored value, or None), and ``wrong_size()`` is raised if it is not ``chunk_nbytes``
+    bytes.  A missing chunk gives ``fill_bytes``.
 
     Raises
     ------
     ChunkDecodeError
-        Naming ``key``: the stored chunk is not ``chunk_nbytes`` bytes.
+        From ``wrong_size()``: the stored chunk is not ``chunk_nbytes`` bytes.
     """
     if len(offsets) * _SPARSE_BYTES_PER_POINT > chunk_nbytes:
-        if store._reads_into_memory:
-            # whole, into this thread's scratch memory (no fresh bytes per chunk)
-            buf = thread_scratch(chunk_nbytes, "stored")
-            size = store._read_value_into(key, buf)
-            if size is None:
-                _fill_points(dst, dst_offsets, fill_bytes, itemsize)
-                return
-            if size != chunk_nbytes:
-                raise wrong_size()
-        else:
-            value = store.get(key)
-            if value is None:
-                _fill_points(dst, dst_offsets, fill_bytes, itemsize)
-                return
-            buf = as_byte_array(value)
-            if buf.nbytes != chunk_nbytes:
-                raise wrong_size()
+        value = get_whole()
+        if value is None:
+            _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+            return
+        buf = as_byte_array(value)
+        if buf.nbytes != chunk_nbytes:
+            raise wrong_size()
         copy_elements(buf, offsets, dst, dst_offsets, itemsize)
         return
     points = np.unique(offsets)

@@ -462,13 +462,14 @@ class Array(Node):
                 key = self.chunk_key(task.coords)
                 nbytes = math.prod(self._chunk_shape_at(task.coords)) * itemsize
                 read_raw_chunk_points(
-                    self._store, key, nbytes, task.offsets, dst, task.out * itemsize,
+                    lambda: self._get_transient(key, nbytes), nbytes, task.offsets, dst,
+                    task.out * itemsize,
                     itemsize=itemsize, fill_bytes=fill,
                     fetch=lambda ranges, buf: self._fetch_raw(
                         [(task.coords, ranges, buf.nbytes - 2, nbytes)], buf)[0],
                     wrong_size=lambda: self._raw_size_error(key, task.coords, nbytes))
                 return
-            chunk = self._read_chunk(task.coords, transient=True)
+            chunk = self._read_chunk(task.coords)
             if chunk is None:
                 out[task.out] = self._metadata.fill_value_array
                 return
@@ -527,7 +528,7 @@ class Array(Node):
             if n in into:
                 at = int(pieces.dst_offsets[lo])
                 target = pieces.dst[at:at + box.nbytes]
-            chunk = self._read_chunk(pieces.chunks[n], into=target, transient=True)
+            chunk = self._read_chunk(pieces.chunks[n], into=target)
             if chunk is None:
                 fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
                             pieces.counts[lo:hi], self._fill_bytes)
@@ -804,7 +805,7 @@ class Array(Node):
                                     staging)
             src, offset = (staging if found[0] else None), 0
         else:
-            chunk = self._read_chunk(coords, into=dst if whole else None, transient=True)
+            chunk = self._read_chunk(coords, into=dst if whole else None)
             src = chunk if chunk is None or chunk is dst else chunk.reshape(-1).view(np.uint8)
         out_strides = int64_array(c_strides(counts, itemsize))
         if src is None:
@@ -908,37 +909,37 @@ class Array(Node):
         """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
         return StoreRanges(self._store, key)
 
-    def _read_chunk(self, coords: tuple[int, ...], into: np.ndarray | None = None, *,
-                    transient: bool = False) -> np.ndarray | None:
-        """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored.
-        With ``into`` (where the chunk's C-ordered bytes go in an output: a contiguous
-        ``uint8`` run of its size), decoded straight there where the codecs can
-        (``CodecPipeline.decode_into``), and ``into`` itself is returned.  ``transient``
-        (the chunk is copied out at once, before this thread reads another): decoded into
-        this thread's scratch memory where the codecs can (``thread_scratch``: no fresh
-        memory, and its page faults, per chunk)."""
+    def _read_chunk(self, coords: tuple[int, ...], into: np.ndarray | None = None
+                    ) -> np.ndarray | None:
+        """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored,
+        for a caller that copies it out at once, before this thread reads another: its
+        stored bytes are read into, and it is decoded into, this thread's scratch memory
+        where the store and the codecs can (``thread_scratch``: no fresh memory, and its
+        page faults, per chunk), so it may be a view of either.  With ``into`` (where the
+        chunk's C-ordered bytes go in an output: a contiguous ``uint8`` run of its size),
+        decoded straight there where the codecs can (``CodecPipeline.decode_into``), and
+        ``into`` itself is returned."""
         key = self.chunk_key(coords)
         shape = self._chunk_shape_at(coords)
         nbytes = math.prod(shape) * self._itemsize
-        raw = (self._get_to_decode(key, nbytes) if into is not None or transient
-               else self._store.get(key))
+        raw = self._get_transient(key, nbytes)
         if raw is None:
             return None
         if into is not None:
             if self._pipeline.decode_into(raw, into):
                 return into
-            raw = bytes(raw)  # (the chunk is kept: it must not be a view of scratch memory)
-        elif transient and self._pipeline.can_decode_into:
+        elif self._pipeline.can_decode_into:
             scratch = thread_scratch(nbytes)
             if self._pipeline.decode_into(raw, scratch):
                 return scratch.view(self.dtype).reshape(shape)
         return self._decode_chunk(raw, key, shape)
 
-    def _get_to_decode(self, key: str, nbytes: int) -> Any:
-        """The value stored at ``key`` (None if missing), for a chunk of ``nbytes`` decoded
-        bytes about to be decoded: where the store reads into memory, in this thread's
-        ``"stored"`` scratch memory (valid until its next such read), not fresh ``bytes``
-        (whose page faults, in some allocator states, cost as much as the read)."""
+    def _get_transient(self, key: str, nbytes: int) -> Any:
+        """The value stored at ``key`` (None if missing) of a chunk of ``nbytes`` decoded
+        bytes, used at once (decoded, or its raw elements copied out): where the store
+        reads into memory, in this thread's ``"stored"`` scratch memory (valid until its
+        next such read), not fresh ``bytes`` (whose page faults, in some allocator states,
+        cost as much as the read)."""
         store = self._store
         if not store._reads_into_memory:
             return store.get(key)
@@ -1018,7 +1019,7 @@ class Array(Node):
                 return
             target = run_of_output(coords, *members[0]) if (
                 len(members) == 1 and self._pipeline.can_decode_into) else None
-            chunk = self._read_chunk(coords, into=target, transient=True)
+            chunk = self._read_chunk(coords, into=target)
             if chunk is not None and chunk is target:
                 return
             for task, i in members:

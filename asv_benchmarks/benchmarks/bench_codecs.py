@@ -11,6 +11,11 @@ as zarr-python 3 writes them:
 - ``reshape+bytes``, ``transpose+reshape+bytes``, ``reshape+bytes+zstd``: the reshape codec
   (seed 004) is a view, so these should cost what the same chains without reshape cost.
 
+``ZstdCallCost`` times zstd on a chunk of 8 elements, so that what it measures is the fixed
+cost of one call: numcodecs makes a new zstd context per call (on the project's VM 13-20 us,
+mostly zstd's ``cpuid`` feature check, which traps to the hypervisor), which the thousands of
+small inner chunks of a sharded read pay once each.
+
 ``setup`` checks the round trip once, so a wrong answer fails instead of being timed.
 """
 
@@ -72,3 +77,21 @@ class CodecSuite:
         return len(self.encoded)
 
     track_encoded_bytes.unit = "bytes"  # type: ignore[attr-defined]
+
+
+class ZstdCallCost:
+    """zstd's fixed cost per call: encode and decode of an 8-element chunk."""
+
+    def setup(self) -> None:
+        self.chunk = np.arange(8, dtype=np.uint16)
+        self.pipeline = CodecPipeline.from_codecs(CHAINS["bytes+zstd"], dtype="uint16",
+                                                  fill_value=0)
+        self.encoded = bytes(self.pipeline.encode(self.chunk))
+        if not np.array_equal(self.pipeline.decode(self.encoded, (8,)), self.chunk):
+            raise AssertionError("zstd: round trip failed")
+
+    def time_encode_tiny(self) -> None:
+        self.pipeline.encode(self.chunk)
+
+    def time_decode_tiny(self) -> None:
+        self.pipeline.decode(self.encoded, (8,))

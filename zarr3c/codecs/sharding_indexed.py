@@ -142,20 +142,22 @@ class StoreRanges:
                  ) -> Sequence[bytes | bytearray | memoryview | None]:
         return self.store.get_partial_values([(self.key, r) for r in ranges])
 
-    def into(self, ranges: Sequence[tuple[int, int]]) -> np.ndarray | None:
-        """The ``(start, length)`` ranges one after another in this thread's scratch
-        memory (valid until its next such read), or None if the store cannot read into
-        memory or any range is not all there (the caller reads them again, and reports)."""
+    def into(self, ranges: Sequence[tuple[int, int]]) -> list[np.ndarray] | None:
+        """The ``(start, length)`` ranges, read one after another into this thread's
+        scratch memory (valid until its next such read): a view of each.  None if the store
+        cannot read into memory or any range is not all there (the caller reads them
+        again, and reports)."""
         if not self.store._reads_into_memory:
             return None
-        total = sum(n for _, n in ranges)
-        buf = thread_scratch(total, "stored")
         requests, at = [], 0
         for start, n in ranges:
             requests.append((start, start + n, at))
             at += n
+        buf = thread_scratch(at, "stored")
         (got,) = self.store._read_ranges_into([(self.key, requests)], buf)
-        return buf if got == total else None
+        if got != at:
+            return None
+        return [buf[lo:lo + stop - start] for start, stop, lo in requests]
 
 
 _U64 = np.dtype("uint64")
@@ -1217,9 +1219,8 @@ class ShardingCodec(ArrayBytesCodec):
         into = get_ranges.into if isinstance(get_ranges, StoreRanges) else None
         if len(found) == 1:  # one inner chunk: one request, no grouping
             offset, n, coords = found[0]
-            value: Any = None if into is None else into([(offset, n)])
-            if value is None:
-                (value,) = get_ranges([(offset, n)])
+            (value,) = (None if into is None else into([(offset, n)])) or get_ranges(
+                [(offset, n)])
             try:
                 buf = _check_range(value, coords, offset, n, 0, n)
                 decode_one((coords, buf if buf.nbytes == n else buf[:n]))
@@ -1240,13 +1241,7 @@ class ShardingCodec(ArrayBytesCodec):
 
         def fetch(batch: list[ByteRangeGroup]) -> list[tuple[Coords, np.ndarray]]:
             ranges = [(g.start, g.length) for g in batch]
-            packed = None if into is None else into(ranges)
-            values: Sequence[Any]
-            if packed is None:
-                values = get_ranges(ranges)
-            else:
-                at = np.cumsum([0] + [g.length for g in batch]).tolist()
-                values = [packed[at[i]:at[i + 1]] for i in range(len(batch))]
+            values = (None if into is None else into(ranges)) or get_ranges(ranges)
             tasks = []
             for group, value in zip(batch, values, strict=True):
                 buf = None

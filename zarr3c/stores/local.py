@@ -630,21 +630,13 @@ class LocalStore(Store):
         # One open and one read (two would be the range and a size probe).
         if not _HAVE_PREADV:
             return super()._read_value_into(key, out)
-        path = self._path(key)
-        opened = _open_for_read(key, path)
-        if opened is None:
-            return None
-        fd, size = opened
         view = memoryview(out).cast("B")
-        stop = min(size, view.nbytes)
-        try:
-            got = _pread_into(fd, view, 0, stop, 0,
-                              address_of(view) if stop >= _BOUNCE_MIN_BYTES else None)
-        except OSError as exc:
-            raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
-        finally:
-            os.close(fd)
-        return size if got == stop else got
+        address = address_of(view) if view.nbytes >= _BOUNCE_MIN_BYTES else None
+        read = _read_file_into(key, self._path(key), [(0, view.nbytes, 0)], view, address)
+        if read is None:
+            return None
+        got, size = read
+        return size if got == min(size, view.nbytes) else got
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
@@ -976,7 +968,14 @@ def _read_ranges_item(
 def _read_into_item(
     item: tuple[str, str, Sequence[tuple[int, int, int]], memoryview, int | None],
 ) -> int | None:
-    key, path, ranges, view, address = item
+    read = _read_file_into(*item)
+    return None if read is None else read[0]
+
+
+def _read_file_into(key: str, path: str, ranges: Sequence[tuple[int, int, int]],
+                    view: memoryview, address: int | None) -> tuple[int, int] | None:
+    """Each ``(start, stop, at)`` range of the file into ``view[at:]`` (see
+    :func:`_pread_into`): ``(bytes read, file size)``, or None when there is no file."""
     opened = _open_for_read(key, path)
     if opened is None:
         return None
@@ -990,7 +989,7 @@ def _read_into_item(
         raise StoreError(f"cannot read store key {key!r} (file {path!r}): {exc}") from exc
     finally:
         os.close(fd)
-    return got
+    return got, size
 
 
 def _pread_into(fd: int, view: memoryview, start: int, stop: int, at: int,
