@@ -23,7 +23,7 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-KERNELS = ["copy", "grid", "layout", "shard"]
+KERNELS = ["copy", "grid", "layout", "shard", "zstd_ctx"]
 
 extensions = [
     Extension(

@@ -87,11 +87,15 @@ def test_reads_one_after_another_never_see_each_others_bytes(tmp_path, codecs) -
         np.testing.assert_array_equal(got, want)
 
 
-def test_inner_chunks_kept_by_read_inner_chunks_are_not_scratch(tmp_path) -> None:
+@pytest.mark.parametrize("inner", [[BYTES], [BYTES, ZSTD]], ids=["raw", "zstd"])
+@pytest.mark.parametrize("local", [True, False], ids=["local", "memory"])
+def test_inner_chunks_kept_by_read_inner_chunks_are_not_scratch(tmp_path, inner,
+                                                                local) -> None:
     """``read_inner_chunks`` keeps the chunks it returns: they must not be views of
-    scratch memory that the next read overwrites."""
-    a = zarr3c.create_array(LocalStore(tmp_path), shape=(16, 16), dtype="uint16",
-                            chunks=(16, 16), codecs=[_sharded([BYTES])], fill_value=0)
+    scratch memory (stored bytes or decoded inner chunks) that the next read overwrites."""
+    store = LocalStore(tmp_path) if local else MemoryStore()
+    a = zarr3c.create_array(store, shape=(16, 16), dtype="uint16",
+                            chunks=(16, 16), codecs=[_sharded(inner)], fill_value=0)
     data = np.arange(256, dtype="uint16").reshape(16, 16)
     a[...] = data
     codec, key = a._sharding, a.chunk_key((0, 0))
@@ -154,3 +158,26 @@ def test_a_chunk_read_into_scratch_is_decoded_from_it(tmp_path, monkeypatch) -> 
     np.testing.assert_array_equal(a[3:17], data[3:17])
     np.testing.assert_array_equal(a[12], data[12])
     assert "stored" in slots
+
+
+def test_inner_chunks_are_decoded_into_scratch_not_fresh_memory(tmp_path, monkeypatch) -> None:
+    """A shard's zstd inner chunks, decoded only to be copied out, are decoded into the
+    thread's ``"inner"`` scratch: zstd's allocating ``decode`` is never needed."""
+    from zarr3c.codecs.zstd import ZstdCodec
+
+    a = zarr3c.create_array(LocalStore(tmp_path), shape=(64, 48), dtype="int32",
+                            chunks=(32, 48), codecs=[_sharded([BYTES, ZSTD])], fill_value=0)
+    data = np.arange(64 * 48, dtype="int32").reshape(64, 48)
+    a[...] = data
+
+    def refuse(self, data):  # noqa: ANN001, ANN202 - the spy
+        raise AssertionError("decoded into fresh memory")
+
+    monkeypatch.setattr(ZstdCodec, "decode", refuse)
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(a[3:40, 5:47], data[3:40, 5:47])
+    rng = np.random.default_rng(3)
+    rows, cols = rng.integers(0, 64, 200), rng.integers(0, 48, 200)
+    np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])
+    np.testing.assert_array_equal(a.oindex[rows[:9], cols[:7]],
+                                  data[np.ix_(rows[:9], cols[:7])])

@@ -74,8 +74,9 @@ def bad_offset(address: int, file_offset: int) -> bool:
 def thread_scratch(nbytes: int, slot: str = "decoded") -> np.ndarray:
     """``nbytes`` of this thread's scratch memory (``uint8``, page-aligned, contents
     undefined), valid until the thread's next call for the same ``slot``: ``"decoded"`` for a
-    chunk decoded only to be copied out at once, ``"stored"`` for the stored bytes it is
-    decoded from.
+    chunk decoded only to be copied out at once, ``"inner"`` for a shard's inner chunk
+    likewise (a whole shard may be decoding into ``"decoded"`` meanwhile), ``"stored"`` for
+    the stored bytes either is decoded from.
 
     Fresh memory for every chunk can cost a page fault per 4 KiB, depending on the
     allocator's state (glibc serves a 512 KiB request from ``mmap`` until a freed block of

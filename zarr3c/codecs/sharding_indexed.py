@@ -1149,6 +1149,7 @@ class ShardingCodec(ArrayBytesCodec):
         key: str | None = None,
         max_gap: int = COALESCE_MAX_GAP,
         max_request: int | None = None,
+        scratch: bool = True,
     ) -> bool:
         """Read and decode some inner chunks of a shard, handing each to
         ``sink(coords, chunk)`` as soon as it is decoded (``chunk`` None for an inner chunk
@@ -1160,8 +1161,9 @@ class ShardingCodec(ArrayBytesCodec):
         called in the worker that decoded the chunk, so a read of a large shard holds one
         batch of stored bytes and one decoded inner chunk per worker, never the whole shard.
         ``sink`` may be called from several threads at once, once per inner chunk, and
-        must copy what it keeps: read through :class:`StoreRanges`, a chunk may be a view of
-        scratch memory that the thread reuses.
+        must copy what it keeps: a chunk may be a view of scratch memory that the thread
+        reuses (its stored bytes read through :class:`StoreRanges`, or it decoded into
+        :func:`~zarr3c._buffers.thread_scratch`), unless ``scratch`` is False.
 
         Returns
         -------
@@ -1201,13 +1203,21 @@ class ShardingCodec(ArrayBytesCodec):
         # codec, the wrong size) goes through the pipeline again, which reports it.
         raw_chain = _raw_chain(inner)
 
+        last = None if not raw_chain else raw_chain[-1]
+
         def decode_one(task: tuple[Coords, np.ndarray]) -> None:
             coords, raw = task
             if raw_chain is not None:
                 try:
                     buf: Any = raw
                     for codec in raw_chain:
-                        buf = codec.decode(buf)
+                        if codec is last and scratch:
+                            # Decoded only to be copied out: into this thread's memory for
+                            # it (no fresh 64 KiB per inner chunk).
+                            out = thread_scratch(chunk_nbytes, "inner")
+                            buf = out if codec.decode_into(buf, out) else codec.decode(buf)
+                        else:
+                            buf = codec.decode(buf)
                     buf = as_byte_array(buf)
                 except Exception:  # noqa: BLE001 - decoded again below, which reports it
                     buf = None
@@ -1216,7 +1226,7 @@ class ShardingCodec(ArrayBytesCodec):
                     return
             sink(coords, _decode_inner_bytes(inner, raw, chunk_shape, coords))
 
-        into = get_ranges.into if isinstance(get_ranges, StoreRanges) else None
+        into = get_ranges.into if scratch and isinstance(get_ranges, StoreRanges) else None
         if len(found) == 1:  # one inner chunk: one request, no grouping
             offset, n, coords = found[0]
             (value,) = (None if into is None else into([(offset, n)])) or get_ranges(
@@ -1284,10 +1294,9 @@ class ShardingCodec(ArrayBytesCodec):
         def keep(coords: Coords, chunk: np.ndarray | None) -> None:
             result[coords] = chunk
 
-        if isinstance(get_ranges, StoreRanges):  # (kept chunks must not be scratch views)
-            get_ranges = get_ranges.__call__
         found = self.read_inner_chunks_into(get_ranges, shard_shape, inner_coords, keep,
-                                            index=index, key=key, max_gap=max_gap)
+                                            index=index, key=key, max_gap=max_gap,
+                                            scratch=False)
         return result if found else None
 
     def read_region(
