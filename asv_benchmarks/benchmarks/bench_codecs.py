@@ -89,9 +89,15 @@ class ZstdCallCost:
         self.encoded = bytes(self.pipeline.encode(self.chunk))
         if not np.array_equal(self.pipeline.decode(self.encoded, (8,)), self.chunk):
             raise AssertionError("zstd: round trip failed")
+        self.out = np.empty(self.chunk.nbytes, dtype=np.uint8)
 
     def time_encode_tiny(self) -> None:
         self.pipeline.encode(self.chunk)
 
     def time_decode_tiny(self) -> None:
         self.pipeline.decode(self.encoded, (8,))
+
+    def time_decode_into_tiny(self) -> None:
+        # The reads' path: into a given buffer, through a zstd context kept per thread.
+        if not self.pipeline.decode_into(self.encoded, self.out):
+            raise AssertionError("zstd: decode_into refused its own chunk")
