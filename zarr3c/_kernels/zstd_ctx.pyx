@@ -84,7 +84,7 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
 
     Returns the number of bytes decoded, or -1 if zstd refuses the input (empty, corrupt,
     truncated, a checksum mismatch, or more content than ``dst`` holds: the caller's
-    ordinary decode then reports why).  Bytes of ``dst`` past those decoded may have been written.
+    ordinary decode then reports why); ``dst`` may then hold anything.
     """
     if _decompress_dctx == NULL:
         raise RuntimeError("zstd_ctx: no libzstd bound")
@@ -96,12 +96,10 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     cdef size_t dst_size = dst.shape[0]
     if src_size == 0:  # no frame at all (zstd itself would decode it as nothing)
         return -1
-    # Empty views may have no address: hand zstd a valid pointer with length 0 instead.
+    cdef const void* src_ptr = &src[0]
+    # An empty view may have no address: hand zstd a valid pointer with capacity 0 instead.
     cdef uint8_t empty = 0
-    cdef const void* src_ptr = &empty
     cdef void* dst_ptr = &empty
-    if src_size:
-        src_ptr = &src[0]
     if dst_size:
         dst_ptr = &dst[0]
     cdef size_t result
