@@ -111,8 +111,10 @@ class ZstdCodec(BytesBytesCodec):
 
     def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                     out: np.ndarray) -> bool:
-        # Only a frame declaring exactly out's size: numcodecs would fill a larger buffer
-        # partly without complaint, and zstd checks the declared size against the content.
+        # Only content of exactly out's size.  Through a kept context (zstd_ctx) zstd says
+        # how much it decoded; numcodecs does not (it would fill a larger buffer partly
+        # without complaint), so there the frame must declare out's size, which zstd checks
+        # against the content.
         buf = as_byte_array(data)
         if _CONTEXTS:
             try:
