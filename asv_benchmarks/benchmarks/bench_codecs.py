@@ -14,7 +14,8 @@ as zarr-python 3 writes them:
 ``ZstdCallCost`` times zstd on a chunk of 8 elements, so that what it measures is the fixed
 cost of one call: numcodecs makes a new zstd context per call (on the project's VM 13-20 us,
 mostly zstd's ``cpuid`` feature check, which traps to the hypervisor), which the thousands of
-small inner chunks of a sharded read pay once each.
+small inner chunks of a sharded read would pay once each; ``time_decode_into_tiny`` is the
+decode reads make instead, through a context kept per thread (``zarr3c._kernels.zstd_ctx``).
 
 ``setup`` checks the round trip once, so a wrong answer fails instead of being timed.
 """

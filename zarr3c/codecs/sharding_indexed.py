@@ -1203,21 +1203,22 @@ class ShardingCodec(ArrayBytesCodec):
         # codec, the wrong size) goes through the pipeline again, which reports it.
         raw_chain = _raw_chain(inner)
 
-        last = None if not raw_chain else raw_chain[-1]
+        # Decoded only to be copied out: where the inner codecs can, into this thread's
+        # memory for it (no fresh memory per inner chunk), as Array._read_chunk does.
+        into_scratch = scratch and inner.can_decode_into
 
         def decode_one(task: tuple[Coords, np.ndarray]) -> None:
             coords, raw = task
+            if into_scratch:
+                out = thread_scratch(chunk_nbytes, "inner")
+                if inner.decode_into(raw, out):
+                    sink(coords, out.view(dtype).reshape(chunk_shape))
+                    return
             if raw_chain is not None:
                 try:
                     buf: Any = raw
                     for codec in raw_chain:
-                        if codec is last and scratch:
-                            # Decoded only to be copied out: into this thread's memory for
-                            # it (no fresh 64 KiB per inner chunk).
-                            out = thread_scratch(chunk_nbytes, "inner")
-                            buf = out if codec.decode_into(buf, out) else codec.decode(buf)
-                        else:
-                            buf = codec.decode(buf)
+                        buf = codec.decode(buf)
                     buf = as_byte_array(buf)
                 except Exception:  # noqa: BLE001 - decoded again below, which reports it
                     buf = None

@@ -139,12 +139,12 @@ def _bind_numcodecs_libzstd() -> bool:
         version_number = lib.ZSTD_versionNumber
         version_number.restype = ctypes.c_uint
         version = int(version_number())
+        if version < _MIN_ZSTD_VERSION:
+            return False
 
         def address(name: str) -> int:
             return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
 
-        if version < _MIN_ZSTD_VERSION:
-            return False
         zstd_ctx.bind(address("ZSTD_createDCtx"), address("ZSTD_freeDCtx"),
                       address("ZSTD_decompressDCtx"), address("ZSTD_isError"), version)
     except (OSError, AttributeError, ValueError, TypeError):
