@@ -181,3 +181,34 @@ def test_inner_chunks_are_decoded_into_scratch_not_fresh_memory(tmp_path, monkey
     np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])
     np.testing.assert_array_equal(a.oindex[rows[:9], cols[:7]],
                                   data[np.ix_(rows[:9], cols[:7])])
+
+
+def test_raw_inner_chunks_read_for_points_go_to_scratch(tmp_path, monkeypatch) -> None:
+    """Points of a shard of raw inner chunks: the coalesced ranges holding them are read
+    through ``StoreRanges.into`` (the ``"stored"`` scratch), not into fresh memory per
+    request; the points equal numpy."""
+    a = zarr3c.create_array(LocalStore(tmp_path), shape=(64, 48), dtype="int32",
+                            chunks=(32, 48), codecs=[_sharded([BYTES])], fill_value=0)
+    data = np.arange(64 * 48, dtype="int32").reshape(64, 48)
+    a[...] = data
+    into: list[int] = []
+    fresh: list[tuple[int, int | None]] = []
+    real_into, real_call = StoreRanges.into, StoreRanges.__call__
+
+    def spy_into(self, ranges):  # noqa: ANN001, ANN202 - the spy
+        into.append(sum(n for _, n in ranges))
+        return real_into(self, ranges)
+
+    def spy_call(self, ranges):  # noqa: ANN001, ANN202 - the spy
+        fresh.extend(ranges)
+        return real_call(self, ranges)
+
+    monkeypatch.setattr(StoreRanges, "into", spy_into)
+    monkeypatch.setattr(StoreRanges, "__call__", spy_call)
+    rng = np.random.default_rng(4)
+    rows, cols = rng.integers(0, 64, 500), rng.integers(0, 48, 500)
+    np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])
+    inner_chunks = 2 * 4 * 6
+    assert sum(into) == inner_chunks * 8 * 8 * 4  # 500 points touch every inner chunk
+    # fetched into fresh memory: the two indexes only (4 x 6 entries and a checksum)
+    assert len(fresh) == 2 and all(n in (None, 4 * 6 * 16 + 4) for _, n in fresh)

@@ -35,6 +35,7 @@ from zarr3c.codecs.sharding_indexed import (
     MISSING,
     GetRanges,
     ShardingCodec,
+    StoreRanges,
     pack_runs,
 )
 from zarr3c.errors import ChunkDecodeError
@@ -200,9 +201,13 @@ def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape
     group_by_key(np.where(missing, nranges, point_range), nranges + 1, order, bounds)
     src = (rel_of_key[keys] + within)[order]
     dsto = dst_offsets[order]
-    # batches of at most MAX_REQUEST_BYTES (one range may exceed it)
+    # Batches of at most MAX_REQUEST_BYTES (one range may exceed it), read into this
+    # thread's scratch memory where the store can: the bytes are only copied out here, and
+    # fresh memory per batch costs a page fault per 4 KiB.
+    into = get_ranges.into if isinstance(get_ranges, StoreRanges) else None
     for r, last in pack_runs(range_len.tolist(), MAX_REQUEST_BYTES):
-        values = get_ranges([(int(range_start[j]), int(range_len[j])) for j in range(r, last)])
+        ranges = [(int(range_start[j]), int(range_len[j])) for j in range(r, last)]
+        values = (None if into is None else into(ranges)) or get_ranges(ranges)
         for j, value in zip(range(r, last), values, strict=True):
             if value is None:
                 raise ChunkDecodeError("sharding_indexed: the shard disappeared while read",

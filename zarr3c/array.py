@@ -521,6 +521,7 @@ class Array(Node):
         into: set[int] = set()
         if self._pipeline.can_decode_into:
             into = {n for n, d in zip(todo, self._one_c_piece(pieces, todo), strict=True) if d}
+        partial = self._pipeline.can_decode_prefix
 
         def read_whole(n: int) -> None:
             lo, hi = pieces.bounds[n], pieces.bounds[n + 1]
@@ -528,7 +529,10 @@ class Array(Node):
             if n in into:
                 at = int(pieces.dst_offsets[lo])
                 target = pieces.dst[at:at + box.nbytes]
-            chunk = self._read_chunk(pieces.chunks[n], into=target)
+            # (the pieces read nothing past their furthest end: only that much is decoded)
+            need = (int(pieces.src_ends[lo:hi].max()) if partial and target is None
+                    else None)
+            chunk = self._read_chunk(pieces.chunks[n], into=target, need=need)
             if chunk is None:
                 fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
                             pieces.counts[lo:hi], self._fill_bytes)
@@ -805,7 +809,8 @@ class Array(Node):
                                     staging)
             src, offset = (staging if found[0] else None), 0
         else:
-            chunk = self._read_chunk(coords, into=dst if whole else None)
+            chunk = self._read_chunk(coords, into=dst if whole else None,
+                                     need=None if whole else end)
             src = chunk if chunk is None or chunk is dst else chunk.reshape(-1).view(np.uint8)
         out_strides = int64_array(c_strides(counts, itemsize))
         if src is None:
@@ -909,8 +914,8 @@ class Array(Node):
         """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
         return StoreRanges(self._store, key)
 
-    def _read_chunk(self, coords: tuple[int, ...], into: np.ndarray | None = None
-                    ) -> np.ndarray | None:
+    def _read_chunk(self, coords: tuple[int, ...], into: np.ndarray | None = None,
+                    need: int | None = None) -> np.ndarray | None:
         """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored,
         for a caller that copies it out at once, before this thread reads another: its
         stored bytes are read into, and it is decoded into, this thread's scratch memory
@@ -918,7 +923,10 @@ class Array(Node):
         page faults, per chunk), so it may be a view of either.  With ``into`` (where the
         chunk's C-ordered bytes go in an output: a contiguous ``uint8`` run of its size),
         decoded straight there where the codecs can (``CodecPipeline.decode_into``), and
-        ``into`` itself is returned."""
+        ``into`` itself is returned.  With ``need``, the caller reads only the chunk's first
+        ``need`` bytes (C order): where the codecs can, only they are decoded
+        (``CodecPipeline.decode_prefix_into``) and the rest of the chunk returned is
+        undefined."""
         key = self.chunk_key(coords)
         shape = self._chunk_shape_at(coords)
         nbytes = math.prod(shape) * self._itemsize
@@ -930,6 +938,9 @@ class Array(Node):
                 return into
         elif self._pipeline.can_decode_into:
             scratch = thread_scratch(nbytes)
+            if (need is not None and need < nbytes and self._pipeline.can_decode_prefix
+                    and self._pipeline.decode_prefix_into(raw, scratch, need)):
+                return scratch.view(self.dtype).reshape(shape)
             if self._pipeline.decode_into(raw, scratch):
                 return scratch.view(self.dtype).reshape(shape)
         return self._decode_chunk(raw, key, shape)

@@ -17,6 +17,11 @@ mostly zstd's ``cpuid`` feature check, which traps to the hypervisor), which the
 small inner chunks of a sharded read would pay once each; ``time_decode_into_tiny`` is the
 decode reads make instead, through a context kept per thread (``zarr3c._kernels.zstd_ctx``).
 
+``ZstdPrefix`` times the decode of the 64^3 chunk into a buffer whole, and of only its first
+4 KiB, half and all but its last element (``decode_prefix_into``, what a read of a box inside
+a chunk decodes: zstd's blocks of 128 KiB up to the box's furthest element), so the saving
+of stopping early is tracked against the whole decode.
+
 ``setup`` checks the round trip once, so a wrong answer fails instead of being timed.
 """
 
@@ -102,3 +107,30 @@ class ZstdCallCost:
         # The reads' path: into a given buffer, through a zstd context kept per thread.
         if not self.pipeline.decode_into(self.encoded, self.out):
             raise AssertionError("zstd: decode_into refused its own chunk")
+
+
+class ZstdPrefix:
+    """Decode of a 64^3 uint16 chunk (512 KiB, four zstd blocks): whole, or only the blocks
+    holding a prefix of it."""
+
+    params: ClassVar[list[str]] = ["4KiB", "half", "all_but_one"]
+    param_names: ClassVar[list[str]] = ["prefix"]
+
+    def setup(self, prefix: str) -> None:
+        chunk = make_chunk()
+        self.pipeline = CodecPipeline.from_codecs(CHAINS["bytes+zstd"], dtype="uint16",
+                                                  fill_value=0)
+        self.encoded = bytes(self.pipeline.encode(chunk))
+        self.out = np.empty(chunk.nbytes, dtype=np.uint8)
+        self.need = {"4KiB": 4096, "half": chunk.nbytes // 2,
+                     "all_but_one": chunk.nbytes - 2}[prefix]
+        if not self.pipeline.decode_prefix_into(self.encoded, self.out, self.need):
+            raise NotImplementedError("zstd prefix decoding is not available here")
+        if self.out[:self.need].tobytes() != chunk.tobytes()[:self.need]:
+            raise AssertionError("zstd: the prefix differs from the chunk's start")
+
+    def time_decode_into_whole(self, prefix: str) -> None:
+        self.pipeline.decode_into(self.encoded, self.out)
+
+    def time_decode_prefix_into(self, prefix: str) -> None:
+        self.pipeline.decode_prefix_into(self.encoded, self.out, self.need)

@@ -1,5 +1,5 @@
 """``zarr3c._kernels.zstd_ctx``: zstd decoding with a context kept per thread, through the
-libzstd numcodecs bundles.
+libzstd numcodecs bundles, of whole frames and of the start of a frame's content.
 
 The reference is ``numcodecs.zstd.decompress``; every decode is checked against it, and
 against the bytes compressed.  Bad input (corrupt, truncated, too large for the buffer) must
@@ -118,7 +118,7 @@ def test_read_only_or_strided_output_is_refused_before_decoding() -> None:
 
 def test_bind_refuses_null_addresses() -> None:
     with pytest.raises(ValueError, match="null"):
-        zstd_ctx.bind(0, 0, 0, 0, 0)
+        zstd_ctx.bind(0, 0, 0, 0, 0, 0, 0, 0, 0)
     assert zstd_ctx.available()  # still bound to the first library
 
 
@@ -165,3 +165,141 @@ def test_the_codec_decodes_into_with_contexts_or_numcodecs_alike(monkeypatch, co
     damaged[len(damaged) // 2] ^= 0xFF
     if checksum:
         assert not codec.decode_into(damaged, out)
+
+
+# -- decompress_prefix_into ------------------------------------------------------------------
+
+#: zstd's largest block (of decoded content)
+BLOCK = 128 * 1024
+
+
+def _large_payload(seed: int, nbytes: int) -> bytes:
+    """Compressible bytes spanning several zstd blocks (128 KiB each): a noisy ramp."""
+    rng = np.random.default_rng(seed)
+    ramp = np.arange((nbytes + 1) // 2, dtype=np.uint16) // 7
+    return (ramp + rng.integers(0, 4, ramp.size, dtype=np.uint16)).tobytes()[:nbytes]
+
+
+def test_prefix_decoding_is_bound() -> None:
+    assert zstd_ctx.prefix_available()
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 600_000), st.integers(-5, 9), st.data())
+def test_a_prefix_decodes_as_the_start_of_numcodecs_decode(seed: int, size: int, level: int,
+                                                           draw) -> None:
+    """At least the first ``need`` bytes, exactly numcodecs' (any need from 1 to the whole,
+    frames of one to five blocks), whole blocks only, and nothing written outside the buffer
+    given."""
+    payload = _large_payload(seed, size)
+    frame = np.frombuffer(numcodecs.zstd.Zstd(level=level).encode(payload), dtype=np.uint8)
+    want = bytes(numcodecs.zstd.decompress(frame))
+    need = draw.draw(st.integers(1, len(payload)))
+    dst, whole = _guarded(len(payload))
+    got = zstd_ctx.decompress_prefix_into(frame, dst, need)
+    assert need <= got <= len(payload)
+    assert got == len(payload) or got % BLOCK == 0  # (blocks of at most 128 KiB)
+    assert dst[:got].tobytes() == want[:got]
+    assert _guards_intact(whole, len(payload))
+
+
+def test_a_prefix_decodes_only_the_blocks_holding_it() -> None:
+    """Stopping early is the point: a need in the first block decodes that block only, so a
+    prefix decode of a frame whose last block is damaged still succeeds while the whole
+    decode fails."""
+    payload = _large_payload(1, 512 * 1024)
+    frame = bytearray(numcodecs.zstd.compress(payload, 3))
+    dst = np.empty(len(payload), dtype=np.uint8)
+    for need, blocks in [(1, 1), (BLOCK, 1), (BLOCK + 1, 2), (3 * BLOCK, 3), (len(payload), 4)]:
+        got = zstd_ctx.decompress_prefix_into(np.frombuffer(bytes(frame), dtype=np.uint8), dst,
+                                              need)
+        assert got == blocks * BLOCK, need
+    tail = len(frame) - 100  # inside the last block's compressed bytes
+    frame[tail:tail + 50] = bytes(50)
+    damaged = np.frombuffer(bytes(frame), dtype=np.uint8)
+    assert zstd_ctx.decompress_into(damaged, dst) == -1 or dst.tobytes() != payload
+    assert zstd_ctx.decompress_prefix_into(damaged, dst, 1000) == BLOCK
+    assert dst[:BLOCK].tobytes() == payload[:BLOCK]
+
+
+def test_frames_a_prefix_decode_refuses() -> None:
+    """-1 (the caller then decodes the whole frame, which verifies or reports) for: a frame
+    with a content checksum, one cut short (its block headers do not reach the end), bytes
+    after the frame, two frames, a declared size other than the buffer's, bytes that are no
+    frame, and a need of nothing or past the buffer."""
+    payload = _large_payload(2, 300_000)
+    n = len(payload)
+    frame = np.frombuffer(numcodecs.zstd.compress(payload, 3), dtype=np.uint8)
+    with_checksum = numcodecs.zstd.Zstd(level=3, checksum=True).encode(payload)
+    cases = {
+        "checksum": (np.frombuffer(with_checksum, dtype=np.uint8), n, 1000),
+        "cut short": (frame[:-1], n, 1000),
+        "cut to the header": (frame[:12], n, 1000),
+        "trailing bytes": (np.concatenate([frame, np.zeros(3, dtype=np.uint8)]), n, 1000),
+        "two frames": (np.concatenate([frame, frame]), 2 * n, 1000),
+        "other declared size": (frame, n + 2, 1000),
+        "not a frame": (np.frombuffer(payload[:5000], dtype=np.uint8), n, 1000),
+        "too short": (frame[:4], n, 1000),
+        "no need": (frame, n, 0),
+        "need past the buffer": (frame, n, n + 1),
+    }
+    for what, (src, size, need) in cases.items():
+        dst, whole = _guarded(size)
+        assert zstd_ctx.decompress_prefix_into(src, dst, need) == -1, what
+        assert _guards_intact(whole, size), what
+    # (and the kept context still decodes a good frame after all those)
+    dst = np.empty(n, dtype=np.uint8)
+    assert zstd_ctx.decompress_prefix_into(frame, dst, 1000) == BLOCK
+    assert dst[:BLOCK].tobytes() == payload[:BLOCK]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**6), st.data())
+def test_damaged_frames_give_a_prefix_or_minus_one_within_the_buffer(seed: int, draw) -> None:
+    """A flipped byte anywhere: -1 or whole blocks covering the need, never a write outside
+    the buffer."""
+    payload = _large_payload(seed, draw.draw(st.integers(1000, 300_000)))
+    frame = bytearray(numcodecs.zstd.compress(payload, 3))
+    at = draw.draw(st.integers(0, len(frame) - 1))
+    frame[at] ^= draw.draw(st.integers(1, 255))
+    need = draw.draw(st.integers(1, len(payload)))
+    dst, whole = _guarded(len(payload))
+    got = zstd_ctx.decompress_prefix_into(np.frombuffer(bytes(frame), dtype=np.uint8), dst,
+                                          need)
+    assert got == -1 or need <= got <= len(payload)
+    assert _guards_intact(whole, len(payload))
+
+
+def test_prefix_and_whole_decodes_share_a_thread_s_context() -> None:
+    """A prefix decode stops mid-frame; the whole decodes and prefix decodes after it on the
+    same thread (the same context) are unaffected."""
+    payloads = [_large_payload(k, 400_000) for k in range(3)]
+    frames = [np.frombuffer(numcodecs.zstd.compress(p, 3), dtype=np.uint8) for p in payloads]
+    for k in range(6):
+        i = k % 3
+        dst = np.empty(len(payloads[i]), dtype=np.uint8)
+        need = 7000 * (k + 1)
+        got = zstd_ctx.decompress_prefix_into(frames[i], dst, need)
+        assert got >= need and dst[:got].tobytes() == payloads[i][:got]
+        assert zstd_ctx.decompress_into(frames[i], dst) == dst.nbytes
+        assert dst.tobytes() == payloads[i]
+
+
+def test_the_codec_decodes_a_prefix_only_where_it_may(monkeypatch) -> None:
+    """``ZstdCodec.decode_prefix_into``: True and the bytes for a whole frame of the
+    buffer's size; False with a checksum, without prefix decoding bound, or into a buffer of
+    another size or a read-only one."""
+    payload = _large_payload(3, 200_000)
+    plain = ZstdCodec(level=3)
+    frame = np.frombuffer(plain.encode(payload), dtype=np.uint8)
+    out = np.empty(len(payload), dtype=np.uint8)
+    assert plain.decode_prefix_into(frame, out, 5000)
+    assert out[:5000].tobytes() == payload[:5000]
+    assert not plain.decode_prefix_into(frame, out[:-1], 5000)
+    checked = ZstdCodec(level=3, checksum=True)
+    assert not checked.decode_prefix_into(checked.encode(payload), out, 5000)
+    read_only = np.zeros(len(payload), dtype=np.uint8)
+    read_only.flags.writeable = False
+    assert not plain.decode_prefix_into(frame, read_only, 5000)
+    monkeypatch.setattr(zstd_module, "_PREFIX", False)
+    assert not plain.decode_prefix_into(frame, out, 5000)

@@ -6,12 +6,18 @@ from numpy.typing import NDArray
 from zarr3c._kernels.copy import ReadBuffer
 
 def bind(
-    create_dctx: int, free_dctx: int, decompress_dctx: int, is_error: int, version: int
+    create_dctx: int, free_dctx: int, decompress_dctx: int, is_error: int, version: int,
+    decompress_begin: int = 0, next_src_size: int = 0, decompress_continue: int = 0,
+    find_frame_compressed_size: int = 0, get_frame_content_size: int = 0,
 ) -> None:
-    """Use the libzstd functions at these addresses; binds once per process."""
+    """Use the libzstd functions at these addresses (the last five, for prefix decoding,
+    all or none); binds once per process."""
 
 def available() -> bool:
     """True once bind() has given this module a libzstd."""
+
+def prefix_available() -> bool:
+    """True once bind() has given this module a libzstd with prefix decoding."""
 
 def version() -> int:
     """The bound libzstd's ZSTD_versionNumber() (0 if unbound)."""
@@ -19,3 +25,8 @@ def version() -> int:
 def decompress_into(src: ReadBuffer, dst: NDArray[np.uint8]) -> int:
     """Decode src's zstd frames into the start of dst (its length is the capacity): bytes
     decoded, or -1 if zstd refuses the input.  RuntimeError if unbound.  GIL released."""
+
+def decompress_prefix_into(src: ReadBuffer, dst: NDArray[np.uint8], need: int) -> int:
+    """Decode src (one frame without a content checksum, declaring len(dst) bytes) into dst
+    block after block, up to the block holding byte need - 1: the bytes decoded (>= need),
+    or -1 if refused or zstd fails.  RuntimeError if unbound.  GIL released."""

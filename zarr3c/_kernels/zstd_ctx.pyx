@@ -9,15 +9,19 @@ itself: until :func:`bind` succeeds, :func:`available` is False and callers use 
 
 :func:`decompress_into` decodes a whole buffer of zstd frames into a buffer whose size is
 the capacity zstd may write; zstd bounds every write by that capacity and reads nothing past
-the source's length, and the GIL is released for the call.  Its reference is
-``numcodecs.zstd.decompress``.
+the source's length, and the GIL is released for the call.  :func:`decompress_prefix_into`
+decodes only the blocks of a frame that hold the first bytes of its content (zstd's
+buffer-less block-by-block decoder, straight into the output and stopped there: the blocks
+past them are never decoded), for a read that needs only the start of a chunk.  The
+reference of both is ``numcodecs.zstd.decompress``.
 """
 
 import threading
 
 from libc.stdint cimport uint8_t
 
-__all__ = ["available", "bind", "decompress_into", "version"]
+__all__ = ["available", "bind", "decompress_into", "decompress_prefix_into", "prefix_available",
+           "version"]
 
 ctypedef void* (*create_dctx_t)() noexcept nogil
 ctypedef size_t (*free_dctx_t)(void* dctx) noexcept nogil
@@ -25,10 +29,23 @@ ctypedef size_t (*decompress_dctx_t)(void* dctx, void* dst, size_t dst_capacity,
                                      const void* src, size_t src_size) noexcept nogil
 ctypedef unsigned (*is_error_t)(size_t code) noexcept nogil
 
+ctypedef size_t (*decompress_begin_t)(void* dctx) noexcept nogil
+ctypedef size_t (*next_src_size_t)(void* dctx) noexcept nogil
+ctypedef size_t (*decompress_continue_t)(void* dctx, void* dst, size_t dst_capacity,
+                                         const void* src, size_t src_size) noexcept nogil
+ctypedef size_t (*find_frame_compressed_size_t)(const void* src, size_t src_size) noexcept nogil
+ctypedef unsigned long long (*get_frame_content_size_t)(const void* src,
+                                                        size_t src_size) noexcept nogil
+
 cdef create_dctx_t _create_dctx = NULL
 cdef free_dctx_t _free_dctx = NULL
 cdef decompress_dctx_t _decompress_dctx = NULL
 cdef is_error_t _is_error = NULL
+cdef decompress_begin_t _decompress_begin = NULL
+cdef next_src_size_t _next_src_size = NULL
+cdef decompress_continue_t _decompress_continue = NULL
+cdef find_frame_compressed_size_t _find_frame_compressed_size = NULL
+cdef get_frame_content_size_t _get_frame_content_size = NULL
 cdef unsigned _version = 0
 
 # Each thread's context lives in a _DCtx kept in this thread-local, so it is freed when the
@@ -51,13 +68,21 @@ cdef class _DCtx:
 
 
 def bind(size_t create_dctx, size_t free_dctx, size_t decompress_dctx, size_t is_error,
-         unsigned version):
+         unsigned version, size_t decompress_begin=0, size_t next_src_size=0,
+         size_t decompress_continue=0, size_t find_frame_compressed_size=0,
+         size_t get_frame_content_size=0):
     """Use libzstd's ``ZSTD_createDCtx``, ``ZSTD_freeDCtx``, ``ZSTD_decompressDCtx`` and
-    ``ZSTD_isError`` at these addresses (``version`` is its ``ZSTD_versionNumber()``).
+    ``ZSTD_isError`` at these addresses (``version`` is its ``ZSTD_versionNumber()``), and
+    for prefix decoding (all five, or none: :func:`prefix_available`) its
+    ``ZSTD_decompressBegin``, ``ZSTD_nextSrcSizeToDecompress``,
+    ``ZSTD_decompressContinue`` (the buffer-less decoder), ``ZSTD_findFrameCompressedSize``
+    and ``ZSTD_getFrameContentSize``.
 
     Binds once per process: the contexts already made belong to the first library.
     """
     global _create_dctx, _free_dctx, _decompress_dctx, _is_error, _version
+    global _decompress_begin, _next_src_size, _decompress_continue
+    global _find_frame_compressed_size, _get_frame_content_size
     if not (create_dctx and free_dctx and decompress_dctx and is_error):
         raise ValueError("zstd_ctx.bind: a function address is null")
     if _decompress_dctx != NULL:
@@ -66,6 +91,14 @@ def bind(size_t create_dctx, size_t free_dctx, size_t decompress_dctx, size_t is
     _free_dctx = <free_dctx_t><void*>free_dctx
     _is_error = <is_error_t><void*>is_error
     _version = version
+    if (decompress_begin and next_src_size and decompress_continue
+            and find_frame_compressed_size and get_frame_content_size):
+        _decompress_begin = <decompress_begin_t><void*>decompress_begin
+        _next_src_size = <next_src_size_t><void*>next_src_size
+        _decompress_continue = <decompress_continue_t><void*>decompress_continue
+        _find_frame_compressed_size = (
+            <find_frame_compressed_size_t><void*>find_frame_compressed_size)
+        _get_frame_content_size = <get_frame_content_size_t><void*>get_frame_content_size
     _decompress_dctx = <decompress_dctx_t><void*>decompress_dctx
 
 
@@ -74,9 +107,24 @@ def available():
     return _decompress_dctx != NULL
 
 
+def prefix_available():
+    """True once :func:`bind` has given this module a libzstd with prefix decoding."""
+    return _decompress_dctx != NULL and _decompress_continue != NULL
+
+
 def version():
     """The bound libzstd's ``ZSTD_versionNumber()`` (0 if unbound)."""
     return _version
+
+
+cdef _DCtx _thread_ctx():
+    if _decompress_dctx == NULL:
+        raise RuntimeError("zstd_ctx: no libzstd bound")
+    cdef _DCtx ctx = getattr(_local, "dctx", None)
+    if ctx is None:
+        ctx = _DCtx()
+        _local.dctx = ctx
+    return ctx
 
 
 def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
@@ -86,12 +134,7 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     truncated, a checksum mismatch, or more content than ``dst`` holds: the caller's
     ordinary decode then reports why); ``dst`` may then hold anything.
     """
-    if _decompress_dctx == NULL:
-        raise RuntimeError("zstd_ctx: no libzstd bound")
-    cdef _DCtx ctx = getattr(_local, "dctx", None)
-    if ctx is None:
-        ctx = _DCtx()
-        _local.dctx = ctx
+    cdef _DCtx ctx = _thread_ctx()
     cdef size_t src_size = src.shape[0]
     cdef size_t dst_size = dst.shape[0]
     if src_size == 0:  # no frame at all (zstd itself would decode it as nothing)
@@ -108,3 +151,54 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     if _is_error(result):
         return -1
     return <Py_ssize_t>result
+
+
+def decompress_prefix_into(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t need):
+    """Decode the zstd frame ``src``, whose content is ``len(dst)`` bytes, into ``dst``
+    block after block, stopping after the block that holds byte ``need - 1``.
+
+    Only for ``src`` that is exactly one frame (zstd walks its block headers to the end:
+    a truncated frame, or bytes after it, are refused), declaring ``len(dst)`` bytes of
+    content, and without a content checksum (one could only be verified by decoding
+    everything: such frames are refused, for the caller's whole decode to check).  Returns
+    the number of bytes decoded (at least ``need``: whole blocks; ``dst`` past them may
+    hold anything), or -1 if refused or zstd fails (``dst`` may then hold anything: the caller
+    decodes the whole frame, which reports why).  RuntimeError if prefix decoding is not
+    bound.
+    """
+    cdef _DCtx ctx = _thread_ctx()
+    if _decompress_continue == NULL:
+        raise RuntimeError("zstd_ctx: no buffer-less decoder bound")
+    cdef size_t src_size = src.shape[0]
+    cdef size_t dst_size = dst.shape[0]
+    if src_size < 5 or need < 1 or <size_t>need > dst_size:
+        return -1
+    # Frame header descriptor: bit 2 is the content checksum flag.
+    if src[4] & 4:
+        return -1
+    cdef const uint8_t* sp = &src[0]
+    cdef uint8_t* dp = &dst[0]
+    cdef size_t result, n, at = 0, done = 0
+    cdef bint failed = False
+    with nogil:
+        result = _find_frame_compressed_size(sp, src_size)
+        if (_is_error(result) or result != src_size
+                or _get_frame_content_size(sp, src_size) != <unsigned long long>dst_size
+                or _is_error(_decompress_begin(ctx.ptr))):
+            failed = True
+        # Each step is what zstd asks for next (the frame header, then per block its
+        # header and its body); it writes each block after the ones before, in dst.
+        while not failed and done < <size_t>need:
+            n = _next_src_size(ctx.ptr)
+            if n == 0 or n > src_size - at:  # the frame ended short of its declared size
+                failed = True
+                break
+            result = _decompress_continue(ctx.ptr, dp + done, dst_size - done, sp + at, n)
+            if _is_error(result):
+                failed = True
+                break
+            at += n
+            done += result
+    if failed:
+        return -1
+    return <Py_ssize_t>done

@@ -154,6 +154,16 @@ class BytesBytesCodec(Codec):
         reports errors.  The default cannot."""
         return False
 
+    def decode_prefix_into(self, data: bytes | bytearray | memoryview | np.ndarray,
+                           out: np.ndarray, need: int) -> bool:
+        """Decode at least the first ``need`` bytes of ``data``'s decoding, which is
+        ``out.nbytes`` bytes in all, into ``out`` (a C-contiguous ``uint8`` array), if this
+        codec can do so for less than the whole decode (a read that needs only the start
+        of a chunk); ``out`` past them may hold anything.  False otherwise, also on any
+        failure (``out`` may then hold anything): the caller decodes the whole, which
+        reports errors.  The default cannot."""
+        return False
+
 
 def check_config_keys(
     configuration: Mapping[str, Any] | None,

@@ -323,6 +323,10 @@ class CodecPipeline:
         #: decode_into can decode a chunk straight into a caller's buffer.
         self.can_decode_into = self._sole_compressor is not None and (
             type(self._sole_compressor).decode_into is not BytesBytesCodec.decode_into)
+        #: decode_prefix_into can decode only the start of a chunk.
+        self.can_decode_prefix = self._sole_compressor is not None and (
+            type(self._sole_compressor).decode_prefix_into
+            is not BytesBytesCodec.decode_prefix_into)
         self._chains: dict[tuple[int, ...], _Chain] = {}
         self._lock = threading.Lock()
 
@@ -475,6 +479,17 @@ class CodecPipeline:
         wrong."""
         codec = self._sole_compressor
         return codec is not None and codec.decode_into(data, out)
+
+    def decode_prefix_into(self, data: bytes | bytearray | memoryview | np.ndarray,
+                           out: np.ndarray, need: int) -> bool:
+        """:meth:`decode_into`, but only the chunk's first ``need`` bytes are decoded for
+        sure (``out`` past them may hold anything), for a read that needs only elements
+        that start there.  Only for a chain of native elements under one compressor that
+        can (zstd: the blocks past them are not decoded); False otherwise (``out`` may
+        then hold anything): :meth:`decode_into` or :meth:`decode` then decodes the
+        whole."""
+        codec = self._sole_compressor
+        return codec is not None and codec.decode_prefix_into(data, out, need)
 
     def decode(
         self,

@@ -9,13 +9,16 @@ the fast modes); ``checksum`` stores a frame checksum that decoding verifies.  B
 when absent, to what zarr-python writes (0 and false) and are always written.  Compression
 runs through ``numcodecs.Zstd`` (GIL released).  Corrupt input raises
 :class:`~zarr3c.errors.ChunkDecodeError`, a frame checksum mismatch
-:class:`~zarr3c.errors.ChecksumError`.  No partial decoding.
+:class:`~zarr3c.errors.ChecksumError`.
 
 Decoding into a given buffer (:meth:`ZstdCodec.decode_into`, the hot path of chunk and
 inner-chunk reads) calls numcodecs' own bundled libzstd with a decompression context kept
 per thread (:mod:`zarr3c._kernels.zstd_ctx`), where that library's symbols are visible:
 numcodecs makes a new context per call, a fixed 13-20 us here.  Elsewhere it falls back to
-numcodecs' ``decompress``.
+numcodecs' ``decompress``.  A read that needs only the start of a chunk decodes only the
+blocks holding it (:meth:`ZstdCodec.decode_prefix_into`, through the same context), from a
+frame that is whole and declares the chunk's size; a frame with a checksum is decoded whole,
+so that the checksum is verified.
 """
 
 from __future__ import annotations
@@ -124,10 +127,27 @@ class ZstdCodec(BytesBytesCodec):
         return (_frame_content_size(buf) == out.nbytes
                 and decode_into_with(_decompress_into, buf, out))
 
+    def decode_prefix_into(self, data: bytes | bytearray | memoryview | np.ndarray,
+                           out: np.ndarray, need: int) -> bool:
+        # Through a kept context only: one frame declaring out's size, whole (its block
+        # headers walked to the end) and without a checksum, else the caller's whole decode.
+        if not _PREFIX:
+            return False
+        try:
+            return zstd_ctx.decompress_prefix_into(as_byte_array(data), out, need) >= need
+        except (ValueError, TypeError, BufferError):  # not a writable uint8 buffer
+            return False
+
 
 #: The oldest libzstd whose ``ZSTD_decompressDCtx`` zstd_ctx relies on (1.4.0, where the
 #: advanced API it sits beside became stable)
 _MIN_ZSTD_VERSION = 10400
+
+
+#: libzstd's buffer-less decoder (and the frame checks before it), for prefix decoding
+_PREFIX_FUNCTIONS = ("ZSTD_decompressBegin", "ZSTD_nextSrcSizeToDecompress",
+                     "ZSTD_decompressContinue", "ZSTD_findFrameCompressedSize",
+                     "ZSTD_getFrameContentSize")
 
 
 def _bind_numcodecs_libzstd() -> bool:
@@ -145,8 +165,15 @@ def _bind_numcodecs_libzstd() -> bool:
         def address(name: str) -> int:
             return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
 
+        def optional(name: str) -> int:
+            try:
+                return address(name)
+            except AttributeError:  # not exported: no prefix decoding, the rest works
+                return 0
+
         zstd_ctx.bind(address("ZSTD_createDCtx"), address("ZSTD_freeDCtx"),
-                      address("ZSTD_decompressDCtx"), address("ZSTD_isError"), version)
+                      address("ZSTD_decompressDCtx"), address("ZSTD_isError"), version,
+                      *(optional(name) for name in _PREFIX_FUNCTIONS))
     except (OSError, AttributeError, ValueError, TypeError):
         return False
     return bool(zstd_ctx.available())
@@ -154,6 +181,8 @@ def _bind_numcodecs_libzstd() -> bool:
 
 #: Whether decode_into goes through zstd_ctx (else numcodecs' decompress)
 _CONTEXTS = _bind_numcodecs_libzstd()
+#: Whether decode_prefix_into can decode only the start of a frame (else it refuses)
+_PREFIX = _CONTEXTS and zstd_ctx.prefix_available()
 
 
 def _decompress_into(data: np.ndarray, out: np.ndarray) -> Any:

@@ -1,0 +1,158 @@
+"""Reads that need only the start of a zstd chunk decode only the zstd blocks holding it
+(``CodecPipeline.decode_prefix_into``): a box read alone (``a[box]``) or among others
+(``get_many``) whose furthest element lies before the chunk's end.  Same values as numpy,
+missing chunks read as the fill value, and the same errors for a truncated chunk or one of
+the wrong size; a frame with a checksum is decoded whole, so that the checksum is checked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarr3c
+from zarr3c.codecs import zstd as zstd_module
+from zarr3c.codecs.zstd import ZstdCodec
+from zarr3c.errors import ChecksumError, ChunkDecodeError
+
+pytestmark = pytest.mark.skipif(
+    not zstd_module._CONTEXTS, reason="numcodecs' libzstd symbols are not visible here")
+
+SHAPE = (100, 70, 50)
+#: 48 x 64 x 50 uint16: 300 KiB per chunk, three zstd blocks (of 128 KiB)
+CHUNKS = (48, 64, 50)
+FILL = 9
+
+
+def _array(checksum: bool = False, store: zarr3c.Store | None = None
+           ) -> tuple[zarr3c.Array, np.ndarray]:
+    """A uint16 zstd array of three-block chunks, the chunk (1, 0, 0) not stored."""
+    a = zarr3c.create_array(
+        store or zarr3c.MemoryStore(), shape=SHAPE, dtype="uint16", chunks=CHUNKS,
+        compressors=[{"name": "zstd", "configuration": {"level": 0, "checksum": checksum}}],
+        fill_value=FILL)
+    rng = np.random.default_rng(0)
+    data = (np.arange(np.prod(SHAPE)).reshape(SHAPE) // 3
+            + rng.integers(0, 5, SHAPE)).astype("uint16")
+    a[...] = data
+    a._store.erase(a.chunk_key((1, 0, 0)))
+    data[48:96, :64] = FILL
+    return a, data
+
+
+@pytest.fixture(scope="module")
+def plain() -> tuple[zarr3c.Array, np.ndarray]:
+    return _array()
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
+    """``(bytes wanted, decoded)`` for each ``ZstdCodec.decode_prefix_into`` call."""
+    calls: list[tuple[int, bool]] = []
+    real = ZstdCodec.decode_prefix_into
+
+    def spy(self: ZstdCodec, data: object, out: np.ndarray, need: int) -> bool:
+        done = real(self, data, out, need)  # type: ignore[arg-type]
+        assert out.nbytes == np.prod(CHUNKS) * 2  # (the whole chunk's room)
+        calls.append((need, done))
+        return done
+
+    monkeypatch.setattr(ZstdCodec, "decode_prefix_into", spy)
+    return calls
+
+
+def _boxes(draw: st.DrawFn, n: int) -> list[tuple[slice, ...]]:
+    out = []
+    for _ in range(n):
+        box = []
+        for size in SHAPE:
+            lo = draw(st.integers(0, size - 1))
+            box.append(slice(lo, draw(st.integers(lo + 1, min(size, lo + 12)))))
+        out.append(tuple(box))
+    return out
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_box_reads_equal_numpy(plain: tuple[zarr3c.Array, np.ndarray], data: st.DataObject
+                               ) -> None:
+    a, expected = plain
+    boxes = _boxes(data.draw, data.draw(st.integers(1, 6)))
+    for box in boxes:
+        np.testing.assert_array_equal(a[box], expected[box])
+    for box, got in zip(boxes, a.get_many(boxes), strict=True):
+        np.testing.assert_array_equal(got, expected[box])
+
+
+def test_a_box_at_a_chunk_s_start_decodes_only_the_start(
+        monkeypatch: pytest.MonkeyPatch, plain: tuple[zarr3c.Array, np.ndarray]) -> None:
+    """One box: its chunk's bytes up to its furthest element; a box reaching the chunk's
+    last element: the whole chunk (no prefix decode)."""
+    a, expected = plain
+    calls = _spy(monkeypatch)
+    box = (slice(2, 5), slice(3, 7), slice(0, 4))
+    np.testing.assert_array_equal(a[box], expected[box])
+    end = ((4 * 64 + 6) * 50 + 4) * 2
+    assert calls == [(end, True)]
+    calls.clear()
+    last = (slice(40, 48), slice(60, 64), slice(40, 50))
+    np.testing.assert_array_equal(a[last], expected[last])
+    assert calls == []
+    calls.clear()
+    boxes = [(slice(1, 3), slice(0, 2), slice(5, 6)), (slice(0, 2), slice(10, 12), slice(0, 9)),
+             (slice(50, 52), slice(0, 3), slice(0, 3))]  # (the last in the missing chunk)
+    for box, got in zip(boxes, a.get_many(boxes), strict=True):
+        np.testing.assert_array_equal(got, expected[box])
+    # (the furthest element of the two boxes in chunk (0, 0, 0): (2, 1, 5) of the first)
+    assert calls == [(((2 * 64 + 1) * 50 + 6) * 2, True)]
+
+
+def test_a_checksummed_chunk_is_decoded_whole_and_checked(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    a, expected = _array(checksum=True)
+    calls = _spy(monkeypatch)
+    box = (slice(0, 2), slice(0, 2), slice(0, 2))
+    np.testing.assert_array_equal(a[box], expected[box])
+    assert calls == [(((1 * 64 + 1) * 50 + 2) * 2, False)]
+    key = a.chunk_key((0, 0, 0))
+    raw = bytearray(a._store.get(key))
+    raw[-3] ^= 0xFF  # the checksum itself
+    a._store.set(key, bytes(raw))
+    with pytest.raises(ChecksumError, match=key):
+        a[box]
+    with pytest.raises(ChecksumError, match=key):
+        a.get_many([box])
+
+
+@pytest.mark.parametrize("damage", ["truncated", "trailing bytes", "other size", "garbage"])
+def test_a_bad_chunk_is_still_an_error_naming_its_key(damage: str) -> None:
+    """Damage a prefix decode can see without decoding the rest (the frame's block headers
+    walked to its end, its declared size): the whole decode then reports it."""
+    a, _ = _array()
+    key = a.chunk_key((0, 0, 0))
+    raw = bytes(a._store.get(key))
+    if damage == "truncated":
+        bad = raw[:-5]
+    elif damage == "trailing bytes":
+        bad = raw + b"\0\0\0"
+    elif damage == "other size":  # a valid frame of one element less
+        bad = bytes(ZstdCodec().encode(np.zeros(np.prod(CHUNKS) - 1, "uint16")))
+    else:
+        bad = b"\0" * len(raw)
+    a._store.set(key, bad)
+    box = (slice(0, 2), slice(0, 2), slice(0, 2))
+    with pytest.raises(ChunkDecodeError, match=key):
+        a[box]
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.get_many([box, (slice(0, 1), slice(5, 6), slice(0, 1))])
+
+
+def test_on_a_local_store(tmp_path) -> None:
+    a, expected = _array(store=zarr3c.LocalStore(tmp_path))
+    boxes = [(slice(0, 3), slice(0, 3), slice(0, 3)), (slice(60, 63), slice(60, 66), slice(1, 2)),
+             (slice(95, 100), slice(64, 70), slice(45, 50))]
+    for box in boxes:
+        np.testing.assert_array_equal(a[box], expected[box])
+    for box, got in zip(boxes, a.get_many(boxes), strict=True):
+        np.testing.assert_array_equal(got, expected[box])
