@@ -24,6 +24,8 @@ DIRECTIVES = {
 }
 
 KERNELS = ["copy", "grid", "layout", "shard", "zstd_ctx"]
+if os.name == "posix":  # (open/pread without the GIL; elsewhere LocalStore reads through os)
+    KERNELS.append("fileio")
 
 extensions = [
     Extension(

@@ -1,6 +1,6 @@
 """Reads that need only the start of a zstd chunk decode only the zstd blocks holding it
 (``CodecPipeline.decode_prefix_into``): a box read alone (``a[box]``) or among others
-(``get_many``) whose furthest element lies before the chunk's end.  Same values as numpy,
+(``get_many``), or points (``vindex``), whose furthest element lies before the chunk's end.  Same values as numpy,
 missing chunks read as the fill value, and the same errors for a truncated chunk or one of
 the wrong size; a frame with a checksum is decoded whole, so that the checksum is checked."""
 
@@ -83,6 +83,10 @@ def test_box_reads_equal_numpy(plain: tuple[zarr3c.Array, np.ndarray], data: st.
         np.testing.assert_array_equal(a[box], expected[box])
     for box, got in zip(boxes, a.get_many(boxes), strict=True):
         np.testing.assert_array_equal(got, expected[box])
+    n = data.draw(st.integers(1, 40))
+    points = tuple(np.resize(data.draw(st.lists(st.integers(0, size - 1), min_size=1,
+                                                max_size=n)), n) for size in SHAPE)
+    np.testing.assert_array_equal(a.vindex[points], expected[points])
 
 
 def test_a_box_at_a_chunk_s_start_decodes_only_the_start(
@@ -156,3 +160,14 @@ def test_on_a_local_store(tmp_path) -> None:
         np.testing.assert_array_equal(a[box], expected[box])
     for box, got in zip(boxes, a.get_many(boxes), strict=True):
         np.testing.assert_array_equal(got, expected[box])
+
+
+def test_points_near_a_chunk_s_start_decode_only_the_start(
+        monkeypatch: pytest.MonkeyPatch, plain: tuple[zarr3c.Array, np.ndarray]) -> None:
+    a, expected = plain
+    calls = _spy(monkeypatch)
+    points = (np.array([0, 3, 1, 60]), np.array([5, 0, 9, 2]), np.array([7, 1, 0, 3]))
+    np.testing.assert_array_equal(a.vindex[points], expected[points])
+    # chunk (0, 0, 0): its furthest point is (3, 0, 1); (60, 2, 3) is in chunk (1, 0, 0),
+    # which is not stored
+    assert calls == [(((3 * 64 + 0) * 50 + 2) * 2, True)]

@@ -446,6 +446,7 @@ class Array(Node):
         raw_inner = sharding is not None and sharding.stores_raw_inner_chunks()
         fill = self._fill_bytes
         raw_chunks = sharding is None and self._pipeline.stores_raw_elements
+        partial = self._pipeline.can_decode_prefix
 
         def read_points(task: PointTask) -> None:
             if sharding is not None:
@@ -469,7 +470,9 @@ class Array(Node):
                         [(task.coords, ranges, buf.nbytes - 2, nbytes)], buf)[0],
                     wrong_size=lambda: self._raw_size_error(key, task.coords, nbytes))
                 return
-            chunk = self._read_chunk(task.coords)
+            # (only the chunk's bytes up to its furthest point are needed)
+            need = int(task.offsets.max()) + itemsize if partial and task.offsets.size else None
+            chunk = self._read_chunk(task.coords, need=need)
             if chunk is None:
                 out[task.out] = self._metadata.fill_value_array
                 return

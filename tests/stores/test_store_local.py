@@ -14,7 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from zarr3c.errors import (
     ChunkDecodeError,
@@ -986,3 +989,63 @@ def test_a_chunk_never_reads_a_temporary_file(store: LocalStore, root: Path) -> 
     (root / "a" / "c" / "0").write_bytes(b"torn")  # a torn key itself would be caught
     with pytest.raises(ChunkDecodeError, match="'a/c/0'"):
         a[...]
+
+
+# -- the one-call read (zarr3c._kernels.fileio) against the os path ------------------------------
+
+
+@pytest.mark.skipif(local_module._fileio is None, reason="the fileio kernel is POSIX only")
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.integers(0, 5000), min_size=1, max_size=4),
+       requests=st.lists(
+           st.tuples(st.integers(0, 5),  # a file; 4 and 5 are a missing key and a directory
+                     st.lists(st.tuples(st.integers(0, 6000), st.integers(0, 3000)),
+                              min_size=1, max_size=5)),
+           min_size=1, max_size=5))
+def test_one_call_reads_agree_with_the_os_path(tmp_path_factory: pytest.TempPathFactory,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                sizes: list[int],
+                                                requests: list[tuple[int, list[Any]]]) -> None:
+    """``_read_ranges_into`` and ``_read_value_into`` give the same counts and bytes, and
+    say "missing" for the same keys, whether files are read by the ``fileio`` kernel or
+    through ``os`` calls."""
+    store = LocalStore(tmp_path_factory.mktemp("fileio"))
+    rng = np.random.default_rng(len(sizes))
+    keys = [f"k/{i}" for i in range(len(sizes))] + ["k/missing", "k"]
+    for key, size in zip(keys, sizes):
+        store.set(key, rng.integers(0, 256, size, dtype=np.uint8).tobytes())
+    plan = []
+    at = 0
+    for which, spans in requests:
+        ranges = []
+        for start, length in spans:
+            ranges.append((start, start + length, at))
+            at += length
+        plan.append((keys[min(which, len(keys) - 1)], ranges))
+
+    def read(fileio: Any) -> tuple[list[Any], bytes, list[Any]]:
+        monkeypatch.setattr(local_module, "_fileio", fileio)
+        out = np.full(at + 8, 0xEE, dtype=np.uint8)
+        counts = store._read_ranges_into(plan, out)
+        whole = []
+        for key in keys:
+            value = np.full(4096, 0xEE, dtype=np.uint8)
+            whole.append((store._read_value_into(key, value), value.tobytes()))
+        return counts, out.tobytes(), whole
+
+    kernel = local_module._fileio
+    assert read(kernel) == read(None)
+
+
+@pytest.mark.skipif(local_module._fileio is None or not hasattr(os, "mkfifo"),
+                    reason="the fileio kernel is POSIX only")
+def test_one_call_reads_of_special_files_are_missing_without_blocking(store: LocalStore,
+                                                                      root: Path) -> None:
+    store.set("zarr.json", b"{}")
+    os.mkfifo(root / "pipe")
+    out = np.zeros(16, dtype=np.uint8)
+    assert store._read_ranges_into([("pipe", [(0, 4, 0)]), ("zarr.json", [(0, 2, 4)])],
+                                   out) == [None, 2]
+    assert out[4:6].tobytes() == b"{}"
+    assert store._read_value_into("pipe", out) is None

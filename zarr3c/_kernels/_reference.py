@@ -1,8 +1,9 @@
 """Pure-numpy reference implementations of every compiled kernel (the tests' oracle).
 
 Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``layout.pyx``,
-``grid.pyx`` and ``shard.pyx`` (see the ``.pyi`` stubs), written the obvious way with numpy and
-Python integers and independently of the Cython code paths: strided regions become
+``grid.pyx``, ``shard.pyx`` and ``fileio.pyx`` (see the ``.pyi`` stubs), written the obvious
+way with numpy, ``os`` and Python integers and independently of the Cython code paths: strided
+regions become
 ``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
 come from ``numpy.searchsorted`` and run-length grouping.  Not meant to be fast; meant to be
 clearly right.  Error messages are shorter than the kernels'.
@@ -40,6 +41,7 @@ __all__ = [
     "plan_box_pieces",
     "project_slice_offsets",
     "project_slice_regular",
+    "read_ranges_into",
     "transpose_into",
 ]
 
@@ -630,3 +632,34 @@ def plan_box_pieces(
             p += 1
         base += itemsize * int(np.prod(extent, dtype=object))
         box_offsets[b + 1] = base
+
+
+def read_ranges_into(path: bytes, buf: Any, starts: NDArray[np.int64], stops: NDArray[np.int64],
+                     ats: NDArray[np.int64]) -> tuple[int, int, int]:
+    """fileio.read_ranges_into through ``os``: open, fstat, one pread per range, close."""
+    import os
+    import stat
+
+    out = np.frombuffer(buf, dtype=np.uint8) if not isinstance(buf, np.ndarray) else buf
+    s, e, a = _ints(starts), _ints(stops), _ints(ats)
+    if not len(s) == len(e) == len(a):
+        raise ValueError("read_ranges_into: lengths differ")
+    for start, stop, at in zip(s, e, a, strict=True):
+        if start < 0 or stop < start or at < 0 or stop - start > out.size - at:
+            raise ValueError("read_ranges_into: bad range")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return exc.errno or -1, 0, -1
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return 0, 0, -1
+        got = 0
+        for start, stop, at in zip(s, e, a, strict=True):
+            data = os.pread(fd, max(0, min(stop, st.st_size) - start), start)
+            out[at:at + len(data)] = np.frombuffer(data, dtype=np.uint8)
+            got += len(data)
+        return 0, got, st.st_size
+    finally:
+        os.close(fd)

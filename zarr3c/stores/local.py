@@ -57,6 +57,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
+import numpy as np
+
 from zarr3c._buffers import PAGE_SIZE, address_of, bad_offset, empty_aligned
 from zarr3c.errors import InvalidKeyError, StoreError, UnsupportedFeatureError
 from zarr3c.stores.base import (
@@ -104,6 +106,17 @@ _BOUNCE_MIN_BYTES = 1 << 14
 _BOUNCE_BYTES = 1 << 18
 _bounce = threading.local()
 _WINDOWS = os.name == "nt"
+
+_fileio: Any
+try:  # (POSIX builds only)
+    from zarr3c._kernels import fileio as _fileio
+except ImportError:  # pragma: no cover - Windows
+    _fileio = None
+#: What the one-call read (``_fileio``) reports for a file that is not there: None, as
+#: ``_open_for_read`` says.
+_NO_FILE_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EISDIR})
+#: ``_read_file_in_one_call``'s answer when it leaves the read to the ``os`` path
+_RETRY = object()
 
 
 def _iov_max() -> int:
@@ -975,7 +988,14 @@ def _read_into_item(
 def _read_file_into(key: str, path: str, ranges: Sequence[tuple[int, int, int]],
                     view: memoryview, address: int | None) -> tuple[int, int] | None:
     """Each ``(start, stop, at)`` range of the file into ``view[at:]`` (see
-    :func:`_pread_into`): ``(bytes read, file size)``, or None when there is no file."""
+    :func:`_pread_into`): ``(bytes read, file size)``, or None when there is no file.
+
+    In one call that holds the GIL once where it can (:func:`_read_file_in_one_call`),
+    else (or to report an error) through ``os``."""
+    if _fileio is not None:
+        done = _read_file_in_one_call(path, ranges, view, address)
+        if done is not _RETRY:
+            return done  # type: ignore[return-value]
     opened = _open_for_read(key, path)
     if opened is None:
         return None
@@ -990,6 +1010,35 @@ def _read_file_into(key: str, path: str, ranges: Sequence[tuple[int, int, int]],
     finally:
         os.close(fd)
     return got, size
+
+
+def _read_file_in_one_call(path: str, ranges: Sequence[tuple[int, int, int]],
+                           view: memoryview, address: int | None) -> Any:
+    """:func:`_read_file_into` through ``zarr3c._kernels.fileio``: open, fstat, the reads
+    and close without the GIL in between (through ``os`` each call gives it up and waits
+    to take it back, which other threads running Python make slow).  :data:`_RETRY` where
+    a range needs the bounce buffer, or on any error: the ``os`` path reads it again, and
+    reports what is wrong."""
+    assert _fileio is not None
+    if address is not None and any(stop - start >= _BOUNCE_MIN_BYTES
+                                   and bad_offset(address + at, start)
+                                   for start, stop, at in ranges):
+        return _RETRY
+    encoded = os.fsencode(path)
+    if b"\0" in encoded:  # (C would stop at it: os refuses such a path)
+        return _RETRY
+    try:
+        if len(ranges) == 1:
+            ((start, stop, at),) = ranges
+            err, got, size = _fileio.read_range_into(encoded, view, start, stop, at)
+        else:
+            starts, stops, ats = np.array(ranges, dtype=np.int64).reshape(-1, 3).T.copy()
+            err, got, size = _fileio.read_ranges_into(encoded, view, starts, stops, ats)
+    except (ValueError, TypeError, BufferError):  # not a writable byte buffer, or too short
+        return _RETRY
+    if err:
+        return None if err in _NO_FILE_ERRNOS else _RETRY
+    return None if size < 0 else (got, size)
 
 
 def _pread_into(fd: int, view: memoryview, start: int, stop: int, at: int,
