@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -109,19 +109,15 @@ def test_threads_read_at_once(tmp_path) -> None:
         p = tmp_path / f"c{k}"
         p.write_bytes(bytes([k]) * (10_000 + k))
         paths.append(p)
-    errors: list[str] = []
-
-    def work(t: int) -> None:
+    def work(t: int) -> list[str]:
         buf = np.empty(20_000, dtype=np.uint8)
+        wrong = []
         for r in range(50):
             k = (t + r) % 8
             err, got, size = fileio.read_range_into(bytes(paths[k]), buf, 0, 20_000, 0)
             if (err, got, size) != (0, 10_000 + k, 10_000 + k) or (buf[:got] != k).any():
-                errors.append(f"thread {t}, file {k}")
+                wrong.append(f"thread {t}, file {k}")
+        return wrong
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    with ThreadPoolExecutor(4) as pool:
+        assert [w for wrong in pool.map(work, range(4)) for w in wrong] == []
