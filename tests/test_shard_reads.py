@@ -9,13 +9,16 @@ with one range (against the grouped path).  Oracles: numpy, and the general code
 
 from __future__ import annotations
 
+import numcodecs.zstd
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
+from zarr3c._kernels import zstd_ctx
 from zarr3c.codecs import sharding_indexed
+from zarr3c.codecs import zstd as zstd_module
 from zarr3c.codecs.pipeline import CodecPipeline
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.errors import ChecksumError, ChunkDecodeError
@@ -173,3 +176,97 @@ def test_local_store_one_range_matches_the_grouped_path(tmp_path_factory, value,
     grouped = Store.get_partial_values(store, [("k", rng)])[0]
     assert bytes(one) == bytes(grouped)
     assert store.get_partial_values([("missing", rng)]) == [None]
+
+
+# -- a batch of zstd inner chunks decoded and copied out in one kernel call -----------------------
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(read_case(), st.sampled_from(["uint8", "int16", "float32", "complex128"]),
+       st.sampled_from([1, 2]), st.data())
+def test_batches_decoded_in_one_call_match_the_per_chunk_path(monkeypatch, case, dtype, threads,
+                                                              data):
+    """Box reads of a sharded zstd array through ``zstd_ctx.decompress_pieces`` (the default)
+    equal numpy and the reads with it off (each inner chunk decoded and copied on its own)."""
+    shape, inner, shards, keys = case
+    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(sharding_indexed, "_MIN_WORKER_BATCH", 1)
+    a = zarr3c.create_array(zarr3c.MemoryStore(), shape=shape, dtype=dtype, chunks=shards,
+                            codecs=[_codec(inner, compressed=True)], fill_value=3)
+    expected = np.full(shape, 3, dtype=dtype)
+    box = tuple(slice(data.draw(st.integers(0, n - 1)), None) for n in shape)
+    expected[box] = (np.arange(expected.size).reshape(shape) * 7 % 251)[box]
+    a[box] = expected[box]
+    batched = []
+    real = zstd_ctx.decompress_pieces
+
+    def spy(frames, *args):
+        batched.append(len(frames))
+        return real(frames, *args)
+
+    monkeypatch.setattr(zstd_ctx, "decompress_pieces", spy)
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        reads = [a[...], *(a[key] for key in keys), *a.get_many(keys)]
+        with monkeypatch.context() as m:
+            m.setattr(sharding_indexed.ShardingCodec, "inner_pieces_decoder", lambda self: None)
+            calls = len(batched)
+            unbatched = [a[...], *(a[key] for key in keys), *a.get_many(keys)]
+            assert len(batched) == calls  # (off: no batch call)
+    finally:
+        set_num_threads(old)
+    for got, other, key in zip(reads, unbatched, [..., *keys, *keys], strict=True):
+        np.testing.assert_array_equal(got, expected[key])
+        np.testing.assert_array_equal(other, expected[key])
+
+
+
+@pytest.mark.skipif(not zstd_module._CONTEXTS, reason="numcodecs' libzstd is not visible")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_shard_s_inner_chunks_are_decoded_in_few_calls(monkeypatch, threads):
+    """One call for a shard's inner chunks on one thread; a few parts per worker on two."""
+    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
+    a = zarr3c.create_array(zarr3c.MemoryStore(), shape=(64, 8), dtype="uint16", chunks=(64, 8),
+                            codecs=[_codec((4, 8), compressed=True)], fill_value=0)
+    values = np.arange(64 * 8, dtype="uint16").reshape(64, 8) + 1
+    a[...] = values
+    batched = []
+    real = zstd_ctx.decompress_pieces
+    monkeypatch.setattr(zstd_ctx, "decompress_pieces",
+                        lambda frames, *args: (batched.append(len(frames)), real(frames, *args))[1])
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        np.testing.assert_array_equal(a[1:63, 2:], values[1:63, 2:])
+    finally:
+        set_num_threads(old)
+    assert sum(batched) == 16
+    assert len(batched) == (1 if threads == 1 else 8)
+
+
+@pytest.mark.skipif(not zstd_module._CONTEXTS, reason="numcodecs' libzstd is not visible")
+@pytest.mark.parametrize("damage", ["garbage", "other size"])
+def test_a_bad_inner_chunk_in_a_batch_is_reported_by_the_per_chunk_decode(damage):
+    """The batch leaves an inner chunk it cannot decode to the ordinary decode, which
+    names the shard and the inner chunk; the other chunks of the batch read as written."""
+    store = zarr3c.MemoryStore()
+    a = zarr3c.create_array(store, shape=(64,), dtype="uint16", chunks=(64,),
+                            codecs=[_codec((4,), compressed=True)], fill_value=0)
+    values = np.arange(64, dtype="uint16")
+    a[...] = values
+    shard = bytearray(store.get("c/0"))
+    index = a._sharding._decode_index_from_shard(np.frombuffer(bytes(shard), np.uint8), (64,))
+    offset, n = (int(v) for v in index.entries[(5,)])
+    if damage == "garbage":
+        shard[offset:offset + n] = b"\x28\xb5\x2f\xfd" + bytes(n - 4)
+    else:  # a valid frame of one element less, in the same bytes
+        frame = numcodecs.zstd.compress(values[20:23].tobytes(), 1)
+        assert len(frame) <= n
+        shard[offset:offset + len(frame)] = frame
+        shard[offset + len(frame):offset + n] = bytes(n - len(frame))
+    store.set("c/0", bytes(shard))
+    with pytest.raises(ChunkDecodeError, match=r"c/0.*\(5,\)|\(5,\).*c/0"):
+        a[...]
+    np.testing.assert_array_equal(a[:20], values[:20])  # (inner chunks 0-4)

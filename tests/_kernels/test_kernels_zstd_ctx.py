@@ -9,6 +9,7 @@ come back as -1 without a write outside the buffer given.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numcodecs.zstd
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from zarr3c._kernels import _reference as ref
 from zarr3c._kernels import zstd_ctx
 from zarr3c.codecs import zstd as zstd_module
 from zarr3c.codecs.zstd import ZstdCodec
@@ -303,3 +305,131 @@ def test_the_codec_decodes_a_prefix_only_where_it_may(monkeypatch) -> None:
     assert not plain.decode_prefix_into(frame, read_only, 5000)
     monkeypatch.setattr(zstd_module, "_PREFIX", False)
     assert not plain.decode_prefix_into(frame, out, 5000)
+
+
+# -- a batch of chunks decoded and copied out in one call (decompress_pieces) -------------------
+
+I64 = np.int64
+
+
+@st.composite
+def _pieces_batches(draw: st.DrawFn) -> dict[str, Any]:
+    """Chunks of ``slen`` bytes as zstd frames (some not: empty, garbage, or another size),
+    and pieces of them (any, including ones reaching outside the chunk or the output) to copy
+    to an output."""
+    slen = draw(st.integers(1, 120))
+    ndim = draw(st.integers(0, 3))
+    itemsize = draw(st.sampled_from([1, 2, 3, 4]))
+    npieces = draw(st.integers(0, 8))
+    ints = st.integers
+    frames = []
+    for k in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["ok", "ok", "ok", "empty", "garbage", "short", "long"]))
+        size = {"short": slen - 1, "long": slen + 1}.get(kind, slen)
+        content = (np.arange(size, dtype=np.uint8) * (k + 3) + k).tobytes()
+        frame = numcodecs.zstd.compress(content, 1)
+        frames.append({"empty": b"", "garbage": b"\x28\xb5\x2f\xfd" + bytes(12)}.get(kind, frame))
+    ranges = []
+    for _ in frames:
+        lo = draw(ints(0, npieces))
+        ranges.append((lo, draw(ints(lo, npieces))))
+    if draw(st.booleans()):  # anything, mostly refused
+        offset, stride, extent, dst_len = ints(-1, 120), ints(-8, 24), ints(0, 4), ints(0, 200)
+    else:  # mostly pieces that fit
+        offset, extent, dst_len = ints(0, max(0, slen // 2 - itemsize)), ints(1, 2), ints(200, 300)
+        stride = st.sampled_from([itemsize, 2 * itemsize, 4 * itemsize])
+    return dict(
+        frames=frames, slen=slen, itemsize=itemsize, dst_len=draw(dst_len),
+        starts=np.array([r[0] for r in ranges], I64), stops=np.array([r[1] for r in ranges], I64),
+        src_offsets=np.array([draw(offset) for _ in range(npieces)], I64),
+        src_strides=np.array([draw(stride) for _ in range(ndim)], I64),
+        dst_offsets=np.array([draw(offset) for _ in range(npieces)], I64),
+        dst_strides=np.array([[draw(stride) for _ in range(ndim)]
+                              for _ in range(npieces)], I64).reshape(npieces, ndim),
+        shapes=np.array([[draw(extent) for _ in range(ndim)] for _ in range(npieces)],
+                        I64).reshape(npieces, ndim),
+    )
+
+
+def _pieces_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
+    """numcodecs' decompress, then the reference copy_pieces, per chunk; every piece checked
+    first (on a copy of ``dst``)."""
+    scratch = np.zeros(c["slen"], np.uint8)
+    args = (c["src_strides"],)
+    rows = ("src_offsets", "dst_offsets", "dst_strides", "shapes")
+
+    def piece_args(lo: int, hi: int) -> tuple[Any, ...]:
+        off, doff, dstr, shp = (c[name][lo:hi] for name in rows)
+        return (off, *args, doff, dstr, shp, c["itemsize"])
+
+    probe = dst.copy()
+    for lo, hi in zip(c["starts"].tolist(), c["stops"].tolist(), strict=True):
+        off, sst, doff, dstr, shp, itemsize = piece_args(lo, hi)
+        ref.copy_pieces(scratch, off, sst, probe, doff, dstr, shp, itemsize)
+    failed = []
+    for k, (frame, lo, hi) in enumerate(zip(c["frames"], c["starts"].tolist(),
+                                             c["stops"].tolist(), strict=True)):
+        try:
+            content = numcodecs.zstd.decompress(frame)
+        except Exception:  # noqa: BLE001 - any refusal: the chunk is left undone
+            content = b""
+        if len(content) != c["slen"]:
+            failed.append(k)
+            continue
+        off, sst, doff, dstr, shp, itemsize = piece_args(lo, hi)
+        ref.copy_pieces(np.frombuffer(content, np.uint8), off, sst, dst, doff, dstr, shp,
+                        itemsize)
+    return failed
+
+
+@settings(max_examples=400, deadline=None)
+@given(_pieces_batches())
+def test_decompress_pieces_equals_decoding_then_copying_each_chunk(c: dict[str, Any]) -> None:
+    """The kernel against numcodecs' decode and the reference copy_pieces: the same output
+    bytes and the same chunks left undone, or a ValueError from both with nothing written
+    (every piece is checked before anything is decoded)."""
+    outcomes = []
+    for run in ("kernel", "reference"):
+        dst = np.full(c["dst_len"], 0xEE, dtype=np.uint8)
+        try:
+            if run == "kernel":
+                left = zstd_ctx.decompress_pieces(
+                    c["frames"], np.zeros(c["slen"], np.uint8), c["starts"], c["stops"],
+                    c["src_offsets"], c["src_strides"], dst, c["dst_offsets"],
+                    c["dst_strides"], c["shapes"], c["itemsize"])
+            else:
+                left = _pieces_reference(c, dst)
+        except ValueError:
+            assert (dst == 0xEE).all()
+            left = None
+        outcomes.append((left, dst.tobytes()))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_decompress_pieces_refuses_bad_arguments_before_decoding() -> None:
+    frame = numcodecs.zstd.compress(bytes(range(16)), 1)
+    one, row = np.zeros(1, I64), np.ones((1, 1), I64)
+    dst = np.full(16, 0xEE, np.uint8)
+    scratch = np.zeros(16, np.uint8)
+    good = dict(frames=[frame], scratch=scratch, piece_starts=np.zeros(1, I64),
+                piece_stops=np.ones(1, I64), src_offsets=one, src_strides=np.ones(1, I64),
+                dst=dst, dst_offsets=one, dst_strides=row, shapes=row, itemsize=1)
+    assert zstd_ctx.decompress_pieces(*good.values()) == []
+    assert dst[0] == 0 and (dst[1:] == 0xEE).all()
+    dst[...] = 0xEE
+    bad = [
+        dict(piece_stops=np.array([2], I64)),            # past the pieces
+        dict(piece_starts=np.array([1], I64), piece_stops=np.zeros(1, I64)),  # start > stop
+        dict(piece_starts=np.zeros(2, I64)),             # one range per frame
+        dict(scratch=np.zeros(0, np.uint8)),             # nothing to decode into
+        dict(src_offsets=np.array([16], I64)),           # the piece reaches past scratch
+        dict(dst_offsets=np.array([16], I64)),           # ... past dst
+        dict(dst_strides=np.ones((2, 1), I64)),          # a row per piece
+        dict(itemsize=0),
+    ]
+    for change in bad:
+        with pytest.raises(ValueError):  # (one change at a time)
+            zstd_ctx.decompress_pieces(*{**good, **change}.values())
+        assert (dst == 0xEE).all(), change
+    with pytest.raises(TypeError):  # frames must be a list
+        zstd_ctx.decompress_pieces(*{**good, "frames": (frame,)}.values())

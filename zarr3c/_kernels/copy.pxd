@@ -12,3 +12,24 @@ cdef void copy_core(
     uint8_t* dst, int64_t dst_offset, const int64_t* dst_strides,
     const int64_t* shape, Py_ssize_t ndim, int64_t itemsize,
 ) noexcept nogil
+
+# Many regions of one source at once (copy_pieces), shared with zstd_ctx.pyx, which decodes
+# each inner chunk of a batch and copies its pieces out without the GIL in between.
+cdef int check_pieces(
+    str fn, Py_ssize_t p0, Py_ssize_t p1, const int64_t* src_offsets,
+    const int64_t* src_strides, Py_ssize_t slen, const int64_t* dst_offsets,
+    const int64_t* dst_strides, const int64_t* shapes, Py_ssize_t dlen, Py_ssize_t ndim,
+    int64_t itemsize, uint8_t* live,
+) except -1
+
+cdef Py_ssize_t copy_live_pieces(
+    const uint8_t* src, Py_ssize_t slen, const int64_t* src_offsets,
+    const int64_t* src_strides, uint8_t* dst, Py_ssize_t dlen, const int64_t* dst_offsets,
+    const int64_t* dst_strides, const int64_t* shapes, Py_ssize_t p0, Py_ssize_t p1,
+    Py_ssize_t ndim, int64_t itemsize, const uint8_t* live,
+) noexcept nogil
+
+cdef int _check_pieces(
+    str fn, Py_ssize_t n, const int64_t[::1] dst_offsets, const int64_t[:, ::1] dst_strides,
+    const int64_t[:, ::1] shapes, Py_ssize_t ndim,
+) except -1

@@ -1036,52 +1036,80 @@ def copy_pieces(
         raise ValueError(f"copy_pieces: itemsize = {itemsize} must be >= 1")
     if n == 0:
         return
-    cdef const int64_t* ssp = _ptr(src_strides)
     cdef const int64_t* dsp = &dst_strides[0, 0] if ndim > 0 else NULL
     cdef const int64_t* shp = &shapes[0, 0] if ndim > 0 else NULL
     cdef Py_ssize_t slen = src.shape[0], dlen = dst.shape[0]
     # One flag per piece: 1 copy, 0 empty (skipped).
     cdef uint8_t[::1] live = bytearray(n)
-    for p in range(n):
-        if src_offsets[p] < 0 or dst_offsets[p] < 0:
-            raise ValueError(f"copy_pieces: piece {p}: negative offset")
-        if _piece_kind("copy_pieces", p, shp + p * ndim, ndim):
-            continue
-        if not _region_fits(slen, src_offsets[p], ssp, shp + p * ndim, ndim, itemsize):
-            raise ValueError(f"copy_pieces: piece {p}: the region reaches outside src "
-                             f"({slen} bytes)")
-        if not _region_fits(dlen, dst_offsets[p], dsp + p * ndim, shp + p * ndim, ndim,
-                            itemsize):
-            raise ValueError(f"copy_pieces: piece {p}: the region reaches outside dst "
-                             f"({dlen} bytes)")
-        live[p] = 1
+    # (a private copy of the shared strides: see copy_live_pieces)
+    cdef int64_t sst[MAX_NDIM]
+    if ndim:
+        memcpy(sst, &src_strides[0], ndim * sizeof(int64_t))
+    check_pieces("copy_pieces", 0, n, &src_offsets[0], sst, slen, &dst_offsets[0], dsp, shp,
+                 dlen, ndim, itemsize, &live[0])
     cdef const uint8_t* sp = &src[0] if slen > 0 else NULL
     cdef uint8_t* dp = &dst[0] if dlen > 0 else NULL
-    # Each piece is copied from a private copy of its numbers, checked again: the arrays
-    # may change under a copy without the GIL (another thread), never what it touches.
+    with nogil:
+        p = copy_live_pieces(sp, slen, &src_offsets[0], sst, dp, dlen, &dst_offsets[0], dsp,
+                             shp, 0, n, ndim, itemsize, &live[0])
+    if p >= 0:
+        raise ValueError(f"copy_pieces: piece {p} changed during the call")
+
+
+cdef int check_pieces(
+    str fn, Py_ssize_t p0, Py_ssize_t p1, const int64_t* src_offsets,
+    const int64_t* src_strides, Py_ssize_t slen, const int64_t* dst_offsets,
+    const int64_t* dst_strides, const int64_t* shapes, Py_ssize_t dlen, Py_ssize_t ndim,
+    int64_t itemsize, uint8_t* live,
+) except -1:
+    """Validate pieces ``p0 <= p < p1`` of a :func:`copy_pieces` call (as copy_strided
+    validates its one region): ``live[p]`` 1 to copy, 0 if empty.  ValueError names the
+    first bad piece."""
+    cdef Py_ssize_t p
+    for p in range(p0, p1):
+        live[p] = 0
+        if src_offsets[p] < 0 or dst_offsets[p] < 0:
+            raise ValueError(f"{fn}: piece {p}: negative offset")
+        if _piece_kind(fn, p, shapes + p * ndim, ndim):
+            continue
+        if not _region_fits(slen, src_offsets[p], src_strides, shapes + p * ndim, ndim,
+                            itemsize):
+            raise ValueError(f"{fn}: piece {p}: the region reaches outside src ({slen} bytes)")
+        if not _region_fits(dlen, dst_offsets[p], dst_strides + p * ndim, shapes + p * ndim,
+                            ndim, itemsize):
+            raise ValueError(f"{fn}: piece {p}: the region reaches outside dst ({dlen} bytes)")
+        live[p] = 1
+    return 0
+
+
+cdef Py_ssize_t copy_live_pieces(
+    const uint8_t* src, Py_ssize_t slen, const int64_t* src_offsets,
+    const int64_t* src_strides, uint8_t* dst, Py_ssize_t dlen, const int64_t* dst_offsets,
+    const int64_t* dst_strides, const int64_t* shapes, Py_ssize_t p0, Py_ssize_t p1,
+    Py_ssize_t ndim, int64_t itemsize, const uint8_t* live,
+) noexcept nogil:
+    """Copy the pieces ``p0 <= p < p1`` that :func:`check_pieces` found live.  Each is
+    copied from a private copy of its numbers, checked again: the arrays may change under a
+    copy without the GIL (another thread), never what it touches (``src_strides`` must be
+    the caller's private copy).  -1, or the first piece found changed (it and those after
+    it are not copied)."""
+    cdef Py_ssize_t p
     cdef int64_t so, do
-    cdef int64_t sst[MAX_NDIM]
     cdef int64_t dst_l[MAX_NDIM]
     cdef int64_t shp_l[MAX_NDIM]
-    cdef bint changed = False
-    if ndim:
-        memcpy(sst, ssp, ndim * sizeof(int64_t))
-    with nogil:
-        for p in range(n):
-            if not live[p]:
-                continue
-            so, do = src_offsets[p], dst_offsets[p]
-            if ndim:
-                memcpy(dst_l, dsp + p * ndim, ndim * sizeof(int64_t))
-                memcpy(shp_l, shp + p * ndim, ndim * sizeof(int64_t))
-            if (so < 0 or do < 0 or not _extents_positive(shp_l, ndim)
-                    or not _region_fits(slen, so, sst, shp_l, ndim, itemsize)
-                    or not _region_fits(dlen, do, dst_l, shp_l, ndim, itemsize)):
-                changed = True
-                break
-            copy_core(sp, so, sst, dp, do, dst_l, shp_l, ndim, itemsize)
-    if changed:
-        raise ValueError(f"copy_pieces: piece {p} changed during the call")
+    for p in range(p0, p1):
+        if not live[p]:
+            continue
+        so, do = src_offsets[p], dst_offsets[p]
+        if ndim:
+            memcpy(dst_l, dst_strides + p * ndim, ndim * sizeof(int64_t))
+            memcpy(shp_l, shapes + p * ndim, ndim * sizeof(int64_t))
+        if (so < 0 or do < 0 or not _extents_positive(shp_l, ndim)
+                or not _region_fits(slen, so, src_strides, shp_l, ndim, itemsize)
+                or not _region_fits(dlen, do, dst_l, shp_l, ndim, itemsize)):
+            return p
+        copy_core(src, so, src_strides, dst, do, dst_l, shp_l, ndim, itemsize)
+    return -1
 
 
 def fill_pieces(

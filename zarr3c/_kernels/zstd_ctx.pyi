@@ -30,3 +30,22 @@ def decompress_prefix_into(src: ReadBuffer, dst: NDArray[np.uint8], need: int) -
     """Decode src (one frame without a content checksum, declaring len(dst) bytes) into dst
     block after block, up to the block holding byte need - 1: the bytes decoded (>= need),
     or -1 if refused or zstd fails.  RuntimeError if unbound.  GIL released."""
+
+def decompress_pieces(
+    frames: list[ReadBuffer],
+    scratch: NDArray[np.uint8],
+    piece_starts: NDArray[np.int64],
+    piece_stops: NDArray[np.int64],
+    src_offsets: NDArray[np.int64],
+    src_strides: NDArray[np.int64],
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],
+    dst_strides: NDArray[np.int64],
+    shapes: NDArray[np.int64],
+    itemsize: int,
+) -> list[int]:
+    """Per k: decompress_into(frames[k], scratch), then copy pieces
+    [piece_starts[k], piece_stops[k]) of scratch to dst as copy.copy_pieces does.  Returns
+    the k whose frames did not decode to exactly len(scratch) bytes (their pieces are not
+    copied).  ValueError (before decoding) for pieces outside scratch or dst.  RuntimeError
+    if unbound.  GIL released once."""

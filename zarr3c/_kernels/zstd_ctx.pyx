@@ -14,14 +14,23 @@ decodes only the blocks of a frame that hold the first bytes of its content (zst
 buffer-less block-by-block decoder, straight into the output and stopped there: the blocks
 past them are never decoded), for a read that needs only the start of a chunk.  The
 reference of both is ``numcodecs.zstd.decompress``.
+
+:func:`decompress_pieces` decodes a batch of a shard's inner chunks one after another into
+one scratch buffer and copies each one's pieces out (``copy.copy_pieces``), with the GIL
+released once for the batch rather than taken back twice per inner chunk; its reference is
+``decompress_into`` then ``copy_pieces`` per chunk.
 """
 
 import threading
 
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
-__all__ = ["available", "bind", "decompress_into", "decompress_prefix_into", "prefix_available",
-           "version"]
+from zarr3c._kernels.copy cimport MAX_NDIM, _check_pieces, check_pieces, copy_live_pieces
+
+__all__ = ["available", "bind", "decompress_into", "decompress_pieces", "decompress_prefix_into",
+           "prefix_available", "version"]
 
 ctypedef void* (*create_dctx_t)() noexcept nogil
 ctypedef size_t (*free_dctx_t)(void* dctx) noexcept nogil
@@ -202,3 +211,101 @@ def decompress_prefix_into(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t 
     if failed:
         return -1
     return <Py_ssize_t>done
+
+
+def decompress_pieces(
+    list frames,
+    uint8_t[::1] scratch not None,
+    const int64_t[::1] piece_starts not None,
+    const int64_t[::1] piece_stops not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] src_strides not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[:, ::1] dst_strides not None,
+    const int64_t[:, ::1] shapes not None,
+    int64_t itemsize,
+):
+    """For each ``k``: decode the zstd frames ``frames[k]`` into ``scratch``, then copy
+    pieces ``piece_starts[k] <= p < piece_stops[k]`` of it to ``dst`` as
+    ``copy.copy_pieces(scratch, src_offsets, src_strides, dst, dst_offsets, dst_strides,
+    shapes, itemsize)`` copies them; the GIL released once for all.
+
+    Returns the list of ``k`` whose frames did not decode to exactly ``len(scratch)`` bytes
+    (refused by zstd, or another size): none of their pieces are copied, for the caller's
+    ordinary decode, which reports why.
+
+    Raises
+    ------
+    ValueError
+        Before anything is decoded, as ``copy_pieces`` for a piece reaching outside
+        ``scratch`` or ``dst``; for a piece range outside the piece arrays, arrays of
+        different lengths or an empty ``scratch``.
+    """
+    cdef _DCtx ctx = _thread_ctx()
+    cdef Py_ssize_t n = len(frames), npieces = src_offsets.shape[0]
+    cdef Py_ssize_t ndim = src_strides.shape[0], k, changed = -1
+    if piece_starts.shape[0] != n or piece_stops.shape[0] != n:
+        raise ValueError(f"decompress_pieces: {n} frames, {piece_starts.shape[0]} piece "
+                         f"starts and {piece_stops.shape[0]} piece stops")
+    _check_pieces("decompress_pieces", npieces, dst_offsets, dst_strides, shapes, ndim)
+    if itemsize < 1:
+        raise ValueError(f"decompress_pieces: itemsize = {itemsize} must be >= 1")
+    cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
+    if slen == 0:
+        raise ValueError("decompress_pieces: scratch is empty")
+    if n == 0:
+        return []
+    cdef uint8_t[::1] live = bytearray(npieces + 1)
+    cdef uint8_t[::1] failed = bytearray(n)
+    # (private copies: the arrays may change while the GIL is released; see copy_live_pieces)
+    cdef int64_t sst[MAX_NDIM]
+    if ndim:
+        memcpy(sst, &src_strides[0], ndim * sizeof(int64_t))
+    cdef const int64_t* sop = &src_offsets[0] if npieces else NULL
+    cdef const int64_t* dop = &dst_offsets[0] if npieces else NULL
+    cdef const int64_t* dsp = &dst_strides[0, 0] if npieces and ndim else NULL
+    cdef const int64_t* shp = &shapes[0, 0] if npieces and ndim else NULL
+    cdef const uint8_t[::1] frame
+    views = []  # (holds each frame's buffer until the end of the call)
+    cdef int64_t* bounds = <int64_t*>malloc(2 * n * sizeof(int64_t))
+    cdef const uint8_t** srcs = <const uint8_t**>malloc(n * sizeof(uint8_t*))
+    cdef size_t* sizes = <size_t*>malloc(n * sizeof(size_t))
+    cdef size_t result
+    cdef uint8_t* sp = &scratch[0]
+    cdef uint8_t* dp = &dst[0] if dlen else NULL
+    try:
+        if bounds == NULL or srcs == NULL or sizes == NULL:
+            raise MemoryError("decompress_pieces")
+        for k in range(n):
+            bounds[2 * k], bounds[2 * k + 1] = piece_starts[k], piece_stops[k]
+            if not 0 <= bounds[2 * k] <= bounds[2 * k + 1] <= npieces:
+                raise ValueError(f"decompress_pieces: frame {k}: pieces [{bounds[2 * k]}, "
+                                 f"{bounds[2 * k + 1]}) of {npieces}")
+            check_pieces("decompress_pieces", bounds[2 * k], bounds[2 * k + 1], sop, sst,
+                         slen, dop, dsp, shp, dlen, ndim, itemsize, &live[0])
+            frame = frames[k]
+            views.append(frame)
+            sizes[k] = frame.shape[0]
+            srcs[k] = &frame[0] if sizes[k] else NULL
+        with nogil:
+            for k in range(n):
+                if sizes[k] == 0:  # no frame at all
+                    failed[k] = 1
+                    continue
+                result = _decompress_dctx(ctx.ptr, sp, slen, srcs[k], sizes[k])
+                if _is_error(result) or result != <size_t>slen:
+                    failed[k] = 1
+                    continue
+                changed = copy_live_pieces(sp, slen, sop, sst, dp, dlen, dop, dsp, shp,
+                                           bounds[2 * k], bounds[2 * k + 1], ndim, itemsize,
+                                           &live[0])
+                if changed >= 0:
+                    break
+    finally:
+        free(bounds)
+        free(srcs)
+        free(sizes)
+    if changed >= 0:
+        raise ValueError(f"decompress_pieces: piece {changed} changed during the call")
+    return [k for k in range(n) if failed[k]]

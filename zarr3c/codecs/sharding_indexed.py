@@ -1029,6 +1029,13 @@ class ShardingCodec(ArrayBytesCodec):
         """
         return self._decode_index_from_shard(as_byte_array(data), shard_shape).all_missing
 
+    def inner_pieces_decoder(self) -> Callable[..., list[int] | None] | None:
+        """The evolved inner pipeline's ``decode_pieces_into`` where it can decode a batch
+        of inner chunks and copy pieces of each out in one call (native elements under
+        zstd), else None.  Needs the evolved codec."""
+        inner = self._evolved_pipeline()
+        return inner.decode_pieces_into if inner.can_decode_pieces else None
+
     def stores_raw_inner_chunks(self) -> bool:
         """Whether inner chunks are stored as their elements' native bytes in C order (a
         ``bytes``-only inner chain needing no byte swap): they can then be read element by
@@ -1150,6 +1157,8 @@ class ShardingCodec(ArrayBytesCodec):
         max_gap: int = COALESCE_MAX_GAP,
         max_request: int | None = None,
         scratch: bool = True,
+        batch_sink: Callable[[list[tuple[Coords, np.ndarray]]],
+                             list[tuple[Coords, np.ndarray]]] | None = None,
     ) -> bool:
         """Read and decode some inner chunks of a shard, handing each to
         ``sink(coords, chunk)`` as soon as it is decoded (``chunk`` None for an inner chunk
@@ -1164,6 +1173,10 @@ class ShardingCodec(ArrayBytesCodec):
         must copy what it keeps: a chunk may be a view of scratch memory that the thread
         reuses (its stored bytes read through :class:`StoreRanges`, or it decoded into
         :func:`~zarr3c._buffers.thread_scratch`), unless ``scratch`` is False.
+        ``batch_sink``, where given, is handed the ``(coords, stored bytes)`` of a batch of
+        stored inner chunks first (in the worker that fetched them: a few calls per shard
+        rather than one per inner chunk) and returns those it left for the decode and
+        ``sink`` above (any it cannot decode, which the decode then reports).
 
         Returns
         -------
@@ -1262,9 +1275,12 @@ class ShardingCodec(ArrayBytesCodec):
                     tasks.append((coords, buf[rel:rel + n]))
             return tasks
 
-        def run_batch(batch: list[ByteRangeGroup]) -> None:
-            for task in fetch(batch):
+        def run_tasks(tasks: list[tuple[Coords, np.ndarray]]) -> None:
+            for task in tasks if batch_sink is None else batch_sink(tasks):
                 decode_one(task)
+
+        def run_batch(batch: list[ByteRangeGroup]) -> None:
+            run_tasks(fetch(batch))
 
         try:
             if part < max_request and len(batches) > 1:
@@ -1272,7 +1288,7 @@ class ShardingCodec(ArrayBytesCodec):
             else:
                 for batch in batches:
                     tasks = fetch(batch)
-                    _fan_out(decode_one, tasks, len(tasks) * chunk_nbytes)
+                    _fan_out_parts(run_tasks, tasks, len(tasks) * chunk_nbytes)
                     del tasks  # this batch's bytes go before the next batch is fetched
         except ChunkDecodeError as exc:
             raise _renamed(exc, key)  # noqa: B904 - its cause is set
@@ -1534,20 +1550,25 @@ def _decode_inner_bytes(
 
 
 def _fan_out(fn: Callable[[Any], Any], items: list[Any], nbytes: int) -> list[Any]:
-    """``[fn(x) for x in items]``, in the thread pool when the shard is big enough to gain.
+    """``[fn(x) for x in items]``, in the thread pool when the shard is big enough to gain
+    (see :func:`_fan_out_parts`)."""
+    done = _fan_out_parts(lambda part: [fn(x) for x in part], items, nbytes)
+    return [r for results in done for r in results]
 
-    Items are grouped in a few batches per thread, so a shard of many small inner chunks
-    costs a few task hand-offs, not one per chunk.
-    """
+
+def _fan_out_parts(fn: Callable[[list[Any]], Any], items: list[Any], nbytes: int) -> list[Any]:
+    """``fn`` of a few consecutive parts of ``items`` in the thread pool when the shard is
+    big enough to gain (a few parts per thread, so a shard of many small inner chunks costs
+    a few task hand-offs, not one per chunk), else ``[fn(items)]``: its results in order."""
     threads = get_num_threads()
     if len(items) <= 1 or threads == 1 or nbytes < _PARALLEL_MIN_BYTES:
-        return [fn(x) for x in items]
+        return [fn(items)]
     nbatches = min(len(items), threads * 4)
     size = -(-len(items) // nbatches)
     batches = [(i, items[i:i + size]) for i in range(0, len(items), size)]
-    done = map_unordered(lambda b: (b[0], [fn(x) for x in b[1]]), batches)
+    done = map_unordered(lambda b: (b[0], fn(b[1])), batches)
     done.sort(key=lambda r: r[0])
-    return [r for _, results in done for r in results]
+    return [result for _, result in done]
 
 
 def _restore_codec(
