@@ -211,7 +211,7 @@ def test_batches_decoded_in_one_call_match_the_per_chunk_path(monkeypatch, case,
     try:
         reads = [a[...], *(a[key] for key in keys), *a.get_many(keys)]
         with monkeypatch.context() as m:
-            m.setattr(sharding_indexed.ShardingCodec, "inner_pieces_decoder", lambda self: None)
+            m.setattr(sharding_indexed.ShardingCodec, "inner_batch_kernels", lambda self: None)
             calls = len(batched)
             unbatched = [a[...], *(a[key] for key in keys), *a.get_many(keys)]
             assert len(batched) == calls  # (off: no batch call)

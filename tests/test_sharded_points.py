@@ -23,7 +23,8 @@ SETTINGS = settings(max_examples=100, deadline=None,
 ZSTD = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
 # (dtype, compressors, inner serializer endian): raw native elements, byte-swapped, compressed
 VARIANTS = [("uint16", None, "little"), ("float64", None, "little"), ("int32", None, "big"),
-            ("uint8", None, "little"), ("int16", ZSTD, "little"), ("complex64", None, "little")]
+            ("uint8", None, "little"), ("int16", ZSTD, "little"), ("complex64", None, "little"),
+            ("uint8", ZSTD, "little"), ("complex128", ZSTD, "little")]
 
 
 def _sharded(shape, shards, chunks, variant, *, fill_value=7):
@@ -247,3 +248,35 @@ def test_raw_chunk_of_the_wrong_size_raises_naming_the_key(local, npoints, delta
     rng = np.random.default_rng(npoints)
     with pytest.raises(ChunkDecodeError, match=key):
         a.vindex[rng.integers(0, 64, npoints), rng.integers(0, 64, npoints)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_shard_s_zstd_inner_chunks_are_decoded_for_points_in_few_calls(monkeypatch,
+                                                                        threads) -> None:
+    """Points in a shard's zstd inner chunks: decoded and copied out in one call per batch
+    (``zstd_ctx.decompress_elements``) on one thread, a few parts per worker on two; the
+    result equals numpy."""
+    from zarr3c._kernels import zstd_ctx
+    from zarr3c.codecs import sharding_indexed
+    from zarr3c.codecs import zstd as zstd_module
+    from zarr3c.concurrency import get_num_threads, set_num_threads
+
+    if not zstd_module._CONTEXTS:
+        pytest.skip("numcodecs' libzstd is not visible")
+    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
+    a = _sharded((64, 8), (64, 8), (4, 8), ("int16", ZSTD, "little"))
+    data = (np.arange(64 * 8) % 251 + 11).astype("int16").reshape(64, 8)
+    a[...] = data
+    batched: list[int] = []
+    real = zstd_ctx.decompress_elements
+    monkeypatch.setattr(zstd_ctx, "decompress_elements",
+                        lambda frames, *args: (batched.append(len(frames)), real(frames, *args))[1])
+    pts = (np.arange(0, 64, 3)[::-1], np.arange(0, 64, 3) % 8)
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        np.testing.assert_array_equal(a.vindex[pts], data[pts])
+    finally:
+        set_num_threads(old)
+    assert sum(batched) == 16
+    assert len(batched) == (1 if threads == 1 else 8)

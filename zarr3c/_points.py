@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from zarr3c._buffers import thread_scratch
 from zarr3c._kernels.copy import copy_elements, copy_outer
 from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c.codecs.base import as_byte_array
@@ -134,7 +135,22 @@ def read_shard_points(
             copy_elements(chunk.reshape(-1).view(np.uint8), src_sorted[lo:hi], dst,
                           dst_sorted[lo:hi], itemsize)
 
-    found = sharding.read_inner_chunks_into(get_ranges, shard_shape, wanted, sink, key=key)
+    kernels = sharding.inner_batch_kernels()
+    batch_sink = None
+    if kernels is not None:
+        chunk_nbytes = math.prod(sharding.chunk_shape) * itemsize
+
+        def batch_sink(tasks: list[tuple[tuple[int, ...], np.ndarray]]) -> list[Any]:
+            # A batch of inner chunks decoded and their points copied out in one call (no
+            # Python between them); what it leaves goes through ``sink``.
+            runs = np.array([run_of[coords] for coords, _ in tasks], dtype=np.int64)
+            left = kernels.decompress_elements(
+                [raw for _, raw in tasks], thread_scratch(chunk_nbytes, "inner"),
+                starts[runs], starts[runs + 1], src_sorted, dst, dst_sorted, itemsize)
+            return [tasks[k] for k in left]
+
+    found = sharding.read_inner_chunks_into(get_ranges, shard_shape, wanted, sink, key=key,
+                                            batch_sink=batch_sink)
     if not found:
         _fill_points(dst, dst_offsets, fill_bytes, itemsize)
 

@@ -717,7 +717,7 @@ class Array(Node):
                             inner_strides, pieces.dst, pieces.dst_offsets[lo:hi],
                             pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
 
-        decode_pieces = sharding.inner_pieces_decoder()
+        kernels = sharding.inner_batch_kernels()
         bounds = int64_array(pieces.bounds)
         copy_args = (pieces.src_offsets, inner_strides, pieces.dst, pieces.dst_offsets,
                      pieces.dst_strides, pieces.counts, itemsize)
@@ -729,17 +729,18 @@ class Array(Node):
             def decode_and_copy(tasks: list[tuple[tuple[int, ...], np.ndarray]]) -> list[Any]:
                 # A batch of inner chunks decoded and copied out in one call (no Python
                 # between them); what it leaves goes through copy_group.
-                assert decode_pieces is not None
+                assert kernels is not None
                 groups = np.array([at[coords] for coords, _ in tasks], dtype=np.int64)
-                left = decode_pieces([raw for _, raw in tasks], thread_scratch(ib.nbytes, "inner"),
-                                     bounds[groups], bounds[groups + 1], copy_args)
-                return tasks if left is None else [tasks[k] for k in left]
+                left = kernels.decompress_pieces(
+                    [raw for _, raw in tasks], thread_scratch(ib.nbytes, "inner"),
+                    bounds[groups], bounds[groups + 1], *copy_args)
+                return [tasks[k] for k in left]
 
             sharding.read_inner_chunks_into(
                 self._ranges_of(key), shard_shape, list(at),
                 lambda c, chunk: copy_group(at[c], chunk),
                 index=index, key=key,
-                batch_sink=None if decode_pieces is None else decode_and_copy)
+                batch_sink=None if kernels is None else decode_and_copy)
 
         def read_shard(item: tuple[tuple[int, ...], int, int]) -> None:
             shard, g0, g1 = item

@@ -49,3 +49,19 @@ def decompress_pieces(
     the k whose frames did not decode to exactly len(scratch) bytes (their pieces are not
     copied).  ValueError (before decoding) for pieces outside scratch or dst.  RuntimeError
     if unbound.  GIL released once."""
+
+def decompress_elements(
+    frames: list[ReadBuffer],
+    scratch: NDArray[np.uint8],
+    run_starts: NDArray[np.int64],
+    run_stops: NDArray[np.int64],
+    src_offsets: NDArray[np.int64],
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],
+    itemsize: int,
+) -> list[int]:
+    """Per k: decompress_into(frames[k], scratch), then copy elements
+    [run_starts[k], run_stops[k]) of scratch to dst as copy.copy_elements does.  Returns the
+    k whose frames did not decode to exactly len(scratch) bytes (their elements are not
+    copied).  ValueError (before decoding) for elements outside scratch or dst.
+    RuntimeError if unbound.  GIL released once."""

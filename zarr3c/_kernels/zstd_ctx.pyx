@@ -18,7 +18,8 @@ reference of both is ``numcodecs.zstd.decompress``.
 :func:`decompress_pieces` decodes a batch of a shard's inner chunks one after another into
 one scratch buffer and copies each one's pieces out (``copy.copy_pieces``), with the GIL
 released once for the batch rather than taken back twice per inner chunk; its reference is
-``decompress_into`` then ``copy_pieces`` per chunk.
+``decompress_into`` then ``copy_pieces`` per chunk.  :func:`decompress_elements` is the same
+for points (``copy.copy_elements``).
 """
 
 import threading
@@ -29,8 +30,8 @@ from libc.string cimport memcpy
 
 from zarr3c._kernels.copy cimport MAX_NDIM, _check_pieces, check_pieces, copy_live_pieces
 
-__all__ = ["available", "bind", "decompress_into", "decompress_pieces", "decompress_prefix_into",
-           "prefix_available", "version"]
+__all__ = ["available", "bind", "decompress_elements", "decompress_into", "decompress_pieces",
+           "decompress_prefix_into", "prefix_available", "version"]
 
 ctypedef void* (*create_dctx_t)() noexcept nogil
 ctypedef size_t (*free_dctx_t)(void* dctx) noexcept nogil
@@ -308,4 +309,109 @@ def decompress_pieces(
         free(sizes)
     if changed >= 0:
         raise ValueError(f"decompress_pieces: piece {changed} changed during the call")
+    return [k for k in range(n) if failed[k]]
+
+
+cdef int _check_elements(const int64_t[::1] offsets, Py_ssize_t lo, Py_ssize_t hi,
+                         Py_ssize_t room, int64_t itemsize, str name, Py_ssize_t k) except -1:
+    cdef Py_ssize_t i
+    for i in range(lo, hi):
+        if offsets[i] < 0 or offsets[i] > room - itemsize:
+            raise ValueError(f"decompress_elements: frame {k}: element {i} at byte "
+                             f"{offsets[i]} reaches outside {name} ({room} bytes)")
+    return 0
+
+
+def decompress_elements(
+    list frames,
+    uint8_t[::1] scratch not None,
+    const int64_t[::1] run_starts not None,
+    const int64_t[::1] run_stops not None,
+    const int64_t[::1] src_offsets not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    int64_t itemsize,
+):
+    """For each ``k``: decode the zstd frames ``frames[k]`` into ``scratch``, then copy
+    elements ``run_starts[k] <= i < run_stops[k]`` of it to ``dst`` as
+    ``copy.copy_elements(scratch, src_offsets, dst, dst_offsets, itemsize)`` copies them (in
+    order: the last of repeated destinations wins); the GIL released once for all.
+
+    Returns the list of ``k`` whose frames did not decode to exactly ``len(scratch)`` bytes:
+    none of their elements are copied (the caller's ordinary decode reports why).
+
+    Raises
+    ------
+    ValueError
+        Before anything is decoded: an element reaching outside ``scratch`` or ``dst``, a
+        run outside the offset arrays, arrays of different lengths or an empty ``scratch``.
+    """
+    cdef _DCtx ctx = _thread_ctx()
+    cdef Py_ssize_t n = len(frames), nelements = src_offsets.shape[0], k, i, bad = -1
+    if run_starts.shape[0] != n or run_stops.shape[0] != n:
+        raise ValueError(f"decompress_elements: {n} frames, {run_starts.shape[0]} run starts "
+                         f"and {run_stops.shape[0]} run stops")
+    if dst_offsets.shape[0] != nelements:
+        raise ValueError(f"decompress_elements: {nelements} source offsets but "
+                         f"{dst_offsets.shape[0]} destination offsets")
+    if itemsize < 1:
+        raise ValueError(f"decompress_elements: itemsize = {itemsize} must be >= 1")
+    cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
+    if slen == 0:
+        raise ValueError("decompress_elements: scratch is empty")
+    if n == 0:
+        return []
+    cdef uint8_t[::1] failed = bytearray(n)
+    cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
+    cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL
+    cdef const uint8_t[::1] frame
+    views = []  # (holds each frame's buffer until the end of the call)
+    cdef int64_t* runs = <int64_t*>malloc(2 * n * sizeof(int64_t))
+    cdef const uint8_t** srcs = <const uint8_t**>malloc(n * sizeof(uint8_t*))
+    cdef size_t* sizes = <size_t*>malloc(n * sizeof(size_t))
+    cdef size_t result
+    cdef int64_t so, do
+    cdef uint8_t* sp = &scratch[0]
+    cdef uint8_t* dp = &dst[0] if dlen else NULL
+    try:
+        if runs == NULL or srcs == NULL or sizes == NULL:
+            raise MemoryError("decompress_elements")
+        for k in range(n):
+            runs[2 * k], runs[2 * k + 1] = run_starts[k], run_stops[k]
+            if not 0 <= runs[2 * k] <= runs[2 * k + 1] <= nelements:
+                raise ValueError(f"decompress_elements: frame {k}: elements [{runs[2 * k]}, "
+                                 f"{runs[2 * k + 1]}) of {nelements}")
+            _check_elements(src_offsets, runs[2 * k], runs[2 * k + 1], slen, itemsize,
+                            "scratch", k)
+            _check_elements(dst_offsets, runs[2 * k], runs[2 * k + 1], dlen, itemsize,
+                            "dst", k)
+            frame = frames[k]
+            views.append(frame)
+            sizes[k] = frame.shape[0]
+            srcs[k] = &frame[0] if sizes[k] else NULL
+        with nogil:
+            for k in range(n):
+                if sizes[k] == 0:  # no frame at all
+                    failed[k] = 1
+                    continue
+                result = _decompress_dctx(ctx.ptr, sp, slen, srcs[k], sizes[k])
+                if _is_error(result) or result != <size_t>slen:
+                    failed[k] = 1
+                    continue
+                # Each offset checked again as it is used: the arrays may change while the
+                # GIL is released (another thread), never what this touches.
+                for i in range(runs[2 * k], runs[2 * k + 1]):
+                    so, do = sop[i], dop[i]
+                    if so < 0 or so > slen - itemsize or do < 0 or do > dlen - itemsize:
+                        bad = i
+                        break
+                    memcpy(dp + do, sp + so, itemsize)
+                if bad >= 0:
+                    break
+    finally:
+        free(runs)
+        free(srcs)
+        free(sizes)
+    if bad >= 0:
+        raise ValueError(f"decompress_elements: element {bad} changed during the call")
     return [k for k in range(n) if failed[k]]

@@ -164,15 +164,11 @@ class BytesBytesCodec(Codec):
         reports errors.  The default cannot."""
         return False
 
-    def decode_pieces_into(self, frames: list[Any], scratch: np.ndarray, piece_starts: np.ndarray,
-                           piece_stops: np.ndarray, copy_args: tuple[Any, ...]) -> list[int] | None:
-        """Decode each of ``frames`` (a batch of chunks' stored bytes) into ``scratch`` (the
-        chunk's size) and copy pieces ``piece_starts[k]:piece_stops[k]`` of it out as
-        ``copy_pieces(scratch, *copy_args)`` does, in one call where this codec can (zstd
-        through a kept context: no Python between the chunks).  Returns the indices of the
-        frames that did not decode to ``scratch``'s size (their pieces are not copied: the
-        caller's ordinary decode reports why), or None when this codec cannot (the
-        default)."""
+    def batch_kernels(self) -> Any | None:
+        """Where this codec can decode a batch of chunks and copy parts of each out in one
+        call (no Python between the chunks): the module with those calls
+        (``decompress_pieces`` and ``decompress_elements``, as in
+        :mod:`zarr3c._kernels.zstd_ctx`), else None (the default)."""
         return None
 
 

@@ -327,10 +327,10 @@ class CodecPipeline:
         self.can_decode_prefix = self._sole_compressor is not None and (
             type(self._sole_compressor).decode_prefix_into
             is not BytesBytesCodec.decode_prefix_into)
-        #: decode_pieces_into can decode a batch of chunks and copy pieces of each out.
-        self.can_decode_pieces = self._sole_compressor is not None and (
-            type(self._sole_compressor).decode_pieces_into
-            is not BytesBytesCodec.decode_pieces_into)
+        #: The sole compressor's batch_kernels (decode a batch of chunks and copy parts of
+        #: each out in one call), or None.
+        self.batch_kernels = (None if self._sole_compressor is None
+                              else self._sole_compressor.batch_kernels())
         self._chains: dict[tuple[int, ...], _Chain] = {}
         self._lock = threading.Lock()
 
@@ -494,19 +494,6 @@ class CodecPipeline:
         whole."""
         codec = self._sole_compressor
         return codec is not None and codec.decode_prefix_into(data, out, need)
-
-    def decode_pieces_into(self, frames: list[Any], scratch: np.ndarray,
-                           piece_starts: np.ndarray, piece_stops: np.ndarray,
-                           copy_args: tuple[Any, ...]) -> list[int] | None:
-        """Decode each chunk of a batch (``frames``, stored bytes) into ``scratch`` and copy
-        its pieces ``piece_starts[k]:piece_stops[k]`` out as ``copy_pieces(scratch,
-        *copy_args)`` does, where the chain can in one call
-        (:meth:`BytesBytesCodec.decode_pieces_into`): the indices of the chunks it left
-        undone (for :meth:`decode_into` or :meth:`decode`), or None when it cannot."""
-        codec = self._sole_compressor
-        if codec is None:
-            return None
-        return codec.decode_pieces_into(frames, scratch, piece_starts, piece_stops, copy_args)
 
     def decode(
         self,

@@ -1029,12 +1029,11 @@ class ShardingCodec(ArrayBytesCodec):
         """
         return self._decode_index_from_shard(as_byte_array(data), shard_shape).all_missing
 
-    def inner_pieces_decoder(self) -> Callable[..., list[int] | None] | None:
-        """The evolved inner pipeline's ``decode_pieces_into`` where it can decode a batch
-        of inner chunks and copy pieces of each out in one call (native elements under
-        zstd), else None.  Needs the evolved codec."""
-        inner = self._evolved_pipeline()
-        return inner.decode_pieces_into if inner.can_decode_pieces else None
+    def inner_batch_kernels(self) -> Any | None:
+        """The evolved inner pipeline's ``batch_kernels``: where its inner chunks (native
+        elements under zstd) can be decoded in batches and parts of each copied out in one
+        call, the module with those calls, else None.  Needs the evolved codec."""
+        return self._evolved_pipeline().batch_kernels
 
     def stores_raw_inner_chunks(self) -> bool:
         """Whether inner chunks are stored as their elements' native bytes in C order (a

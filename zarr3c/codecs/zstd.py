@@ -138,14 +138,9 @@ class ZstdCodec(BytesBytesCodec):
         except (ValueError, TypeError, BufferError):  # not a writable uint8 buffer
             return False
 
-    def decode_pieces_into(self, frames: list[Any], scratch: np.ndarray,
-                           piece_starts: np.ndarray, piece_stops: np.ndarray,
-                           copy_args: tuple[Any, ...]) -> list[int] | None:
-        # Through a kept context only (zstd_ctx: the batch without the GIL in between).
-        if not _CONTEXTS:
-            return None
-        return zstd_ctx.decompress_pieces(frames, scratch, piece_starts, piece_stops,
-                                          *copy_args)
+    def batch_kernels(self) -> Any | None:
+        # Through a kept context only (the batch without the GIL in between).
+        return zstd_ctx if _CONTEXTS else None
 
 
 #: The oldest libzstd whose ``ZSTD_decompressDCtx`` zstd_ctx relies on (1.4.0, where the
