@@ -351,6 +351,15 @@ def _pieces_batches(draw: st.DrawFn) -> dict[str, Any]:
     )
 
 
+def _decoded(frame: bytes, size: int) -> np.ndarray | None:
+    """numcodecs' decode of ``frame`` if it is ``size`` bytes, else None (also when refused)."""
+    try:
+        content = numcodecs.zstd.decompress(frame)
+    except Exception:  # noqa: BLE001 - any refusal: the chunk is left undone
+        return None
+    return np.frombuffer(content, np.uint8) if len(content) == size else None
+
+
 def _pieces_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
     """numcodecs' decompress, then the reference copy_pieces, per chunk; every piece checked
     first (on a copy of ``dst``)."""
@@ -369,41 +378,41 @@ def _pieces_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
     failed = []
     for k, (frame, lo, hi) in enumerate(zip(c["frames"], c["starts"].tolist(),
                                              c["stops"].tolist(), strict=True)):
-        try:
-            content = numcodecs.zstd.decompress(frame)
-        except Exception:  # noqa: BLE001 - any refusal: the chunk is left undone
-            content = b""
-        if len(content) != c["slen"]:
+        content = _decoded(frame, c["slen"])
+        if content is None:
             failed.append(k)
             continue
         off, sst, doff, dstr, shp, itemsize = piece_args(lo, hi)
-        ref.copy_pieces(np.frombuffer(content, np.uint8), off, sst, dst, doff, dstr, shp,
-                        itemsize)
+        ref.copy_pieces(content, off, sst, dst, doff, dstr, shp, itemsize)
     return failed
 
 
-@settings(max_examples=400, deadline=None)
-@given(_pieces_batches())
-def test_decompress_pieces_equals_decoding_then_copying_each_chunk(c: dict[str, Any]) -> None:
-    """The kernel against numcodecs' decode and the reference copy_pieces: the same output
-    bytes and the same chunks left undone, or a ValueError from both with nothing written
-    (every piece is checked before anything is decoded)."""
+def _same_outcome(kernel: Any, reference: Any, dst_len: int) -> None:
+    """The same output bytes and the same chunks left undone, or a ValueError from both
+    with nothing written (everything is checked before anything is decoded)."""
     outcomes = []
-    for run in ("kernel", "reference"):
-        dst = np.full(c["dst_len"], 0xEE, dtype=np.uint8)
+    for run in (kernel, reference):
+        dst = np.full(dst_len, 0xEE, dtype=np.uint8)
         try:
-            if run == "kernel":
-                left = zstd_ctx.decompress_pieces(
-                    c["frames"], np.zeros(c["slen"], np.uint8), c["starts"], c["stops"],
-                    c["src_offsets"], c["src_strides"], dst, c["dst_offsets"],
-                    c["dst_strides"], c["shapes"], c["itemsize"])
-            else:
-                left = _pieces_reference(c, dst)
+            left = run(dst)
         except ValueError:
             assert (dst == 0xEE).all()
             left = None
         outcomes.append((left, dst.tobytes()))
     assert outcomes[0] == outcomes[1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_pieces_batches())
+def test_decompress_pieces_equals_decoding_then_copying_each_chunk(c: dict[str, Any]) -> None:
+    """The kernel against numcodecs' decode and the reference copy_pieces per chunk."""
+    def kernel(dst: np.ndarray) -> list[int]:
+        return zstd_ctx.decompress_pieces(
+            c["frames"], np.zeros(c["slen"], np.uint8), c["starts"], c["stops"],
+            c["src_offsets"], c["src_strides"], dst, c["dst_offsets"], c["dst_strides"],
+            c["shapes"], c["itemsize"])
+
+    _same_outcome(kernel, lambda dst: _pieces_reference(c, dst), c["dst_len"])
 
 
 def test_decompress_pieces_refuses_bad_arguments_before_decoding() -> None:
@@ -475,15 +484,12 @@ def _elements_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
                           c["itemsize"])
     failed = []
     for k, (frame, (lo, hi)) in enumerate(zip(c["frames"], runs, strict=True)):
-        try:
-            content = numcodecs.zstd.decompress(frame)
-        except Exception:  # noqa: BLE001 - any refusal: the chunk is left undone
-            content = b""
-        if len(content) != c["slen"]:
+        content = _decoded(frame, c["slen"])
+        if content is None:
             failed.append(k)
             continue
-        ref.copy_elements(np.frombuffer(content, np.uint8), c["src_offsets"][lo:hi], dst,
-                          c["dst_offsets"][lo:hi], c["itemsize"])
+        ref.copy_elements(content, c["src_offsets"][lo:hi], dst, c["dst_offsets"][lo:hi],
+                          c["itemsize"])
     return failed
 
 
@@ -491,21 +497,12 @@ def _elements_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
 @given(_element_batches())
 def test_decompress_elements_equals_decoding_then_copying_each_chunk(c: dict[str, Any]) -> None:
     """The kernel against numcodecs' decode and the reference copy_elements per chunk."""
-    outcomes = []
-    for run in ("kernel", "reference"):
-        dst = np.full(c["dst_len"], 0xEE, dtype=np.uint8)
-        try:
-            if run == "kernel":
-                left = zstd_ctx.decompress_elements(
-                    c["frames"], np.zeros(c["slen"], np.uint8), c["starts"], c["stops"],
-                    c["src_offsets"], dst, c["dst_offsets"], c["itemsize"])
-            else:
-                left = _elements_reference(c, dst)
-        except ValueError:
-            assert (dst == 0xEE).all()
-            left = None
-        outcomes.append((left, dst.tobytes()))
-    assert outcomes[0] == outcomes[1]
+    def kernel(dst: np.ndarray) -> list[int]:
+        return zstd_ctx.decompress_elements(
+            c["frames"], np.zeros(c["slen"], np.uint8), c["starts"], c["stops"],
+            c["src_offsets"], dst, c["dst_offsets"], c["itemsize"])
+
+    _same_outcome(kernel, lambda dst: _elements_reference(c, dst), c["dst_len"])
 
 
 def test_decompress_elements_refuses_bad_arguments_before_decoding() -> None:

@@ -214,6 +214,56 @@ def decompress_prefix_into(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t 
     return <Py_ssize_t>done
 
 
+
+cdef class _Batch:
+    """The frames of a batch call as pointers and sizes (their buffers held while it
+    lives), and each frame's ``[start, stop)`` run of pieces or elements, checked to lie in
+    ``[0, limit]``: private copies, which the calls read without the GIL."""
+    cdef list views
+    cdef const uint8_t** srcs
+    cdef size_t* sizes
+    cdef int64_t* runs
+    cdef Py_ssize_t n
+
+    def __cinit__(self, str fn, list frames, const int64_t[::1] starts not None,
+                  const int64_t[::1] stops not None, Py_ssize_t limit):
+        cdef Py_ssize_t k, n = len(frames)
+        cdef const uint8_t[::1] frame
+        if starts.shape[0] != n or stops.shape[0] != n:
+            raise ValueError(f"{fn}: {n} frames, {starts.shape[0]} run starts and "
+                             f"{stops.shape[0]} run stops")
+        self.n = n
+        self.views = []
+        self.srcs = <const uint8_t**>malloc((n + 1) * sizeof(uint8_t*))
+        self.sizes = <size_t*>malloc((n + 1) * sizeof(size_t))
+        self.runs = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
+        if self.srcs == NULL or self.sizes == NULL or self.runs == NULL:
+            raise MemoryError(fn)
+        for k in range(n):
+            self.runs[2 * k], self.runs[2 * k + 1] = starts[k], stops[k]
+            if not 0 <= self.runs[2 * k] <= self.runs[2 * k + 1] <= limit:
+                raise ValueError(f"{fn}: frame {k}: run [{self.runs[2 * k]}, "
+                                 f"{self.runs[2 * k + 1]}) of {limit}")
+            frame = frames[k]
+            self.views.append(frame)
+            self.sizes[k] = frame.shape[0]
+            self.srcs[k] = &frame[0] if self.sizes[k] else NULL
+
+    def __dealloc__(self):
+        free(self.srcs)
+        free(self.sizes)
+        free(self.runs)
+
+
+cdef inline bint _decodes_to(void* dctx, uint8_t* dst, size_t size, const uint8_t* src,
+                             size_t src_size) noexcept nogil:
+    """Whether the frames ``src`` decode to exactly ``size`` bytes, into ``dst``."""
+    if src_size == 0:  # no frame at all
+        return False
+    cdef size_t result = _decompress_dctx(dctx, dst, size, src, src_size)
+    return not _is_error(result) and result == size
+
+
 def decompress_pieces(
     list frames,
     uint8_t[::1] scratch not None,
@@ -244,21 +294,17 @@ def decompress_pieces(
         different lengths or an empty ``scratch``.
     """
     cdef _DCtx ctx = _thread_ctx()
-    cdef Py_ssize_t n = len(frames), npieces = src_offsets.shape[0]
-    cdef Py_ssize_t ndim = src_strides.shape[0], k, changed = -1
-    if piece_starts.shape[0] != n or piece_stops.shape[0] != n:
-        raise ValueError(f"decompress_pieces: {n} frames, {piece_starts.shape[0]} piece "
-                         f"starts and {piece_stops.shape[0]} piece stops")
+    cdef Py_ssize_t npieces = src_offsets.shape[0], ndim = src_strides.shape[0], k
+    cdef Py_ssize_t changed = -1
+    cdef _Batch batch = _Batch("decompress_pieces", frames, piece_starts, piece_stops, npieces)
     _check_pieces("decompress_pieces", npieces, dst_offsets, dst_strides, shapes, ndim)
     if itemsize < 1:
         raise ValueError(f"decompress_pieces: itemsize = {itemsize} must be >= 1")
     cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
     if slen == 0:
         raise ValueError("decompress_pieces: scratch is empty")
-    if n == 0:
-        return []
     cdef uint8_t[::1] live = bytearray(npieces + 1)
-    cdef uint8_t[::1] failed = bytearray(n)
+    cdef uint8_t[::1] failed = bytearray(batch.n + 1)
     # (private copies: the arrays may change while the GIL is released; see copy_live_pieces)
     cdef int64_t sst[MAX_NDIM]
     if ndim:
@@ -267,49 +313,24 @@ def decompress_pieces(
     cdef const int64_t* dop = &dst_offsets[0] if npieces else NULL
     cdef const int64_t* dsp = &dst_strides[0, 0] if npieces and ndim else NULL
     cdef const int64_t* shp = &shapes[0, 0] if npieces and ndim else NULL
-    cdef const uint8_t[::1] frame
-    views = []  # (holds each frame's buffer until the end of the call)
-    cdef int64_t* bounds = <int64_t*>malloc(2 * n * sizeof(int64_t))
-    cdef const uint8_t** srcs = <const uint8_t**>malloc(n * sizeof(uint8_t*))
-    cdef size_t* sizes = <size_t*>malloc(n * sizeof(size_t))
-    cdef size_t result
+    cdef const int64_t* runs = batch.runs
+    for k in range(batch.n):
+        check_pieces("decompress_pieces", runs[2 * k], runs[2 * k + 1], sop, sst, slen, dop,
+                     dsp, shp, dlen, ndim, itemsize, &live[0])
     cdef uint8_t* sp = &scratch[0]
     cdef uint8_t* dp = &dst[0] if dlen else NULL
-    try:
-        if bounds == NULL or srcs == NULL or sizes == NULL:
-            raise MemoryError("decompress_pieces")
-        for k in range(n):
-            bounds[2 * k], bounds[2 * k + 1] = piece_starts[k], piece_stops[k]
-            if not 0 <= bounds[2 * k] <= bounds[2 * k + 1] <= npieces:
-                raise ValueError(f"decompress_pieces: frame {k}: pieces [{bounds[2 * k]}, "
-                                 f"{bounds[2 * k + 1]}) of {npieces}")
-            check_pieces("decompress_pieces", bounds[2 * k], bounds[2 * k + 1], sop, sst,
-                         slen, dop, dsp, shp, dlen, ndim, itemsize, &live[0])
-            frame = frames[k]
-            views.append(frame)
-            sizes[k] = frame.shape[0]
-            srcs[k] = &frame[0] if sizes[k] else NULL
-        with nogil:
-            for k in range(n):
-                if sizes[k] == 0:  # no frame at all
-                    failed[k] = 1
-                    continue
-                result = _decompress_dctx(ctx.ptr, sp, slen, srcs[k], sizes[k])
-                if _is_error(result) or result != <size_t>slen:
-                    failed[k] = 1
-                    continue
-                changed = copy_live_pieces(sp, slen, sop, sst, dp, dlen, dop, dsp, shp,
-                                           bounds[2 * k], bounds[2 * k + 1], ndim, itemsize,
-                                           &live[0])
-                if changed >= 0:
-                    break
-    finally:
-        free(bounds)
-        free(srcs)
-        free(sizes)
+    with nogil:
+        for k in range(batch.n):
+            if not _decodes_to(ctx.ptr, sp, slen, batch.srcs[k], batch.sizes[k]):
+                failed[k] = 1
+                continue
+            changed = copy_live_pieces(sp, slen, sop, sst, dp, dlen, dop, dsp, shp,
+                                       runs[2 * k], runs[2 * k + 1], ndim, itemsize, &live[0])
+            if changed >= 0:
+                break
     if changed >= 0:
         raise ValueError(f"decompress_pieces: piece {changed} changed during the call")
-    return [k for k in range(n) if failed[k]]
+    return [k for k in range(batch.n) if failed[k]]
 
 
 cdef int _check_elements(const int64_t[::1] offsets, Py_ssize_t lo, Py_ssize_t hi,
@@ -347,10 +368,8 @@ def decompress_elements(
         run outside the offset arrays, arrays of different lengths or an empty ``scratch``.
     """
     cdef _DCtx ctx = _thread_ctx()
-    cdef Py_ssize_t n = len(frames), nelements = src_offsets.shape[0], k, i, bad = -1
-    if run_starts.shape[0] != n or run_stops.shape[0] != n:
-        raise ValueError(f"decompress_elements: {n} frames, {run_starts.shape[0]} run starts "
-                         f"and {run_stops.shape[0]} run stops")
+    cdef Py_ssize_t nelements = src_offsets.shape[0], k, i, bad = -1
+    cdef _Batch batch = _Batch("decompress_elements", frames, run_starts, run_stops, nelements)
     if dst_offsets.shape[0] != nelements:
         raise ValueError(f"decompress_elements: {nelements} source offsets but "
                          f"{dst_offsets.shape[0]} destination offsets")
@@ -359,59 +378,31 @@ def decompress_elements(
     cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
     if slen == 0:
         raise ValueError("decompress_elements: scratch is empty")
-    if n == 0:
-        return []
-    cdef uint8_t[::1] failed = bytearray(n)
+    cdef const int64_t* runs = batch.runs
+    for k in range(batch.n):
+        _check_elements(src_offsets, runs[2 * k], runs[2 * k + 1], slen, itemsize, "scratch", k)
+        _check_elements(dst_offsets, runs[2 * k], runs[2 * k + 1], dlen, itemsize, "dst", k)
+    cdef uint8_t[::1] failed = bytearray(batch.n + 1)
     cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
     cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL
-    cdef const uint8_t[::1] frame
-    views = []  # (holds each frame's buffer until the end of the call)
-    cdef int64_t* runs = <int64_t*>malloc(2 * n * sizeof(int64_t))
-    cdef const uint8_t** srcs = <const uint8_t**>malloc(n * sizeof(uint8_t*))
-    cdef size_t* sizes = <size_t*>malloc(n * sizeof(size_t))
-    cdef size_t result
     cdef int64_t so, do
     cdef uint8_t* sp = &scratch[0]
     cdef uint8_t* dp = &dst[0] if dlen else NULL
-    try:
-        if runs == NULL or srcs == NULL or sizes == NULL:
-            raise MemoryError("decompress_elements")
-        for k in range(n):
-            runs[2 * k], runs[2 * k + 1] = run_starts[k], run_stops[k]
-            if not 0 <= runs[2 * k] <= runs[2 * k + 1] <= nelements:
-                raise ValueError(f"decompress_elements: frame {k}: elements [{runs[2 * k]}, "
-                                 f"{runs[2 * k + 1]}) of {nelements}")
-            _check_elements(src_offsets, runs[2 * k], runs[2 * k + 1], slen, itemsize,
-                            "scratch", k)
-            _check_elements(dst_offsets, runs[2 * k], runs[2 * k + 1], dlen, itemsize,
-                            "dst", k)
-            frame = frames[k]
-            views.append(frame)
-            sizes[k] = frame.shape[0]
-            srcs[k] = &frame[0] if sizes[k] else NULL
-        with nogil:
-            for k in range(n):
-                if sizes[k] == 0:  # no frame at all
-                    failed[k] = 1
-                    continue
-                result = _decompress_dctx(ctx.ptr, sp, slen, srcs[k], sizes[k])
-                if _is_error(result) or result != <size_t>slen:
-                    failed[k] = 1
-                    continue
-                # Each offset checked again as it is used: the arrays may change while the
-                # GIL is released (another thread), never what this touches.
-                for i in range(runs[2 * k], runs[2 * k + 1]):
-                    so, do = sop[i], dop[i]
-                    if so < 0 or so > slen - itemsize or do < 0 or do > dlen - itemsize:
-                        bad = i
-                        break
-                    memcpy(dp + do, sp + so, itemsize)
-                if bad >= 0:
+    with nogil:
+        for k in range(batch.n):
+            if not _decodes_to(ctx.ptr, sp, slen, batch.srcs[k], batch.sizes[k]):
+                failed[k] = 1
+                continue
+            # Each offset checked again as it is used: the arrays may change while the GIL
+            # is released (another thread), never what this touches.
+            for i in range(runs[2 * k], runs[2 * k + 1]):
+                so, do = sop[i], dop[i]
+                if so < 0 or so > slen - itemsize or do < 0 or do > dlen - itemsize:
+                    bad = i
                     break
-    finally:
-        free(runs)
-        free(srcs)
-        free(sizes)
+                memcpy(dp + do, sp + so, itemsize)
+            if bad >= 0:
+                break
     if bad >= 0:
         raise ValueError(f"decompress_elements: element {bad} changed during the call")
-    return [k for k in range(n) if failed[k]]
+    return [k for k in range(batch.n) if failed[k]]
