@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import stat
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -637,9 +639,6 @@ def plan_box_pieces(
 def read_ranges_into(path: bytes, buf: Any, starts: NDArray[np.int64], stops: NDArray[np.int64],
                      ats: NDArray[np.int64]) -> tuple[int, int, int]:
     """fileio.read_ranges_into through ``os``: open, fstat, one pread per range, close."""
-    import os
-    import stat
-
     out = np.frombuffer(buf, dtype=np.uint8) if not isinstance(buf, np.ndarray) else buf
     s, e, a = _ints(starts), _ints(stops), _ints(ats)
     if not len(s) == len(e) == len(a):

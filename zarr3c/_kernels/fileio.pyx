@@ -21,11 +21,18 @@ from posix.unistd cimport pread as c_pread
 __all__ = ["read_range_into", "read_ranges_into"]
 
 
-cdef int _read_core(const char* c_path, uint8_t* dst, const int64_t* starts,
+#: _read_core's answer when a range no longer fits the buffer (the arrays changed since the
+#: caller checked them, in another thread)
+cdef enum:
+    _CHANGED = -1
+
+
+cdef int _read_core(const char* c_path, uint8_t* dst, Py_ssize_t room, const int64_t* starts,
                     const int64_t* stops, const int64_t* ats, Py_ssize_t n, int64_t* got,
                     int64_t* size) noexcept nogil:
-    """open, fstat, the preads, close: errno (0 on success); ``size`` -1 if not a regular
-    file.  The ranges were checked against ``dst`` by the caller."""
+    """open, fstat, the preads, close: errno (0 on success), or _CHANGED; ``size`` -1 if
+    not a regular file.  The caller checked the ranges against the ``room`` bytes of
+    ``dst``; each is checked again as it is read, since the arrays may change meanwhile."""
     cdef int fd, err = 0
     cdef struct_stat st
     cdef int64_t start, stop, at, k
@@ -40,8 +47,12 @@ cdef int _read_core(const char* c_path, uint8_t* dst, const int64_t* starts,
     elif S_ISREG(st.st_mode):
         size[0] = st.st_size
         for i in range(n):
-            start, at = starts[i], ats[i]
-            stop = stops[i] if stops[i] < size[0] else size[0]
+            start, stop, at = starts[i], stops[i], ats[i]
+            if start < 0 or stop < start or at < 0 or stop - start > room - at:
+                err = _CHANGED
+                break
+            if stop > size[0]:
+                stop = size[0]
             while start < stop:
                 k = c_pread(fd, dst + at, <size_t>(stop - start), start)
                 if k < 0:
@@ -78,7 +89,7 @@ def read_range_into(bytes path, uint8_t[::1] buf, int64_t start, int64_t stop, i
     cdef int err
     cdef int64_t got, size
     with nogil:
-        err = _read_core(c_path, dst, &start, &stop, &at, 1, &got, &size)
+        err = _read_core(c_path, dst, buf.shape[0], &start, &stop, &at, 1, &got, &size)
     return err, got, size
 
 
@@ -109,5 +120,8 @@ def read_ranges_into(bytes path, uint8_t[::1] buf, const int64_t[::1] starts,
     cdef int err
     cdef int64_t got, size
     with nogil:
-        err = _read_core(c_path, dst, &starts[0], &stops[0], &ats[0], n, &got, &size)
+        err = _read_core(c_path, dst, buf.shape[0], &starts[0], &stops[0], &ats[0], n, &got,
+                         &size)
+    if err == _CHANGED:
+        raise ValueError("read_ranges_into: the ranges changed during the call")
     return err, got, size

@@ -214,7 +214,6 @@ def decompress_prefix_into(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t 
     return <Py_ssize_t>done
 
 
-
 cdef class _Batch:
     """The frames of a batch call as pointers and sizes (their buffers held while it
     lives), and each frame's ``[start, stop)`` run of pieces or elements, checked to lie in

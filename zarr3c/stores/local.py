@@ -1020,9 +1020,7 @@ def _read_file_in_one_call(path: str, ranges: Sequence[tuple[int, int, int]],
     a range needs the bounce buffer, or on any error: the ``os`` path reads it again, and
     reports what is wrong."""
     assert _fileio is not None
-    if address is not None and any(stop - start >= _BOUNCE_MIN_BYTES
-                                   and bad_offset(address + at, start)
-                                   for start, stop, at in ranges):
+    if any(_needs_bounce(address, start, stop, at) for start, stop, at in ranges):
         return _RETRY
     encoded = os.fsencode(path)
     if b"\0" in encoded:  # (C would stop at it: os refuses such a path)
@@ -1046,8 +1044,7 @@ def _pread_into(fd: int, view: memoryview, start: int, stop: int, at: int,
     """Bytes ``[start, stop)`` of ``fd`` into ``view[at:]``, through the bounce buffer when
     ``view`` lies at ``address`` and the range is long and at a slow distance; returns the
     bytes read (fewer at the end of the file)."""
-    if (address is not None and stop - start >= _BOUNCE_MIN_BYTES
-            and bad_offset(address + at, start)):
+    if _needs_bounce(address, start, stop, at):
         return _read_bounced(fd, view, start, stop, at)
     got = 0
     while start < stop:
@@ -1058,6 +1055,13 @@ def _pread_into(fd: int, view: memoryview, start: int, stop: int, at: int,
         start += n
         at += n
     return got
+
+
+def _needs_bounce(address: int | None, start: int, stop: int, at: int) -> bool:
+    """Whether reading bytes ``[start, stop)`` of a file to ``address + at`` goes through
+    the bounce buffer: a long range at a slow distance (see zarr3c._buffers)."""
+    return (address is not None and stop - start >= _BOUNCE_MIN_BYTES
+            and bad_offset(address + at, start))
 
 
 def _read_bounced(fd: int, view: memoryview, start: int, stop: int, at: int) -> int:
