@@ -40,9 +40,12 @@ from zarr3c.codecs.sharding_indexed import (
     pack_runs,
 )
 from zarr3c.errors import ChunkDecodeError
-from zarr3c.indexing import c_strides, group_positions, int64_array
+from zarr3c.indexing import PointTask, c_strides, group_positions, int64_array
+from zarr3c.stores import Store
 
-__all__ = ["read_raw_chunk_points", "read_shard_outer", "read_shard_points"]
+__all__ = [
+    "read_raw_chunk_points", "read_raw_chunks_points", "read_shard_outer", "read_shard_points",
+]
 
 #: A raw chunk holding at most one point per this many bytes is read by byte ranges around
 #: its points (coalesced when closer than :data:`_POINT_GAP`), not whole: a range costs a few
@@ -288,6 +291,41 @@ def read_shard_outer(
                        dst, dst_offsets, counts, itemsize)
 
     return sharding.read_inner_chunks_into(get_ranges, shard_shape, pieces, sink, key=key)
+
+
+def read_raw_chunks_points(
+    store: Store,
+    tasks: Sequence[PointTask],
+    keys: Sequence[str],
+    sizes: Sequence[int],
+    dst: np.ndarray,
+    itemsize: int,
+) -> list[int]:
+    """Copy the points of chunks stored as raw native elements, a batch of whole chunks in
+    one store call (:meth:`~zarr3c.stores.Store._read_elements_into`): ``tasks[k]``'s
+    points from the value at ``keys[k]``, which must be ``sizes[k]`` bytes, into ``dst`` (a
+    writable uint8 buffer) at ``tasks[k].out * itemsize``.
+
+    Only chunks with many points go to the batch (others are read by byte ranges around
+    their points, see :func:`read_raw_chunk_points`).  Returns the ``k`` left to the
+    caller: those, chunks the store did not read (missing, another size, an error), or all
+    when it has no batch read; none of their points are written.
+    """
+    dense = [k for k, task in enumerate(tasks)
+             if len(task.offsets) * _SPARSE_BYTES_PER_POINT > sizes[k]]
+    if not dense:
+        return list(range(len(tasks)))
+    counts = np.array([len(tasks[k].offsets) for k in dense], dtype=np.int64)
+    stops = np.cumsum(counts)
+    left = store._read_elements_into(
+        [keys[k] for k in dense], int64_array([sizes[k] for k in dense]),
+        thread_scratch(max(sizes[k] for k in dense), "stored"), stops - counts, stops,
+        np.concatenate([tasks[k].offsets for k in dense]), dst,
+        np.concatenate([tasks[k].out for k in dense]) * itemsize, itemsize)
+    if left is None:
+        return list(range(len(tasks)))
+    done = set(dense) - {dense[j] for j in left}
+    return [k for k in range(len(tasks)) if k not in done]
 
 
 def read_raw_chunk_points(

@@ -32,7 +32,12 @@ from zarr3c._kernels.copy import (
     is_uniform,
 )
 from zarr3c._kernels.grid import basic_box, count_box_pieces, plan_box_pieces
-from zarr3c._points import read_raw_chunk_points, read_shard_outer, read_shard_points
+from zarr3c._points import (
+    read_raw_chunk_points,
+    read_raw_chunks_points,
+    read_shard_outer,
+    read_shard_points,
+)
 from zarr3c.codecs import sharding_indexed
 from zarr3c.codecs.pipeline import (
     CodecPipeline,
@@ -50,7 +55,7 @@ from zarr3c.codecs.sharding_indexed import (
     partial_read_codec,
     sharding_codec_dict,
 )
-from zarr3c.concurrency import chunk_lock, map_unordered
+from zarr3c.concurrency import chunk_lock, map_parts, map_unordered
 from zarr3c.errors import (
     ArrayNotFoundError,
     ChunkDecodeError,
@@ -479,7 +484,19 @@ class Array(Node):
             copy_elements(chunk.reshape(-1).view(np.uint8), task.offsets,
                           dst, task.out * itemsize, itemsize)
 
-        map_unordered(read_points, plan_points(sel, self._dims, itemsize))
+        tasks = plan_points(sel, self._dims, itemsize)
+        if not raw_chunks:
+            map_unordered(read_points, tasks)
+            return out.reshape(sel.out_shape)
+
+        def read_part(part: list[PointTask]) -> None:
+            # Chunks with many points in one store call, without the GIL between them.
+            keys = [self.chunk_key(task.coords) for task in part]
+            sizes = [math.prod(self._chunk_shape_at(task.coords)) * itemsize for task in part]
+            for k in read_raw_chunks_points(self._store, part, keys, sizes, dst, itemsize):
+                read_points(part[k])
+
+        map_parts(read_part, list(tasks))
         return out.reshape(sel.out_shape)
 
     def get_mask_selection(self, mask: Any) -> np.ndarray:

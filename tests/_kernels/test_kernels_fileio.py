@@ -121,3 +121,143 @@ def test_threads_read_at_once(tmp_path) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         assert [w for wrong in pool.map(work, range(4)) for w in wrong] == []
+
+
+# -- read_files_elements: a batch of whole files, each one's elements copied out -----------------
+
+def _batch_case(root, draw, nfiles: int, itemsize: int) -> dict:
+    """Files of expected size, or one byte short or long, missing or a directory, and for
+    each a run of in-bounds elements (all with the same expected size ``room``)."""
+    room = itemsize * draw.draw(st.integers(2, 64))
+    paths, sizes, counts, src, dst_at = [], [], [], [], []
+    ndst = 200
+    for k in range(nfiles):
+        path = root / f"c{k}"
+        kind = draw.draw(st.sampled_from(["ok", "ok", "ok", "short", "long", "missing", "dir"]))
+        content = np.random.default_rng(k).integers(0, 256, room, dtype=np.uint8).tobytes()
+        if kind == "ok":
+            path.write_bytes(content)
+        elif kind == "short":
+            path.write_bytes(content[:-1])
+        elif kind == "long":
+            path.write_bytes(content + b"x")
+        elif kind == "dir":
+            path.mkdir()
+        size = draw.draw(st.sampled_from([room, room, room - itemsize]))
+        n = draw.draw(st.integers(0, 12))
+        paths.append(bytes(path))
+        sizes.append(size)
+        counts.append(n)
+        src += [itemsize * draw.draw(st.integers(0, size // itemsize - 1)) for _ in range(n)]
+        dst_at += [itemsize * draw.draw(st.integers(0, ndst - 1)) for _ in range(n)]
+    stops = np.cumsum(np.array(counts, dtype=np.int64))
+    return {
+        "paths": paths, "scratch_room": room, "sizes": np.array(sizes, dtype=np.int64),
+        "run_starts": stops - np.array(counts, dtype=np.int64), "run_stops": stops,
+        "src_offsets": np.array(src, dtype=np.int64), "ndst": ndst * itemsize,
+        "dst_offsets": np.array(dst_at, dtype=np.int64),
+    }
+
+
+def _run_batch(fn, c: dict, itemsize: int) -> tuple[object, bytes]:
+    scratch = np.full(c["scratch_room"] + 16, GUARD, dtype=np.uint8)
+    dst = np.full(c["ndst"] + 16, GUARD, dtype=np.uint8)
+    try:
+        left = fn(c["paths"], scratch[:c["scratch_room"]], c["sizes"], c["run_starts"],
+                  c["run_stops"], c["src_offsets"], dst[:c["ndst"]], c["dst_offsets"], itemsize)
+    except ValueError:
+        left = "ValueError"
+    assert (scratch[c["scratch_room"]:] == GUARD).all()
+    return left, dst.tobytes()  # (the guard bytes past dst included)
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 6), st.sampled_from([1, 2, 4, 8, 3]), st.data())
+def test_batch_agrees_with_the_reference(tmp_path_factory, nfiles: int, itemsize: int,
+                                         draw) -> None:
+    """Same files left out and the same bytes in dst as reading each file through ``os``
+    and copy_elements of its run; files missing, a directory, or not of the expected size
+    are left out whole."""
+    c = _batch_case(tmp_path_factory.mktemp("b"), draw, nfiles, itemsize)
+    got = _run_batch(fileio.read_files_elements, c, itemsize)
+    assert got == _run_batch(ref.read_files_elements, c, itemsize)
+    assert got[0] != "ValueError"
+
+
+@pytest.mark.parametrize("change", [
+    "nul", "size_past_scratch", "negative_size", "element_past_size", "element_past_dst",
+    "negative_element", "run_past_offsets", "run_backwards", "lengths", "offset_lengths",
+    "itemsize",
+])
+def test_batch_refusals_write_nothing(tmp_path, change: str) -> None:
+    """Every argument the batch cannot honour raises ValueError before any file is read and
+    leaves dst untouched; the reference refuses the same."""
+    (tmp_path / "a").write_bytes(bytes(range(16)))
+    (tmp_path / "b").write_bytes(bytes(range(16, 32)))
+    args = {
+        "paths": [bytes(tmp_path / "a"), bytes(tmp_path / "b")],
+        "sizes": np.array([16, 16], dtype=np.int64),
+        "run_starts": np.array([0, 2], dtype=np.int64),
+        "run_stops": np.array([2, 4], dtype=np.int64),
+        "src_offsets": np.array([0, 14, 2, 4], dtype=np.int64),
+        "dst_offsets": np.array([0, 2, 4, 6], dtype=np.int64),
+        "itemsize": 2,
+    }
+    if change == "nul":
+        args["paths"][1] = bytes(tmp_path / "b") + b"\0x"
+    elif change == "size_past_scratch":
+        args["sizes"][1] = 17
+    elif change == "negative_size":
+        args["sizes"][0] = -1
+    elif change == "element_past_size":
+        args["sizes"][0] = 14  # element 1 reads bytes 14-15
+    elif change == "element_past_dst":
+        args["dst_offsets"][3] = 7
+    elif change == "negative_element":
+        args["src_offsets"][2] = -2
+    elif change == "run_past_offsets":
+        args["run_stops"][1] = 5
+    elif change == "run_backwards":
+        args["run_starts"][1] = 3
+        args["run_stops"][1] = 2
+    elif change == "lengths":
+        args["sizes"] = args["sizes"][:1]
+    elif change == "offset_lengths":
+        args["dst_offsets"] = args["dst_offsets"][:3]
+    elif change == "itemsize":
+        args["itemsize"] = 0
+    for fn in (fileio.read_files_elements, ref.read_files_elements):
+        scratch = np.zeros(16, dtype=np.uint8)
+        dst = np.full(8, GUARD, dtype=np.uint8)
+        with pytest.raises(ValueError):
+            fn(args["paths"], scratch, args["sizes"], args["run_starts"], args["run_stops"],
+               args["src_offsets"], dst, args["dst_offsets"], args["itemsize"])
+        assert (dst == GUARD).all()
+        assert not scratch.any()
+
+
+def test_batch_threads_at_once(tmp_path) -> None:
+    """Threads each running batches over the same files, with their own scratch and dst."""
+    paths = []
+    for k in range(8):
+        (tmp_path / f"c{k}").write_bytes(bytes([k]) * 4096)
+        paths.append(bytes(tmp_path / f"c{k}"))
+    sizes = np.full(8, 4096, dtype=np.int64)
+    stops = np.arange(1, 9, dtype=np.int64) * 3
+    src = np.tile(np.array([0, 2048, 4095], dtype=np.int64), 8)
+    dst_offsets = np.arange(24, dtype=np.int64)
+
+    def work(_: int) -> bool:
+        scratch = np.empty(4096, dtype=np.uint8)
+        dst = np.empty(24, dtype=np.uint8)
+        ok = True
+        for _ in range(40):
+            dst[:] = 255
+            left = fileio.read_files_elements(paths, scratch, sizes, stops - 3, stops, src, dst,
+                                              dst_offsets, 1)
+            ok &= left == [] and (dst == np.repeat(np.arange(8), 3)).all()
+        return ok
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))

@@ -43,6 +43,7 @@ __all__ = [
     "plan_box_pieces",
     "project_slice_offsets",
     "project_slice_regular",
+    "read_files_elements",
     "read_ranges_into",
     "transpose_into",
 ]
@@ -662,3 +663,31 @@ def read_ranges_into(path: bytes, buf: Any, starts: NDArray[np.int64], stops: ND
         return 0, got, st.st_size
     finally:
         os.close(fd)
+
+
+def read_files_elements(paths: list[bytes], scratch: NDArray[np.uint8], sizes: NDArray[np.int64],
+                        run_starts: NDArray[np.int64], run_stops: NDArray[np.int64],
+                        src_offsets: NDArray[np.int64], dst: NDArray[np.uint8],
+                        dst_offsets: NDArray[np.int64], itemsize: int) -> list[int]:
+    """fileio.read_files_elements: :func:`read_ranges_into` of each whole file, then
+    :func:`copy_elements` of its run; the ``k`` whose file was not read are returned."""
+    sz, lo, hi = _ints(sizes), _ints(run_starts), _ints(run_stops)
+    so, do = _ints(src_offsets), _ints(dst_offsets)
+    if not len(paths) == len(sz) == len(lo) == len(hi) or len(so) != len(do) or itemsize < 1:
+        raise ValueError("read_files_elements: lengths differ or itemsize < 1")
+    for k, path in enumerate(paths):
+        if b"\0" in path or not 0 <= sz[k] <= len(scratch) or not 0 <= lo[k] <= hi[k] <= len(so):
+            raise ValueError(f"read_files_elements: file {k}")
+        for i in range(lo[k], hi[k]):
+            if not (0 <= so[i] <= sz[k] - itemsize and 0 <= do[i] <= len(dst) - itemsize):
+                raise ValueError(f"read_files_elements: file {k}: element {i}")
+    left = []
+    for k, path in enumerate(paths):
+        zero = np.zeros(1, dtype=np.int64)
+        err, got, size = read_ranges_into(path, scratch[:sz[k]], zero, zero + sz[k], zero)
+        if err or size != sz[k] or got != sz[k]:
+            left.append(k)
+            continue
+        copy_elements(scratch[:sz[k]], np.array(so[lo[k]:hi[k]], dtype=np.int64), dst,
+                      np.array(do[lo[k]:hi[k]], dtype=np.int64), itemsize)
+    return left

@@ -739,6 +739,24 @@ def is_uniform(const uint8_t[::1] buf not None, const uint8_t[::1] value not Non
     return result
 
 
+cdef int check_elements(str fn, str item, Py_ssize_t k, const int64_t* offsets,
+                        Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t room, int64_t itemsize,
+                        str name) except -1:
+    """ValueError unless elements ``lo <= i < hi`` (at byte ``offsets[i]``, ``itemsize``
+    bytes each) lie inside ``room`` bytes; the message names ``item k`` of call ``fn``."""
+    cdef Py_ssize_t i
+    for i in range(lo, hi):
+        if offsets[i] < 0 or offsets[i] > room - itemsize:
+            raise ValueError(f"{fn}: {item} {k}: element {i} at byte {offsets[i]} reaches "
+                             f"outside {name} ({room} bytes)")
+    return 0
+
+
+#: copy_elements releases the GIL for at least this many elements (see there)
+cdef enum:
+    _NOGIL_ELEMENTS = 4096
+
+
 cdef int64_t _max_offset(const int64_t* offsets, Py_ssize_t n, int64_t* lowest) noexcept nogil:
     cdef int64_t lo = offsets[0], hi = offsets[0]
     cdef Py_ssize_t i
@@ -751,24 +769,30 @@ cdef int64_t _max_offset(const int64_t* offsets, Py_ssize_t n, int64_t* lowest) 
     return hi
 
 
-cdef void _copy_elements_core(const uint8_t* src, const int64_t* src_offsets, uint8_t* dst,
-                              const int64_t* dst_offsets, Py_ssize_t n,
-                              Py_ssize_t itemsize) noexcept nogil:
+cdef Py_ssize_t copy_elements_core(const uint8_t* src, Py_ssize_t slen,
+                                   const int64_t* src_offsets, uint8_t* dst, Py_ssize_t dlen,
+                                   const int64_t* dst_offsets, Py_ssize_t n,
+                                   int64_t itemsize) noexcept nogil:
+    """Copy the elements in order (so that with repeated destinations the last one written
+    wins, numpy's rule for assignments with duplicate indices); each offset is checked as it
+    is used, since the arrays may change under a call without the GIL.  Returns the number
+    copied: ``n``, or the first element found out of bounds."""
     cdef Py_ssize_t i
-    # In order, so that with repeated destinations the last element written wins (numpy's
-    # rule for assignments with duplicate indices).
-    if itemsize == 2:
-        for i in range(n):
-            (<uint16_t*>(dst + dst_offsets[i]))[0] = (<const uint16_t*>(src + src_offsets[i]))[0]
-    elif itemsize == 4:
-        for i in range(n):
-            (<uint32_t*>(dst + dst_offsets[i]))[0] = (<const uint32_t*>(src + src_offsets[i]))[0]
-    elif itemsize == 8:
-        for i in range(n):
-            (<uint64_t*>(dst + dst_offsets[i]))[0] = (<const uint64_t*>(src + src_offsets[i]))[0]
-    else:
-        for i in range(n):
-            memcpy(dst + dst_offsets[i], src + src_offsets[i], itemsize)
+    cdef int64_t so, do
+    cdef int64_t smax = slen - itemsize, dmax = dlen - itemsize
+    for i in range(n):
+        so, do = src_offsets[i], dst_offsets[i]
+        if so < 0 or so > smax or do < 0 or do > dmax:
+            return i
+        if itemsize == 2:
+            (<uint16_t*>(dst + do))[0] = (<const uint16_t*>(src + so))[0]
+        elif itemsize == 4:
+            (<uint32_t*>(dst + do))[0] = (<const uint32_t*>(src + so))[0]
+        elif itemsize == 8:
+            (<uint64_t*>(dst + do))[0] = (<const uint64_t*>(src + so))[0]
+        else:
+            memcpy(dst + do, src + so, itemsize)
+    return n
 
 
 def copy_elements(
@@ -800,24 +824,48 @@ def copy_elements(
         raise ValueError(f"copy_elements: itemsize = {itemsize} must be >= 1")
     if n == 0:
         return
-    with nogil:
-        hi = _max_offset(&src_offsets[0], n, &lo)
-    if lo < 0 or hi + itemsize > src.shape[0]:
-        raise ValueError(
-            f"copy_elements: source offsets span [{lo}, {hi + itemsize}) but src has "
-            f"{src.shape[0]} bytes"
-        )
-    with nogil:
-        hi = _max_offset(&dst_offsets[0], n, &lo)
-    if lo < 0 or hi + itemsize > dst.shape[0]:
-        raise ValueError(
-            f"copy_elements: destination offsets span [{lo}, {hi + itemsize}) but dst has "
-            f"{dst.shape[0]} bytes"
-        )
     cdef const uint8_t* sp = &src[0]
     cdef uint8_t* dp = &dst[0]
-    with nogil:
-        _copy_elements_core(sp, &src_offsets[0], dp, &dst_offsets[0], n, itemsize)
+    cdef Py_ssize_t slen = src.shape[0], dlen = dst.shape[0]
+    cdef int bad
+    # A few hundred elements take a microsecond or two: less than retaking a GIL that other
+    # threads want, so only long runs release it.
+    if n >= _NOGIL_ELEMENTS:
+        with nogil:
+            bad = _copy_elements_checked(sp, slen, &src_offsets[0], dp, dlen, &dst_offsets[0],
+                                         n, itemsize, &lo, &hi)
+    else:
+        bad = _copy_elements_checked(sp, slen, &src_offsets[0], dp, dlen, &dst_offsets[0], n,
+                                     itemsize, &lo, &hi)
+    if bad == 1:
+        raise ValueError(
+            f"copy_elements: source offsets span [{lo}, {hi + itemsize}) but src has "
+            f"{slen} bytes"
+        )
+    if bad == 2:
+        raise ValueError(
+            f"copy_elements: destination offsets span [{lo}, {hi + itemsize}) but dst has "
+            f"{dlen} bytes"
+        )
+    if bad == 3:
+        raise ValueError("copy_elements: an offset changed during the call")
+
+
+cdef int _copy_elements_checked(const uint8_t* src, Py_ssize_t slen, const int64_t* src_offsets,
+                                uint8_t* dst, Py_ssize_t dlen, const int64_t* dst_offsets,
+                                Py_ssize_t n, Py_ssize_t itemsize, int64_t* lo,
+                                int64_t* hi) noexcept nogil:
+    """Check both offset arrays against their buffers (1: a source offset out of bounds, 2:
+    a destination one; ``lo``/``hi`` their span), then copy: 0, or 3 if an offset changed
+    between the check and its use (another thread), where the copy stops."""
+    hi[0] = _max_offset(src_offsets, n, lo)
+    if lo[0] < 0 or hi[0] + itemsize > slen:
+        return 1
+    hi[0] = _max_offset(dst_offsets, n, lo)
+    if lo[0] < 0 or hi[0] + itemsize > dlen:
+        return 2
+    return 0 if copy_elements_core(src, slen, src_offsets, dst, dlen, dst_offsets, n,
+                                   itemsize) == n else 3
 
 
 # -- outer-product gather/scatter ----------------------------------------------------------------

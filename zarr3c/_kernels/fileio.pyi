@@ -18,3 +18,20 @@ def read_ranges_into(
     """Bytes [starts[i], stops[i]) of the file into buf[ats[i]:], none past its end:
     (errno, bytes read, file size), the size -1 if not a regular file.  ValueError for a
     range outside buf.  GIL released once for open, fstat, the reads and close."""
+
+def read_files_elements(
+    paths: list[bytes],
+    scratch: NDArray[np.uint8] | memoryview,
+    sizes: NDArray[np.int64],
+    run_starts: NDArray[np.int64],
+    run_stops: NDArray[np.int64],
+    src_offsets: NDArray[np.int64],
+    dst: NDArray[np.uint8] | memoryview,
+    dst_offsets: NDArray[np.int64],
+    itemsize: int,
+) -> list[int]:
+    """For each k: the file paths[k] read whole into scratch when a regular file of exactly
+    sizes[k] bytes, then copy_elements of its run of elements into dst; the GIL released
+    once for all.  Returns the k not read (none of their elements copied).  ValueError,
+    before any read, for a NUL in a path, a size past scratch, an element outside its
+    file's size or dst, a run outside the offsets, or lengths that differ."""

@@ -8,17 +8,27 @@ faster than one.  :func:`read_ranges_into` makes the four calls without the GIL,
 
 Errors are not interpreted here: the caller gets ``errno`` and reads again through ``os``,
 which reports them.  Its reference is that path (``zarr3c.stores.local``).
+
+:func:`read_files_elements` reads a batch of whole chunk files one after another into one
+scratch buffer and copies each one's elements out (``copy.copy_elements``), with the GIL
+released once for the batch: a point selection on an uncompressed chunked array otherwise
+gives it up and retakes it twice per chunk, and with two threads each retake waited longer
+than the read (measured: 10 us of Python per chunk added 35 us per chunk to two threads).
+Its reference is :func:`read_ranges_into` then ``copy_elements`` per file.
 """
 
 from libc.errno cimport EINTR, errno
 from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
 from posix.fcntl cimport O_CLOEXEC, O_NONBLOCK, O_RDONLY
 from posix.fcntl cimport open as c_open
 from posix.stat cimport S_ISREG, fstat, struct_stat
 from posix.unistd cimport close as c_close
 from posix.unistd cimport pread as c_pread
 
-__all__ = ["read_range_into", "read_ranges_into"]
+from zarr3c._kernels.copy cimport check_elements, copy_elements_core
+
+__all__ = ["read_files_elements", "read_range_into", "read_ranges_into"]
 
 
 #: _read_core's answer when a range no longer fits the buffer (the arrays changed since the
@@ -125,3 +135,116 @@ def read_ranges_into(bytes path, uint8_t[::1] buf, const int64_t[::1] starts,
     if err == _CHANGED:
         raise ValueError("read_ranges_into: the ranges changed during the call")
     return err, got, size
+
+
+cdef class _Files:
+    """The paths and expected sizes of a batch as C arrays, and each file's ``[start,
+    stop)`` run of elements, checked: private copies (the paths' bytes held while it lives),
+    which the batch reads without the GIL."""
+    cdef list held
+    cdef const char** paths
+    cdef int64_t* sizes
+    cdef int64_t* runs
+    cdef Py_ssize_t n
+
+    def __cinit__(self, list paths, const int64_t[::1] sizes not None,
+                  const int64_t[::1] starts not None, const int64_t[::1] stops not None,
+                  Py_ssize_t room, Py_ssize_t nelements):
+        cdef Py_ssize_t k, n = len(paths)
+        cdef bytes path
+        if sizes.shape[0] != n or starts.shape[0] != n or stops.shape[0] != n:
+            raise ValueError(f"read_files_elements: {n} paths, {sizes.shape[0]} sizes, "
+                             f"{starts.shape[0]} run starts and {stops.shape[0]} run stops")
+        self.n = n
+        self.held = []
+        self.paths = <const char**>malloc((n + 1) * sizeof(char*))
+        self.sizes = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        self.runs = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
+        if self.paths == NULL or self.sizes == NULL or self.runs == NULL:
+            raise MemoryError("read_files_elements")
+        for k in range(n):
+            path = paths[k]
+            if b"\0" in path:  # (C would stop at it and open another file)
+                raise ValueError(f"read_files_elements: path {k} holds a NUL byte")
+            self.held.append(path)
+            self.paths[k] = path
+            self.sizes[k] = sizes[k]
+            if not 0 <= self.sizes[k] <= room:
+                raise ValueError(f"read_files_elements: file {k}: size {self.sizes[k]} does "
+                                 f"not fit the scratch buffer ({room} bytes)")
+            self.runs[2 * k], self.runs[2 * k + 1] = starts[k], stops[k]
+            if not 0 <= self.runs[2 * k] <= self.runs[2 * k + 1] <= nelements:
+                raise ValueError(f"read_files_elements: file {k}: run [{self.runs[2 * k]}, "
+                                 f"{self.runs[2 * k + 1]}) of {nelements}")
+
+    def __dealloc__(self):
+        free(self.paths)
+        free(self.sizes)
+        free(self.runs)
+
+
+def read_files_elements(
+    list paths,
+    uint8_t[::1] scratch not None,
+    const int64_t[::1] sizes not None,
+    const int64_t[::1] run_starts not None,
+    const int64_t[::1] run_stops not None,
+    const int64_t[::1] src_offsets not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    int64_t itemsize,
+):
+    """For each ``k``: read the file at ``paths[k]`` whole into ``scratch`` when it is a
+    regular file of exactly ``sizes[k]`` bytes, then copy elements ``run_starts[k] <= i <
+    run_stops[k]`` of it to ``dst`` as ``copy.copy_elements(scratch[:sizes[k]],
+    src_offsets, dst, dst_offsets, itemsize)`` copies them (in order: the last of repeated
+    destinations wins); the GIL released once for all.
+
+    Returns the list of ``k`` not read: no such file, an error, not a regular file or not
+    ``sizes[k]`` bytes.  None of their elements are copied (the caller reads them the
+    ordinary way, which reports why).
+
+    Raises
+    ------
+    ValueError
+        Before anything is read: a path with a NUL byte, a size larger than ``scratch``, an
+        element reaching outside its file's size or ``dst``, a run outside the offset
+        arrays, or arrays of different lengths.
+    """
+    cdef Py_ssize_t nelements = src_offsets.shape[0], k, lo, hi, i, bad = -1
+    if dst_offsets.shape[0] != nelements:
+        raise ValueError(f"read_files_elements: {nelements} source offsets but "
+                         f"{dst_offsets.shape[0]} destination offsets")
+    if itemsize < 1:
+        raise ValueError(f"read_files_elements: itemsize = {itemsize} must be >= 1")
+    cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
+    cdef _Files files = _Files(paths, sizes, run_starts, run_stops, slen, nelements)
+    cdef const int64_t* runs = files.runs
+    cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
+    cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL
+    for k in range(files.n):
+        lo, hi = runs[2 * k], runs[2 * k + 1]
+        check_elements("read_files_elements", "file", k, sop, lo, hi, files.sizes[k],
+                       itemsize, "the file's size")
+        check_elements("read_files_elements", "file", k, dop, lo, hi, dlen, itemsize, "dst")
+    cdef uint8_t[::1] failed = bytearray(files.n + 1)
+    cdef uint8_t* sp = &scratch[0] if slen else NULL
+    cdef uint8_t* dp = &dst[0] if dlen else NULL
+    cdef int64_t start = 0, stop, at = 0, got, size
+    with nogil:
+        for k in range(files.n):
+            stop = files.sizes[k]
+            if (_read_core(files.paths[k], sp, slen, &start, &stop, &at, 1, &got, &size) != 0
+                    or size != stop or got != stop):
+                failed[k] = 1
+                continue
+            # (each offset is checked again as it is used: the arrays may change while the
+            # GIL is released)
+            lo, hi = runs[2 * k], runs[2 * k + 1]
+            i = copy_elements_core(sp, stop, sop + lo, dp, dlen, dop + lo, hi - lo, itemsize)
+            if i != hi - lo:
+                bad = lo + i
+                break
+    if bad >= 0:
+        raise ValueError(f"read_files_elements: element {bad} changed during the call")
+    return [k for k in range(files.n) if failed[k]]

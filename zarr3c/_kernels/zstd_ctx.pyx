@@ -28,7 +28,14 @@ from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from zarr3c._kernels.copy cimport MAX_NDIM, _check_pieces, check_pieces, copy_live_pieces
+from zarr3c._kernels.copy cimport (
+    MAX_NDIM,
+    _check_pieces,
+    check_elements,
+    check_pieces,
+    copy_elements_core,
+    copy_live_pieces,
+)
 
 __all__ = ["available", "bind", "decompress_elements", "decompress_into", "decompress_pieces",
            "decompress_prefix_into", "prefix_available", "version"]
@@ -332,16 +339,6 @@ def decompress_pieces(
     return [k for k in range(batch.n) if failed[k]]
 
 
-cdef int _check_elements(const int64_t[::1] offsets, Py_ssize_t lo, Py_ssize_t hi,
-                         Py_ssize_t room, int64_t itemsize, str name, Py_ssize_t k) except -1:
-    cdef Py_ssize_t i
-    for i in range(lo, hi):
-        if offsets[i] < 0 or offsets[i] > room - itemsize:
-            raise ValueError(f"decompress_elements: frame {k}: element {i} at byte "
-                             f"{offsets[i]} reaches outside {name} ({room} bytes)")
-    return 0
-
-
 def decompress_elements(
     list frames,
     uint8_t[::1] scratch not None,
@@ -367,7 +364,7 @@ def decompress_elements(
         run outside the offset arrays, arrays of different lengths or an empty ``scratch``.
     """
     cdef _DCtx ctx = _thread_ctx()
-    cdef Py_ssize_t nelements = src_offsets.shape[0], k, i, bad = -1
+    cdef Py_ssize_t nelements = src_offsets.shape[0], k, i, lo, hi, bad = -1
     cdef _Batch batch = _Batch("decompress_elements", frames, run_starts, run_stops, nelements)
     if dst_offsets.shape[0] != nelements:
         raise ValueError(f"decompress_elements: {nelements} source offsets but "
@@ -378,13 +375,14 @@ def decompress_elements(
     if slen == 0:
         raise ValueError("decompress_elements: scratch is empty")
     cdef const int64_t* runs = batch.runs
-    for k in range(batch.n):
-        _check_elements(src_offsets, runs[2 * k], runs[2 * k + 1], slen, itemsize, "scratch", k)
-        _check_elements(dst_offsets, runs[2 * k], runs[2 * k + 1], dlen, itemsize, "dst", k)
-    cdef uint8_t[::1] failed = bytearray(batch.n + 1)
     cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
     cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL
-    cdef int64_t so, do
+    for k in range(batch.n):
+        lo, hi = runs[2 * k], runs[2 * k + 1]
+        check_elements("decompress_elements", "frame", k, sop, lo, hi, slen, itemsize,
+                       "scratch")
+        check_elements("decompress_elements", "frame", k, dop, lo, hi, dlen, itemsize, "dst")
+    cdef uint8_t[::1] failed = bytearray(batch.n + 1)
     cdef uint8_t* sp = &scratch[0]
     cdef uint8_t* dp = &dst[0] if dlen else NULL
     with nogil:
@@ -392,15 +390,12 @@ def decompress_elements(
             if not _decodes_to(ctx.ptr, sp, slen, batch.srcs[k], batch.sizes[k]):
                 failed[k] = 1
                 continue
-            # Each offset checked again as it is used: the arrays may change while the GIL
-            # is released (another thread), never what this touches.
-            for i in range(runs[2 * k], runs[2 * k + 1]):
-                so, do = sop[i], dop[i]
-                if so < 0 or so > slen - itemsize or do < 0 or do > dlen - itemsize:
-                    bad = i
-                    break
-                memcpy(dp + do, sp + so, itemsize)
-            if bad >= 0:
+            # (each offset is checked again as it is used: the arrays may change while the
+            # GIL is released)
+            lo, hi = runs[2 * k], runs[2 * k + 1]
+            i = copy_elements_core(sp, slen, sop + lo, dp, dlen, dop + lo, hi - lo, itemsize)
+            if i != hi - lo:
+                bad = lo + i
                 break
     if bad >= 0:
         raise ValueError(f"decompress_elements: element {bad} changed during the call")

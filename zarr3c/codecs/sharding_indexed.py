@@ -80,7 +80,7 @@ from zarr3c.codecs.pipeline import (
     codec_chain,
     parse_codecs,
 )
-from zarr3c.concurrency import get_num_threads, in_worker, map_unordered
+from zarr3c.concurrency import get_num_threads, in_worker, map_parts, map_unordered
 from zarr3c.errors import (
     ChecksumError,
     ChunkDecodeError,
@@ -1557,17 +1557,12 @@ def _fan_out(fn: Callable[[Any], Any], items: list[Any], nbytes: int) -> list[An
 
 def _fan_out_parts(fn: Callable[[list[Any]], Any], items: list[Any], nbytes: int) -> list[Any]:
     """``fn`` of a few consecutive parts of ``items`` in the thread pool when the shard is
-    big enough to gain (a few parts per thread, so a shard of many small inner chunks costs
-    a few task hand-offs, not one per chunk), else ``[fn(items)]``: its results in order."""
-    threads = get_num_threads()
-    if len(items) <= 1 or threads == 1 or nbytes < _PARALLEL_MIN_BYTES:
+    big enough to gain (:func:`~zarr3c.concurrency.map_parts`: a shard of many small inner
+    chunks costs a few task hand-offs, not one per chunk), else ``[fn(items)]``: its results
+    in order."""
+    if len(items) <= 1 or nbytes < _PARALLEL_MIN_BYTES:
         return [fn(items)]
-    nbatches = min(len(items), threads * 4)
-    size = -(-len(items) // nbatches)
-    batches = [(i, items[i:i + size]) for i in range(0, len(items), size)]
-    done = map_unordered(lambda b: (b[0], fn(b[1])), batches)
-    done.sort(key=lambda r: r[0])
-    return [result for _, result in done]
+    return map_parts(fn, items)
 
 
 def _restore_codec(

@@ -460,6 +460,21 @@ class Store(ABC):
         view[:n] = src[:n]
         return src.nbytes
 
+    def _read_elements_into(
+        self, keys: Sequence[str], sizes: Any, scratch: Any, run_starts: Any, run_stops: Any,
+        src_offsets: Any, dst: Any, dst_offsets: Any, itemsize: int,
+    ) -> builtins.list[int] | None:
+        """Copy elements out of whole values, a batch at a time (internal): for each ``k``,
+        read the value at ``keys[k]`` into ``scratch`` (a writable byte buffer) when it is
+        exactly ``sizes[k]`` bytes, then copy elements ``run_starts[k] <= i < run_stops[k]``
+        of it as ``copy_elements(scratch, src_offsets, dst, dst_offsets, itemsize)`` would.
+
+        Returns the ``k`` not read (missing, another size, unreadable), none of whose
+        elements were copied, for the caller to read the ordinary way, which reports why;
+        or None when this store has no such batch read (the default): nothing was read.
+        """
+        return None
+
     def _set_parts(self, key: str, parts: Sequence[Any]) -> None:
         """Store the concatenation of ``parts`` (bytes-like objects) under ``key``, as
         :meth:`set` would store it joined (internal).
