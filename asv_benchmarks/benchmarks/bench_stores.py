@@ -92,13 +92,16 @@ class MemoryStoreSuite:
 
 
 class LocalStoreOneCallReads:
-    """Reading chunk files with the GIL held once per file (``zarr3c._kernels.fileio``)
-    against reading them through ``os`` calls, each of which gives the GIL up and waits to
-    take it back while the other thread runs Python: ``vindex`` of 100,000 random points
-    over a 512^3 uint16 array of 512 uncompressed 64^3 chunks (the peer table's row), on 2
-    threads, each touched chunk read whole.  Parameter: ``one call`` or ``os``."""
+    """How LocalStore's reads give up the GIL, on the peer table's uncompressed chunked
+    ``vindex`` (100,000 random points over a 512^3 uint16 array of 512 64^3 chunks, 2
+    threads, each touched chunk read whole).  Parameter: ``batch`` (the default: a batch of
+    chunk files read and their points copied out in one call without the GIL,
+    ``fileio.read_files_elements``), ``one call`` (each file read in one call,
+    ``fileio.read_range_into``, then its points copied out) or ``os`` (each file read
+    through ``os`` calls, each of which gives the GIL up and waits to take it back while the
+    other thread runs Python)."""
 
-    params = ["one call", "os"]
+    params = ["batch", "one call", "os"]
     param_names = ["reads"]
     timeout = 120
 
@@ -118,6 +121,9 @@ class LocalStoreOneCallReads:
         rng = np.random.default_rng(0)
         self.points = tuple(rng.integers(0, 512, 100_000) for _ in range(3))
         self._module, self._kernel = local, local._fileio
+        self._batch = LocalStore._read_elements_into
+        if reads != "batch":
+            LocalStore._read_elements_into = lambda self, *args: None  # type: ignore
         if reads == "os":
             local._fileio = None
         self._threads = get_num_threads()
@@ -128,8 +134,48 @@ class LocalStoreOneCallReads:
         from zarr3c.concurrency import set_num_threads
 
         self._module._fileio = self._kernel
+        LocalStore._read_elements_into = self._batch  # type: ignore
         set_num_threads(self._threads)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     def time_vindex(self, reads: str) -> None:
         self.array.vindex[self.points]
+
+
+class LocalStoreBatchedRanges:
+    """Byte ranges of many files read into one buffer (``Store._read_ranges_into``, what
+    ``Array.get_many`` of 1,000 random 4^3 boxes of an uncompressed 512^3 uint16 array of
+    64^3 chunks issues: about 450 files): each part of the files on the pool in one call
+    without the GIL (``fileio.read_files_ranges_into``, parameter ``batch``) or one such
+    call per file (``per file``)."""
+
+    params = ["batch", "per file"]
+    param_names = ["reads"]
+    timeout = 120
+
+    def setup(self, reads: str) -> None:
+        import numpy as np
+
+        import zarr3c
+        from zarr3c.stores import local
+
+        self.tmpdir = tempfile.mkdtemp(prefix="zarr3c-bench-ranges-")
+        a = zarr3c.create_array(LocalStore(os.path.join(self.tmpdir, "a.zarr")),
+                                shape=(512,) * 3, dtype="uint16", chunks=(64,) * 3,
+                                compressors=None, fill_value=0)
+        a[...] = np.arange(512**3, dtype=np.uint32).astype(np.uint16).reshape((512,) * 3)
+        self.array = a
+        rng = np.random.default_rng(1)
+        self.boxes = [tuple(slice(int(s), int(s) + 4) for s in rng.integers(0, 508, 3))
+                      for _ in range(1000)]
+        self._module, self._batch = local, local._read_into_items
+        if reads == "per file":
+            local._read_into_items = lambda items: [local._read_into_item(x) for x in items]
+        self.array.get_many(self.boxes)  # (the files in the page cache)
+
+    def teardown(self, reads: str) -> None:
+        self._module._read_into_items = self._batch
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def time_get_many(self, reads: str) -> None:
+        self.array.get_many(self.boxes)

@@ -261,3 +261,69 @@ def test_batch_threads_at_once(tmp_path) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, range(4)))
+
+
+# -- read_files_ranges_into: ranges of many files, one call ----------------------------------------
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.integers(0, 9000), min_size=0, max_size=4), st.data())
+def test_many_files_agree_with_the_reference(tmp_path_factory, sizes: list[int], draw) -> None:
+    """Each file's ranges read as read_ranges_into reads them, files missing or a directory
+    included: the same (errno, bytes read, size) per file and the same buffer."""
+    root = tmp_path_factory.mktemp("m")
+    names = []
+    for k, size in enumerate(sizes):
+        (root / f"f{k}").write_bytes(
+            np.random.default_rng(k).integers(0, 256, size, dtype=np.uint8).tobytes())
+        names.append(bytes(root / f"f{k}"))
+    (root / "d").mkdir()
+    names += [bytes(root / "missing"), bytes(root / "d")]
+    room = draw.draw(st.integers(0, 20_000))
+    paths, counts, ranges = [], [], []
+    for _ in range(draw.draw(st.integers(0, 7))):
+        paths.append(draw.draw(st.sampled_from(names)))
+        n = 0
+        for _ in range(draw.draw(st.integers(0, 3))):
+            start = draw.draw(st.integers(0, 10_000))
+            stop = draw.draw(st.integers(start, start + 6000))
+            if stop - start <= room:
+                ranges.append((start, stop, draw.draw(st.integers(0, room - (stop - start)))))
+                n += 1
+        counts.append(n)
+    stops = np.cumsum(np.array(counts, dtype=np.int64))
+    runs = (stops - np.array(counts, dtype=np.int64), stops)
+    got = np.full(room + 16, GUARD, dtype=np.uint8)
+    want = got.copy()
+    assert fileio.read_files_ranges_into(paths, got[:room], *runs, *_cols(ranges)) == \
+        ref.read_files_ranges_into(paths, want[:room], *runs, *_cols(ranges))
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("change", ["nul", "run_past_ranges", "run_backwards", "lengths",
+                                    "range_lengths", "range_past_buffer", "negative_at"])
+def test_many_files_refusals_read_nothing(tmp_path, change: str) -> None:
+    (tmp_path / "a").write_bytes(b"abcdefgh")
+    paths = [bytes(tmp_path / "a"), bytes(tmp_path / "a")]
+    run_starts, run_stops = np.array([0, 1], np.int64), np.array([1, 2], np.int64)
+    starts, stops, ats = (np.array([0, 2], np.int64), np.array([2, 4], np.int64),
+                          np.array([0, 2], np.int64))
+    if change == "nul":
+        paths[1] += b"\0"
+    elif change == "run_past_ranges":
+        run_stops[1] = 3
+    elif change == "run_backwards":
+        run_starts[1], run_stops[1] = 2, 1
+    elif change == "lengths":
+        run_stops = run_stops[:1]
+    elif change == "range_lengths":
+        ats = ats[:1]
+    elif change == "range_past_buffer":
+        stops[1] = 8
+    elif change == "negative_at":
+        ats[0] = -1
+    for fn in (fileio.read_files_ranges_into, ref.read_files_ranges_into):
+        buf = np.full(4, GUARD, dtype=np.uint8)
+        with pytest.raises(ValueError):
+            fn(paths, buf, run_starts, run_stops, starts, stops, ats)
+        assert (buf == GUARD).all()

@@ -1002,7 +1002,7 @@ def test_a_chunk_never_reads_a_temporary_file(store: LocalStore, root: Path) -> 
            st.tuples(st.integers(0, 5),  # a file; 4 and 5 are a missing key and a directory
                      st.lists(st.tuples(st.integers(0, 6000), st.integers(0, 3000)),
                               min_size=1, max_size=5)),
-           min_size=1, max_size=5))
+           min_size=1, max_size=20))
 def test_one_call_reads_agree_with_the_os_path(tmp_path_factory: pytest.TempPathFactory,
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 sizes: list[int],

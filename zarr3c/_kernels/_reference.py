@@ -44,6 +44,7 @@ __all__ = [
     "project_slice_offsets",
     "project_slice_regular",
     "read_files_elements",
+    "read_files_ranges_into",
     "read_ranges_into",
     "transpose_into",
 ]
@@ -691,3 +692,25 @@ def read_files_elements(paths: list[bytes], scratch: NDArray[np.uint8], sizes: N
         copy_elements(scratch[:sz[k]], np.array(so[lo[k]:hi[k]], dtype=np.int64), dst,
                       np.array(do[lo[k]:hi[k]], dtype=np.int64), itemsize)
     return left
+
+
+def read_files_ranges_into(paths: list[bytes], buf: Any, run_starts: NDArray[np.int64],
+                           run_stops: NDArray[np.int64], starts: NDArray[np.int64],
+                           stops: NDArray[np.int64], ats: NDArray[np.int64]
+                           ) -> list[tuple[int, int, int]]:
+    """fileio.read_files_ranges_into: :func:`read_ranges_into` of each file's run of
+    ranges, every argument checked first."""
+    lo, hi, s, e, a = (_ints(x) for x in (run_starts, run_stops, starts, stops, ats))
+    if not len(paths) == len(lo) == len(hi) or not len(s) == len(e) == len(a):
+        raise ValueError("read_files_ranges_into: lengths differ")
+    out = np.frombuffer(buf, dtype=np.uint8) if not isinstance(buf, np.ndarray) else buf
+    for k, path in enumerate(paths):
+        if b"\0" in path or not 0 <= lo[k] <= hi[k] <= len(s):
+            raise ValueError(f"read_files_ranges_into: file {k}")
+    for start, stop, at in zip(s, e, a, strict=True):
+        if start < 0 or stop < start or at < 0 or stop - start > out.size - at:
+            raise ValueError("read_files_ranges_into: bad range")
+    return [read_ranges_into(path, buf, np.array(s[lo[k]:hi[k]], dtype=np.int64),
+                             np.array(e[lo[k]:hi[k]], dtype=np.int64),
+                             np.array(a[lo[k]:hi[k]], dtype=np.int64))
+            for k, path in enumerate(paths)]

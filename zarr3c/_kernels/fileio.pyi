@@ -35,3 +35,17 @@ def read_files_elements(
     once for all.  Returns the k not read (none of their elements copied).  ValueError,
     before any read, for a NUL in a path, a size past scratch, an element outside its
     file's size or dst, a run outside the offsets, or lengths that differ."""
+
+def read_files_ranges_into(
+    paths: list[bytes],
+    buf: NDArray[np.uint8] | memoryview,
+    run_starts: NDArray[np.int64],
+    run_stops: NDArray[np.int64],
+    starts: NDArray[np.int64],
+    stops: NDArray[np.int64],
+    ats: NDArray[np.int64],
+) -> list[tuple[int, int, int]]:
+    """read_ranges_into of each file paths[k] with its ranges run_starts[k] <= i <
+    run_stops[k], the GIL released once for all: one (errno, bytes read, file size) per
+    file.  ValueError, before any read, for a NUL in a path, a run outside the ranges, or
+    a range outside buf."""

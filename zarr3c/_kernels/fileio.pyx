@@ -28,7 +28,10 @@ from posix.unistd cimport pread as c_pread
 
 from zarr3c._kernels.copy cimport check_elements, copy_elements_core
 
-__all__ = ["read_files_elements", "read_range_into", "read_ranges_into"]
+import numpy as np
+
+__all__ = ["read_files_elements", "read_files_ranges_into", "read_range_into",
+           "read_ranges_into"]
 
 
 #: _read_core's answer when a range no longer fits the buffer (the arrays changed since the
@@ -138,49 +141,107 @@ def read_ranges_into(bytes path, uint8_t[::1] buf, const int64_t[::1] starts,
 
 
 cdef class _Files:
-    """The paths and expected sizes of a batch as C arrays, and each file's ``[start,
-    stop)`` run of elements, checked: private copies (the paths' bytes held while it lives),
-    which the batch reads without the GIL."""
+    """A batch's paths as C strings (their bytes held while it lives) and each file's
+    ``[start, stop)`` run of ranges or elements, checked to lie in ``[0, limit]``: private
+    copies, which the batch reads without the GIL."""
     cdef list held
     cdef const char** paths
-    cdef int64_t* sizes
     cdef int64_t* runs
+    cdef int64_t* sizes
     cdef Py_ssize_t n
 
-    def __cinit__(self, list paths, const int64_t[::1] sizes not None,
-                  const int64_t[::1] starts not None, const int64_t[::1] stops not None,
-                  Py_ssize_t room, Py_ssize_t nelements):
+    def __cinit__(self, str fn, list paths, const int64_t[::1] starts not None,
+                  const int64_t[::1] stops not None, Py_ssize_t limit):
         cdef Py_ssize_t k, n = len(paths)
         cdef bytes path
-        if sizes.shape[0] != n or starts.shape[0] != n or stops.shape[0] != n:
-            raise ValueError(f"read_files_elements: {n} paths, {sizes.shape[0]} sizes, "
-                             f"{starts.shape[0]} run starts and {stops.shape[0]} run stops")
+        if starts.shape[0] != n or stops.shape[0] != n:
+            raise ValueError(f"{fn}: {n} paths, {starts.shape[0]} run starts and "
+                             f"{stops.shape[0]} run stops")
         self.n = n
         self.held = []
         self.paths = <const char**>malloc((n + 1) * sizeof(char*))
-        self.sizes = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         self.runs = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
-        if self.paths == NULL or self.sizes == NULL or self.runs == NULL:
-            raise MemoryError("read_files_elements")
+        self.sizes = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        if self.paths == NULL or self.runs == NULL or self.sizes == NULL:
+            raise MemoryError(fn)
         for k in range(n):
             path = paths[k]
             if b"\0" in path:  # (C would stop at it and open another file)
-                raise ValueError(f"read_files_elements: path {k} holds a NUL byte")
+                raise ValueError(f"{fn}: path {k} holds a NUL byte")
             self.held.append(path)
             self.paths[k] = path
+            self.runs[2 * k], self.runs[2 * k + 1] = starts[k], stops[k]
+            if not 0 <= self.runs[2 * k] <= self.runs[2 * k + 1] <= limit:
+                raise ValueError(f"{fn}: file {k}: run [{self.runs[2 * k]}, "
+                                 f"{self.runs[2 * k + 1]}) of {limit}")
+
+    cdef int take_sizes(self, str fn, const int64_t[::1] sizes, Py_ssize_t room) except -1:
+        """Each file's expected size, checked to fit ``room`` bytes."""
+        cdef Py_ssize_t k
+        if sizes.shape[0] != self.n:
+            raise ValueError(f"{fn}: {self.n} paths but {sizes.shape[0]} sizes")
+        for k in range(self.n):
             self.sizes[k] = sizes[k]
             if not 0 <= self.sizes[k] <= room:
-                raise ValueError(f"read_files_elements: file {k}: size {self.sizes[k]} does "
-                                 f"not fit the scratch buffer ({room} bytes)")
-            self.runs[2 * k], self.runs[2 * k + 1] = starts[k], stops[k]
-            if not 0 <= self.runs[2 * k] <= self.runs[2 * k + 1] <= nelements:
-                raise ValueError(f"read_files_elements: file {k}: run [{self.runs[2 * k]}, "
-                                 f"{self.runs[2 * k + 1]}) of {nelements}")
+                raise ValueError(f"{fn}: file {k}: size {self.sizes[k]} does not fit the "
+                                 f"scratch buffer ({room} bytes)")
+        return 0
 
     def __dealloc__(self):
         free(self.paths)
-        free(self.sizes)
         free(self.runs)
+        free(self.sizes)
+
+
+def read_files_ranges_into(
+    list paths,
+    uint8_t[::1] buf not None,
+    const int64_t[::1] run_starts not None,
+    const int64_t[::1] run_stops not None,
+    const int64_t[::1] starts not None,
+    const int64_t[::1] stops not None,
+    const int64_t[::1] ats not None,
+):
+    """:func:`read_ranges_into` of each file ``paths[k]`` with its ranges ``run_starts[k]
+    <= i < run_stops[k]``, one file after another with the GIL released once for all.
+
+    Returns a list of ``(errno, bytes read, file size)``, one per file, as
+    :func:`read_ranges_into` returns them.
+
+    Raises
+    ------
+    ValueError
+        Before anything is read: a path with a NUL byte, a run outside the range arrays,
+        arrays of different lengths, or a range as :func:`read_ranges_into` refuses it.
+    """
+    cdef Py_ssize_t nranges = starts.shape[0], i, k, lo, hi
+    if stops.shape[0] != nranges or ats.shape[0] != nranges:
+        raise ValueError(f"read_files_ranges_into: {nranges} starts, {stops.shape[0]} stops "
+                         f"and {ats.shape[0]} ats")
+    cdef _Files files = _Files("read_files_ranges_into", paths, run_starts, run_stops, nranges)
+    cdef Py_ssize_t room = buf.shape[0]
+    for i in range(nranges):
+        _check_range(i, starts[i], stops[i], ats[i], room)
+    cdef int64_t[::1] out = np.empty(3 * files.n + 1, dtype=np.int64)
+    cdef uint8_t* dst = &buf[0] if room else NULL
+    cdef const int64_t* sp = &starts[0] if nranges else NULL
+    cdef const int64_t* ep = &stops[0] if nranges else NULL
+    cdef const int64_t* ap = &ats[0] if nranges else NULL
+    cdef int err
+    cdef bint changed = False
+    with nogil:
+        for k in range(files.n):
+            lo, hi = files.runs[2 * k], files.runs[2 * k + 1]
+            err = _read_core(files.paths[k], dst, room, sp + lo, ep + lo, ap + lo, hi - lo,
+                             &out[3 * k + 1], &out[3 * k + 2])
+            if err == _CHANGED:
+                changed = True
+                break
+            out[3 * k] = err
+    if changed:
+        raise ValueError("read_files_ranges_into: the ranges changed during the call")
+    return [(int(out[3 * k]), int(out[3 * k + 1]), int(out[3 * k + 2]))
+            for k in range(files.n)]
 
 
 def read_files_elements(
@@ -218,7 +279,8 @@ def read_files_elements(
     if itemsize < 1:
         raise ValueError(f"read_files_elements: itemsize = {itemsize} must be >= 1")
     cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
-    cdef _Files files = _Files(paths, sizes, run_starts, run_stops, slen, nelements)
+    cdef _Files files = _Files("read_files_elements", paths, run_starts, run_stops, nelements)
+    files.take_sizes("read_files_elements", sizes, slen)
     cdef const int64_t* runs = files.runs
     cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
     cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL

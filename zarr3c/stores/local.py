@@ -243,14 +243,21 @@ def _executor() -> ThreadPoolExecutor:
 
 def _map_batched(fn: Callable[[_T], _R], items: builtins.list[_T]) -> builtins.list[_R]:
     """``[fn(x) for x in items]``, spread over the pool in batches when there are many."""
+    return _map_batched_parts(lambda part: [fn(x) for x in part], items)
+
+
+def _map_batched_parts(fn: Callable[[builtins.list[_T]], builtins.list[_R]],
+                       items: builtins.list[_T]) -> builtins.list[_R]:
+    """``fn(items)``, or when there are many items ``fn`` of each of a few consecutive
+    parts of them on the pool (each returning a result per item), concatenated."""
     n = len(items)
     if n < _PARALLEL_MIN_KEYS:
-        return [fn(x) for x in items]
+        return fn(items)
     n_tasks = min(_POOL_WORKERS + 1, -(-n // _KEYS_PER_TASK))
     bounds = [n * i // n_tasks for i in range(n_tasks + 1)]
 
     def run(lo: int, hi: int) -> builtins.list[_R]:
-        return [fn(x) for x in items[lo:hi]]
+        return fn(items[lo:hi])
 
     pool = _executor()
     futures: builtins.list[Future[builtins.list[_R]]] = [
@@ -637,6 +644,8 @@ class LocalStore(Store):
                                      for _, ranges in requests for start, stop, _ in ranges):
             address = address_of(view)
         items = [(key, self._path(key), ranges, view, address) for key, ranges in requests]
+        if _fileio is not None:
+            return _map_batched_parts(_read_into_items, items)
         return _map_batched(_read_into_item, items)
 
     def _read_value_into(self, key: str, out: Any) -> int | None:
@@ -997,11 +1006,52 @@ def _read_ranges_item(
     return _read_ranges(item[0], item[1], item[2])
 
 
-def _read_into_item(
-    item: tuple[str, str, Sequence[tuple[int, int, int]], memoryview, int | None],
-) -> int | None:
+#: ``(key, path, (start, stop, at) ranges, destination, its address when it matters)``
+_ReadInto = tuple[str, str, Sequence[tuple[int, int, int]], memoryview, int | None]
+
+
+def _read_into_item(item: _ReadInto) -> int | None:
     read = _read_file_into(*item)
     return None if read is None else read[0]
+
+
+def _read_into_items(items: builtins.list[_ReadInto]) -> builtins.list[int | None]:
+    """:func:`_read_into_item` of each item, all those that can in one
+    ``zarr3c._kernels.fileio`` call (the GIL given up and taken back once, not once per
+    file: with other threads running Python each retake waits its turn)."""
+    out: builtins.list[int | None] = [None] * len(items)
+    todo: builtins.list[int] = []
+    paths: builtins.list[bytes] = []
+    ranges: builtins.list[tuple[int, int, int]] = []
+    bounds = [0]
+    for i, (_, path, item_ranges, _, address) in enumerate(items):
+        encoded = os.fsencode(path)
+        if b"\0" in encoded or any(_needs_bounce(address, *r) for r in item_ranges):
+            out[i] = _read_into_item(items[i])  # (os refuses such a path: it reports it)
+            continue
+        todo.append(i)
+        paths.append(encoded)
+        ranges += item_ranges
+        bounds.append(len(ranges))
+    if not todo:
+        return out
+    runs = np.array(bounds, dtype=np.int64)
+    cols = np.array(ranges, dtype=np.int64).reshape(-1, 3).T.copy()
+    try:
+        done = _fileio.read_files_ranges_into(paths, items[todo[0]][3], runs[:-1], runs[1:],
+                                              *cols)
+    except (ValueError, TypeError, BufferError):  # not a writable byte buffer, or too short
+        for i in todo:
+            out[i] = _read_into_item(items[i])
+        return out
+    for i, (err, got, size) in zip(todo, done, strict=True):
+        if err in _NO_FILE_ERRNOS or (not err and size < 0):
+            out[i] = None
+        elif err:
+            out[i] = _read_into_item(items[i])  # the os path reads it again and reports why
+        else:
+            out[i] = got
+    return out
 
 
 def _read_file_into(key: str, path: str, ranges: Sequence[tuple[int, int, int]],
