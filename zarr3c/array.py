@@ -485,7 +485,7 @@ class Array(Node):
                           dst, task.out * itemsize, itemsize)
 
         tasks = plan_points(sel, self._dims, itemsize)
-        if not raw_chunks:
+        if not (raw_chunks and self._store._reads_elements):
             map_unordered(read_points, tasks)
             return out.reshape(sel.out_shape)
 

@@ -273,6 +273,8 @@ class Store(ABC):
     #: value read only to be decoded at once is then better read into scratch memory than
     #: returned as fresh ``bytes`` by :meth:`get`.
     _reads_into_memory: ClassVar[bool] = False
+    #: :meth:`_read_elements_into` reads batches (internal); the default answers None.
+    _reads_elements: ClassVar[bool] = False
 
     _read_only: bool
 
@@ -471,7 +473,8 @@ class Store(ABC):
 
         Returns the ``k`` not read (missing, another size, unreadable), none of whose
         elements were copied, for the caller to read the ordinary way, which reports why;
-        or None when this store has no such batch read (the default): nothing was read.
+        or None when this store has no such batch read (the default, and where
+        :attr:`_reads_elements` is False): nothing was read.
         """
         return None
 

@@ -453,6 +453,7 @@ class LocalStore(Store):
     supports_partial_writes = False
     supports_listing = True
     _reads_into_memory = _HAVE_PREADV  # (see _read_value_into)
+    _reads_elements = _fileio is not None  # (see _read_elements_into)
 
     def __init__(
         self,
