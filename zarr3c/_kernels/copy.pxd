@@ -36,12 +36,14 @@ cdef int _check_pieces(
 
 # Element gathers (copy_elements), shared with zstd_ctx.pyx and fileio.pyx, which decode or
 # read each chunk of a batch and copy its elements out without the GIL in between.
-cdef int check_elements(
-    str fn, str item, Py_ssize_t k, const int64_t* offsets, Py_ssize_t lo, Py_ssize_t hi,
-    Py_ssize_t room, int64_t itemsize, str name,
+cdef int check_element_runs(
+    str fn, str item, const int64_t* runs, Py_ssize_t n, const int64_t[::1] src_offsets,
+    const int64_t[::1] dst_offsets, const int64_t* rooms, Py_ssize_t room, Py_ssize_t dlen,
+    int64_t itemsize, str name,
 ) except -1
 
-cdef Py_ssize_t copy_elements_core(
-    const uint8_t* src, Py_ssize_t slen, const int64_t* src_offsets, uint8_t* dst,
-    Py_ssize_t dlen, const int64_t* dst_offsets, Py_ssize_t n, int64_t itemsize,
+cdef Py_ssize_t copy_element_run(
+    const int64_t* runs, Py_ssize_t k, const uint8_t* src, Py_ssize_t slen,
+    const int64_t* src_offsets, uint8_t* dst, Py_ssize_t dlen, const int64_t* dst_offsets,
+    int64_t itemsize,
 ) noexcept nogil

@@ -752,6 +752,43 @@ cdef int check_elements(str fn, str item, Py_ssize_t k, const int64_t* offsets,
     return 0
 
 
+cdef int check_element_runs(
+    str fn, str item, const int64_t* runs, Py_ssize_t n, const int64_t[::1] src_offsets,
+    const int64_t[::1] dst_offsets, const int64_t* rooms, Py_ssize_t room, Py_ssize_t dlen,
+    int64_t itemsize, str name,
+) except -1:
+    """The checks of a batch of element copies, one run of elements per source (``runs``:
+    ``[start, stop)`` pairs, already checked to lie in the offset arrays): offset arrays of
+    one length, ``itemsize >= 1``, and each run's elements inside its source (``rooms[k]``
+    bytes, or ``room`` when ``rooms`` is NULL) and inside ``dlen`` bytes of ``dst``."""
+    cdef Py_ssize_t k, nelements = src_offsets.shape[0]
+    if dst_offsets.shape[0] != nelements:
+        raise ValueError(f"{fn}: {nelements} source offsets but {dst_offsets.shape[0]} "
+                         f"destination offsets")
+    if itemsize < 1:
+        raise ValueError(f"{fn}: itemsize = {itemsize} must be >= 1")
+    cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
+    cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL
+    for k in range(n):
+        check_elements(fn, item, k, sop, runs[2 * k], runs[2 * k + 1],
+                       room if rooms == NULL else rooms[k], itemsize, name)
+        check_elements(fn, item, k, dop, runs[2 * k], runs[2 * k + 1], dlen, itemsize, "dst")
+    return 0
+
+
+cdef Py_ssize_t copy_element_run(
+    const int64_t* runs, Py_ssize_t k, const uint8_t* src, Py_ssize_t slen,
+    const int64_t* src_offsets, uint8_t* dst, Py_ssize_t dlen, const int64_t* dst_offsets,
+    int64_t itemsize,
+) noexcept nogil:
+    """Copy run ``k`` of a batch (see :func:`check_element_runs`) from ``src``: -1, or the
+    first element found out of bounds (the arrays changed since they were checked)."""
+    cdef Py_ssize_t lo = runs[2 * k], hi = runs[2 * k + 1]
+    cdef Py_ssize_t done = copy_elements_core(src, slen, src_offsets + lo, dst, dlen,
+                                              dst_offsets + lo, hi - lo, itemsize)
+    return -1 if done == hi - lo else lo + done
+
+
 #: copy_elements releases the GIL for at least this many elements (see there)
 cdef enum:
     _NOGIL_ELEMENTS = 4096

@@ -26,7 +26,7 @@ from posix.stat cimport S_ISREG, fstat, struct_stat
 from posix.unistd cimport close as c_close
 from posix.unistd cimport pread as c_pread
 
-from zarr3c._kernels.copy cimport check_elements, copy_elements_core
+from zarr3c._kernels.copy cimport check_element_runs, copy_element_run
 
 import numpy as np
 
@@ -272,23 +272,14 @@ def read_files_elements(
         element reaching outside its file's size or ``dst``, a run outside the offset
         arrays, or arrays of different lengths.
     """
-    cdef Py_ssize_t nelements = src_offsets.shape[0], k, lo, hi, i, bad = -1
-    if dst_offsets.shape[0] != nelements:
-        raise ValueError(f"read_files_elements: {nelements} source offsets but "
-                         f"{dst_offsets.shape[0]} destination offsets")
-    if itemsize < 1:
-        raise ValueError(f"read_files_elements: itemsize = {itemsize} must be >= 1")
+    cdef Py_ssize_t nelements = src_offsets.shape[0], k, bad = -1
     cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
     cdef _Files files = _Files("read_files_elements", paths, run_starts, run_stops, nelements)
     files.take_sizes("read_files_elements", sizes, slen)
-    cdef const int64_t* runs = files.runs
+    check_element_runs("read_files_elements", "file", files.runs, files.n, src_offsets,
+                       dst_offsets, files.sizes, 0, dlen, itemsize, "the file's size")
     cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
     cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL
-    for k in range(files.n):
-        lo, hi = runs[2 * k], runs[2 * k + 1]
-        check_elements("read_files_elements", "file", k, sop, lo, hi, files.sizes[k],
-                       itemsize, "the file's size")
-        check_elements("read_files_elements", "file", k, dop, lo, hi, dlen, itemsize, "dst")
     cdef uint8_t[::1] failed = bytearray(files.n + 1)
     cdef uint8_t* sp = &scratch[0] if slen else NULL
     cdef uint8_t* dp = &dst[0] if dlen else NULL
@@ -300,12 +291,8 @@ def read_files_elements(
                     or size != stop or got != stop):
                 failed[k] = 1
                 continue
-            # (each offset is checked again as it is used: the arrays may change while the
-            # GIL is released)
-            lo, hi = runs[2 * k], runs[2 * k + 1]
-            i = copy_elements_core(sp, stop, sop + lo, dp, dlen, dop + lo, hi - lo, itemsize)
-            if i != hi - lo:
-                bad = lo + i
+            bad = copy_element_run(files.runs, k, sp, stop, sop, dp, dlen, dop, itemsize)
+            if bad >= 0:
                 break
     if bad >= 0:
         raise ValueError(f"read_files_elements: element {bad} changed during the call")

@@ -31,9 +31,9 @@ from libc.string cimport memcpy
 from zarr3c._kernels.copy cimport (
     MAX_NDIM,
     _check_pieces,
-    check_elements,
+    check_element_runs,
     check_pieces,
-    copy_elements_core,
+    copy_element_run,
     copy_live_pieces,
 )
 
@@ -364,24 +364,15 @@ def decompress_elements(
         run outside the offset arrays, arrays of different lengths or an empty ``scratch``.
     """
     cdef _DCtx ctx = _thread_ctx()
-    cdef Py_ssize_t nelements = src_offsets.shape[0], k, i, lo, hi, bad = -1
+    cdef Py_ssize_t nelements = src_offsets.shape[0], k, bad = -1
     cdef _Batch batch = _Batch("decompress_elements", frames, run_starts, run_stops, nelements)
-    if dst_offsets.shape[0] != nelements:
-        raise ValueError(f"decompress_elements: {nelements} source offsets but "
-                         f"{dst_offsets.shape[0]} destination offsets")
-    if itemsize < 1:
-        raise ValueError(f"decompress_elements: itemsize = {itemsize} must be >= 1")
     cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
     if slen == 0:
         raise ValueError("decompress_elements: scratch is empty")
-    cdef const int64_t* runs = batch.runs
+    check_element_runs("decompress_elements", "frame", batch.runs, batch.n, src_offsets,
+                       dst_offsets, NULL, slen, dlen, itemsize, "scratch")
     cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
     cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL
-    for k in range(batch.n):
-        lo, hi = runs[2 * k], runs[2 * k + 1]
-        check_elements("decompress_elements", "frame", k, sop, lo, hi, slen, itemsize,
-                       "scratch")
-        check_elements("decompress_elements", "frame", k, dop, lo, hi, dlen, itemsize, "dst")
     cdef uint8_t[::1] failed = bytearray(batch.n + 1)
     cdef uint8_t* sp = &scratch[0]
     cdef uint8_t* dp = &dst[0] if dlen else NULL
@@ -390,12 +381,8 @@ def decompress_elements(
             if not _decodes_to(ctx.ptr, sp, slen, batch.srcs[k], batch.sizes[k]):
                 failed[k] = 1
                 continue
-            # (each offset is checked again as it is used: the arrays may change while the
-            # GIL is released)
-            lo, hi = runs[2 * k], runs[2 * k + 1]
-            i = copy_elements_core(sp, slen, sop + lo, dp, dlen, dop + lo, hi - lo, itemsize)
-            if i != hi - lo:
-                bad = lo + i
+            bad = copy_element_run(batch.runs, k, sp, slen, sop, dp, dlen, dop, itemsize)
+            if bad >= 0:
                 break
     if bad >= 0:
         raise ValueError(f"decompress_elements: element {bad} changed during the call")
