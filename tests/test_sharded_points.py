@@ -280,3 +280,40 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_points_in_few_calls(monkeyp
         set_num_threads(old)
     assert sum(batched) == 16
     assert len(batched) == (1 if threads == 1 else 8)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_shard_s_zstd_inner_chunks_are_decoded_for_oindex_in_few_calls(monkeypatch,
+                                                                        threads) -> None:
+    """An outer product over a shard's zstd inner chunks: decoded and copied out in one call
+    per batch (``zstd_ctx.decompress_outer``) on one thread, a few parts on two; the result
+    equals numpy and the inner chunk by inner chunk path."""
+    from zarr3c._kernels import zstd_ctx
+    from zarr3c.codecs import sharding_indexed
+    from zarr3c.codecs import zstd as zstd_module
+    from zarr3c.concurrency import get_num_threads, set_num_threads
+
+    if not zstd_module._CONTEXTS:
+        pytest.skip("numcodecs' libzstd is not visible")
+    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
+    a = _sharded((64, 8), (64, 8), (4, 8), ("int16", ZSTD, "little"))
+    data = (np.arange(64 * 8) % 251 + 11).astype("int16").reshape(64, 8)
+    a[...] = data
+    batched: list[int] = []
+    real = zstd_ctx.decompress_outer
+    monkeypatch.setattr(zstd_ctx, "decompress_outer",
+                        lambda frames, *args: (batched.append(len(frames)), real(frames, *args))[1])
+    rows, cols = np.arange(0, 64, 3)[::-1], np.array([7, 0, 3, 3])
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        got = a.oindex[rows, cols]
+        np.testing.assert_array_equal(got, data[np.ix_(rows, cols)])
+        assert sum(batched) == 16
+        assert len(batched) == (1 if threads == 1 else 8)
+        monkeypatch.setattr(sharding_indexed.ShardingCodec, "inner_batch_kernels",
+                            lambda self: None)
+        np.testing.assert_array_equal(a.oindex[rows, cols], got)
+        assert sum(batched) == 16  # (not called again)
+    finally:
+        set_num_threads(old)

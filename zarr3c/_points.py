@@ -290,7 +290,42 @@ def read_shard_outer(
             copy_outer(src, np.zeros_like(src_offsets) if chunk is None else src_offsets,
                        dst, dst_offsets, counts, itemsize)
 
-    return sharding.read_inner_chunks_into(get_ranges, shard_shape, pieces, sink, key=key)
+    kernels = sharding.inner_batch_kernels()
+    batch_sink = None
+    if kernels is not None and pieces and len({id(part[0]) for part in parts}) == 1:
+        batch_sink = _outer_batch_sink(kernels, pieces, parts[0][0],
+                                       math.prod(inner) * itemsize, itemsize)
+    return sharding.read_inner_chunks_into(get_ranges, shard_shape, pieces, sink, key=key,
+                                           batch_sink=batch_sink)
+
+
+def _outer_batch_sink(kernels: Any, pieces: dict[tuple[int, ...], list[Any]], dst: np.ndarray,
+                      chunk_nbytes: int, itemsize: int) -> Callable[[list[Any]], list[Any]]:
+    """A ``batch_sink`` for :func:`read_shard_outer` (every piece into the one ``dst``): a
+    batch of inner chunks decoded and their pieces copied out in one ``decompress_outer``
+    call (no Python between them); what it leaves goes through the ordinary sink."""
+    flat = [piece for group in pieces.values() for piece in group]
+    first: dict[tuple[int, ...], int] = {}  # inner chunk -> its first piece in ``flat``
+    at = 0
+    for coords, group in pieces.items():
+        first[coords] = at
+        at += len(group)
+    sizes = [len(src_offsets) for _, src_offsets, _, _ in flat]
+    bounds = np.zeros(len(flat) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    src_offsets = np.concatenate([piece[1] for piece in flat]).astype(np.int64, copy=False)
+    dst_offsets = np.concatenate([piece[2] for piece in flat]).astype(np.int64, copy=False)
+    counts = np.stack([piece[3] for piece in flat]).astype(np.int64, copy=False)
+
+    def batch_sink(tasks: list[tuple[tuple[int, ...], np.ndarray]]) -> list[Any]:
+        starts = np.array([first[coords] for coords, _ in tasks], dtype=np.int64)
+        stops = starts + np.array([len(pieces[coords]) for coords, _ in tasks], dtype=np.int64)
+        left = kernels.decompress_outer(
+            [raw for _, raw in tasks], thread_scratch(chunk_nbytes, "inner"), starts, stops,
+            bounds, src_offsets, dst, dst_offsets, counts, itemsize)
+        return [tasks[k] for k in left]
+
+    return batch_sink
 
 
 def read_raw_chunks_points(

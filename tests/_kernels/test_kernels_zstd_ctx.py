@@ -528,3 +528,114 @@ def test_decompress_elements_refuses_bad_arguments_before_decoding() -> None:
         with pytest.raises(ValueError):  # (one change at a time)
             zstd_ctx.decompress_elements(*{**good, **change}.values())
         assert (dst == 0xEE).all(), change
+
+
+@st.composite
+def _outer_batches(draw: st.DrawFn) -> dict[str, Any]:
+    """Chunks as zstd frames (some not), and outer-product pieces of them to copy to an
+    output (offsets mostly inside both buffers, sometimes not; empty pieces; repeated
+    destinations), each frame with a run of pieces."""
+    itemsize = draw(st.sampled_from([1, 2, 4, 8, 3]))
+    ndim = draw(st.integers(1, 3))
+    slen = itemsize * draw(st.integers(1, 30))
+    dst_len = draw(st.integers(0, 200))
+    wild = draw(st.booleans())
+    ints = st.integers
+
+    def offset(room: int) -> st.SearchStrategy[int]:
+        return ints(-1, room + 1) if wild else ints(0, max(0, room - itemsize) // ndim)
+
+    counts, src, dst = [], [], []
+    for _ in range(draw(ints(0, 5))):
+        row = [draw(ints(0 if wild else 1, 3)) for _ in range(ndim)]
+        counts.append(row)
+        src += [draw(offset(slen)) for _ in range(sum(row))]
+        dst += [draw(offset(dst_len)) for _ in range(sum(row))]
+        n = row[-1]
+        if draw(st.booleans()) and n > 1:  # an innermost run of consecutive items (memcpy)
+            src[-n:] = [src[-n] + itemsize * i for i in range(n)]
+            dst[-n:] = [dst[-n] + itemsize * i for i in range(n)]
+    frames = []
+    for k in range(draw(ints(0, 4))):
+        kind = draw(st.sampled_from(["ok", "ok", "ok", "empty", "short"]))
+        content = (np.arange(slen - (kind == "short"), dtype=np.uint8) * 7 + k).tobytes()
+        frames.append(b"" if kind == "empty" else numcodecs.zstd.compress(content, 1))
+    runs = []
+    for _ in frames:
+        lo = draw(ints(0, len(counts)))
+        runs.append((lo, draw(ints(lo, len(counts)))))
+    bounds = np.zeros(len(counts) + 1, I64)
+    np.cumsum([sum(row) for row in counts], out=bounds[1:])
+    return dict(
+        frames=frames, slen=slen, itemsize=itemsize, dst_len=dst_len, bounds=bounds,
+        starts=np.array([r[0] for r in runs], I64), stops=np.array([r[1] for r in runs], I64),
+        src_offsets=np.array(src, I64), dst_offsets=np.array(dst, I64),
+        counts=np.array(counts, I64).reshape(len(counts), ndim),
+    )
+
+
+def _outer_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
+    """numcodecs' decompress, then the reference copy_outer of each piece of the chunk's
+    run; every piece checked first (on copies)."""
+    b = c["bounds"].tolist()
+
+    def copy(src: np.ndarray, out: np.ndarray, p: int) -> None:
+        ref.copy_outer(src, c["src_offsets"][b[p]:b[p + 1]], out,
+                       c["dst_offsets"][b[p]:b[p + 1]], c["counts"][p], c["itemsize"])
+
+    probe = dst.copy()
+    for p in range(len(c["counts"])):
+        copy(np.zeros(c["slen"], np.uint8), probe, p)
+    failed = []
+    for k, (frame, lo, hi) in enumerate(zip(c["frames"], c["starts"].tolist(),
+                                             c["stops"].tolist(), strict=True)):
+        content = _decoded(frame, c["slen"])
+        if content is None:
+            failed.append(k)
+            continue
+        for p in range(lo, hi):
+            copy(content, dst, p)
+    return failed
+
+
+@settings(max_examples=400, deadline=None)
+@given(_outer_batches())
+def test_decompress_outer_equals_decoding_then_copying_each_chunk(c: dict[str, Any]) -> None:
+    """The kernel against numcodecs' decode and the reference copy_outer per piece."""
+    def kernel(dst: np.ndarray) -> list[int]:
+        return zstd_ctx.decompress_outer(
+            c["frames"], np.zeros(c["slen"], np.uint8), c["starts"], c["stops"], c["bounds"],
+            c["src_offsets"], dst, c["dst_offsets"], c["counts"], c["itemsize"])
+
+    _same_outcome(kernel, lambda dst: _outer_reference(c, dst), c["dst_len"])
+
+
+def test_decompress_outer_refuses_bad_arguments_before_decoding() -> None:
+    frame = numcodecs.zstd.compress(bytes(range(16)), 1)
+    dst = np.full(16, 0xEE, np.uint8)
+    good = dict(frames=[frame], scratch=np.zeros(16, np.uint8), piece_starts=np.zeros(1, I64),
+                piece_stops=np.ones(1, I64), bounds=np.array([0, 4], I64),
+                src_offsets=np.array([0, 8, 0, 1], I64), dst=dst,
+                dst_offsets=np.array([0, 4, 0, 1], I64), counts=np.array([[2, 2]], I64),
+                itemsize=1)
+    assert zstd_ctx.decompress_outer(*good.values()) == []
+    assert dst[:6].tobytes() == bytes([0, 1, 0xEE, 0xEE, 8, 9]) and (dst[6:] == 0xEE).all()
+    dst[...] = 0xEE
+    bad = [
+        dict(piece_stops=np.full(1, 2, I64)),                 # past the pieces
+        dict(piece_starts=np.ones(1, I64), piece_stops=np.zeros(1, I64)),
+        dict(piece_starts=np.zeros(2, I64)),                  # one run per frame
+        dict(scratch=np.zeros(0, np.uint8)),
+        dict(bounds=np.array([0, 5], I64)),                   # past the offsets
+        dict(bounds=np.array([0], I64)),                      # a bound per piece and one
+        dict(counts=np.array([[2, 1]], I64)),                 # counts do not sum to 4
+        dict(counts=np.array([[-1, 5]], I64)),
+        dict(src_offsets=np.array([0, 15, 0, 1], I64)),       # past scratch
+        dict(dst_offsets=np.array([0, -1, 0, 1], I64)),
+        dict(dst_offsets=np.zeros(3, I64)),                   # lengths differ
+        dict(itemsize=0),
+    ]
+    for change in bad:
+        with pytest.raises(ValueError):  # (one change at a time)
+            zstd_ctx.decompress_outer(*{**good, **change}.values())
+        assert (dst == 0xEE).all(), change

@@ -47,3 +47,16 @@ cdef Py_ssize_t copy_element_run(
     const int64_t* src_offsets, uint8_t* dst, Py_ssize_t dlen, const int64_t* dst_offsets,
     int64_t itemsize,
 ) noexcept nogil
+
+# Outer-product copies (copy_outer) in bulk, shared with zstd_ctx.pyx, which decodes each inner
+# chunk of a batch and copies its pieces out without the GIL in between.
+cdef class OuterPieces:
+    cdef int64_t* bounds
+    cdef int64_t* counts
+    cdef int64_t* src_offsets
+    cdef int64_t* dst_offsets
+    cdef uint8_t* inner_run
+    cdef Py_ssize_t n, ndim
+    cdef int64_t itemsize
+    cdef void copy(self, Py_ssize_t p0, Py_ssize_t p1, const uint8_t* src,
+                   uint8_t* dst) noexcept nogil

@@ -15,6 +15,7 @@ then releases the GIL.  Pure-numpy twins are in :mod:`zarr3c._kernels._reference
 
 cimport cython
 from libc.stdint cimport INT64_MIN, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 __all__ = [
@@ -966,8 +967,8 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
             return
 
 
-cdef int _check_outer_offsets(str fn, str name, const int64_t[::1] offsets,
-                              const int64_t[::1] counts, Py_ssize_t nbytes,
+cdef int _check_outer_offsets(str fn, str name, const int64_t* offsets,
+                              const int64_t* counts, Py_ssize_t ndim, Py_ssize_t nbytes,
                               Py_ssize_t itemsize) except -1:
     """Every offset >= 0 and the largest element (sum of the per-dimension maxima) inside
     the buffer, summed without overflow."""
@@ -975,7 +976,7 @@ cdef int _check_outer_offsets(str fn, str name, const int64_t[::1] offsets,
     cdef int64_t lo = 0, hi = 0, room = nbytes - itemsize
     if room < 0:
         raise ValueError(f"{fn}: {name} has {nbytes} bytes, less than one item ({itemsize})")
-    for d in range(counts.shape[0]):
+    for d in range(ndim):
         with nogil:
             hi = _max_offset(&offsets[base], counts[d], &lo)
         if lo < 0:
@@ -986,6 +987,38 @@ cdef int _check_outer_offsets(str fn, str name, const int64_t[::1] offsets,
             )
         room -= hi
         base += counts[d]
+    return 0
+
+
+cdef bint _outer_inner_run(const int64_t* src_offsets, const int64_t* dst_offsets,
+                           const int64_t* counts, Py_ssize_t ndim, int64_t total,
+                           int64_t itemsize) noexcept nogil:
+    """Whether the innermost dimension's offsets are consecutive items in both buffers (each
+    innermost run is then one memcpy)."""
+    cdef Py_ssize_t d
+    if ndim == 0:
+        return True
+    for d in range(total - counts[ndim - 1] + 1, total):
+        if (src_offsets[d] - src_offsets[d - 1] != itemsize
+                or dst_offsets[d] - dst_offsets[d - 1] != itemsize):
+            return False
+    return True
+
+
+cdef int _check_outer_counts(str fn, const int64_t* counts, Py_ssize_t ndim, int64_t nsrc,
+                             int64_t ndst, int64_t* total) except -1:
+    """Counts >= 0 whose sum is the length of both offset arrays; ``total`` their sum."""
+    cdef Py_ssize_t d
+    total[0] = 0
+    for d in range(ndim):
+        if counts[d] < 0:
+            raise ValueError(f"{fn}: counts[{d}] = {counts[d]} is negative")
+        if counts[d] > nsrc - total[0]:
+            raise ValueError(f"{fn}: src_offsets has fewer than sum(counts) entries")
+        total[0] += counts[d]
+    if nsrc != total[0] or ndst != total[0]:
+        raise ValueError(f"{fn}: sum(counts) = {total[0]} but there are {nsrc} source and "
+                         f"{ndst} destination offsets")
     return 0
 
 
@@ -1017,40 +1050,109 @@ def copy_outer(
     """
     cdef Py_ssize_t ndim = counts.shape[0], d
     cdef int64_t total = 0
-    cdef bint inner_run = True
     if ndim > _MAX_NDIM:
         raise ValueError(f"copy_outer: {ndim} dimensions (at most {_MAX_NDIM})")
     if itemsize < 1:
         raise ValueError(f"copy_outer: itemsize = {itemsize} must be >= 1")
-    for d in range(ndim):
-        if counts[d] < 0:
-            raise ValueError(f"copy_outer: counts[{d}] = {counts[d]} is negative")
-        if counts[d] > src_offsets.shape[0] - total:
-            raise ValueError(f"copy_outer: src_offsets has fewer than sum(counts) entries")
-        total += counts[d]
-    if src_offsets.shape[0] != total or dst_offsets.shape[0] != total:
-        raise ValueError(
-            f"copy_outer: sum(counts) = {total} but len(src_offsets) = "
-            f"{src_offsets.shape[0]} and len(dst_offsets) = {dst_offsets.shape[0]}"
-        )
+    cdef const int64_t* cp = &counts[0] if ndim > 0 else NULL
+    _check_outer_counts("copy_outer", cp, ndim, src_offsets.shape[0], dst_offsets.shape[0],
+                        &total)
     for d in range(ndim):
         if counts[d] == 0:
             return
-    _check_outer_offsets("copy_outer", "src", src_offsets, counts, src.shape[0], itemsize)
-    _check_outer_offsets("copy_outer", "dst", dst_offsets, counts, dst.shape[0], itemsize)
-    if ndim > 0:
-        for d in range(total - counts[ndim - 1] + 1, total):
-            if (src_offsets[d] - src_offsets[d - 1] != itemsize
-                    or dst_offsets[d] - dst_offsets[d - 1] != itemsize):
-                inner_run = False
-                break
-    cdef const uint8_t* sp = &src[0]
-    cdef uint8_t* dp = &dst[0]
     cdef const int64_t* so = &src_offsets[0] if total > 0 else NULL
     cdef const int64_t* do = &dst_offsets[0] if total > 0 else NULL
+    _check_outer_offsets("copy_outer", "src", so, cp, ndim, src.shape[0], itemsize)
+    _check_outer_offsets("copy_outer", "dst", do, cp, ndim, dst.shape[0], itemsize)
+    cdef bint inner_run = _outer_inner_run(so, do, cp, ndim, total, itemsize)
+    cdef const uint8_t* sp = &src[0]
+    cdef uint8_t* dp = &dst[0]
     with nogil:
-        _copy_outer_core(sp, so, dp, do, &counts[0] if ndim > 0 else NULL, ndim, itemsize,
-                         inner_run)
+        _copy_outer_core(sp, so, dp, do, cp, ndim, itemsize, inner_run)
+
+
+cdef class OuterPieces:
+    """Many outer-product copies (``copy_outer``'s arguments, one piece after another) as
+    private, checked copies, which :meth:`copy` performs without the GIL (the caller's
+    arrays may change meanwhile; these may not).
+
+    Piece ``p`` has the per-dimension counts ``counts[p]`` and the offsets ``bounds[p] <= i
+    < bounds[p + 1]`` of ``src_offsets`` and ``dst_offsets``; it is checked as
+    ``copy_outer`` checks it against a source of ``slen`` and a destination of ``dlen``
+    bytes (ValueError naming the piece)."""
+
+    def __cinit__(self, str fn, const int64_t[::1] bounds not None,
+                  const int64_t[::1] src_offsets not None,
+                  const int64_t[::1] dst_offsets not None,
+                  const int64_t[:, ::1] counts not None, Py_ssize_t slen, Py_ssize_t dlen,
+                  int64_t itemsize):
+        cdef Py_ssize_t n = counts.shape[0], ndim = counts.shape[1], p, d
+        cdef int64_t total, lo, hi
+        if ndim > _MAX_NDIM:
+            raise ValueError(f"{fn}: {ndim} dimensions (at most {_MAX_NDIM})")
+        if itemsize < 1:
+            raise ValueError(f"{fn}: itemsize = {itemsize} must be >= 1")
+        if bounds.shape[0] != n + 1:
+            raise ValueError(f"{fn}: {n} pieces but {bounds.shape[0]} offset bounds")
+        if src_offsets.shape[0] != dst_offsets.shape[0]:
+            raise ValueError(f"{fn}: {src_offsets.shape[0]} source offsets but "
+                             f"{dst_offsets.shape[0]} destination offsets")
+        self.n, self.ndim, self.itemsize = n, ndim, itemsize
+        cdef Py_ssize_t noffsets = src_offsets.shape[0]
+        self.bounds = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        self.counts = <int64_t*>malloc((n * ndim + 1) * sizeof(int64_t))
+        self.src_offsets = <int64_t*>malloc((noffsets + 1) * sizeof(int64_t))
+        self.dst_offsets = <int64_t*>malloc((noffsets + 1) * sizeof(int64_t))
+        self.inner_run = <uint8_t*>malloc(n + 1)
+        if (self.bounds == NULL or self.counts == NULL or self.src_offsets == NULL
+                or self.dst_offsets == NULL or self.inner_run == NULL):
+            raise MemoryError(fn)
+        if noffsets:
+            memcpy(self.src_offsets, &src_offsets[0], noffsets * sizeof(int64_t))
+            memcpy(self.dst_offsets, &dst_offsets[0], noffsets * sizeof(int64_t))
+        if n and ndim:
+            memcpy(self.counts, &counts[0, 0], n * ndim * sizeof(int64_t))
+        memcpy(self.bounds, &bounds[0], (n + 1) * sizeof(int64_t))
+        for p in range(n):
+            lo, hi = self.bounds[p], self.bounds[p + 1]
+            if not 0 <= lo <= hi <= noffsets:
+                raise ValueError(f"{fn}: piece {p}: offsets [{lo}, {hi}) of {noffsets}")
+            _check_outer_counts(f"{fn}: piece {p}", self.counts + p * ndim, ndim, hi - lo,
+                                hi - lo, &total)
+            self.inner_run[p] = 2  # (empty: nothing to copy)
+            for d in range(ndim):
+                if self.counts[p * ndim + d] == 0:
+                    break
+            else:
+                _check_outer_offsets(f"{fn}: piece {p}", "src", self.src_offsets + lo,
+                                     self.counts + p * ndim, ndim, slen, itemsize)
+                _check_outer_offsets(f"{fn}: piece {p}", "dst", self.dst_offsets + lo,
+                                     self.counts + p * ndim, ndim, dlen, itemsize)
+                self.inner_run[p] = _outer_inner_run(self.src_offsets + lo,
+                                                     self.dst_offsets + lo,
+                                                     self.counts + p * ndim, ndim, total,
+                                                     itemsize)
+
+    def __dealloc__(self):
+        free(self.bounds)
+        free(self.counts)
+        free(self.src_offsets)
+        free(self.dst_offsets)
+        free(self.inner_run)
+
+    cdef void copy(self, Py_ssize_t p0, Py_ssize_t p1, const uint8_t* src,
+                   uint8_t* dst) noexcept nogil:
+        """Pieces ``p0 <= p < p1`` (the caller checked ``0 <= p0 <= p1 <= n``) from ``src``
+        to ``dst``, the buffers the pieces were checked against."""
+        cdef Py_ssize_t p
+        cdef int64_t lo
+        for p in range(p0, p1):
+            if self.inner_run[p] == 2:
+                continue
+            lo = self.bounds[p]
+            _copy_outer_core(src, self.src_offsets + lo, dst, self.dst_offsets + lo,
+                             self.counts + p * self.ndim, self.ndim, self.itemsize,
+                             self.inner_run[p])
 
 
 # -- many small regions at once ------------------------------------------------------------------

@@ -65,3 +65,22 @@ def decompress_elements(
     k whose frames did not decode to exactly len(scratch) bytes (their elements are not
     copied).  ValueError (before decoding) for elements outside scratch or dst.
     RuntimeError if unbound.  GIL released once."""
+
+def decompress_outer(
+    frames: list[ReadBuffer],
+    scratch: NDArray[np.uint8],
+    piece_starts: NDArray[np.int64],
+    piece_stops: NDArray[np.int64],
+    bounds: NDArray[np.int64],
+    src_offsets: NDArray[np.int64],
+    dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    itemsize: int,
+) -> list[int]:
+    """Per k: decompress_into(frames[k], scratch), then for each piece p in
+    [piece_starts[k], piece_stops[k]) copy.copy_outer(scratch, src_offsets[bounds[p]:
+    bounds[p + 1]], dst, dst_offsets[bounds[p]:bounds[p + 1]], counts[p], itemsize).
+    Returns the k whose frames did not decode to exactly len(scratch) bytes (their pieces
+    are not copied).  ValueError (before decoding) for a piece copy_outer would refuse.
+    RuntimeError if unbound.  GIL released once."""

@@ -19,7 +19,8 @@ reference of both is ``numcodecs.zstd.decompress``.
 one scratch buffer and copies each one's pieces out (``copy.copy_pieces``), with the GIL
 released once for the batch rather than taken back twice per inner chunk; its reference is
 ``decompress_into`` then ``copy_pieces`` per chunk.  :func:`decompress_elements` is the same
-for points (``copy.copy_elements``).
+for points (``copy.copy_elements``), :func:`decompress_outer` for outer products
+(``copy.copy_outer``).
 """
 
 import threading
@@ -30,6 +31,7 @@ from libc.string cimport memcpy
 
 from zarr3c._kernels.copy cimport (
     MAX_NDIM,
+    OuterPieces,
     _check_pieces,
     check_element_runs,
     check_pieces,
@@ -37,8 +39,8 @@ from zarr3c._kernels.copy cimport (
     copy_live_pieces,
 )
 
-__all__ = ["available", "bind", "decompress_elements", "decompress_into", "decompress_pieces",
-           "decompress_prefix_into", "prefix_available", "version"]
+__all__ = ["available", "bind", "decompress_elements", "decompress_into", "decompress_outer",
+           "decompress_pieces", "decompress_prefix_into", "prefix_available", "version"]
 
 ctypedef void* (*create_dctx_t)() noexcept nogil
 ctypedef size_t (*free_dctx_t)(void* dctx) noexcept nogil
@@ -386,4 +388,53 @@ def decompress_elements(
                 break
     if bad >= 0:
         raise ValueError(f"decompress_elements: element {bad} changed during the call")
+    return [k for k in range(batch.n) if failed[k]]
+
+
+def decompress_outer(
+    list frames,
+    uint8_t[::1] scratch not None,
+    const int64_t[::1] piece_starts not None,
+    const int64_t[::1] piece_stops not None,
+    const int64_t[::1] bounds not None,
+    const int64_t[::1] src_offsets not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[:, ::1] counts not None,
+    int64_t itemsize,
+):
+    """For each ``k``: decode the zstd frames ``frames[k]`` into ``scratch``, then for each
+    piece ``piece_starts[k] <= p < piece_stops[k]`` copy the outer product that
+    ``copy.copy_outer(scratch, src_offsets[bounds[p]:bounds[p + 1]], dst,
+    dst_offsets[bounds[p]:bounds[p + 1]], counts[p], itemsize)`` copies; the GIL released
+    once for all.
+
+    Returns the list of ``k`` whose frames did not decode to exactly ``len(scratch)`` bytes:
+    none of their pieces are copied (the caller's ordinary decode reports why).
+
+    Raises
+    ------
+    ValueError
+        Before anything is decoded: a piece ``copy_outer`` would refuse against ``scratch``
+        and ``dst``, a piece range outside the pieces, arrays of different lengths or an
+        empty ``scratch``.
+    """
+    cdef _DCtx ctx = _thread_ctx()
+    cdef Py_ssize_t k
+    cdef _Batch batch = _Batch("decompress_outer", frames, piece_starts, piece_stops,
+                               counts.shape[0])
+    cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
+    if slen == 0:
+        raise ValueError("decompress_outer: scratch is empty")
+    cdef OuterPieces pieces = OuterPieces("decompress_outer", bounds, src_offsets, dst_offsets,
+                                          counts, slen, dlen, itemsize)
+    cdef uint8_t[::1] failed = bytearray(batch.n + 1)
+    cdef uint8_t* sp = &scratch[0]
+    cdef uint8_t* dp = &dst[0] if dlen else NULL
+    with nogil:
+        for k in range(batch.n):
+            if not _decodes_to(ctx.ptr, sp, slen, batch.srcs[k], batch.sizes[k]):
+                failed[k] = 1
+                continue
+            pieces.copy(batch.runs[2 * k], batch.runs[2 * k + 1], sp, dp)
     return [k for k in range(batch.n) if failed[k]]
