@@ -645,7 +645,7 @@ class LocalStore(Store):
                                      for _, ranges in requests for start, stop, _ in ranges):
             address = address_of(view)
         items = [(key, self._path(key), ranges, view, address) for key, ranges in requests]
-        if _fileio is not None:
+        if _fileio is not None and len(items) > 1:  # (one file: no batch to build)
             return _map_batched_parts(_read_into_items, items)
         return _map_batched(_read_into_item, items)
 
