@@ -250,16 +250,13 @@ def test_raw_chunk_of_the_wrong_size_raises_naming_the_key(local, npoints, delta
         a.vindex[rng.integers(0, 64, npoints), rng.integers(0, 64, npoints)]
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_a_shard_s_zstd_inner_chunks_are_decoded_for_points_in_few_calls(monkeypatch,
-                                                                        threads) -> None:
-    """Points in a shard's zstd inner chunks: decoded and copied out in one call per batch
-    (``zstd_ctx.decompress_elements``) on one thread, a few parts per worker on two; the
-    result equals numpy."""
+def _spied_zstd_shard(monkeypatch: pytest.MonkeyPatch, call: str
+                      ) -> tuple[zarr3c.Array, np.ndarray, list[int]]:
+    """A (64, 8) int16 array of one zstd shard of 16 inner chunks (any shard big enough to
+    go to the pool), written, and the sizes of the batches ``zstd_ctx.<call>`` is handed."""
     from zarr3c._kernels import zstd_ctx
     from zarr3c.codecs import sharding_indexed
     from zarr3c.codecs import zstd as zstd_module
-    from zarr3c.concurrency import get_num_threads, set_num_threads
 
     if not zstd_module._CONTEXTS:
         pytest.skip("numcodecs' libzstd is not visible")
@@ -268,9 +265,21 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_points_in_few_calls(monkeyp
     data = (np.arange(64 * 8) % 251 + 11).astype("int16").reshape(64, 8)
     a[...] = data
     batched: list[int] = []
-    real = zstd_ctx.decompress_elements
-    monkeypatch.setattr(zstd_ctx, "decompress_elements",
+    real = getattr(zstd_ctx, call)
+    monkeypatch.setattr(zstd_ctx, call,
                         lambda frames, *args: (batched.append(len(frames)), real(frames, *args))[1])
+    return a, data, batched
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_shard_s_zstd_inner_chunks_are_decoded_for_points_in_few_calls(monkeypatch,
+                                                                        threads) -> None:
+    """Points in a shard's zstd inner chunks: decoded and copied out in one call per batch
+    (``zstd_ctx.decompress_elements``) on one thread, a few parts per worker on two; the
+    result equals numpy."""
+    from zarr3c.concurrency import get_num_threads, set_num_threads
+
+    a, data, batched = _spied_zstd_shard(monkeypatch, "decompress_elements")
     pts = (np.arange(0, 64, 3)[::-1], np.arange(0, 64, 3) % 8)
     old = get_num_threads()
     set_num_threads(threads)
@@ -288,21 +297,10 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_oindex_in_few_calls(monkeyp
     """An outer product over a shard's zstd inner chunks: decoded and copied out in one call
     per batch (``zstd_ctx.decompress_outer``) on one thread, a few parts on two; the result
     equals numpy and the inner chunk by inner chunk path."""
-    from zarr3c._kernels import zstd_ctx
     from zarr3c.codecs import sharding_indexed
-    from zarr3c.codecs import zstd as zstd_module
     from zarr3c.concurrency import get_num_threads, set_num_threads
 
-    if not zstd_module._CONTEXTS:
-        pytest.skip("numcodecs' libzstd is not visible")
-    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
-    a = _sharded((64, 8), (64, 8), (4, 8), ("int16", ZSTD, "little"))
-    data = (np.arange(64 * 8) % 251 + 11).astype("int16").reshape(64, 8)
-    a[...] = data
-    batched: list[int] = []
-    real = zstd_ctx.decompress_outer
-    monkeypatch.setattr(zstd_ctx, "decompress_outer",
-                        lambda frames, *args: (batched.append(len(frames)), real(frames, *args))[1])
+    a, data, batched = _spied_zstd_shard(monkeypatch, "decompress_outer")
     rows, cols = np.arange(0, 64, 3)[::-1], np.array([7, 0, 3, 3])
     old = get_num_threads()
     set_num_threads(threads)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from typing import Any
 
 from zarr3c._buffers import empty_aligned
 from zarr3c.stores import LocalStore, MemoryStore
@@ -91,6 +92,18 @@ class MemoryStoreSuite:
         self.store.get_many(self.small_keys)
 
 
+def _uncompressed_cube(tmpdir: str) -> Any:
+    """A written 512^3 uint16 array of 512 uncompressed 64^3 chunks in ``tmpdir``."""
+    import numpy as np
+
+    import zarr3c
+
+    a = zarr3c.create_array(LocalStore(os.path.join(tmpdir, "a.zarr")), shape=(512,) * 3,
+                            dtype="uint16", chunks=(64,) * 3, compressors=None, fill_value=0)
+    a[...] = np.arange(512**3, dtype=np.uint32).astype(np.uint16).reshape((512,) * 3)
+    return a
+
+
 class LocalStoreOneCallReads:
     """How LocalStore's reads give up the GIL, on the peer table's uncompressed chunked
     ``vindex`` (100,000 random points over a 512^3 uint16 array of 512 64^3 chunks, 2
@@ -108,16 +121,11 @@ class LocalStoreOneCallReads:
     def setup(self, reads: str) -> None:
         import numpy as np
 
-        import zarr3c
         from zarr3c.concurrency import get_num_threads, set_num_threads
         from zarr3c.stores import local
 
         self.tmpdir = tempfile.mkdtemp(prefix="zarr3c-bench-onecall-")
-        a = zarr3c.create_array(LocalStore(os.path.join(self.tmpdir, "a.zarr")),
-                                shape=(512,) * 3, dtype="uint16", chunks=(64,) * 3,
-                                compressors=None, fill_value=0)
-        a[...] = np.arange(512**3, dtype=np.uint32).astype(np.uint16).reshape((512,) * 3)
-        self.array = a
+        self.array = _uncompressed_cube(self.tmpdir)
         rng = np.random.default_rng(0)
         self.points = tuple(rng.integers(0, 512, 100_000) for _ in range(3))
         self._module, self._kernel = local, local._fileio
@@ -156,15 +164,10 @@ class LocalStoreBatchedRanges:
     def setup(self, reads: str) -> None:
         import numpy as np
 
-        import zarr3c
         from zarr3c.stores import local
 
         self.tmpdir = tempfile.mkdtemp(prefix="zarr3c-bench-ranges-")
-        a = zarr3c.create_array(LocalStore(os.path.join(self.tmpdir, "a.zarr")),
-                                shape=(512,) * 3, dtype="uint16", chunks=(64,) * 3,
-                                compressors=None, fill_value=0)
-        a[...] = np.arange(512**3, dtype=np.uint32).astype(np.uint16).reshape((512,) * 3)
-        self.array = a
+        self.array = _uncompressed_cube(self.tmpdir)
         rng = np.random.default_rng(1)
         self.boxes = [tuple(slice(int(s), int(s) + 4) for s in rng.integers(0, 508, 3))
                       for _ in range(1000)]

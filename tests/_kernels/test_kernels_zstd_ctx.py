@@ -312,6 +312,43 @@ def test_the_codec_decodes_a_prefix_only_where_it_may(monkeypatch) -> None:
 I64 = np.int64
 
 
+def _draw_frames(draw: st.DrawFn, slen: int) -> list[bytes]:
+    """Up to four chunks of ``slen`` bytes as zstd frames, some not: empty, garbage, or
+    another size (all of which a batch call must leave undone)."""
+    frames = []
+    for k in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["ok", "ok", "ok", "empty", "garbage", "short", "long"]))
+        size = {"short": slen - 1, "long": slen + 1}.get(kind, slen)
+        content = (np.arange(size, dtype=np.uint8) * (k + 3) + k).tobytes()
+        frame = numcodecs.zstd.compress(content, 1)
+        frames.append({"empty": b"", "garbage": b"\x28\xb5\x2f\xfd" + bytes(12)}.get(kind, frame))
+    return frames
+
+
+def _draw_runs(draw: st.DrawFn, nframes: int, n: int) -> dict[str, np.ndarray]:
+    """Each frame's run ``[start, stop)`` of ``n`` pieces or elements."""
+    runs = []
+    for _ in range(nframes):
+        lo = draw(st.integers(0, n))
+        runs.append((lo, draw(st.integers(lo, n))))
+    return dict(starts=np.array([r[0] for r in runs], I64),
+                stops=np.array([r[1] for r in runs], I64))
+
+
+def _decode_each(c: dict[str, Any], copy_run: Any) -> list[int]:
+    """numcodecs' decode of each frame, then ``copy_run(content, lo, hi)`` of its run:
+    the frames left undone (refused, or not ``slen`` bytes)."""
+    failed = []
+    for k, (frame, lo, hi) in enumerate(zip(c["frames"], c["starts"].tolist(),
+                                             c["stops"].tolist(), strict=True)):
+        content = _decoded(frame, c["slen"])
+        if content is None:
+            failed.append(k)
+            continue
+        copy_run(content, lo, hi)
+    return failed
+
+
 @st.composite
 def _pieces_batches(draw: st.DrawFn) -> dict[str, Any]:
     """Chunks of ``slen`` bytes as zstd frames (some not: empty, garbage, or another size),
@@ -322,17 +359,7 @@ def _pieces_batches(draw: st.DrawFn) -> dict[str, Any]:
     itemsize = draw(st.sampled_from([1, 2, 3, 4]))
     npieces = draw(st.integers(0, 8))
     ints = st.integers
-    frames = []
-    for k in range(draw(st.integers(0, 4))):
-        kind = draw(st.sampled_from(["ok", "ok", "ok", "empty", "garbage", "short", "long"]))
-        size = {"short": slen - 1, "long": slen + 1}.get(kind, slen)
-        content = (np.arange(size, dtype=np.uint8) * (k + 3) + k).tobytes()
-        frame = numcodecs.zstd.compress(content, 1)
-        frames.append({"empty": b"", "garbage": b"\x28\xb5\x2f\xfd" + bytes(12)}.get(kind, frame))
-    ranges = []
-    for _ in frames:
-        lo = draw(ints(0, npieces))
-        ranges.append((lo, draw(ints(lo, npieces))))
+    frames = _draw_frames(draw, slen)
     if draw(st.booleans()):  # anything, mostly refused
         offset, stride, extent, dst_len = ints(-1, 120), ints(-8, 24), ints(0, 4), ints(0, 200)
     else:  # mostly pieces that fit
@@ -340,7 +367,7 @@ def _pieces_batches(draw: st.DrawFn) -> dict[str, Any]:
         stride = st.sampled_from([itemsize, 2 * itemsize, 4 * itemsize])
     return dict(
         frames=frames, slen=slen, itemsize=itemsize, dst_len=draw(dst_len),
-        starts=np.array([r[0] for r in ranges], I64), stops=np.array([r[1] for r in ranges], I64),
+        **_draw_runs(draw, len(frames), npieces),
         src_offsets=np.array([draw(offset) for _ in range(npieces)], I64),
         src_strides=np.array([draw(stride) for _ in range(ndim)], I64),
         dst_offsets=np.array([draw(offset) for _ in range(npieces)], I64),
@@ -375,16 +402,12 @@ def _pieces_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
     for lo, hi in zip(c["starts"].tolist(), c["stops"].tolist(), strict=True):
         off, sst, doff, dstr, shp, itemsize = piece_args(lo, hi)
         ref.copy_pieces(scratch, off, sst, probe, doff, dstr, shp, itemsize)
-    failed = []
-    for k, (frame, lo, hi) in enumerate(zip(c["frames"], c["starts"].tolist(),
-                                             c["stops"].tolist(), strict=True)):
-        content = _decoded(frame, c["slen"])
-        if content is None:
-            failed.append(k)
-            continue
+
+    def copy_run(content: np.ndarray, lo: int, hi: int) -> None:
         off, sst, doff, dstr, shp, itemsize = piece_args(lo, hi)
         ref.copy_pieces(content, off, sst, dst, doff, dstr, shp, itemsize)
-    return failed
+
+    return _decode_each(c, copy_run)
 
 
 def _same_outcome(kernel: Any, reference: Any, dst_len: int) -> None:
@@ -458,18 +481,10 @@ def _element_batches(draw: st.DrawFn) -> dict[str, Any]:
     def offset(room: int) -> st.SearchStrategy[int]:
         return ints(-1, room + 1) if wild else ints(0, max(0, room - itemsize))
 
-    frames = []
-    for k in range(draw(st.integers(0, 4))):
-        kind = draw(st.sampled_from(["ok", "ok", "ok", "empty", "short"]))
-        content = (np.arange(slen - (kind == "short"), dtype=np.uint8) * 5 + k).tobytes()
-        frames.append(b"" if kind == "empty" else numcodecs.zstd.compress(content, 1))
-    runs = []
-    for _ in frames:
-        lo = draw(ints(0, nelements))
-        runs.append((lo, draw(ints(lo, nelements))))
+    frames = _draw_frames(draw, slen)
     return dict(
         frames=frames, slen=slen, itemsize=itemsize, dst_len=dst_len,
-        starts=np.array([r[0] for r in runs], I64), stops=np.array([r[1] for r in runs], I64),
+        **_draw_runs(draw, len(frames), nelements),
         src_offsets=np.array([draw(offset(slen)) for _ in range(nelements)], I64),
         dst_offsets=np.array([draw(offset(dst_len)) for _ in range(nelements)], I64),
     )
@@ -482,15 +497,8 @@ def _elements_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
     for lo, hi in runs:  # every element checked first
         ref.copy_elements(scratch, c["src_offsets"][lo:hi], probe, c["dst_offsets"][lo:hi],
                           c["itemsize"])
-    failed = []
-    for k, (frame, (lo, hi)) in enumerate(zip(c["frames"], runs, strict=True)):
-        content = _decoded(frame, c["slen"])
-        if content is None:
-            failed.append(k)
-            continue
-        ref.copy_elements(content, c["src_offsets"][lo:hi], dst, c["dst_offsets"][lo:hi],
-                          c["itemsize"])
-    return failed
+    return _decode_each(c, lambda content, lo, hi: ref.copy_elements(
+        content, c["src_offsets"][lo:hi], dst, c["dst_offsets"][lo:hi], c["itemsize"]))
 
 
 @settings(max_examples=400, deadline=None)
@@ -555,20 +563,12 @@ def _outer_batches(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()) and n > 1:  # an innermost run of consecutive items (memcpy)
             src[-n:] = [src[-n] + itemsize * i for i in range(n)]
             dst[-n:] = [dst[-n] + itemsize * i for i in range(n)]
-    frames = []
-    for k in range(draw(ints(0, 4))):
-        kind = draw(st.sampled_from(["ok", "ok", "ok", "empty", "short"]))
-        content = (np.arange(slen - (kind == "short"), dtype=np.uint8) * 7 + k).tobytes()
-        frames.append(b"" if kind == "empty" else numcodecs.zstd.compress(content, 1))
-    runs = []
-    for _ in frames:
-        lo = draw(ints(0, len(counts)))
-        runs.append((lo, draw(ints(lo, len(counts)))))
+    frames = _draw_frames(draw, slen)
     bounds = np.zeros(len(counts) + 1, I64)
     np.cumsum([sum(row) for row in counts], out=bounds[1:])
     return dict(
         frames=frames, slen=slen, itemsize=itemsize, dst_len=dst_len, bounds=bounds,
-        starts=np.array([r[0] for r in runs], I64), stops=np.array([r[1] for r in runs], I64),
+        **_draw_runs(draw, len(frames), len(counts)),
         src_offsets=np.array(src, I64), dst_offsets=np.array(dst, I64),
         counts=np.array(counts, I64).reshape(len(counts), ndim),
     )
@@ -586,16 +586,11 @@ def _outer_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
     probe = dst.copy()
     for p in range(len(c["counts"])):
         copy(np.zeros(c["slen"], np.uint8), probe, p)
-    failed = []
-    for k, (frame, lo, hi) in enumerate(zip(c["frames"], c["starts"].tolist(),
-                                             c["stops"].tolist(), strict=True)):
-        content = _decoded(frame, c["slen"])
-        if content is None:
-            failed.append(k)
-            continue
+    def copy_run(content: np.ndarray, lo: int, hi: int) -> None:
         for p in range(lo, hi):
             copy(content, dst, p)
-    return failed
+
+    return _decode_each(c, copy_run)
 
 
 @settings(max_examples=400, deadline=None)
