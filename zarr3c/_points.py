@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from zarr3c._buffers import thread_scratch
-from zarr3c._kernels.copy import copy_elements, copy_outer
+from zarr3c._kernels.copy import OuterPieces, copy_elements, copy_outer
 from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.sharding_indexed import (
@@ -37,6 +37,7 @@ from zarr3c.codecs.sharding_indexed import (
     GetRanges,
     ShardingCodec,
     StoreRanges,
+    batch_decoder,
     pack_runs,
 )
 from zarr3c.errors import ChunkDecodeError
@@ -61,6 +62,12 @@ FetchRaw = Callable[[list[tuple[int, int, int]], np.ndarray], bool]
 #: One outer-product copy into an output: ``(dst, per-dimension local indices within the
 #: shard, per-dimension destination byte offsets)``, each a tuple of int64 arrays.
 OuterPart = tuple[np.ndarray, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
+
+
+def _read_whole(npoints: int, chunk_nbytes: int) -> bool:
+    """Whether a raw chunk holding ``npoints`` points is read whole (else by byte ranges
+    around its points)."""
+    return npoints * _SPARSE_BYTES_PER_POINT > chunk_nbytes
 
 
 def _fill_points(dst: np.ndarray, dst_offsets: np.ndarray, fill_bytes: np.ndarray,
@@ -139,19 +146,9 @@ def read_shard_points(
                           dst_sorted[lo:hi], itemsize)
 
     kernels = sharding.inner_batch_kernels()
-    batch_sink = None
-    if kernels is not None:
-        chunk_nbytes = math.prod(sharding.chunk_shape) * itemsize
-
-        def batch_sink(tasks: list[tuple[tuple[int, ...], np.ndarray]]) -> list[Any]:
-            # A batch of inner chunks decoded and their points copied out in one call (no
-            # Python between them); what it leaves goes through ``sink``.
-            runs = np.array([run_of[coords] for coords, _ in tasks], dtype=np.int64)
-            left = kernels.decompress_elements(
-                [raw for _, raw in tasks], thread_scratch(chunk_nbytes, "inner"),
-                starts[runs], starts[runs + 1], src_sorted, dst, dst_sorted, itemsize)
-            return [tasks[k] for k in left]
-
+    batch_sink = None if kernels is None else batch_decoder(
+        kernels.decompress_elements, math.prod(sharding.chunk_shape) * itemsize, run_of,
+        starts, src_sorted, dst, dst_sorted, itemsize)
     found = sharding.read_inner_chunks_into(get_ranges, shard_shape, wanted, sink, key=key,
                                             batch_sink=batch_sink)
     if not found:
@@ -293,39 +290,21 @@ def read_shard_outer(
     kernels = sharding.inner_batch_kernels()
     batch_sink = None
     if kernels is not None and pieces and len({id(part[0]) for part in parts}) == 1:
-        batch_sink = _outer_batch_sink(kernels, pieces, parts[0][0],
-                                       math.prod(inner) * itemsize, itemsize)
+        # (every piece into the one output, checked once for every batch of the shard)
+        flat = [piece for group in pieces.values() for piece in group]
+        dst, chunk_nbytes = parts[0][0], math.prod(inner) * itemsize
+        checked = OuterPieces(
+            "read_shard_outer", np.cumsum([0] + [len(p[1]) for p in flat], dtype=np.int64),
+            np.concatenate([p[1] for p in flat]).astype(np.int64, copy=False),
+            np.concatenate([p[2] for p in flat]).astype(np.int64, copy=False),
+            np.stack([p[3] for p in flat]).astype(np.int64, copy=False), chunk_nbytes,
+            dst.nbytes, itemsize)
+        batch_sink = batch_decoder(
+            kernels.decompress_outer, chunk_nbytes, {coords: n for n, coords in enumerate(pieces)},
+            np.cumsum([0] + [len(group) for group in pieces.values()], dtype=np.int64),
+            checked, dst)
     return sharding.read_inner_chunks_into(get_ranges, shard_shape, pieces, sink, key=key,
                                            batch_sink=batch_sink)
-
-
-def _outer_batch_sink(kernels: Any, pieces: dict[tuple[int, ...], list[Any]], dst: np.ndarray,
-                      chunk_nbytes: int, itemsize: int) -> Callable[[list[Any]], list[Any]]:
-    """A ``batch_sink`` for :func:`read_shard_outer` (every piece into the one ``dst``): a
-    batch of inner chunks decoded and their pieces copied out in one ``decompress_outer``
-    call (no Python between them); what it leaves goes through the ordinary sink."""
-    flat = [piece for group in pieces.values() for piece in group]
-    first: dict[tuple[int, ...], int] = {}  # inner chunk -> its first piece in ``flat``
-    at = 0
-    for coords, group in pieces.items():
-        first[coords] = at
-        at += len(group)
-    sizes = [len(src_offsets) for _, src_offsets, _, _ in flat]
-    bounds = np.zeros(len(flat) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=bounds[1:])
-    src_offsets = np.concatenate([piece[1] for piece in flat]).astype(np.int64, copy=False)
-    dst_offsets = np.concatenate([piece[2] for piece in flat]).astype(np.int64, copy=False)
-    counts = np.stack([piece[3] for piece in flat]).astype(np.int64, copy=False)
-
-    def batch_sink(tasks: list[tuple[tuple[int, ...], np.ndarray]]) -> list[Any]:
-        starts = np.array([first[coords] for coords, _ in tasks], dtype=np.int64)
-        stops = starts + np.array([len(pieces[coords]) for coords, _ in tasks], dtype=np.int64)
-        left = kernels.decompress_outer(
-            [raw for _, raw in tasks], thread_scratch(chunk_nbytes, "inner"), starts, stops,
-            bounds, src_offsets, dst, dst_offsets, counts, itemsize)
-        return [tasks[k] for k in left]
-
-    return batch_sink
 
 
 def read_raw_chunks_points(
@@ -347,7 +326,7 @@ def read_raw_chunks_points(
     when it has no batch read; none of their points are written.
     """
     dense = [k for k, task in enumerate(tasks)
-             if len(task.offsets) * _SPARSE_BYTES_PER_POINT > sizes[k]]
+             if _read_whole(len(task.offsets), sizes[k])]
     if not dense:
         return list(range(len(tasks)))
     counts = np.array([len(tasks[k].offsets) for k in dense], dtype=np.int64)
@@ -388,7 +367,7 @@ def read_raw_chunk_points(
     ChunkDecodeError
         From ``wrong_size()``: the stored chunk is not ``chunk_nbytes`` bytes.
     """
-    if len(offsets) * _SPARSE_BYTES_PER_POINT > chunk_nbytes:
+    if _read_whole(len(offsets), chunk_nbytes):
         value = get_whole()
         if value is None:
             _fill_points(dst, dst_offsets, fill_bytes, itemsize)

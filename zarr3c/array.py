@@ -51,6 +51,7 @@ from zarr3c.codecs.sharding_indexed import (
     PartArena,
     ShardingCodec,
     StoreRanges,
+    batch_decoder,
     pack_runs,
     partial_read_codec,
     sharding_codec_dict,
@@ -736,28 +737,20 @@ class Array(Node):
 
         kernels = sharding.inner_batch_kernels()
         bounds = int64_array(pieces.bounds)
-        copy_args = (pieces.src_offsets, inner_strides, pieces.dst, pieces.dst_offsets,
-                     pieces.dst_strides, pieces.counts, itemsize)
 
         def decoded(key: str, g0: int, g1: int, index: Any) -> None:
-            # The shard reader: fetches, decodes (and reports bad inner chunks).
+            # The shard reader: fetches, decodes (and reports bad inner chunks); with batch
+            # kernels, a batch of inner chunks is decoded and copied out in one call and
+            # only what it leaves goes through copy_group.
             at = {local(pieces.chunks[n]): n for n in range(g0, g1)}
-
-            def decode_and_copy(tasks: list[tuple[tuple[int, ...], np.ndarray]]) -> list[Any]:
-                # A batch of inner chunks decoded and copied out in one call (no Python
-                # between them); what it leaves goes through copy_group.
-                assert kernels is not None
-                groups = np.array([at[coords] for coords, _ in tasks], dtype=np.int64)
-                left = kernels.decompress_pieces(
-                    [raw for _, raw in tasks], thread_scratch(ib.nbytes, "inner"),
-                    bounds[groups], bounds[groups + 1], *copy_args)
-                return [tasks[k] for k in left]
-
             sharding.read_inner_chunks_into(
                 self._ranges_of(key), shard_shape, list(at),
                 lambda c, chunk: copy_group(at[c], chunk),
                 index=index, key=key,
-                batch_sink=None if kernels is None else decode_and_copy)
+                batch_sink=None if kernels is None else batch_decoder(
+                    kernels.decompress_pieces, ib.nbytes, at, bounds, pieces.src_offsets,
+                    inner_strides, pieces.dst, pieces.dst_offsets, pieces.dst_strides,
+                    pieces.counts, itemsize))
 
         def read_shard(item: tuple[tuple[int, ...], int, int]) -> None:
             shard, g0, g1 = item

@@ -63,3 +63,14 @@ def test_bad_arguments_raise(src_off, dst_off, itemsize) -> None:
             fn(src, np.array(src_off, dtype=np.int64), dst, np.array(dst_off, dtype=np.int64),
                itemsize)
     assert not dst.any()
+
+
+@pytest.mark.parametrize("empty", ["src", "dst"])
+def test_an_empty_buffer_is_refused_with_value_error(empty: str) -> None:
+    """An element reaching into an empty buffer is a ValueError in release and bounds-checked
+    builds alike (never an IndexError from taking the buffer's address)."""
+    src = np.zeros(0 if empty == "src" else 8, dtype=np.uint8)
+    dst = np.zeros(0 if empty == "dst" else 8, dtype=np.uint8)
+    for fn in (copy_elements, ref.copy_elements):
+        with pytest.raises(ValueError):
+            fn(src, np.zeros(1, dtype=np.int64), dst, np.zeros(1, dtype=np.int64), 1)

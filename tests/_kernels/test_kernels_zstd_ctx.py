@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from zarr3c._kernels import _reference as ref
 from zarr3c._kernels import zstd_ctx
+from zarr3c._kernels.copy import OuterPieces
 from zarr3c.codecs import zstd as zstd_module
 from zarr3c.codecs.zstd import ZstdCodec
 
@@ -593,12 +594,26 @@ def _outer_reference(c: dict[str, Any], dst: np.ndarray) -> list[int]:
     return _decode_each(c, copy_run)
 
 
+def _decompress_outer(frames: list[bytes], scratch: np.ndarray, piece_starts: np.ndarray,
+                      piece_stops: np.ndarray, bounds: np.ndarray, src_offsets: np.ndarray,
+                      dst: np.ndarray, dst_offsets: np.ndarray, counts: np.ndarray,
+                      itemsize: int, checked_slen: int | None = None,
+                      checked_dlen: int | None = None) -> list[int]:
+    """The kernel with its pieces checked against ``scratch`` and ``dst`` (or the lengths
+    given), as ``copy_outer``'s arguments."""
+    pieces = OuterPieces(
+        "test", bounds, src_offsets, dst_offsets, counts,
+        len(scratch) if checked_slen is None else checked_slen,
+        len(dst) if checked_dlen is None else checked_dlen, itemsize)
+    return zstd_ctx.decompress_outer(frames, scratch, piece_starts, piece_stops, pieces, dst)
+
+
 @settings(max_examples=400, deadline=None)
 @given(_outer_batches())
 def test_decompress_outer_equals_decoding_then_copying_each_chunk(c: dict[str, Any]) -> None:
     """The kernel against numcodecs' decode and the reference copy_outer per piece."""
     def kernel(dst: np.ndarray) -> list[int]:
-        return zstd_ctx.decompress_outer(
+        return _decompress_outer(
             c["frames"], np.zeros(c["slen"], np.uint8), c["starts"], c["stops"], c["bounds"],
             c["src_offsets"], dst, c["dst_offsets"], c["counts"], c["itemsize"])
 
@@ -613,7 +628,7 @@ def test_decompress_outer_refuses_bad_arguments_before_decoding() -> None:
                 src_offsets=np.array([0, 8, 0, 1], I64), dst=dst,
                 dst_offsets=np.array([0, 4, 0, 1], I64), counts=np.array([[2, 2]], I64),
                 itemsize=1)
-    assert zstd_ctx.decompress_outer(*good.values()) == []
+    assert _decompress_outer(**good) == []
     assert dst[:6].tobytes() == bytes([0, 1, 0xEE, 0xEE, 8, 9]) and (dst[6:] == 0xEE).all()
     dst[...] = 0xEE
     bad = [
@@ -629,8 +644,10 @@ def test_decompress_outer_refuses_bad_arguments_before_decoding() -> None:
         dict(dst_offsets=np.array([0, -1, 0, 1], I64)),
         dict(dst_offsets=np.zeros(3, I64)),                   # lengths differ
         dict(itemsize=0),
+        dict(checked_slen=17),                                # scratch shorter than checked
+        dict(checked_dlen=17),                                # dst likewise
     ]
     for change in bad:
         with pytest.raises(ValueError):  # (one change at a time)
-            zstd_ctx.decompress_outer(*{**good, **change}.values())
+            _decompress_outer(**{**good, **change})
         assert (dst == 0xEE).all(), change

@@ -34,6 +34,13 @@ cdef int _check_pieces(
     const int64_t[:, ::1] shapes, Py_ssize_t ndim,
 ) except -1
 
+# The runs of a batch call (zstd_ctx.pyx, fileio.pyx): which pieces or elements each of its
+# frames or files feeds.
+cdef int take_runs(
+    str fn, str item, int64_t* runs, const int64_t[::1] starts, const int64_t[::1] stops,
+    Py_ssize_t n, Py_ssize_t limit,
+) except -1
+
 # Element gathers (copy_elements), shared with zstd_ctx.pyx and fileio.pyx, which decode or
 # read each chunk of a batch and copy its elements out without the GIL in between.
 cdef int check_element_runs(
@@ -56,7 +63,7 @@ cdef class OuterPieces:
     cdef int64_t* src_offsets
     cdef int64_t* dst_offsets
     cdef uint8_t* inner_run
-    cdef Py_ssize_t n, ndim
+    cdef Py_ssize_t n, ndim, slen, dlen
     cdef int64_t itemsize
     cdef void copy(self, Py_ssize_t p0, Py_ssize_t p1, const uint8_t* src,
                    uint8_t* dst) noexcept nogil

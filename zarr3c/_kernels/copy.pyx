@@ -20,7 +20,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 __all__ = [
     "copy_strided", "fill_strided", "byteswap", "is_uniform", "copy_elements", "copy_outer",
-    "copy_pieces", "fill_pieces",
+    "copy_pieces", "fill_pieces", "OuterPieces",
 ]
 
 cdef extern from *:
@@ -740,6 +740,22 @@ def is_uniform(const uint8_t[::1] buf not None, const uint8_t[::1] value not Non
     return result
 
 
+cdef int take_runs(str fn, str item, int64_t* runs, const int64_t[::1] starts,
+                   const int64_t[::1] stops, Py_ssize_t n, Py_ssize_t limit) except -1:
+    """Each of ``n`` items' ``[starts[k], stops[k])`` run into ``runs`` (pairs: a private
+    copy a batch call reads without the GIL), checked to lie in ``[0, limit]``."""
+    cdef Py_ssize_t k
+    if starts.shape[0] != n or stops.shape[0] != n:
+        raise ValueError(f"{fn}: {n} {item}s, {starts.shape[0]} run starts and "
+                         f"{stops.shape[0]} run stops")
+    for k in range(n):
+        runs[2 * k], runs[2 * k + 1] = starts[k], stops[k]
+        if not 0 <= runs[2 * k] <= runs[2 * k + 1] <= limit:
+            raise ValueError(f"{fn}: {item} {k}: run [{runs[2 * k]}, {runs[2 * k + 1]}) of "
+                             f"{limit}")
+    return 0
+
+
 cdef int check_elements(str fn, str item, Py_ssize_t k, const int64_t* offsets,
                         Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t room, int64_t itemsize,
                         str name) except -1:
@@ -862,9 +878,9 @@ def copy_elements(
         raise ValueError(f"copy_elements: itemsize = {itemsize} must be >= 1")
     if n == 0:
         return
-    cdef const uint8_t* sp = &src[0]
-    cdef uint8_t* dp = &dst[0]
     cdef Py_ssize_t slen = src.shape[0], dlen = dst.shape[0]
+    cdef const uint8_t* sp = &src[0] if slen else NULL
+    cdef uint8_t* dp = &dst[0] if dlen else NULL
     cdef int bad
     # A few hundred elements take a microsecond or two: less than retaking a GIL that other
     # threads want, so only long runs release it.
@@ -1079,7 +1095,8 @@ cdef class OuterPieces:
     Piece ``p`` has the per-dimension counts ``counts[p]`` and the offsets ``bounds[p] <= i
     < bounds[p + 1]`` of ``src_offsets`` and ``dst_offsets``; it is checked as
     ``copy_outer`` checks it against a source of ``slen`` and a destination of ``dlen``
-    bytes (ValueError naming the piece)."""
+    bytes (ValueError naming the piece).  Built once, it serves any number of batch calls
+    (``zstd_ctx.decompress_outer``), each of which checks its buffers are that long."""
 
     def __cinit__(self, str fn, const int64_t[::1] bounds not None,
                   const int64_t[::1] src_offsets not None,
@@ -1097,7 +1114,7 @@ cdef class OuterPieces:
         if src_offsets.shape[0] != dst_offsets.shape[0]:
             raise ValueError(f"{fn}: {src_offsets.shape[0]} source offsets but "
                              f"{dst_offsets.shape[0]} destination offsets")
-        self.n, self.ndim, self.itemsize = n, ndim, itemsize
+        self.n, self.ndim, self.itemsize, self.slen, self.dlen = n, ndim, itemsize, slen, dlen
         cdef Py_ssize_t noffsets = src_offsets.shape[0]
         self.bounds = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         self.counts = <int64_t*>malloc((n * ndim + 1) * sizeof(int64_t))

@@ -26,7 +26,7 @@ from posix.stat cimport S_ISREG, fstat, struct_stat
 from posix.unistd cimport close as c_close
 from posix.unistd cimport pread as c_pread
 
-from zarr3c._kernels.copy cimport check_element_runs, copy_element_run
+from zarr3c._kernels.copy cimport check_element_runs, copy_element_run, take_runs
 
 import numpy as np
 
@@ -154,9 +154,6 @@ cdef class _Files:
                   const int64_t[::1] stops not None, Py_ssize_t limit):
         cdef Py_ssize_t k, n = len(paths)
         cdef bytes path
-        if starts.shape[0] != n or stops.shape[0] != n:
-            raise ValueError(f"{fn}: {n} paths, {starts.shape[0]} run starts and "
-                             f"{stops.shape[0]} run stops")
         self.n = n
         self.held = []
         self.paths = <const char**>malloc((n + 1) * sizeof(char*))
@@ -164,16 +161,13 @@ cdef class _Files:
         self.sizes = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         if self.paths == NULL or self.runs == NULL or self.sizes == NULL:
             raise MemoryError(fn)
+        take_runs(fn, "file", self.runs, starts, stops, n, limit)
         for k in range(n):
             path = paths[k]
             if b"\0" in path:  # (C would stop at it and open another file)
                 raise ValueError(f"{fn}: path {k} holds a NUL byte")
             self.held.append(path)
             self.paths[k] = path
-            self.runs[2 * k], self.runs[2 * k + 1] = starts[k], stops[k]
-            if not 0 <= self.runs[2 * k] <= self.runs[2 * k + 1] <= limit:
-                raise ValueError(f"{fn}: file {k}: run [{self.runs[2 * k]}, "
-                                 f"{self.runs[2 * k + 1]}) of {limit}")
 
     cdef int take_sizes(self, str fn, const int64_t[::1] sizes, Py_ssize_t room) except -1:
         """Each file's expected size, checked to fit ``room`` bytes."""

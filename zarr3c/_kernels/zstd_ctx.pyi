@@ -3,7 +3,7 @@
 import numpy as np
 from numpy.typing import NDArray
 
-from zarr3c._kernels.copy import ReadBuffer
+from zarr3c._kernels.copy import OuterPieces, ReadBuffer
 
 def bind(
     create_dctx: int, free_dctx: int, decompress_dctx: int, is_error: int, version: int,
@@ -71,16 +71,12 @@ def decompress_outer(
     scratch: NDArray[np.uint8],
     piece_starts: NDArray[np.int64],
     piece_stops: NDArray[np.int64],
-    bounds: NDArray[np.int64],
-    src_offsets: NDArray[np.int64],
+    pieces: OuterPieces,
     dst: NDArray[np.uint8],
-    dst_offsets: NDArray[np.int64],
-    counts: NDArray[np.int64],
-    itemsize: int,
 ) -> list[int]:
-    """Per k: decompress_into(frames[k], scratch), then for each piece p in
-    [piece_starts[k], piece_stops[k]) copy.copy_outer(scratch, src_offsets[bounds[p]:
-    bounds[p + 1]], dst, dst_offsets[bounds[p]:bounds[p + 1]], counts[p], itemsize).
+    """Per k: decompress_into(frames[k], scratch), then copy pieces [piece_starts[k],
+    piece_stops[k]) of pieces (each as copy.copy_outer copies it) from scratch to dst.
     Returns the k whose frames did not decode to exactly len(scratch) bytes (their pieces
-    are not copied).  ValueError (before decoding) for a piece copy_outer would refuse.
-    RuntimeError if unbound.  GIL released once."""
+    are not copied).  ValueError (before decoding) for scratch or dst shorter than the
+    pieces were checked against, or runs outside them.  RuntimeError if unbound.  GIL
+    released once."""

@@ -37,6 +37,7 @@ from zarr3c._kernels.copy cimport (
     check_pieces,
     copy_element_run,
     copy_live_pieces,
+    take_runs,
 )
 
 __all__ = ["available", "bind", "decompress_elements", "decompress_into", "decompress_outer",
@@ -237,9 +238,6 @@ cdef class _Batch:
                   const int64_t[::1] stops not None, Py_ssize_t limit):
         cdef Py_ssize_t k, n = len(frames)
         cdef const uint8_t[::1] frame
-        if starts.shape[0] != n or stops.shape[0] != n:
-            raise ValueError(f"{fn}: {n} frames, {starts.shape[0]} run starts and "
-                             f"{stops.shape[0]} run stops")
         self.n = n
         self.views = []
         self.srcs = <const uint8_t**>malloc((n + 1) * sizeof(uint8_t*))
@@ -247,11 +245,8 @@ cdef class _Batch:
         self.runs = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
         if self.srcs == NULL or self.sizes == NULL or self.runs == NULL:
             raise MemoryError(fn)
+        take_runs(fn, "frame", self.runs, starts, stops, n, limit)
         for k in range(n):
-            self.runs[2 * k], self.runs[2 * k + 1] = starts[k], stops[k]
-            if not 0 <= self.runs[2 * k] <= self.runs[2 * k + 1] <= limit:
-                raise ValueError(f"{fn}: frame {k}: run [{self.runs[2 * k]}, "
-                                 f"{self.runs[2 * k + 1]}) of {limit}")
             frame = frames[k]
             self.views.append(frame)
             self.sizes[k] = frame.shape[0]
@@ -396,18 +391,13 @@ def decompress_outer(
     uint8_t[::1] scratch not None,
     const int64_t[::1] piece_starts not None,
     const int64_t[::1] piece_stops not None,
-    const int64_t[::1] bounds not None,
-    const int64_t[::1] src_offsets not None,
+    OuterPieces pieces not None,
     uint8_t[::1] dst not None,
-    const int64_t[::1] dst_offsets not None,
-    const int64_t[:, ::1] counts not None,
-    int64_t itemsize,
 ):
-    """For each ``k``: decode the zstd frames ``frames[k]`` into ``scratch``, then for each
-    piece ``piece_starts[k] <= p < piece_stops[k]`` copy the outer product that
-    ``copy.copy_outer(scratch, src_offsets[bounds[p]:bounds[p + 1]], dst,
-    dst_offsets[bounds[p]:bounds[p + 1]], counts[p], itemsize)`` copies; the GIL released
-    once for all.
+    """For each ``k``: decode the zstd frames ``frames[k]`` into ``scratch``, then copy the
+    outer-product pieces ``piece_starts[k] <= p < piece_stops[k]`` of ``pieces`` (a
+    ``copy.OuterPieces``: each piece as ``copy.copy_outer`` copies it) from it to ``dst``;
+    the GIL released once for all.
 
     Returns the list of ``k`` whose frames did not decode to exactly ``len(scratch)`` bytes:
     none of their pieces are copied (the caller's ordinary decode reports why).
@@ -415,19 +405,19 @@ def decompress_outer(
     Raises
     ------
     ValueError
-        Before anything is decoded: a piece ``copy_outer`` would refuse against ``scratch``
-        and ``dst``, a piece range outside the pieces, arrays of different lengths or an
-        empty ``scratch``.
+        Before anything is decoded: ``scratch`` or ``dst`` shorter than the pieces were
+        checked against, an empty ``scratch``, a piece range outside the pieces, or
+        arrays of different lengths.
     """
     cdef _DCtx ctx = _thread_ctx()
     cdef Py_ssize_t k
-    cdef _Batch batch = _Batch("decompress_outer", frames, piece_starts, piece_stops,
-                               counts.shape[0])
+    cdef _Batch batch = _Batch("decompress_outer", frames, piece_starts, piece_stops, pieces.n)
     cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
     if slen == 0:
         raise ValueError("decompress_outer: scratch is empty")
-    cdef OuterPieces pieces = OuterPieces("decompress_outer", bounds, src_offsets, dst_offsets,
-                                          counts, slen, dlen, itemsize)
+    if slen < pieces.slen or dlen < pieces.dlen:
+        raise ValueError(f"decompress_outer: scratch ({slen} bytes) and dst ({dlen}) are "
+                         f"shorter than the pieces' {pieces.slen} and {pieces.dlen}")
     cdef uint8_t[::1] failed = bytearray(batch.n + 1)
     cdef uint8_t* sp = &scratch[0]
     cdef uint8_t* dp = &dst[0] if dlen else NULL

@@ -167,7 +167,7 @@ class BytesBytesCodec(Codec):
     def batch_kernels(self) -> Any | None:
         """Where this codec can decode a batch of chunks and copy parts of each out in one
         call (no Python between the chunks): the module with those calls
-        (``decompress_pieces`` and ``decompress_elements``, as in
+        (``decompress_pieces``, ``decompress_elements`` and ``decompress_outer``, as in
         :mod:`zarr3c._kernels.zstd_ctx`), else None (the default)."""
         return None
 

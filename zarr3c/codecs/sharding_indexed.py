@@ -101,6 +101,7 @@ __all__ = [
     "PartArena",
     "ShardingCodec",
     "StoreRanges",
+    "batch_decoder",
     "partial_read_codec",
     "sharding_codec_dict",
 ]
@@ -179,6 +180,10 @@ _MIN_WORKER_BATCH = 1 << 16
 _ARENA_BLOCK_BYTES = 1 << 20
 
 Coords: TypeAlias = tuple[int, ...]
+#: ``read_inner_chunks_into``'s ``batch_sink``: ``(coords, stored bytes)`` of a batch of
+#: inner chunks in, those it left out
+BatchSink: TypeAlias = Callable[[list[tuple[Coords, np.ndarray]]],
+                                list[tuple[Coords, np.ndarray]]]
 
 
 # -- the index -------------------------------------------------------------------------------------
@@ -1156,8 +1161,7 @@ class ShardingCodec(ArrayBytesCodec):
         max_gap: int = COALESCE_MAX_GAP,
         max_request: int | None = None,
         scratch: bool = True,
-        batch_sink: Callable[[list[tuple[Coords, np.ndarray]]],
-                             list[tuple[Coords, np.ndarray]]] | None = None,
+        batch_sink: BatchSink | None = None,
     ) -> bool:
         """Read and decode some inner chunks of a shard, handing each to
         ``sink(coords, chunk)`` as soon as it is decoded (``chunk`` None for an inner chunk
@@ -1546,6 +1550,24 @@ def _decode_inner_bytes(
     except ChunkDecodeError as exc:
         cls = ChecksumError if isinstance(exc, ChecksumError) else ChunkDecodeError
         raise cls(f"sharding_indexed: inner chunk {coords}: {exc}") from exc
+
+
+def batch_decoder(call: Callable[..., list[int]], chunk_nbytes: int,
+                  index: Mapping[Coords, int], bounds: np.ndarray, *args: Any) -> BatchSink:
+    """A ``batch_sink`` for :meth:`ShardingCodec.read_inner_chunks_into` that decodes a
+    batch of inner chunks and copies their parts out in one kernel call (a batch call of
+    :meth:`~zarr3c.codecs.base.BytesBytesCodec.batch_kernels`, no Python between the
+    chunks): ``call(frames, scratch, run_starts, run_stops, *args)``, inner chunk ``c``'s
+    run being ``bounds[index[c]]`` to ``bounds[index[c] + 1]``.  Returns the tasks the call
+    left, for the ordinary decode (which reports them)."""
+
+    def batch_sink(tasks: list[tuple[Coords, np.ndarray]]) -> list[tuple[Coords, np.ndarray]]:
+        runs = np.array([index[coords] for coords, _ in tasks], dtype=np.int64)
+        left = call([raw for _, raw in tasks], thread_scratch(chunk_nbytes, "inner"),
+                    bounds[runs], bounds[runs + 1], *args)
+        return [tasks[k] for k in left]
+
+    return batch_sink
 
 
 def _fan_out(fn: Callable[[Any], Any], items: list[Any], nbytes: int) -> list[Any]:

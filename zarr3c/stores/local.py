@@ -672,10 +672,9 @@ class LocalStore(Store):
             return None
         view = memoryview(scratch).cast("B")
         address = address_of(view) if view.nbytes >= _BOUNCE_MIN_BYTES else None
-        if _needs_bounce(address, 0, int(max(sizes)), 0):
-            return None
-        paths = [os.fsencode(self._path(key)) for key in keys]
-        if any(b"\0" in path for path in paths):  # (os refuses such a path: it reports it)
+        whole = [(0, int(max(sizes)), 0)]
+        paths = [_one_call_path(self._path(key), whole, address) for key in keys]
+        if None in paths:  # (left to the ordinary reads)
             return None
         return _fileio.read_files_elements(paths, scratch, sizes, run_starts, run_stops,
                                            src_offsets, dst, dst_offsets, itemsize)
@@ -1026,9 +1025,9 @@ def _read_into_items(items: builtins.list[_ReadInto]) -> builtins.list[int | Non
     ranges: builtins.list[tuple[int, int, int]] = []
     bounds = [0]
     for i, (_, path, item_ranges, _, address) in enumerate(items):
-        encoded = os.fsencode(path)
-        if b"\0" in encoded or any(_needs_bounce(address, *r) for r in item_ranges):
-            out[i] = _read_into_item(items[i])  # (os refuses such a path: it reports it)
+        encoded = _one_call_path(path, item_ranges, address)
+        if encoded is None:
+            out[i] = _read_into_item(items[i])
             continue
         todo.append(i)
         paths.append(encoded)
@@ -1045,13 +1044,12 @@ def _read_into_items(items: builtins.list[_ReadInto]) -> builtins.list[int | Non
         for i in todo:
             out[i] = _read_into_item(items[i])
         return out
-    for i, (err, got, size) in zip(todo, done, strict=True):
-        if err in _NO_FILE_ERRNOS or (not err and size < 0):
-            out[i] = None
-        elif err:
+    for i, answer in zip(todo, done, strict=True):
+        outcome = _one_call_outcome(*answer)
+        if outcome is _RETRY:
             out[i] = _read_into_item(items[i])  # the os path reads it again and reports why
         else:
-            out[i] = got
+            out[i] = None if outcome is None else outcome[0]
     return out
 
 
@@ -1090,20 +1088,34 @@ def _read_file_in_one_call(path: str, ranges: Sequence[tuple[int, int, int]],
     a range needs the bounce buffer, or on any error: the ``os`` path reads it again, and
     reports what is wrong."""
     assert _fileio is not None
-    if any(_needs_bounce(address, start, stop, at) for start, stop, at in ranges):
-        return _RETRY
-    encoded = os.fsencode(path)
-    if b"\0" in encoded:  # (C would stop at it: os refuses such a path)
+    encoded = _one_call_path(path, ranges, address)
+    if encoded is None:
         return _RETRY
     try:
         if len(ranges) == 1:
             ((start, stop, at),) = ranges
-            err, got, size = _fileio.read_range_into(encoded, view, start, stop, at)
-        else:
-            starts, stops, ats = np.array(ranges, dtype=np.int64).reshape(-1, 3).T.copy()
-            err, got, size = _fileio.read_ranges_into(encoded, view, starts, stops, ats)
+            return _one_call_outcome(*_fileio.read_range_into(encoded, view, start, stop, at))
+        starts, stops, ats = np.array(ranges, dtype=np.int64).reshape(-1, 3).T.copy()
+        return _one_call_outcome(*_fileio.read_ranges_into(encoded, view, starts, stops, ats))
     except (ValueError, TypeError, BufferError):  # not a writable byte buffer, or too short
         return _RETRY
+
+
+def _one_call_path(path: str, ranges: Iterable[tuple[int, int, int]],
+                   address: int | None) -> bytes | None:
+    """``path`` as the ``fileio`` kernel takes it, or None where the ``os`` path must read
+    it: a range needs the bounce buffer, or the path holds a NUL (C would stop at it; ``os``
+    refuses such a path and reports it)."""
+    if any(_needs_bounce(address, start, stop, at) for start, stop, at in ranges):
+        return None
+    encoded = os.fsencode(path)
+    return None if b"\0" in encoded else encoded
+
+
+def _one_call_outcome(err: int, got: int, size: int) -> Any:
+    """A ``fileio`` read's ``(errno, bytes read, size)`` as :func:`_read_file_into` answers:
+    ``(bytes read, size)``, None for no file (or not a regular one), :data:`_RETRY` for any
+    other error (the ``os`` path reads it again and reports it)."""
     if err:
         return None if err in _NO_FILE_ERRNOS else _RETRY
     return None if size < 0 else (got, size)
