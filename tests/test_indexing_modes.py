@@ -353,11 +353,19 @@ def test_getitem_one_index_array_matches_numpy(case, order, layout) -> None:
         (slice(None), [0, 1], [1, 2]),
         ([0, 2], slice(None), [[1], [4]]),
         (Ellipsis, [0, 1], None, [1, 2]),
+        # a 1-tuple is its element (numpy); boolean arrays over some but not all axes
+        (np.arange(60).reshape(3, 4, 5) % 3 == 0,),
+        (np.arange(12).reshape(3, 4) % 5 < 2),
+        (1, np.arange(20).reshape(4, 5) % 3 == 1),
+        (np.array([[True, False, True, False]] * 3), slice(1, 4)),
+        (Ellipsis, np.arange(20).reshape(4, 5) > 12),
     ],
     ids=["int-slice-array", "npint-slice-array", "int-ellipsis-array", "int-none-array",
          "slice-int-mask", "mask-first-axis", "bool-list-first-axis", "2d-ints",
          "slice-2d-int", "bools-with-ints", "arrays-then-slice", "mask-and-ints",
-         "slice-then-arrays", "apart-2d", "none-apart"],
+         "slice-then-arrays", "apart-2d", "none-apart", "mask-in-1-tuple",
+         "mask-of-leading-axes", "int-then-2d-mask", "2d-mask-then-slice",
+         "ellipsis-then-2d-mask"],
 )
 def test_getitem_index_arrays_numpy_forms(key) -> None:
     a, data = _array((3, 4, 5), (2, 3, 2))

@@ -134,6 +134,18 @@ def _is_index_array(x: Any) -> bool:
     return isinstance(x, list)
 
 
+def _is_bool_over_axes(x: Any) -> bool:
+    """A boolean index array over more than one axis (a malformed one is not: the mode it
+    goes to names its axis)."""
+    if not _is_index_array(x):
+        return False
+    try:
+        arr = np.asarray(x)
+    except ValueError:  # ragged
+        return False
+    return arr.dtype.kind == "b" and arr.ndim > 1
+
+
 def _normalize_integer(x: Any, length: int, axis: int) -> int:
     i = operator.index(x)
     if i < -length or i >= length:
@@ -395,30 +407,36 @@ def selection_kind(selection: Any, ndim: int
 
     Coordinate: a boolean mask of the array's shape, an index array into a 1-d array, or
     integers and index arrays on every axis with no slices (1-d boolean arrays among them
-    stand for their nonzero indices, as in numpy: see :func:`numpy_coordinates`).
+    stand for their nonzero indices, as in numpy: see :func:`numpy_coordinates`).  A
+    1-tuple ``(k,)`` is ``k``, as in numpy.
     Orthogonal: one index array with slices, integers, ``...`` and ``None`` elsewhere (a
     boolean array into the first axis included), laid out as numpy does by
     :class:`NumpyLayout`.  Basic: no index arrays.  Numpy: several index arrays mixed with
-    slices, ``...``, ``None`` or missing trailing axes (which zarr-python refuses), read
-    and written as the points numpy selects (:func:`numpy_advanced_coordinates`).
+    slices, ``...``, ``None`` or missing trailing axes, or a boolean array over some but
+    not all axes (which zarr-python refuses), read and written as the points numpy selects
+    (:func:`numpy_advanced_coordinates`).
     """
     key = selection if isinstance(selection, tuple) else (selection,)
     is_array = [_is_index_array(k) for k in key]
     if not any(is_array):
         return "basic"
-    if not isinstance(selection, tuple):
-        arr = _as_index_array(selection, 0)
+    if len(key) == 1:  # (numpy reads x[(k,)] as x[k])
+        arr = _as_index_array(key[0], 0)
         if arr.dtype.kind == "b":
-            # A 1-d mask into the first axis of a n-d array selects along that axis.
-            return "orthogonal" if arr.ndim == 1 and ndim > 1 else "coordinate"
+            if arr.ndim == 1 and ndim > 1:
+                # A 1-d mask into the first axis of a n-d array selects along that axis.
+                return "orthogonal"
+            # A mask over the leading axes only: numpy's rules (the rest are kept whole).
+            return "numpy" if 1 < arr.ndim < ndim else "coordinate"
         return "coordinate" if ndim == 1 else "orthogonal"
     no_slicing = len(key) == ndim and not any(
         isinstance(k, slice) or k is Ellipsis or k is None for k in key
     )
     if no_slicing and all(_is_integer(k) or a for k, a in zip(key, is_array, strict=True)):
         return "coordinate"
-    if sum(is_array) <= 1:
+    if sum(is_array) <= 1 and not any(_is_bool_over_axes(k) for k in key):
         return "orthogonal"
+    # Several index arrays among slices, or a boolean array over several axes.
     return "numpy"
 
 
