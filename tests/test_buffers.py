@@ -10,6 +10,7 @@ and that the bounce path is taken exactly where it should be; never their speed.
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 import pytest
@@ -203,3 +204,89 @@ def test_chunks_decoded_into_thread_scratch_read_as_numpy(tmp_path, compressor) 
     # decoded into a chunk's worth of scratch, from the stored bytes read into scratch too
     assert {n for n, slot in calls if slot == "decoded"} == {400}
     assert {slot for _, slot in calls} == {"decoded", "stored"}
+
+
+# -- populate_beside: a fresh output's page faults taken by a pool thread during the read -------
+
+_fileio = pytest.importorskip("zarr3c._kernels.fileio", reason="POSIX builds only")
+
+
+class _SpiedPages:
+    """``zarr3c._buffers._fileio`` with its populate calls recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int, int]] = []
+        self.resident_pages = _fileio.resident_pages
+
+    def populate(self, buf: np.ndarray, start: int, stop: int) -> int:
+        self.calls.append((buf.nbytes, start, stop))
+        return _fileio.populate(buf, start, stop)
+
+
+def _fresh(nbytes: int) -> np.ndarray:
+    import mmap
+
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=np.uint8)
+
+
+def test_populate_beside_helps_only_fresh_mid_sized_buffers(monkeypatch) -> None:
+    from zarr3c import _buffers
+    from zarr3c.concurrency import set_num_threads
+
+    spy = _SpiedPages()
+    monkeypatch.setattr(_buffers, "_fileio", spy)
+    set_num_threads(2)
+    try:
+        fresh = _fresh(512 << 10)
+        beside = _buffers.populate_beside(fresh, 4096)
+        assert beside is not None
+        beside.finish()
+        assert spy.calls in ([], [(512 << 10, 4096, 512 << 10)])  # (or dropped unstarted)
+        assert not fresh.any()
+        touched = np.ones(512 << 10, dtype=np.uint8)  # in memory already: nothing to take
+        assert _buffers.populate_beside(touched) is None
+        assert _buffers.populate_beside(_fresh(64 << 10)) is None  # too small to pay
+        assert _buffers.populate_beside(_fresh(8 << 20)) is None  # numpy's huge pages
+    finally:
+        set_num_threads(None)
+    set_num_threads(1)
+    try:
+        assert _buffers.populate_beside(_fresh(512 << 10)) is None
+    finally:
+        set_num_threads(None)
+
+
+@pytest.mark.parametrize("compressors", [None, "zstd"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_chunk_reads_ask_for_their_output_populated_and_read_as_numpy(
+        tmp_path, monkeypatch, compressors, threads) -> None:
+    """Each read inside one chunk offers its fresh output to populate_beside: from the
+    middle when the raw chunk is read straight into it, else all of it; the reads equal
+    numpy whether a helper ran, was dropped unstarted, or was never started."""
+    from zarr3c import _buffers
+    from zarr3c import array as array_module
+    from zarr3c.concurrency import set_num_threads
+
+    data = np.random.default_rng(5).integers(0, 1000, (64, 64, 128), dtype=np.uint16)
+    a = zarr3c.create_array(LocalStore(tmp_path / "a"), shape=data.shape, dtype="uint16",
+                            chunks=(64, 64, 64), compressors=compressors)
+    a[...] = data
+    asked: list[tuple[int, int]] = []
+
+    def spy(buf: np.ndarray, start: int = 0) -> Any:
+        asked.append((buf.nbytes, start))
+        return _buffers.populate_beside(buf, start)
+
+    monkeypatch.setattr(array_module, "populate_beside", spy)
+    whole = (slice(None), slice(None), slice(64, 128))
+    part = (slice(None), slice(0, 40), slice(64, 128))
+    set_num_threads(threads)
+    try:
+        outs = [(sel, a[sel]) for _ in range(4) for sel in (whole, part)]  # (kept: fresh)
+    finally:
+        set_num_threads(None)
+    for sel, out in outs:
+        np.testing.assert_array_equal(out, data[sel])
+    nbytes = 64 * 64 * 64 * 2
+    assert asked == [(nbytes, nbytes // 2 if compressors is None else 0),
+                     (64 * 40 * 64 * 2, 0)] * 4

@@ -103,3 +103,63 @@ def test_map_unordered_stops_taking_items_when_the_iterator_fails(threads: int) 
     finally:
         set_num_threads(None)
     assert sorted(ran) == list(range(5))
+
+
+def test_run_beside_runs_on_a_pool_thread_and_finish_waits_for_it() -> None:
+    from zarr3c.concurrency import run_beside
+
+    ran: list[str] = []
+    release = threading.Event()
+
+    def helper() -> None:
+        release.wait(5)
+        ran.append(threading.current_thread().name)
+
+    set_num_threads(2)
+    try:
+        beside = run_beside(helper)
+        assert beside is not None
+        release.set()
+        beside.finish()  # (started: waited for)
+        assert ran and ran[0].startswith("zarr3c") and ran[0] != threading.current_thread().name
+    finally:
+        set_num_threads(None)
+
+
+def test_finish_drops_a_helper_no_thread_has_started() -> None:
+    """A helper still queued behind busy pool threads is dropped, not waited for: the
+    caller's work is done and the help is no longer worth anything."""
+    from zarr3c.concurrency import run_beside
+
+    release = threading.Event()
+    ran: list[int] = []
+    set_num_threads(2)
+    try:
+        busy = [run_beside(release.wait, 5) for _ in range(2)]  # both pool threads
+        late = run_beside(ran.append, 1)
+        assert late is not None and all(b is not None for b in busy)
+        late.finish()  # returns at once although both threads are busy
+        release.set()
+        for b in busy:
+            b.finish()  # type: ignore[union-attr]
+        assert ran == []
+    finally:
+        release.set()
+        set_num_threads(None)
+
+
+def test_run_beside_starts_nothing_on_one_thread_or_in_a_worker() -> None:
+    from zarr3c.concurrency import run_beside
+
+    ran: list[int] = []
+    set_num_threads(1)
+    try:
+        assert run_beside(ran.append, 1) is None
+    finally:
+        set_num_threads(None)
+    set_num_threads(2)
+    try:
+        assert map_unordered(lambda i: run_beside(ran.append, i), [1, 2]) == [None, None]
+    finally:
+        set_num_threads(None)
+    assert ran == []

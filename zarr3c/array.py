@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zarr3c._buffers import empty_aligned, empty_array, thread_scratch
+from zarr3c._buffers import empty_aligned, empty_array, populate_beside, thread_scratch
 from zarr3c._kernels.copy import (
     copy_elements,
     copy_outer,
@@ -820,16 +820,31 @@ class Array(Node):
         coords = _cell_of_box(start, stop, sizes)
         if coords is None:
             return None
-        itemsize = self._itemsize
         counts = [e - b for b, e in zip(start, stop, strict=True)]
         out = empty_array(counts, self.dtype)
         dst = out.reshape(-1).view(np.uint8)
         whole = counts == list(sizes)
+        raw = self._pipeline.stores_raw_elements
+        # Another thread takes the fresh output's page faults meanwhile: all of them, or the
+        # second half's when the file is read straight into it (the read faults the first
+        # half as fast).
+        beside = populate_beside(dst, dst.nbytes // 2 if raw and whole else 0)
+        try:
+            self._fill_chunk_box(coords, start, counts, dst, whole, raw)
+        finally:
+            if beside is not None:
+                beside.finish()
+        return out.reshape(shape)[()] if scalar else self._in_order(out.reshape(shape))
+
+    def _fill_chunk_box(self, coords: tuple[int, ...], start: Sequence[int],
+                        counts: list[int], dst: np.ndarray, whole: bool, raw: bool) -> None:
+        """:meth:`_read_chunk_box`'s read of the box into its output's bytes ``dst``."""
+        itemsize = self._itemsize
+        sizes = self._box_grid[1]  # type: ignore[index]
         chunk_box = self._box_chunk
         first = [b - k * n for b, k, n in zip(start, coords, sizes, strict=True)]
         offset, end = _byte_span(first, counts, chunk_box.stride_list, itemsize)
         nbytes = chunk_box.nbytes
-        raw = self._pipeline.stores_raw_elements
         src: np.ndarray | None
         if raw and whole:
             src = dst if self._read_raw_whole(coords, dst, 0, nbytes) else None
@@ -848,7 +863,6 @@ class Array(Node):
         elif src is not dst:
             copy_strided(src, offset, chunk_box.strides, dst, 0, out_strides,
                          int64_array(counts), itemsize)
-        return out.reshape(shape)[()] if scalar else self._in_order(out.reshape(shape))
 
     def _read_shard_box(self, box: tuple[Any, ...]) -> Any:
         """The shortest path, for a sharded array: one step-1 box inside one shard (what

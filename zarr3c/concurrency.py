@@ -18,7 +18,7 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -28,9 +28,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 __all__ = [
-    "chunk_lock", "get_num_threads", "in_worker", "map_parts", "map_unordered",
-    "set_num_threads",
-    "store_lock_id",
+    "Beside", "chunk_lock", "get_num_threads", "in_worker", "map_parts", "map_unordered",
+    "run_beside", "set_num_threads", "store_lock_id",
 ]
 
 _pool_lock = threading.Lock()
@@ -189,6 +188,31 @@ def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     if errors:
         raise errors[0]
     return results
+
+
+class Beside:
+    """A call :func:`run_beside` handed to a pool thread; :meth:`finish` once done with it."""
+
+    __slots__ = ("_future",)
+
+    def __init__(self, future: Future[Any]) -> None:
+        self._future = future
+
+    def finish(self) -> None:
+        """Drop the call if no thread has started it, else wait for it to end (its answer
+        and any exception are dropped: it only helps)."""
+        if not self._future.cancel():
+            wait([self._future])
+
+
+def run_beside(fn: Callable[..., Any], *args: Any) -> Beside | None:
+    """Start ``fn(*args)`` on a pool thread, to overlap work that only helps the calling
+    thread's (taking the page faults of a buffer it is about to fill); the caller calls
+    :meth:`Beside.finish` when its own work is done.  None, and nothing started, with one
+    thread or in a pool worker (whose pool threads are busy with the same fan-out)."""
+    if get_num_threads() < 2 or in_worker():
+        return None
+    return Beside(_executor().submit(fn, *args))
 
 
 #: map_parts' parts per thread: enough that a slow part does not hold the others up

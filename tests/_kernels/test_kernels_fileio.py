@@ -327,3 +327,70 @@ def test_many_files_refusals_read_nothing(tmp_path, change: str) -> None:
         with pytest.raises(ValueError):
             fn(paths, buf, run_starts, run_stops, starts, stops, ats)
         assert (buf == GUARD).all()
+
+
+# -- populate and resident_pages: the page faults of a fresh output, taken beside a read ---------
+
+
+def _fresh(nbytes: int) -> np.ndarray:
+    """Page-aligned memory of its own mapping, never touched (a fresh read output)."""
+    import mmap
+
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=np.uint8)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 40), st.data())
+def test_populate_changes_no_byte_and_brings_the_pages_in(pages: int, draw) -> None:
+    import mmap
+
+    nbytes = pages * mmap.PAGESIZE
+    whole = _fresh(nbytes + 2 * mmap.PAGESIZE)
+    buf = whole[mmap.PAGESIZE:mmap.PAGESIZE + nbytes]  # (a page on each side, untouched)
+    start = draw.draw(st.integers(0, nbytes))
+    stop = draw.draw(st.integers(start, nbytes))
+    written = draw.draw(st.lists(st.integers(0, nbytes - 1), max_size=5))
+    content = np.random.default_rng(pages).integers(0, 256, len(written), dtype=np.uint8)
+    buf[written] = content
+    expected = np.zeros(whole.size, dtype=np.uint8)  # (reading ``whole`` would map pages)
+    expected[mmap.PAGESIZE:mmap.PAGESIZE + nbytes][written] = content
+    assert fileio.resident_pages(buf, start, stop)[1] == \
+        ref.resident_pages(buf, start, stop)[1]
+    assert fileio.populate(buf, start, stop) == ref.populate(buf, start, stop)
+    # Every whole page of the range is now in memory, and the pages beside it are not.
+    assert fileio.resident_pages(buf, start, stop) == ref.resident_pages(buf, start, stop)
+    assert fileio.resident_pages(whole, 0, mmap.PAGESIZE) == (0, 1)
+    assert fileio.resident_pages(whole, nbytes + mmap.PAGESIZE, nbytes + 2 * mmap.PAGESIZE) \
+        == (0, 1)
+    assert whole.tobytes() == expected.tobytes()  # no byte changed, inside or beside it
+
+
+def test_a_fresh_buffer_has_no_resident_pages_and_a_written_one_all() -> None:
+    import mmap
+
+    buf = _fresh(8 * mmap.PAGESIZE)
+    assert fileio.resident_pages(buf, 0, buf.size) == (0, 8)
+    buf[::mmap.PAGESIZE] = 1
+    assert fileio.resident_pages(buf, 0, buf.size) == (8, 8)
+    # Only whole pages count: a range inside one page has none.
+    assert fileio.resident_pages(buf, 1, mmap.PAGESIZE) == (0, 0)
+    assert fileio.resident_pages(buf, 5, 5) == (0, 0)
+
+
+@pytest.mark.parametrize("fn", ["populate", "resident_pages"])
+@pytest.mark.parametrize(("start", "stop"), [(-1, 4), (5, 4), (0, 4097), (4097, 4097)])
+def test_page_calls_refuse_a_range_outside_the_buffer(fn: str, start: int, stop: int) -> None:
+    buf = np.full(4096, GUARD, dtype=np.uint8)
+    with pytest.raises(ValueError, match=fn):
+        getattr(fileio, fn)(buf, start, stop)
+    with pytest.raises(ValueError, match=fn):
+        getattr(ref, fn)(buf, start, stop)
+    assert (buf == GUARD).all()
+
+
+def test_page_calls_refuse_read_only_buffers() -> None:
+    buf = np.zeros(8192, dtype=np.uint8)
+    buf.flags.writeable = False
+    for fn in (fileio.populate, fileio.resident_pages):
+        with pytest.raises(ValueError):
+            fn(buf, 0, 8192)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import mmap
 import os
 import stat
 from collections.abc import Sequence
@@ -714,3 +715,29 @@ def read_files_ranges_into(paths: list[bytes], buf: Any, run_starts: NDArray[np.
                              np.array(e[lo[k]:hi[k]], dtype=np.int64),
                              np.array(a[lo[k]:hi[k]], dtype=np.int64))
             for k, path in enumerate(paths)]
+
+
+def _whole_pages(buf: NDArray[np.uint8], start: int, stop: int, fn: str) -> tuple[int, int]:
+    """The addresses ``[lo, hi)`` of the whole pages of ``buf[start:stop]``."""
+    if start < 0 or stop < start or stop > buf.size:
+        raise ValueError(f"{fn}: bad range")
+    if stop == start:
+        return 0, 0
+    page = mmap.PAGESIZE
+    base = buf.__array_interface__["data"][0]
+    lo = -(-(base + start) // page) * page
+    return lo, max(lo, (base + stop) // page * page)
+
+
+def populate(buf: NDArray[np.uint8], start: int, stop: int) -> int:
+    """fileio.populate: faulting pages in changes no byte, so nothing to do but check."""
+    _whole_pages(buf, start, stop, "populate")
+    return 0
+
+
+def resident_pages(buf: NDArray[np.uint8], start: int, stop: int) -> tuple[int, int]:
+    """fileio.resident_pages of a buffer whose pages have all been written: every whole
+    page of the range (Python has no mincore: the count of pages is what can be checked)."""
+    lo, hi = _whole_pages(buf, start, stop, "resident_pages")
+    pages = (hi - lo) // mmap.PAGESIZE
+    return pages, pages

@@ -49,3 +49,13 @@ def read_files_ranges_into(
     run_stops[k], the GIL released once for all: one (errno, bytes read, file size) per
     file.  ValueError, before any read, for a NUL in a path, a run outside the ranges, or
     a range outside buf."""
+
+def populate(buf: NDArray[np.uint8] | memoryview, start: int, stop: int) -> int:
+    """Fault in the whole pages of buf[start:stop] writable (MADV_POPULATE_WRITE), contents
+    unchanged, GIL released: 0 or the errno of a refusal (nothing done).  ValueError for a
+    range outside buf."""
+
+def resident_pages(buf: NDArray[np.uint8] | memoryview, start: int, stop: int
+                   ) -> tuple[int, int]:
+    """(resident, pages): how many of the whole pages of buf[start:stop] are in memory
+    (mincore; resident -1 where it cannot tell).  ValueError for a range outside buf."""
