@@ -164,6 +164,86 @@ def test_errors_of_the_short_path_name_the_shard(tmp_path):
     assert info.value.key == key
 
 
+@pytest.mark.parametrize("compressed", [False, True])
+@pytest.mark.parametrize("index_location", ["start", "end"])
+@pytest.mark.parametrize("store_kind", ["local", "memory"])
+def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
+        tmp_path, monkeypatch, index_location, store_kind, compressed) -> None:
+    """Reading inner chunk by inner chunk: each one's stored bytes are read in one range,
+    straight into the output (raw) or to be decoded straight into it (zstd); edge and
+    missing inner chunks, and F order, as numpy."""
+    store = zarr3c.LocalStore(tmp_path) if store_kind == "local" else zarr3c.MemoryStore()
+    shape, inner = (9, 10, 6), (2, 5, 3)
+    data = np.arange(np.prod(shape), dtype="<i4").reshape(shape)
+    a = zarr3c.create_array(store, shape=shape, dtype="<i4", chunks=(4, 10, 6),
+                            codecs=[_codec(inner, index_location, compressed, dtype="<i4")],
+                            fill_value=-1)
+    a[...] = data
+    a[0:2, 5:10, 3:6] = -1  # an inner chunk of fill only: not stored
+    data[0:2, 5:10, 3:6] = -1
+    calls: list[list[tuple[int, int, int]]] = []
+    original = type(store)._read_ranges_into
+
+    def spy(self, requests, out):
+        calls.extend(ranges for _, ranges in requests)
+        return original(self, requests, out)
+
+    monkeypatch.setattr(type(store), "_read_ranges_into", spy)
+
+    def no_shard_reader(*args, **kwargs):
+        raise AssertionError("an inner chunk wanted whole went through the shard reader")
+
+    monkeypatch.setattr(sharding_indexed.ShardingCodec, "read_inner_chunks_into",
+                        no_shard_reader)
+    nbytes = int(np.prod(inner)) * 4
+    for i in range(0, 8, 2):  # (the last row of shards' inner chunks ends past the array)
+        for j in range(0, 10, 5):
+            for k in range(0, 6, 3):
+                box = (slice(i, i + 2), slice(j, j + 5), slice(k, k + 3))
+                calls.clear()
+                np.testing.assert_array_equal(a[box], data[box])
+                if (i, j, k) == (0, 5, 3):  # (missing: filled, nothing read)
+                    assert calls == []
+                    continue
+                ((start, stop, at),) = calls[-1]
+                assert at == 0 and (compressed or stop - start == nbytes)
+    f = zarr3c.open_array(store, mode="r", order="F") if store_kind == "local" else None
+    if f is not None:
+        got = f[2:4, 0:5, 3:6]
+        assert got.flags.f_contiguous
+        np.testing.assert_array_equal(got, data[2:4, 0:5, 3:6])
+
+
+def test_a_corrupt_inner_chunk_wanted_whole_is_an_error_naming_the_shard(tmp_path):
+    store = zarr3c.LocalStore(tmp_path)
+    a = zarr3c.create_array(store, shape=(8,), dtype="uint16", chunks=(8,),
+                            codecs=[_codec((4,), "start", compressed=True)])
+    a[...] = np.arange(8, dtype="uint16")
+    key = a.chunk_key((0,))
+    raw = bytearray(store.get(key))
+    index = a._sharding.decode_index(bytes(raw[:a._sharding.index_nbytes((8,))]), (8,))
+    offset, nbytes = (int(v) for v in index.entries[1])
+    raw[offset:offset + nbytes] = b"\xff" * nbytes  # no zstd frame
+    store.set(key, bytes(raw))
+    with pytest.raises(ChunkDecodeError) as info:
+        a[4:8]
+    assert info.value.key == key
+    np.testing.assert_array_equal(a[0:4], np.arange(4, dtype="uint16"))
+
+
+def test_a_truncated_raw_inner_chunk_wanted_whole_is_an_error_naming_the_shard(tmp_path):
+    store = zarr3c.LocalStore(tmp_path)
+    a = zarr3c.create_array(store, shape=(8,), dtype="uint16", chunks=(8,),
+                            codecs=[_codec((4,), "start")])
+    a[...] = np.arange(8, dtype="uint16")
+    key = a.chunk_key((0,))
+    store.set(key, store.get(key)[:-3])
+    with pytest.raises(ChunkDecodeError, match="outside the shard") as info:
+        a[4:8]
+    assert info.value.key == key
+    np.testing.assert_array_equal(a[0:4], np.arange(4, dtype="uint16"))
+
+
 @settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=40), st.one_of(

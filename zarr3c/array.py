@@ -870,10 +870,12 @@ class Array(Node):
         raw inner chunk it touches, all in one request straight into a staging buffer (with
         a probe of the furthest inner chunk's last byte: a truncated shard is the general
         path's to report), or the inner chunks read and decoded by the shard reader; one
-        copy call per inner chunk.  None when the box spans shards or a stored inner chunk is not as
-        expected: the general path (``_read_shard_boxes``) reads it then, and reports what
-        is wrong; also when the box touches more than :data:`_SHARD_BOX_MAX_INNER` inner
-        chunks (a large read: the general path bounds the bytes it holds at once)."""
+        copy call per inner chunk.  A box that is one whole inner chunk is read (raw) or
+        decoded straight into the output.  None when the box spans shards or a stored inner
+        chunk is not as expected: the general path (``_read_shard_boxes``) reads it then,
+        and reports what is wrong; also when the box touches more than
+        :data:`_SHARD_BOX_MAX_INNER` inner chunks (a large read: the general path bounds the
+        bytes it holds at once)."""
         ib = self._inner_box
         sharding = self._sharding
         assert ib is not None and sharding is not None
@@ -922,7 +924,19 @@ class Array(Node):
                 return None
             else:
                 stored.append((p, entry))
-        if stored and ib.raw:
+        chain = sharding._evolved_pipeline()
+        if len(parts) == 1 and stored and dst.nbytes == ib.nbytes and (
+                ib.raw or chain.can_decode_into):
+            # One inner chunk wanted whole (a read inner chunk by inner chunk): raw, its bytes
+            # are the output's, read straight into it; else they are decoded straight into
+            # it.  A shard cut short, or bytes that do not decode to the inner chunk, go to
+            # the general path, which reports them.
+            ((_, (offset, nbytes)),) = stored
+            into = dst if ib.raw else thread_scratch(nbytes, "stored")
+            got = self._store._read_ranges_into([(key, [(offset, offset + nbytes, 0)])], into)
+            if got[0] != nbytes or not (ib.raw or chain.decode_into(into, dst)):
+                return None
+        elif stored and ib.raw:
             # As _read_shard_boxes reads a shard's raw inner chunks: the spans, then the last
             # byte of the furthest inner chunk (in the shard, or a truncated shard).
             ranges: list[tuple[int, int, int]] = []
