@@ -24,7 +24,7 @@ nothing.  :func:`resident_pages` tells whether a buffer is fresh (``mincore``): 
 allocator reused takes no faults, and a helper would only cost its hand-off.
 """
 
-from libc.errno cimport EINTR, errno
+from libc.errno cimport EINTR, ENOSYS, errno
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from posix.fcntl cimport O_CLOEXEC, O_NONBLOCK, O_RDONLY
@@ -178,7 +178,7 @@ def populate(uint8_t[::1] buf, Py_ssize_t start, Py_ssize_t stop):
     cdef size_t lo, hi
     _whole_pages(buf, start, stop, &lo, &hi, "populate")
     if ZARR3C_MADV_POPULATE_WRITE < 0:
-        return 38  # ENOSYS
+        return ENOSYS
     cdef int result = 0
     if hi > lo:
         with nogil:
