@@ -150,18 +150,26 @@ def test_index_decoded_without_the_pipeline_matches_it(data):
     assert str(info.value) == f"sharding_indexed: shard index: {pipeline_info.value}"
 
 
-def test_errors_of_the_short_path_name_the_shard(tmp_path):
-    """A truncated shard read through the one-inner-chunk path names the key."""
+def _one_shard(tmp_path, compressed=False):
+    """An 8-element array in one shard of two inner chunks, index first: (store, array,
+    the shard's key)."""
     store = zarr3c.LocalStore(tmp_path)
     a = zarr3c.create_array(store, shape=(8,), dtype="uint16", chunks=(8,),
-                            codecs=[_codec((4,), "start")])
+                            codecs=[_codec((4,), "start", compressed)])
     a[...] = np.arange(8, dtype="uint16")
-    key = a.chunk_key((0,))
-    raw = store.get(key)
-    store.set(key, raw[:-3])
+    return store, a, a.chunk_key((0,))
+
+
+@pytest.mark.parametrize("box", [slice(5, 6), slice(4, 8)], ids=["part", "whole-inner"])
+def test_errors_of_the_short_path_name_the_shard(tmp_path, box):
+    """A truncated shard read through the one-inner-chunk path names the key (a part of
+    the cut inner chunk, or all of it, read straight into the output)."""
+    store, a, key = _one_shard(tmp_path)
+    store.set(key, store.get(key)[:-3])
     with pytest.raises(ChunkDecodeError, match="outside the shard") as info:
-        a[5:6]
+        a[box]
     assert info.value.key == key
+    np.testing.assert_array_equal(a[0:4], np.arange(4, dtype="uint16"))
 
 
 @pytest.mark.parametrize("compressed", [False, True])
@@ -215,30 +223,13 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
 
 
 def test_a_corrupt_inner_chunk_wanted_whole_is_an_error_naming_the_shard(tmp_path):
-    store = zarr3c.LocalStore(tmp_path)
-    a = zarr3c.create_array(store, shape=(8,), dtype="uint16", chunks=(8,),
-                            codecs=[_codec((4,), "start", compressed=True)])
-    a[...] = np.arange(8, dtype="uint16")
-    key = a.chunk_key((0,))
+    store, a, key = _one_shard(tmp_path, compressed=True)
     raw = bytearray(store.get(key))
     index = a._sharding.decode_index(bytes(raw[:a._sharding.index_nbytes((8,))]), (8,))
     offset, nbytes = (int(v) for v in index.entries[1])
     raw[offset:offset + nbytes] = b"\xff" * nbytes  # no zstd frame
     store.set(key, bytes(raw))
     with pytest.raises(ChunkDecodeError) as info:
-        a[4:8]
-    assert info.value.key == key
-    np.testing.assert_array_equal(a[0:4], np.arange(4, dtype="uint16"))
-
-
-def test_a_truncated_raw_inner_chunk_wanted_whole_is_an_error_naming_the_shard(tmp_path):
-    store = zarr3c.LocalStore(tmp_path)
-    a = zarr3c.create_array(store, shape=(8,), dtype="uint16", chunks=(8,),
-                            codecs=[_codec((4,), "start")])
-    a[...] = np.arange(8, dtype="uint16")
-    key = a.chunk_key((0,))
-    store.set(key, store.get(key)[:-3])
-    with pytest.raises(ChunkDecodeError, match="outside the shard") as info:
         a[4:8]
     assert info.value.key == key
     np.testing.assert_array_equal(a[0:4], np.arange(4, dtype="uint16"))
