@@ -394,3 +394,28 @@ def test_page_calls_refuse_read_only_buffers() -> None:
     for fn in (fileio.populate, fileio.resident_pages):
         with pytest.raises(ValueError):
             fn(buf, 0, 8192)
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 20_000), st.integers(0, 24_000))
+def test_a_tail_read_agrees_with_reading_through_os(tmp_path_factory, size: int,
+                                                    room: int) -> None:
+    path = tmp_path_factory.mktemp("f") / "shard"
+    path.write_bytes(np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8)
+                     .tobytes())
+    got = np.full(room + 16, GUARD, dtype=np.uint8)
+    want = got.copy()
+    assert fileio.read_tail_into(bytes(path), got[:room]) == \
+        ref.read_tail_into(bytes(path), want[:room])
+    assert got.tobytes() == want.tobytes()  # (the guard bytes past the buffer included)
+
+
+def test_a_tail_read_of_what_is_not_a_regular_file(tmp_path) -> None:
+    buf = np.full(8, GUARD, dtype=np.uint8)
+    missing = bytes(tmp_path / "missing")
+    assert fileio.read_tail_into(missing, buf) == (errno.ENOENT, 0, -1)
+    assert fileio.read_tail_into(bytes(tmp_path), buf) == (0, 0, -1)
+    assert ref.read_tail_into(missing, buf) == (errno.ENOENT, 0, -1)
+    assert ref.read_tail_into(bytes(tmp_path), buf) == (0, 0, -1)
+    assert (buf == GUARD).all()

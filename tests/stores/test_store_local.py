@@ -1007,9 +1007,9 @@ def test_one_call_reads_agree_with_the_os_path(tmp_path_factory: pytest.TempPath
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 sizes: list[int],
                                                 requests: list[tuple[int, list[Any]]]) -> None:
-    """``_read_ranges_into`` and ``_read_value_into`` give the same counts and bytes, and
-    say "missing" for the same keys, whether files are read by the ``fileio`` kernel or
-    through ``os`` calls."""
+    """``_read_ranges_into``, ``_read_value_into`` and ``_read_tail_into`` give the same
+    counts and bytes, and say "missing" for the same keys, whether files are read by the
+    ``fileio`` kernel or through ``os`` calls."""
     store = LocalStore(tmp_path_factory.mktemp("fileio"))
     rng = np.random.default_rng(len(sizes))
     keys = [f"k/{i}" for i in range(len(sizes))] + ["k/missing", "k"]
@@ -1032,6 +1032,9 @@ def test_one_call_reads_agree_with_the_os_path(tmp_path_factory: pytest.TempPath
         for key in keys:
             value = np.full(4096, 0xEE, dtype=np.uint8)
             whole.append((store._read_value_into(key, value), value.tobytes()))
+            for n in (0, 1, 2500, 6000):  # the tail: a shard index at the end
+                tail = np.full(n + 8, 0xEE, dtype=np.uint8)
+                whole.append((store._read_tail_into(key, tail[:n]), tail.tobytes()))
         return counts, out.tobytes(), whole
 
     kernel = local_module._fileio
@@ -1048,4 +1051,6 @@ def test_one_call_reads_of_special_files_are_missing_without_blocking(store: Loc
     assert store._read_ranges_into([("pipe", [(0, 4, 0)]), ("zarr.json", [(0, 2, 4)])],
                                    out) == [None, 2]
     assert out[4:6].tobytes() == b"{}"
+    assert store._read_tail_into("pipe", out[:4]) is None
+    assert store._read_tail_into("zarr.json", out[:1]) == 1 and out[0] == ord("}")
     assert store._read_value_into("pipe", out) is None

@@ -741,3 +741,19 @@ def resident_pages(buf: NDArray[np.uint8], start: int, stop: int) -> tuple[int, 
     lo, hi = _whole_pages(buf, start, stop, "resident_pages")
     pages = (hi - lo) // mmap.PAGESIZE
     return pages, pages
+
+
+def read_tail_into(path: bytes, buf: Any) -> tuple[int, int, int]:
+    """fileio.read_tail_into through ``os``: the last ``len(buf)`` bytes (all of a shorter
+    file) into the start of ``buf``."""
+    out = np.frombuffer(buf, dtype=np.uint8) if not isinstance(buf, np.ndarray) else buf
+    try:
+        size = os.stat(path).st_size if stat.S_ISREG(os.stat(path).st_mode) else -1
+    except OSError as exc:
+        return exc.errno or -1, 0, -1
+    if size < 0:
+        return 0, 0, -1
+    start = max(0, size - out.size)
+    return read_ranges_into(path, out, np.array([start], dtype=np.int64),
+                            np.array([start + min(out.size, size)], dtype=np.int64),
+                            np.array([0], dtype=np.int64))

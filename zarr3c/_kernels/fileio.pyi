@@ -8,6 +8,10 @@ def read_range_into(
 ) -> tuple[int, int, int]:
     """read_ranges_into of the one range [start, stop) to buf[at:]."""
 
+def read_tail_into(path: bytes, buf: NDArray[np.uint8] | memoryview) -> tuple[int, int, int]:
+    """The last len(buf) bytes of the file into buf (all of a shorter file, into its
+    start): (errno, bytes read, file size) as read_ranges_into; GIL released once."""
+
 def read_ranges_into(
     path: bytes,
     buf: NDArray[np.uint8] | memoryview,

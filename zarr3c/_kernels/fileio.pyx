@@ -39,7 +39,7 @@ from zarr3c._kernels.copy cimport check_element_runs, copy_element_run, take_run
 import numpy as np
 
 __all__ = ["populate", "read_files_elements", "read_files_ranges_into", "read_range_into",
-           "read_ranges_into", "resident_pages"]
+           "read_ranges_into", "read_tail_into", "resident_pages"]
 
 cdef extern from *:
     """
@@ -63,13 +63,15 @@ cdef enum:
 
 cdef int _read_core(const char* c_path, uint8_t* dst, Py_ssize_t room, const int64_t* starts,
                     const int64_t* stops, const int64_t* ats, Py_ssize_t n, int64_t* got,
-                    int64_t* size) noexcept nogil:
+                    int64_t* size, bint tail=False) noexcept nogil:
     """open, fstat, the preads, close: errno (0 on success), or _CHANGED; ``size`` -1 if
     not a regular file.  The caller checked the ranges against the ``room`` bytes of
-    ``dst``; each is checked again as it is read, since the arrays may change meanwhile."""
+    ``dst``; each is checked again as it is read, since the arrays may change meanwhile.
+    With ``tail``, the ranges count from ``room`` bytes before the file's end (from its
+    start in a file shorter than that)."""
     cdef int fd, err = 0
     cdef struct_stat st
-    cdef int64_t start, stop, at, k
+    cdef int64_t start, stop, at, k, shift = 0
     cdef Py_ssize_t i
     got[0] = 0
     size[0] = -1
@@ -80,11 +82,15 @@ cdef int _read_core(const char* c_path, uint8_t* dst, Py_ssize_t room, const int
         err = errno
     elif S_ISREG(st.st_mode):
         size[0] = st.st_size
+        if tail and size[0] > room:
+            shift = size[0] - room
         for i in range(n):
             start, stop, at = starts[i], stops[i], ats[i]
             if start < 0 or stop < start or at < 0 or stop - start > room - at:
                 err = _CHANGED
                 break
+            start += shift
+            stop += shift
             if stop > size[0]:
                 stop = size[0]
             while start < stop:
@@ -196,6 +202,23 @@ def read_range_into(bytes path, uint8_t[::1] buf, int64_t start, int64_t stop, i
     cdef int64_t got, size
     with nogil:
         err = _read_core(c_path, dst, buf.shape[0], &start, &stop, &at, 1, &got, &size)
+    return err, got, size
+
+
+def read_tail_into(bytes path, uint8_t[::1] buf):
+    """Read the last ``len(buf)`` bytes of the file at ``path`` into ``buf`` (all of a
+    shorter file, into its start), in one call that releases the GIL once: a shard index
+    at the end of its shard.
+
+    Returns ``(errno, bytes read, file size)`` as :func:`read_ranges_into`: the read is
+    whole when the bytes read equal ``min(len(buf), size)``.
+    """
+    cdef const char* c_path = path
+    cdef uint8_t* dst = &buf[0] if buf.shape[0] else NULL
+    cdef int err
+    cdef int64_t start = 0, stop = buf.shape[0], at = 0, got, size
+    with nogil:
+        err = _read_core(c_path, dst, buf.shape[0], &start, &stop, &at, 1, &got, &size, True)
     return err, got, size
 
 

@@ -143,6 +143,13 @@ class StoreRanges:
                  ) -> Sequence[bytes | bytearray | memoryview | None]:
         return self.store.get_partial_values([(self.key, r) for r in ranges])
 
+    def tail(self, n: int) -> np.ndarray | None:
+        """The value's last ``n`` bytes (all of a shorter value), in fresh memory; None if
+        the key is missing."""
+        buf = np.empty(n, dtype=np.uint8)
+        got = self.store._read_tail_into(self.key, buf)
+        return None if got is None else buf[:got]
+
     def into(self, ranges: Sequence[tuple[int, int]]) -> list[np.ndarray] | None:
         """The ``(start, length)`` ranges, read one after another into this thread's
         scratch memory (valid until its next such read): a view of each.  None if the store
@@ -1084,7 +1091,10 @@ class ShardingCodec(ArrayBytesCodec):
                 return self._decode_index_from_shard(as_byte_array(whole), shard_shape)
             except ChunkDecodeError as exc:
                 raise _renamed(exc, key)  # noqa: B904 - its cause is set
-        (raw,) = get_ranges([layout.index_range])
+        if isinstance(get_ranges, StoreRanges) and self.index_location == "end":
+            raw: Any = get_ranges.tail(n)  # (one call where the store can)
+        else:
+            (raw,) = get_ranges([layout.index_range])
         if raw is None:
             return None
         try:

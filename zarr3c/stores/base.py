@@ -441,6 +441,27 @@ class Store(ABC):
             result.append(got)
         return result
 
+    def _read_tail_into(self, key: str, out: Any) -> int | None:
+        """Copy the last ``len(out)`` bytes of the value at ``key`` into a writable buffer
+        (all of a shorter value, into its start) (internal): a shard index at the end.
+        Returns the number of bytes copied, or None when the key is missing.  The default
+        is one :meth:`get_partial_values` call; LocalStore reads the file in one call.
+
+        Raises
+        ------
+        InvalidKeyError
+            If the key is malformed.
+        """
+        view = memoryview(out).cast("B")
+        if not view.nbytes:
+            return 0 if self.exists(key) else None
+        (value,) = self.get_partial_values([(key, (-view.nbytes, None))])
+        if value is None:
+            return None
+        src = memoryview(value).cast("B")
+        view[:src.nbytes] = src
+        return src.nbytes
+
     def _read_value_into(self, key: str, out: Any) -> int | None:
         """Copy the value at ``key`` into the start of a writable buffer, as much of it as
         fits (internal).  Returns the value's size (more than ``out`` holds when it did not

@@ -649,6 +649,22 @@ class LocalStore(Store):
             return _map_batched_parts(_read_into_items, items)
         return _map_batched(_read_into_item, items)
 
+    def _read_tail_into(self, key: str, out: Any) -> int | None:
+        # One call without the GIL (open, fstat, pread, close), where it can: through ``os``
+        # each of the four gives it up and takes it back.
+        view = memoryview(out).cast("B")
+        # (no bounce: an index is small, and where the tail starts is not known before)
+        encoded = None if _fileio is None or view.readonly else _one_call_path(
+            self._path(key), (), None)
+        if encoded is not None:
+            try:
+                done = _one_call_outcome(*_fileio.read_tail_into(encoded, view))
+            except (ValueError, TypeError, BufferError):  # not a byte buffer
+                done = _RETRY
+            if done is not _RETRY:
+                return None if done is None else done[0]
+        return super()._read_tail_into(key, out)
+
     def _read_value_into(self, key: str, out: Any) -> int | None:
         # One open and one read (two would be the range and a size probe).
         if not _HAVE_PREADV:
