@@ -163,3 +163,20 @@ def test_run_beside_starts_nothing_on_one_thread_or_in_a_worker() -> None:
     finally:
         set_num_threads(None)
     assert ran == []
+
+
+def test_run_beside_gives_up_quietly_when_the_pool_is_being_replaced(monkeypatch) -> None:
+    """set_num_threads in another thread shuts the old pool down: a helper asked of it is
+    not started, and the caller goes on without it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from zarr3c import concurrency
+
+    closed = ThreadPoolExecutor(1)
+    closed.shutdown()
+    monkeypatch.setattr(concurrency, "_executor", lambda: closed)
+    set_num_threads(2)
+    try:
+        assert concurrency.run_beside(print, "never") is None
+    finally:
+        set_num_threads(None)

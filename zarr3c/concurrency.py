@@ -212,7 +212,10 @@ def run_beside(fn: Callable[..., Any], *args: Any) -> Beside | None:
     thread or in a pool worker (whose pool threads are busy with the same fan-out)."""
     if get_num_threads() < 2 or in_worker():
         return None
-    return Beside(_executor().submit(fn, *args))
+    try:
+        return Beside(_executor().submit(fn, *args))
+    except RuntimeError:  # the pool was shut down meanwhile (set_num_threads): no help
+        return None
 
 
 #: map_parts' parts per thread: enough that a slow part does not hold the others up
