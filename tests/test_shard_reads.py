@@ -222,6 +222,35 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
         np.testing.assert_array_equal(got, data[2:4, 0:5, 3:6])
 
 
+@pytest.mark.parametrize("store_kind", ["local", "memory"])
+def test_a_shard_index_at_the_end_is_read_as_the_shard_s_tail(tmp_path, monkeypatch,
+                                                               store_kind) -> None:
+    """StoreRanges reads a lone suffix (the index) through Store._read_tail_into: one call
+    per shard read, whatever the store; a shard shorter than its index is an error naming
+    it, and reads as numpy otherwise."""
+    store = zarr3c.LocalStore(tmp_path) if store_kind == "local" else zarr3c.MemoryStore()
+    data = np.arange(16, dtype="uint16")
+    a = zarr3c.create_array(store, shape=(16,), dtype="uint16", chunks=(8,),
+                            codecs=[_codec((4,), "end")])
+    a[...] = data
+    tails: list[tuple[str, int]] = []
+    real = type(store)._read_tail_into
+
+    def spy(self, key, out):
+        tails.append((key, len(out)))
+        return real(self, key, out)
+
+    monkeypatch.setattr(type(store), "_read_tail_into", spy)
+    np.testing.assert_array_equal(a[5:6], data[5:6])
+    index_n = a._sharding.index_nbytes((8,))
+    assert tails == [(a.chunk_key((0,)), index_n)]
+    key = a.chunk_key((1,))
+    store.set(key, store.get(key)[-index_n + 1:])
+    with pytest.raises(ChunkDecodeError, match="shorter than its index") as info:
+        a[12:13]
+    assert info.value.key == key
+
+
 def test_a_corrupt_inner_chunk_wanted_whole_is_an_error_naming_the_shard(tmp_path):
     store, a, key = _one_shard(tmp_path, compressed=True)
     raw = bytearray(store.get(key))

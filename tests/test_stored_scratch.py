@@ -193,7 +193,7 @@ def test_raw_inner_chunks_read_for_points_go_to_scratch(tmp_path, monkeypatch) -
     a[...] = data
     into: list[int] = []
     fresh: list[tuple[int, int | None]] = []
-    real_into, real_call, real_tail = StoreRanges.into, StoreRanges.__call__, StoreRanges.tail
+    real_into, real_call = StoreRanges.into, StoreRanges.__call__
 
     def spy_into(self, ranges):  # noqa: ANN001, ANN202 - the spy
         into.append(sum(n for _, n in ranges))
@@ -203,13 +203,8 @@ def test_raw_inner_chunks_read_for_points_go_to_scratch(tmp_path, monkeypatch) -
         fresh.extend(ranges)
         return real_call(self, ranges)
 
-    def spy_tail(self, n):  # noqa: ANN001, ANN202 - the spy
-        fresh.append((-n, None))
-        return real_tail(self, n)
-
     monkeypatch.setattr(StoreRanges, "into", spy_into)
     monkeypatch.setattr(StoreRanges, "__call__", spy_call)
-    monkeypatch.setattr(StoreRanges, "tail", spy_tail)
     rng = np.random.default_rng(4)
     rows, cols = rng.integers(0, 64, 500), rng.integers(0, 48, 500)
     np.testing.assert_array_equal(a.vindex[rows, cols], data[rows, cols])

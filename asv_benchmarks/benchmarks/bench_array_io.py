@@ -8,6 +8,8 @@ temporary directory in ``setup``:
 - ``WriteAll.time_write_all``: ``a[...] = src`` (each sample overwrites the same chunks);
 - ``Read.time_read_all``: ``a[...]``;
 - ``Read.time_read_chunks``: every read unit (chunk, or inner chunk when sharded), in C order;
+- ``KeptChunkReads.time_read_chunks_kept``: every chunk of the chunked layout, the outputs
+  all kept (fresh memory), with their page faults taken beside the read or not;
 - ``Read.time_random_reads``: 1,000 random 4^3 boxes, one after another;
 - ``Read.time_random_reads_batched``: the same boxes in one ``a.get_many`` call;
 - ``Read.time_vindex``: ``a.vindex`` of 10^5 random points;
@@ -245,6 +247,49 @@ class Read:
 
     def time_oindex(self, compression: str, layout: str) -> None:
         self.arr.oindex[self.orthogonal]
+
+
+class KeptChunkReads:
+    """Every 64^3 chunk of the chunked cube read by ``a[box]`` into outputs that are all
+    kept (as the peer script's ``read_chunks`` does: fresh memory, 128 page faults per
+    512 KiB output), on 2 threads, with the output's pages faulted in beside the read by a
+    pool thread (``helper`` = ``beside``, the default) or not (``off``)."""
+
+    params = (COMPRESSIONS, ["beside", "off"])
+    param_names: ClassVar[list[str]] = ["compression", "helper"]
+    number = 1
+    repeat = (3, 10, 10.0)
+    timeout = 300.0
+
+    def setup(self, compression: str, helper: str) -> None:
+        from zarr3c import array as array_module
+        from zarr3c.concurrency import get_num_threads, set_num_threads
+
+        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
+        try:
+            create(os.path.join(self.tmp, "a"), compression, "chunked")[...] = source()
+            self.arr = zarr3c.open_array(zarr3c.LocalStore(os.path.join(self.tmp, "a")),
+                                         mode="r")
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        self.sels = read_units("chunked")
+        self._module, self._populate = array_module, array_module.populate_beside
+        if helper == "off":
+            array_module.populate_beside = lambda *args: None
+        self._threads = get_num_threads()
+        set_num_threads(2)
+
+    def teardown(self, compression: str, helper: str) -> None:
+        from zarr3c.concurrency import set_num_threads
+
+        self._module.populate_beside = self._populate
+        set_num_threads(self._threads)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def time_read_chunks_kept(self, compression: str, helper: str) -> None:
+        arr = self.arr
+        [arr[sel] for sel in self.sels]
 
 
 class Memory(_FreshArray):

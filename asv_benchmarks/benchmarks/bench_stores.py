@@ -32,6 +32,7 @@ class LocalStoreSuite:
             ("array/shard", (i * 4096, 4096)) for i in range(0, 256, 4)
         ]
         self.ranges.append(("array/shard", (-256 * 16, None)))
+        self.index = empty_aligned(256 * 16)
         self.aligned = empty_aligned(MIB + 4096)
         self.small_keys = [f"small/c/{i // 8}/{i % 8}" for i in range(64)]
         for key in self.small_keys:
@@ -62,6 +63,16 @@ class LocalStoreSuite:
 
     def time_get_many_64_small(self) -> None:
         self.store.get_many(self.small_keys)
+
+    def time_read_shard_index_as_tail(self) -> None:
+        # A shard index at the end, as the sharding codec reads it: the file's last bytes in
+        # one call without the GIL (Store._read_tail_into) ...
+        self.store._read_tail_into("array/shard", self.index)
+
+    def time_read_shard_index_through_os(self) -> None:
+        # ... against the suffix through get_partial_values (open, fstat, pread, close
+        # through os, a bytes object back).
+        self.store.get_partial_values([("array/shard", (-256 * 16, None))])
 
     def time_get_64_small_one_by_one(self) -> None:
         get = self.store.get

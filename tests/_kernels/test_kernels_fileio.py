@@ -96,6 +96,25 @@ def test_a_range_outside_the_buffer_is_refused_before_any_read(tmp_path, ranges,
                                 np.zeros(1, dtype=np.int64), np.zeros(2, dtype=np.int64))
 
 
+def test_a_path_with_a_nul_byte_is_refused_before_any_read(tmp_path) -> None:
+    """C would stop at the NUL and open another file: here, the one before it."""
+    (tmp_path / "chunk").write_bytes(bytes(range(20)))
+    path = bytes(tmp_path / "chunk") + b"\0.tmp"
+    buf = np.full(8, GUARD, dtype=np.uint8)
+    one = np.zeros(1, dtype=np.int64)
+    calls = [
+        ("read_range_into", lambda: fileio.read_range_into(path, buf, 0, 4, 0)),
+        ("read_ranges_into", lambda: fileio.read_ranges_into(path, buf, one, one + 4, one)),
+        ("read_ranges_into", lambda: fileio.read_ranges_into(path, buf, one[:0], one[:0],
+                                                             one[:0])),
+        ("read_tail_into", lambda: fileio.read_tail_into(path, buf)),
+    ]
+    for name, call in calls:
+        with pytest.raises(ValueError, match=f"{name}: the path holds a NUL byte"):
+            call()
+    assert (buf == GUARD).all()
+
+
 def test_read_only_buffers_are_refused(tmp_path) -> None:
     path = tmp_path / "chunk"
     path.write_bytes(b"abc")

@@ -439,6 +439,16 @@ def test_decompress_pieces_equals_decoding_then_copying_each_chunk(c: dict[str, 
     _same_outcome(kernel, lambda dst: _pieces_reference(c, dst), c["dst_len"])
 
 
+def _refuses_each(call: Any, good: dict[str, Any], bad: list[dict[str, Any]],
+                  dst: np.ndarray) -> None:
+    """Each change of ``good`` alone makes ``call(**args)`` raise ValueError before
+    anything is written to ``dst`` (filled with 0xEE)."""
+    for change in bad:
+        with pytest.raises(ValueError):
+            call(**{**good, **change})
+        assert (dst == 0xEE).all(), change
+
+
 def test_decompress_pieces_refuses_bad_arguments_before_decoding() -> None:
     frame = numcodecs.zstd.compress(bytes(range(16)), 1)
     one, row = np.zeros(1, I64), np.ones((1, 1), I64)
@@ -460,10 +470,7 @@ def test_decompress_pieces_refuses_bad_arguments_before_decoding() -> None:
         dict(dst_strides=np.ones((2, 1), I64)),          # a row per piece
         dict(itemsize=0),
     ]
-    for change in bad:
-        with pytest.raises(ValueError):  # (one change at a time)
-            zstd_ctx.decompress_pieces(*{**good, **change}.values())
-        assert (dst == 0xEE).all(), change
+    _refuses_each(lambda **args: zstd_ctx.decompress_pieces(*args.values()), good, bad, dst)
     with pytest.raises(TypeError):  # frames must be a list
         zstd_ctx.decompress_pieces(*{**good, "frames": (frame,)}.values())
 
@@ -533,10 +540,8 @@ def test_decompress_elements_refuses_bad_arguments_before_decoding() -> None:
         dict(dst_offsets=np.zeros(3, I64)),                         # lengths differ
         dict(itemsize=0),
     ]
-    for change in bad:
-        with pytest.raises(ValueError):  # (one change at a time)
-            zstd_ctx.decompress_elements(*{**good, **change}.values())
-        assert (dst == 0xEE).all(), change
+    _refuses_each(lambda **args: zstd_ctx.decompress_elements(*args.values()), good, bad,
+                  dst)
 
 
 @st.composite
@@ -647,7 +652,4 @@ def test_decompress_outer_refuses_bad_arguments_before_decoding() -> None:
         dict(checked_slen=17),                                # scratch shorter than checked
         dict(checked_dlen=17),                                # dst likewise
     ]
-    for change in bad:
-        with pytest.raises(ValueError):  # (one change at a time)
-            _decompress_outer(**{**good, **change})
-        assert (dst == 0xEE).all(), change
+    _refuses_each(_decompress_outer, good, bad, dst)

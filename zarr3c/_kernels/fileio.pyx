@@ -193,10 +193,20 @@ def populate(uint8_t[::1] buf, Py_ssize_t start, Py_ssize_t stop):
     return result
 
 
+cdef const char* _c_path(str fn, bytes path, str which) except NULL:
+    """``path`` as a C string; ValueError if it holds a NUL byte (C would stop at it and
+    open another file)."""
+    if path is None:
+        raise TypeError(f"{fn}: a path is bytes, not None")
+    if b"\0" in path:
+        raise ValueError(f"{fn}: {which} holds a NUL byte")
+    return path
+
+
 def read_range_into(bytes path, uint8_t[::1] buf, int64_t start, int64_t stop, int64_t at):
     """:func:`read_ranges_into` of the one range ``[start, stop)`` to ``buf[at:]``."""
     _check_range(0, start, stop, at, buf.shape[0])
-    cdef const char* c_path = path
+    cdef const char* c_path = _c_path("read_range_into", path, "the path")
     cdef uint8_t* dst = &buf[0] if buf.shape[0] else NULL
     cdef int err
     cdef int64_t got, size
@@ -213,7 +223,7 @@ def read_tail_into(bytes path, uint8_t[::1] buf):
     Returns ``(errno, bytes read, file size)`` as :func:`read_ranges_into`: the read is
     whole when the bytes read equal ``min(len(buf), size)``.
     """
-    cdef const char* c_path = path
+    cdef const char* c_path = _c_path("read_tail_into", path, "the path")
     cdef uint8_t* dst = &buf[0] if buf.shape[0] else NULL
     cdef int err
     cdef int64_t start = 0, stop = buf.shape[0], at = 0, got, size
@@ -234,7 +244,8 @@ def read_ranges_into(bytes path, uint8_t[::1] buf, const int64_t[::1] starts,
     ------
     ValueError
         If the three arrays differ in length, a range has ``start < 0``, ``stop < start``
-        or ``at < 0``, or would reach past the end of ``buf``.
+        or ``at < 0``, or would reach past the end of ``buf``; or ``path`` holds a NUL
+        byte.
     """
     cdef Py_ssize_t n = starts.shape[0], i
     if stops.shape[0] != n or ats.shape[0] != n:
@@ -242,9 +253,9 @@ def read_ranges_into(bytes path, uint8_t[::1] buf, const int64_t[::1] starts,
             f"read_ranges_into: {n} starts, {stops.shape[0]} stops and {ats.shape[0]} ats")
     for i in range(n):
         _check_range(i, starts[i], stops[i], ats[i], buf.shape[0])
+    cdef const char* c_path = _c_path("read_ranges_into", path, "the path")
     if n == 0:
         return read_range_into(path, buf, 0, 0, 0)
-    cdef const char* c_path = path
     cdef uint8_t* dst = &buf[0] if buf.shape[0] else NULL
     cdef int err
     cdef int64_t got, size
@@ -280,10 +291,8 @@ cdef class _Files:
         take_runs(fn, "file", self.runs, starts, stops, n, limit)
         for k in range(n):
             path = paths[k]
-            if b"\0" in path:  # (C would stop at it and open another file)
-                raise ValueError(f"{fn}: path {k} holds a NUL byte")
+            self.paths[k] = _c_path(fn, path, f"path {k}")
             self.held.append(path)
-            self.paths[k] = path
 
     cdef int take_sizes(self, str fn, const int64_t[::1] sizes, Py_ssize_t room) except -1:
         """Each file's expected size, checked to fit ``room`` bytes."""

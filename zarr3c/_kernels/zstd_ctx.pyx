@@ -26,7 +26,7 @@ for points (``copy.copy_elements``), :func:`decompress_outer` for outer products
 import threading
 
 from libc.stdint cimport int64_t, uint8_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from zarr3c._kernels.copy cimport (
@@ -227,23 +227,34 @@ def decompress_prefix_into(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t 
 cdef class _Batch:
     """The frames of a batch call as pointers and sizes (their buffers held while it
     lives), and each frame's ``[start, stop)`` run of pieces or elements, checked to lie in
-    ``[0, limit]``: private copies, which the calls read without the GIL."""
+    ``[0, limit]``: private copies, which the calls read without the GIL; and the scratch
+    buffer the frames decode into, which must not be empty.  :meth:`decode` decodes a frame
+    into it, :meth:`left` lists the frames that did not decode."""
     cdef list views
     cdef const uint8_t** srcs
     cdef size_t* sizes
     cdef int64_t* runs
+    cdef uint8_t* failed
     cdef Py_ssize_t n
+    cdef uint8_t[::1] scratch
+    cdef uint8_t* sp
+    cdef size_t slen
 
     def __cinit__(self, str fn, list frames, const int64_t[::1] starts not None,
-                  const int64_t[::1] stops not None, Py_ssize_t limit):
+                  const int64_t[::1] stops not None, Py_ssize_t limit,
+                  uint8_t[::1] scratch not None):
         cdef Py_ssize_t k, n = len(frames)
         cdef const uint8_t[::1] frame
+        if scratch.shape[0] == 0:
+            raise ValueError(f"{fn}: scratch is empty")
+        self.scratch, self.sp, self.slen = scratch, &scratch[0], scratch.shape[0]
         self.n = n
         self.views = []
         self.srcs = <const uint8_t**>malloc((n + 1) * sizeof(uint8_t*))
         self.sizes = <size_t*>malloc((n + 1) * sizeof(size_t))
         self.runs = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
-        if self.srcs == NULL or self.sizes == NULL or self.runs == NULL:
+        self.failed = <uint8_t*>calloc(n + 1, 1)
+        if self.srcs == NULL or self.sizes == NULL or self.runs == NULL or self.failed == NULL:
             raise MemoryError(fn)
         take_runs(fn, "frame", self.runs, starts, stops, n, limit)
         for k in range(n):
@@ -256,15 +267,24 @@ cdef class _Batch:
         free(self.srcs)
         free(self.sizes)
         free(self.runs)
+        free(self.failed)
 
+    cdef bint decode(self, void* dctx, Py_ssize_t k) noexcept nogil:
+        """Whether frame ``k`` decodes to exactly the scratch buffer's size, into it (if
+        not, it is marked left)."""
+        cdef size_t result
+        if self.sizes[k] == 0:  # no frame at all
+            self.failed[k] = 1
+            return False
+        result = _decompress_dctx(dctx, self.sp, self.slen, self.srcs[k], self.sizes[k])
+        if _is_error(result) or result != self.slen:
+            self.failed[k] = 1
+            return False
+        return True
 
-cdef inline bint _decodes_to(void* dctx, uint8_t* dst, size_t size, const uint8_t* src,
-                             size_t src_size) noexcept nogil:
-    """Whether the frames ``src`` decode to exactly ``size`` bytes, into ``dst``."""
-    if src_size == 0:  # no frame at all
-        return False
-    cdef size_t result = _decompress_dctx(dctx, dst, size, src, src_size)
-    return not _is_error(result) and result == size
+    cdef list left(self):
+        """The frames :meth:`decode` marked: none of their parts were copied."""
+        return [k for k in range(self.n) if self.failed[k]]
 
 
 def decompress_pieces(
@@ -299,15 +319,13 @@ def decompress_pieces(
     cdef _DCtx ctx = _thread_ctx()
     cdef Py_ssize_t npieces = src_offsets.shape[0], ndim = src_strides.shape[0], k
     cdef Py_ssize_t changed = -1
-    cdef _Batch batch = _Batch("decompress_pieces", frames, piece_starts, piece_stops, npieces)
+    cdef _Batch batch = _Batch("decompress_pieces", frames, piece_starts, piece_stops, npieces,
+                               scratch)
     _check_pieces("decompress_pieces", npieces, dst_offsets, dst_strides, shapes, ndim)
     if itemsize < 1:
         raise ValueError(f"decompress_pieces: itemsize = {itemsize} must be >= 1")
-    cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
-    if slen == 0:
-        raise ValueError("decompress_pieces: scratch is empty")
+    cdef Py_ssize_t slen = batch.slen, dlen = dst.shape[0]
     cdef uint8_t[::1] live = bytearray(npieces + 1)
-    cdef uint8_t[::1] failed = bytearray(batch.n + 1)
     # (private copies: the arrays may change while the GIL is released; see copy_live_pieces)
     cdef int64_t sst[MAX_NDIM]
     if ndim:
@@ -320,20 +338,18 @@ def decompress_pieces(
     for k in range(batch.n):
         check_pieces("decompress_pieces", runs[2 * k], runs[2 * k + 1], sop, sst, slen, dop,
                      dsp, shp, dlen, ndim, itemsize, &live[0])
-    cdef uint8_t* sp = &scratch[0]
     cdef uint8_t* dp = &dst[0] if dlen else NULL
     with nogil:
         for k in range(batch.n):
-            if not _decodes_to(ctx.ptr, sp, slen, batch.srcs[k], batch.sizes[k]):
-                failed[k] = 1
-                continue
-            changed = copy_live_pieces(sp, slen, sop, sst, dp, dlen, dop, dsp, shp,
-                                       runs[2 * k], runs[2 * k + 1], ndim, itemsize, &live[0])
-            if changed >= 0:
-                break
+            if batch.decode(ctx.ptr, k):
+                changed = copy_live_pieces(batch.sp, slen, sop, sst, dp, dlen, dop, dsp, shp,
+                                           runs[2 * k], runs[2 * k + 1], ndim, itemsize,
+                                           &live[0])
+                if changed >= 0:
+                    break
     if changed >= 0:
         raise ValueError(f"decompress_pieces: piece {changed} changed during the call")
-    return [k for k in range(batch.n) if failed[k]]
+    return batch.left()
 
 
 def decompress_elements(
@@ -362,28 +378,24 @@ def decompress_elements(
     """
     cdef _DCtx ctx = _thread_ctx()
     cdef Py_ssize_t nelements = src_offsets.shape[0], k, bad = -1
-    cdef _Batch batch = _Batch("decompress_elements", frames, run_starts, run_stops, nelements)
-    cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
-    if slen == 0:
-        raise ValueError("decompress_elements: scratch is empty")
+    cdef _Batch batch = _Batch("decompress_elements", frames, run_starts, run_stops, nelements,
+                               scratch)
+    cdef Py_ssize_t slen = batch.slen, dlen = dst.shape[0]
     check_element_runs("decompress_elements", "frame", batch.runs, batch.n, src_offsets,
                        dst_offsets, NULL, slen, dlen, itemsize, "scratch")
     cdef const int64_t* sop = &src_offsets[0] if nelements else NULL
     cdef const int64_t* dop = &dst_offsets[0] if nelements else NULL
-    cdef uint8_t[::1] failed = bytearray(batch.n + 1)
-    cdef uint8_t* sp = &scratch[0]
     cdef uint8_t* dp = &dst[0] if dlen else NULL
     with nogil:
         for k in range(batch.n):
-            if not _decodes_to(ctx.ptr, sp, slen, batch.srcs[k], batch.sizes[k]):
-                failed[k] = 1
-                continue
-            bad = copy_element_run(batch.runs, k, sp, slen, sop, dp, dlen, dop, itemsize)
-            if bad >= 0:
-                break
+            if batch.decode(ctx.ptr, k):
+                bad = copy_element_run(batch.runs, k, batch.sp, slen, sop, dp, dlen, dop,
+                                       itemsize)
+                if bad >= 0:
+                    break
     if bad >= 0:
         raise ValueError(f"decompress_elements: element {bad} changed during the call")
-    return [k for k in range(batch.n) if failed[k]]
+    return batch.left()
 
 
 def decompress_outer(
@@ -411,20 +423,15 @@ def decompress_outer(
     """
     cdef _DCtx ctx = _thread_ctx()
     cdef Py_ssize_t k
-    cdef _Batch batch = _Batch("decompress_outer", frames, piece_starts, piece_stops, pieces.n)
-    cdef Py_ssize_t slen = scratch.shape[0], dlen = dst.shape[0]
-    if slen == 0:
-        raise ValueError("decompress_outer: scratch is empty")
+    cdef _Batch batch = _Batch("decompress_outer", frames, piece_starts, piece_stops, pieces.n,
+                               scratch)
+    cdef Py_ssize_t slen = batch.slen, dlen = dst.shape[0]
     if slen < pieces.slen or dlen < pieces.dlen:
         raise ValueError(f"decompress_outer: scratch ({slen} bytes) and dst ({dlen}) are "
                          f"shorter than the pieces' {pieces.slen} and {pieces.dlen}")
-    cdef uint8_t[::1] failed = bytearray(batch.n + 1)
-    cdef uint8_t* sp = &scratch[0]
     cdef uint8_t* dp = &dst[0] if dlen else NULL
     with nogil:
         for k in range(batch.n):
-            if not _decodes_to(ctx.ptr, sp, slen, batch.srcs[k], batch.sizes[k]):
-                failed[k] = 1
-                continue
-            pieces.copy(batch.runs[2 * k], batch.runs[2 * k + 1], sp, dp)
-    return [k for k in range(batch.n) if failed[k]]
+            if batch.decode(ctx.ptr, k):
+                pieces.copy(batch.runs[2 * k], batch.runs[2 * k + 1], batch.sp, dp)
+    return batch.left()

@@ -124,7 +124,8 @@ IndexLocation: TypeAlias = Literal["start", "end"]
 #: bytes; a range past the end is clipped); None for every range when the shard is missing.
 #: For a store: ``lambda ranges: store.get_partial_values([(key, r) for r in ranges])``.
 GetRanges: TypeAlias = Callable[
-    [Sequence[tuple[int, int | None]]], Sequence[bytes | bytearray | memoryview | None]
+    [Sequence[tuple[int, int | None]]],
+    Sequence[bytes | bytearray | memoryview | np.ndarray | None],
 ]
 
 
@@ -140,15 +141,14 @@ class StoreRanges:
         self.store, self.key = store, key
 
     def __call__(self, ranges: Sequence[tuple[int, int | None]]
-                 ) -> Sequence[bytes | bytearray | memoryview | None]:
+                 ) -> Sequence[bytes | bytearray | memoryview | np.ndarray | None]:
+        if len(ranges) == 1 and ranges[0][0] < 0 and ranges[0][1] is None:
+            # A lone suffix (a shard index at the end): read in one call where the store
+            # can (Store._read_tail_into), into fresh memory.
+            buf = np.empty(-ranges[0][0], dtype=np.uint8)
+            got = self.store._read_tail_into(self.key, buf)
+            return [None if got is None else buf[:got]]
         return self.store.get_partial_values([(self.key, r) for r in ranges])
-
-    def tail(self, n: int) -> np.ndarray | None:
-        """The value's last ``n`` bytes (all of a shorter value), in fresh memory; None if
-        the key is missing."""
-        buf = np.empty(n, dtype=np.uint8)
-        got = self.store._read_tail_into(self.key, buf)
-        return None if got is None else buf[:got]
 
     def into(self, ranges: Sequence[tuple[int, int]]) -> list[np.ndarray] | None:
         """The ``(start, length)`` ranges, read one after another into this thread's
@@ -1091,10 +1091,7 @@ class ShardingCodec(ArrayBytesCodec):
                 return self._decode_index_from_shard(as_byte_array(whole), shard_shape)
             except ChunkDecodeError as exc:
                 raise _renamed(exc, key)  # noqa: B904 - its cause is set
-        if isinstance(get_ranges, StoreRanges) and self.index_location == "end":
-            raw: Any = get_ranges.tail(n)  # (one call where the store can)
-        else:
-            (raw,) = get_ranges([layout.index_range])
+        (raw,) = get_ranges([layout.index_range])
         if raw is None:
             return None
         try:
