@@ -197,6 +197,17 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
         return original(self, requests, out)
 
     monkeypatch.setattr(type(store), "_read_ranges_into", spy)
+    # LocalStore reads the index and the inner chunk in one call: what it read, per call.
+    fused: list[tuple[int | None, int, list[int], list[int]]] = []
+    original_fused = type(store)._read_shard_parts
+
+    def spy_fused(self, key, index, at_end, slots, los, his, expect, staging, ats, lens):
+        size = original_fused(self, key, index, at_end, slots, los, his, expect, staging,
+                              ats, lens)
+        fused.append((size, staging.nbytes, ats.tolist(), lens.tolist()))
+        return size
+
+    monkeypatch.setattr(type(store), "_read_shard_parts", spy_fused)
 
     def no_shard_reader(*args, **kwargs):
         raise AssertionError("an inner chunk wanted whole went through the shard reader")
@@ -209,9 +220,17 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
             for k in range(0, 6, 3):
                 box = (slice(i, i + 2), slice(j, j + 5), slice(k, k + 3))
                 calls.clear()
+                fused.clear()
                 np.testing.assert_array_equal(a[box], data[box])
+                done = [f for f in fused if f[0] is not None]  # (MemoryStore: cannot)
+                assert len(done) == (store_kind == "local")
                 if (i, j, k) == (0, 5, 3):  # (missing: filled, nothing read)
-                    assert calls == []
+                    assert calls == [] and all(lens == [-1] for *_, lens in done)
+                    continue
+                if done:  # (the output itself is the room the inner chunk is read into)
+                    ((size, room, ats, lens),) = done
+                    assert size and ats == [0] and calls == []
+                    assert compressed or (lens == [nbytes] and room == nbytes)
                     continue
                 ((start, stop, at),) = calls[-1]
                 assert at == 0 and (compressed or stop - start == nbytes)
@@ -226,7 +245,7 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
 def test_a_shard_index_at_the_end_is_read_as_the_shard_s_tail(tmp_path, monkeypatch,
                                                                store_kind) -> None:
     """StoreRanges reads a lone suffix (the index) through Store._read_tail_into: one call
-    per shard read, whatever the store; a shard shorter than its index is an error naming
+    per index read, whatever the store; a shard shorter than its index is an error naming
     it, and reads as numpy otherwise."""
     store = zarr3c.LocalStore(tmp_path) if store_kind == "local" else zarr3c.MemoryStore()
     data = np.arange(16, dtype="uint16")
@@ -241,9 +260,11 @@ def test_a_shard_index_at_the_end_is_read_as_the_shard_s_tail(tmp_path, monkeypa
         return real(self, key, out)
 
     monkeypatch.setattr(type(store), "_read_tail_into", spy)
-    np.testing.assert_array_equal(a[5:6], data[5:6])
+    first = a.chunk_key((0,))
+    index = a._sharding.read_index(a._ranges_of(first), (8,), key=first)
     index_n = a._sharding.index_nbytes((8,))
-    assert tails == [(a.chunk_key((0,)), index_n)]
+    assert index is not None and tails == [(first, index_n)]
+    np.testing.assert_array_equal(a[5:6], data[5:6])
     key = a.chunk_key((1,))
     store.set(key, store.get(key)[-index_n + 1:])
     with pytest.raises(ChunkDecodeError, match="shorter than its index") as info:

@@ -89,7 +89,8 @@ def thread_scratch(nbytes: int, slot: str = "decoded") -> np.ndarray:
     undefined), valid until the thread's next call for the same ``slot``: ``"decoded"`` for a
     chunk decoded only to be copied out at once, ``"inner"`` for a shard's inner chunk
     likewise (a whole shard may be decoding into ``"decoded"`` meanwhile), ``"stored"`` for
-    the stored bytes either is decoded from.
+    the stored bytes either is decoded from, ``"index"`` for a shard index read only to be
+    checked.
 
     Fresh memory for every chunk can cost a page fault per 4 KiB, depending on the
     allocator's state (glibc serves a 512 KiB request from ``mmap`` until a freed block of

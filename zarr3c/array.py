@@ -31,7 +31,12 @@ from zarr3c._kernels.copy import (
     fill_strided,
     is_uniform,
 )
-from zarr3c._kernels.grid import basic_box, count_box_pieces, plan_box_pieces
+from zarr3c._kernels.grid import (
+    basic_box,
+    count_box_pieces,
+    plan_box_in_cell,
+    plan_box_pieces,
+)
 from zarr3c._points import (
     read_raw_chunk_points,
     read_raw_chunks_points,
@@ -182,7 +187,9 @@ class Array(Node):
                 self._inner_box = _InnerBox(
                     inner, int64_array(inner), strides, int64_array(strides), cps,
                     c_strides(cps, 1), self._itemsize * math.prod(inner),
-                    self._sharding.stores_raw_inner_chunks())
+                    self._sharding.stores_raw_inner_chunks(), int64_array(regular),
+                    np.zeros(_SHARD_BOX_MAX_INNER, dtype=np.int64),
+                    np.full(_SHARD_BOX_MAX_INNER, -1, dtype=np.int64))
 
     # -- properties ------------------------------------------------------------------------------
 
@@ -866,107 +873,149 @@ class Array(Node):
 
     def _read_shard_box(self, box: tuple[Any, ...]) -> Any:
         """The shortest path, for a sharded array: one step-1 box inside one shard (what
-        most small reads are).  The shard index is read, then the box's byte span in each
-        raw inner chunk it touches, all in one request straight into a staging buffer (with
-        a probe of the furthest inner chunk's last byte: a truncated shard is the general
-        path's to report), or the inner chunks read and decoded by the shard reader; one
-        copy call per inner chunk.  A box that is one whole inner chunk is read (raw) or
-        decoded straight into the output.  None when the box spans shards or a stored inner
-        chunk is not as expected: the general path (``_read_shard_boxes``) reads it then,
-        and reports what is wrong; also when the box touches more than
-        :data:`_SHARD_BOX_MAX_INNER` inner chunks (a large read: the general path bounds the
-        bytes it holds at once)."""
+        most small reads are), touching at most :data:`_SHARD_BOX_MAX_INNER` inner chunks
+        (a larger read goes to the general path, which bounds the bytes it holds at once).
+
+        Planned in one kernel call (``plan_box_in_cell``); the shard's index and the bytes
+        the box needs of each stored inner chunk (its span, raw; else all of it) are read
+        in one call where the store can (``Store._read_shard_parts``: a LocalStore file
+        opened once), else the index then the spans in one request; then one copy call,
+        or each inner chunk decoded and its part copied.  A box that is one whole raw inner
+        chunk is read straight into the output, a compressed one decoded straight into it.
+        None when the shard or an inner chunk is not as expected: the general path
+        (``_read_shard_boxes``) reads it then, and reports what is wrong."""
         ib = self._inner_box
         sharding = self._sharding
         assert ib is not None and sharding is not None
         start, stop, shape, scalar = box
-        shard_shape = self._box_grid[1]  # type: ignore[index]
-        shard = _cell_of_box(start, stop, shard_shape)
-        if shard is None:
+        planned = plan_box_in_cell(start, stop, ib.shard_i64, ib.shape_i64, ib.strides_i64,
+                                   self._itemsize, _SHARD_BOX_MAX_INNER)
+        if planned is None:
             return None
-        split = list(itertools.islice(_split_box(start, stop, ib.shape),
-                                      _SHARD_BOX_MAX_INNER + 1))
-        if len(split) > _SHARD_BOX_MAX_INNER:
-            return None
+        shard, plan = planned
+        parts = _InnerParts(plan, len(start))
         key = self.chunk_key(shard)
-        index = sharding.read_index(self._ranges_of(key), shard_shape, key=key)
-        itemsize = self._itemsize
-        counts = [e - b for b, e in zip(start, stop, strict=True)]
-        out = empty_array(counts, self.dtype)
+        out = empty_array([e - b for b, e in zip(start, stop, strict=True)], self.dtype)
         dst = out.reshape(-1).view(np.uint8)
-        dst_strides = c_strides(counts, itemsize)
-        entries = None if index is None else index.entries.reshape(-1, 2)
-        # Per inner chunk touched: its number in the shard, its bytes [lo, hi) holding the
-        # box (C order), where the box's part lands in ``out`` and the part's shape.
-        parts: list[tuple[tuple[int, ...], int, int, int, list[int]]] = []
-        for inner, first, in_box, part in split:
-            lo, hi = _byte_span(first, part, ib.strides, itemsize)
-            parts.append((tuple(k % n for k, n in zip(inner, ib.per_shard, strict=True)), lo,
-                          hi, sum(a * st for a, st in zip(in_box, dst_strides, strict=True)),
-                          part))
-        src_strides, dst_strides_a = ib.strides_i64, int64_array(dst_strides)
-
-        def copy_part(src: np.ndarray | None, src_offset: int, at: int, part: list[int]
-                      ) -> None:
-            if src is None:
-                fill_strided(dst, at, dst_strides_a, int64_array(part), self._fill_bytes)
-            else:
-                copy_strided(src, src_offset, src_strides, dst, at, dst_strides_a,
-                             int64_array(part), itemsize)
-
-        stored = []
-        for p in parts:
-            entry = None if entries is None else entries[
-                sum(i * st for i, st in zip(p[0], ib.shard_steps, strict=True))].tolist()
-            if entry is None or entry[0] == MISSING:
-                copy_part(None, 0, p[3], p[4])
-            elif ib.raw and entry[1] != ib.nbytes:
-                return None
-            else:
-                stored.append((p, entry))
         chain = sharding._evolved_pipeline()
-        if len(parts) == 1 and stored and dst.nbytes == ib.nbytes and (
-                ib.raw or chain.can_decode_into):
-            # One inner chunk wanted whole (a read inner chunk by inner chunk): raw, its bytes
-            # are the output's, read straight into it; else they are decoded straight into
-            # it.  A shard cut short, or bytes that do not decode to the inner chunk, go to
-            # the general path, which reports them.
-            ((_, (offset, nbytes)),) = stored
-            into = dst if ib.raw else thread_scratch(nbytes, "stored")
-            got = self._store._read_ranges_into([(key, [(offset, offset + nbytes, 0)])], into)
-            if got[0] != nbytes or not (ib.raw or chain.decode_into(into, dst)):
-                return None
-        elif stored and ib.raw:
-            # As _read_shard_boxes reads a shard's raw inner chunks: the spans, then the last
-            # byte of the furthest inner chunk (in the shard, or a truncated shard).
-            ranges: list[tuple[int, int, int]] = []
-            src: list[int] = []
-            taken = end = 0
-            for (_, lo, hi, _, _), (offset, nbytes) in stored:
-                more, taken = _piece_ranges([lo], [hi], offset, taken, src)
-                ranges += more
-                end = max(end, offset + nbytes)
-            ranges.append((end - 1, end, taken))
-            staging = empty_aligned(taken + 1)
-            if self._store._read_ranges_into([(key, ranges)], staging)[0] != taken + 1:
-                return None
-            for ((_, _, _, at, part), _entry), src_offset in zip(stored, src, strict=True):
-                copy_part(staging, src_offset, at, part)
-        elif stored:
-            by_local = {p[0]: p for p, _ in stored}
-            copied: list[bool] = []  # (list.append is atomic: sink may run on the pool)
-
-            def sink(local: tuple[int, ...], chunk: np.ndarray | None) -> None:
-                if chunk is not None:  # (None: the index said stored, the reader disagrees)
-                    _, lo, _, at, part = by_local[local]
-                    copy_part(chunk.reshape(-1).view(np.uint8), lo, at, part)
-                copied.append(chunk is not None)
-
-            sharding.read_inner_chunks_into(self._ranges_of(key), shard_shape, list(by_local),
-                                            sink, index=index, key=key)
-            if copied.count(True) != len(stored):
+        if not (ib.raw or chain.can_decode_into):
+            return None
+        # One whole inner chunk: raw, its bytes are the output's, read straight into it.
+        whole = parts.n == 1 and dst.nbytes == ib.nbytes
+        if ib.raw:
+            los, his = parts.src_lo, parts.src_hi
+            staging = dst if whole else thread_scratch(
+                sum(his.tolist()) - sum(los.tolist()) + 1, "stored")
+        else:
+            los, his = ib.whole_los[:parts.n], ib.whole_his[:parts.n]
+            staging = None
+        fetched = self._fetch_shard_parts(key, parts.slots, los, his, staging)
+        if fetched is None:
+            return None
+        if fetched is _MISSING_SHARD:
+            parts.fill(dst, self._fill_bytes)
+        else:
+            staging, ats, lens = fetched
+            if not self._place_inner_parts(parts, staging, ats, lens, dst, whole):
                 return None
         return out.reshape(shape)[()] if scalar else self._in_order(out.reshape(shape))
+
+    def _fetch_shard_parts(self, key: str, slots: np.ndarray, los: np.ndarray,
+                           his: np.ndarray, staging: np.ndarray | None) -> Any:
+        """Read shard ``key``'s index and, through it, bytes ``[los[i], his[i])`` of inner
+        chunk ``slots[i]`` (C order in the shard; ``his[i]`` -1: all of it) into
+        ``staging`` (None: this thread's scratch), one part after another: ``(staging, ats,
+        lens)``, where part ``i`` starts and its length, both -1 for an inner chunk not
+        stored.  :data:`_MISSING_SHARD` for a shard not stored; None when anything is not
+        as expected (the caller takes the general path, which reports it).  Raises what
+        reading the index raises, naming ``key``."""
+        ib = self._inner_box
+        sharding = self._sharding
+        assert ib is not None and sharding is not None
+        shard_shape = self._box_grid[1]  # type: ignore[index]
+        expect = ib.nbytes if ib.raw else -1
+        plain = sharding.plain_index(shard_shape)
+        if plain is not None:
+            # Where the store reads the index and the parts in one call.
+            index_n, at_end = plain
+            index_bytes = thread_scratch(index_n, "index")
+            room = staging
+            if room is None:  # (compressed inner chunks: their sizes are in the index)
+                room = thread_scratch(
+                    len(los) * (ib.nbytes + ib.nbytes // 128 + _STORED_SLACK), "stored")
+            ats = np.empty(2 * len(los), dtype=np.int64)
+            size = self._store._read_shard_parts(key, index_bytes, at_end, slots, los, his,
+                                                 expect, room, ats[:len(los)], ats[len(los):])
+            if size is not None and size < 0:
+                return _MISSING_SHARD
+            if size is not None:
+                try:  # (the checksum and entries, before any byte read through them is used)
+                    sharding.decode_index(index_bytes, shard_shape, shard_nbytes=size)
+                    return room, ats[:len(los)], ats[len(los):]
+                except ChunkDecodeError:
+                    pass  # read again below: that reports it
+        # Else the index, then the parts in one request (and the problems, named).
+        index = sharding.read_index(self._ranges_of(key), shard_shape, key=key)
+        if index is None:
+            return _MISSING_SHARD
+        entries = index.entries.reshape(-1, 2)
+        ranges: list[tuple[int, int, int]] = []
+        at_list: list[int] = []
+        len_list: list[int] = []
+        taken = end = 0
+        partial = False
+        for slot, lo, hi in zip(slots.tolist(), los.tolist(), his.tolist(), strict=True):
+            offset, nbytes = entries[slot].tolist()
+            if offset == MISSING:
+                at_list.append(-1)
+                len_list.append(-1)
+                continue
+            if expect >= 0 and nbytes != expect:
+                return None
+            hi = nbytes if hi < 0 else hi
+            partial |= hi - lo < nbytes
+            ranges.append((offset + lo, offset + hi, taken))
+            at_list.append(taken)
+            len_list.append(hi - lo)
+            taken += hi - lo
+            end = max(end, offset + nbytes)
+        if ranges:
+            if partial:
+                # The last byte of the furthest inner chunk: in the shard, or it is cut short.
+                ranges.append((end - 1, end, taken))
+                taken += 1
+            if staging is None or staging.nbytes < taken:
+                staging = thread_scratch(taken, "stored")
+            if self._store._read_ranges_into([(key, ranges)], staging)[0] != taken:
+                return None
+        return staging, np.array(at_list, dtype=np.int64), np.array(len_list, dtype=np.int64)
+
+    def _place_inner_parts(self, parts: _InnerParts, staging: np.ndarray, ats: np.ndarray,
+                           lens: np.ndarray, dst: np.ndarray, whole: bool) -> bool:
+        """Copy each part of the box out of what :meth:`_fetch_shard_parts` read (raw inner
+        chunks: their spans; else whole inner chunks, decoded first: straight into ``dst``
+        when it is the one inner chunk, ``whole``), filling those not stored.  False when
+        an inner chunk does not decode (the caller takes the general path)."""
+        ib = self._inner_box
+        assert ib is not None and self._sharding is not None
+        every = -1 not in lens.tolist()
+        stored = None if every else lens >= 0
+        if stored is not None:
+            parts.fill(dst, self._fill_bytes, ~stored)
+        if ib.raw:
+            if staging is not dst:  # (else read straight into it)
+                parts.copy(staging, ats, ib.strides_i64, dst, self._itemsize, stored)
+            return True
+        chain = self._sharding._evolved_pipeline()
+        for i in range(parts.n) if stored is None else np.flatnonzero(stored).tolist():
+            at, n = int(ats[i]), int(lens[i])
+            target = dst if whole else thread_scratch(ib.nbytes, "inner")
+            if not chain.decode_into(staging[at:at + n], target):
+                return False
+            if not whole:
+                parts.copy(target, parts.src_lo[i:i + 1], ib.strides_i64, dst, self._itemsize,
+                           None, i)
+        return True
 
     def _ranges_of(self, key: str) -> GetRanges:
         """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
@@ -1606,6 +1655,51 @@ def _byte_span(first: Sequence[int], counts: Sequence[int], strides: Sequence[in
 #: The most inner chunks a box read by ``Array._read_shard_box`` may touch (2 per axis in 3-d)
 _SHARD_BOX_MAX_INNER = 8
 
+#: ``Array._fetch_shard_parts``: the shard is not stored
+_MISSING_SHARD = object()
+
+#: Room per compressed inner chunk beyond its decoded size and 1/128 of it (what zstd may add),
+#: for one read of a shard's index and inner chunks (a larger one is read again, its size
+#: known from the index)
+_STORED_SLACK = 4096
+
+
+class _InnerParts:
+    """A box's parts per inner chunk, as ``plan_box_in_cell`` plans them: views of its
+    blocks, and the copy and fill calls that place them in the box's output."""
+
+    __slots__ = ("counts", "dst_offsets", "dst_strides", "n", "slots", "src_hi", "src_lo")
+
+    def __init__(self, plan: np.ndarray, ndim: int):
+        n = self.n = len(plan) // (4 + 2 * ndim)
+        self.slots, self.src_lo, self.src_hi, self.dst_offsets = (
+            plan[:n], plan[n:2 * n], plan[2 * n:3 * n], plan[3 * n:4 * n])
+        self.counts = plan[4 * n:(4 + ndim) * n].reshape(n, ndim)
+        self.dst_strides = plan[(4 + ndim) * n:].reshape(n, ndim)
+
+    def fill(self, dst: np.ndarray, fill: np.ndarray, which: np.ndarray | None = None) -> None:
+        """Fill the parts (those flagged in ``which``) with the element ``fill``."""
+        if which is None:
+            fill_pieces(dst, self.dst_offsets, self.dst_strides, self.counts, fill)
+        else:
+            fill_pieces(dst, self.dst_offsets[which], self.dst_strides[which],
+                        self.counts[which], fill)
+
+    def copy(self, src: np.ndarray, src_offsets: np.ndarray, src_strides: np.ndarray,
+             dst: np.ndarray, itemsize: int, which: np.ndarray | None = None,
+             i: int | None = None) -> None:
+        """Copy the parts (those flagged in ``which``, or part ``i`` alone) from ``src``, the
+        first element of each at ``src_offsets`` (one per part copied)."""
+        if i is not None:
+            copy_pieces(src, src_offsets, src_strides, dst, self.dst_offsets[i:i + 1],
+                        self.dst_strides[i:i + 1], self.counts[i:i + 1], itemsize)
+        elif which is None:
+            copy_pieces(src, src_offsets, src_strides, dst, self.dst_offsets,
+                        self.dst_strides, self.counts, itemsize)
+        else:
+            copy_pieces(src, src_offsets[which], src_strides, dst, self.dst_offsets[which],
+                        self.dst_strides[which], self.counts[which], itemsize)
+
 
 class _ChunkBox(NamedTuple):
     """What the short path's reads need of a regular grid's chunks, computed once."""
@@ -1629,6 +1723,9 @@ class _InnerBox(NamedTuple):
     shard_steps: list[int]  # C-order steps numbering the inner chunks of a shard
     nbytes: int  # bytes of a raw inner chunk
     raw: bool  # inner chunks stored as raw elements (read by byte ranges)
+    shard_i64: np.ndarray  # the shard shape
+    whole_los: np.ndarray  # 0 and -1 per part: whole inner chunks (_SHARD_BOX_MAX_INNER)
+    whole_his: np.ndarray
 
 
 class _BoxPlan:

@@ -438,3 +438,129 @@ def test_a_tail_read_of_what_is_not_a_regular_file(tmp_path) -> None:
     assert ref.read_tail_into(missing, buf) == (errno.ENOENT, 0, -1)
     assert ref.read_tail_into(bytes(tmp_path), buf) == (0, 0, -1)
     assert (buf == GUARD).all()
+
+
+# -- read_shard_parts: a shard's index, then bytes of inner chunks through it -------------------
+
+MISSING = 2**64 - 1
+
+
+@st.composite
+def shard_cases(draw) -> dict:
+    """A shard file: random inner chunk bytes, an index at its end or start whose entries
+    are stored, missing, or bad (half missing, outside the data, into the index), perhaps
+    cut short; and parts to read through it."""
+    nslots = draw(st.integers(1, 6))
+    at_end = draw(st.booleans())
+    index_n = 16 * nslots + draw(st.sampled_from([0, 4]))  # (+ a crc32c's 4 bytes)
+    data_n = draw(st.integers(0, 3000))
+    size = data_n + index_n
+    data_lo = 0 if at_end else index_n
+    entries = []
+    for _ in range(nslots):
+        kind = draw(st.sampled_from(["stored"] * 4 + ["missing", "half", "outside", "index"]))
+        if kind == "missing":
+            entries += [MISSING, MISSING]
+        elif kind == "half":
+            entries += [MISSING, draw(st.integers(0, 100))]
+        elif kind == "outside":
+            entries += [data_lo + draw(st.integers(0, data_n)), data_n + 1]
+        elif kind == "index":
+            entries += [0 if not at_end else data_n, draw(st.integers(1, 40))]
+        else:
+            offset = draw(st.integers(0, data_n))
+            entries += [data_lo + offset, draw(st.integers(0, data_n - offset))]
+    index = np.array(entries, dtype="<u8").view(np.uint8)
+    index = np.concatenate([index, np.zeros(index_n - index.size, np.uint8)])
+    data = np.random.default_rng(data_n).integers(0, 256, data_n, dtype=np.uint8)
+    content = np.concatenate([data, index] if at_end else [index, data]).tobytes()
+    content = content[:draw(st.sampled_from([size, size, size, draw(st.integers(0, size))]))]
+    parts = []
+    for _ in range(draw(st.integers(0, 5))):
+        lo = draw(st.integers(0, 60))
+        parts.append((draw(st.integers(0, nslots - 1)), lo,
+                      draw(st.one_of(st.just(-1), st.integers(lo, lo + 200)))))
+    expect = draw(st.one_of(st.just(-1), st.integers(0, 50)))
+    return dict(content=content, index_n=index_n, at_end=at_end, parts=parts, expect=expect,
+                room=draw(st.integers(0, 4000)))
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shard_cases())
+def test_shard_parts_agree_with_reading_through_os(tmp_path_factory, case: dict) -> None:
+    path = tmp_path_factory.mktemp("f") / "shard"
+    path.write_bytes(case["content"])
+    arr = np.array(case["parts"], dtype=np.int64).reshape(-1, 3)
+    slots, los, his = (np.ascontiguousarray(arr[:, k]) for k in range(3))
+    outs = []
+    for impl in (fileio, ref):
+        index = np.full(case["index_n"] + 8, GUARD, dtype=np.uint8)
+        staging = np.full(case["room"] + 8, GUARD, dtype=np.uint8)
+        ats = np.full(len(slots), -7, dtype=np.int64)
+        lens = ats.copy()
+        result = impl.read_shard_parts(bytes(path), index[:case["index_n"]], case["at_end"],
+                                       slots, los, his, case["expect"],
+                                       staging[:case["room"]], ats, lens)
+        outs.append((result, index, staging, ats, lens))
+    (got, *got_bufs), (want, *want_bufs) = outs
+    assert got == want
+    for g, w in zip(got_bufs, want_bufs, strict=True):
+        if g.dtype == np.uint8:  # (nothing written past the index or the staging buffer)
+            assert (g[-8:] == GUARD).all() and (w[-8:] == GUARD).all()
+        if got[2] == 0:  # (else the parts before the problem may or may not be read)
+            assert g.tobytes() == w.tobytes()
+    if got[2] == 0 and len(slots):
+        # The oracle: each stored part is its inner chunk's bytes, as the index says.
+        index, staging, ats, lens = got_bufs
+        entries = index[:case["index_n"]][:16 * (case["index_n"] // 16)].view("<u8")
+        for slot, lo, hi, at, n in zip(slots, los, his, ats, lens, strict=True):
+            offset, nbytes = int(entries[2 * slot]), int(entries[2 * slot + 1])
+            if offset == MISSING:
+                assert at == n == -1
+                continue
+            hi = nbytes if hi < 0 else hi
+            assert n == hi - lo
+            assert staging[at:at + n].tobytes() == case["content"][offset + lo:offset + hi]
+
+
+@pytest.mark.parametrize("change", ["lengths", "too_many", "slot", "negative_slot", "range",
+                                    "empty_index", "nul"])
+def test_shard_parts_refusals_read_nothing(tmp_path, change: str) -> None:
+    path = tmp_path / "shard"
+    path.write_bytes(np.arange(64, dtype="<u8").tobytes())
+    index = np.full(36, GUARD, dtype=np.uint8)
+    staging = np.full(64, GUARD, dtype=np.uint8)
+    slots, los, his = (np.array([v], dtype=np.int64) for v in (1, 0, -1))
+    ats, lens = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    target = bytes(path)
+    if change == "lengths":
+        los = np.zeros(2, np.int64)
+    elif change == "too_many":
+        slots, los, his, ats, lens = (np.zeros(65, np.int64) for _ in range(5))
+    elif change == "slot":
+        slots = np.array([2], np.int64)  # (its entry would end at byte 48 of 36)
+    elif change == "negative_slot":
+        slots = np.array([-1], np.int64)
+    elif change == "range":
+        los, his = np.array([5], np.int64), np.array([4], np.int64)
+    elif change == "empty_index":
+        index = index[:0]
+    else:
+        target = bytes(path) + b"\0x"
+    for impl in (fileio, ref):
+        with pytest.raises(ValueError):
+            impl.read_shard_parts(target, index, True, slots, los, his, -1, staging, ats,
+                                  lens)
+    assert (index == GUARD).all() and (staging == GUARD).all()
+
+
+def test_shard_parts_of_what_is_not_a_regular_file(tmp_path) -> None:
+    index = np.zeros(16, np.uint8)
+    one = np.zeros(1, np.int64)
+    for impl in (fileio, ref):
+        assert impl.read_shard_parts(bytes(tmp_path / "missing"), index, True, one, one, one,
+                                     -1, index, one.copy(), one.copy())[:2] == \
+            (errno.ENOENT, -1)
+        assert impl.read_shard_parts(bytes(tmp_path), index, True, one, one, one, -1, index,
+                                     one.copy(), one.copy()) == (0, -1, 0)

@@ -198,3 +198,83 @@ def test_pieces_validate_row_counts(impl: Any) -> None:
         impl.fill_pieces(dst, one, np.zeros((2, 1), I64), two, np.zeros(1, np.uint8))
     with pytest.raises(ValueError):
         impl.fill_pieces(dst, one, two, two, np.zeros(0, np.uint8))
+
+
+# -- plan_box_in_cell: one box inside one cell (a small read of a sharded array) ---------------
+
+
+@st.composite
+def cell_cases(draw: Any) -> tuple:
+    ndim = draw(st.integers(1, 3))
+    chunks = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    cells = tuple(c * draw(st.integers(1, 3)) for c in chunks)
+    shape = tuple(k * draw(st.integers(1, 3)) for k in cells)
+    lo = tuple(draw(st.integers(0, n - 1)) for n in shape)
+    hi = tuple(draw(st.integers(a + 1, n)) for a, n in zip(lo, shape, strict=True))
+    return shape, cells, chunks, lo, hi, draw(st.integers(0, 30))
+
+
+@settings(max_examples=400, deadline=None)
+@given(cell_cases(), st.sampled_from([1, 2, 8]))
+def test_box_in_cell_twin_equals_kernel_and_rebuilds_the_box(case: Any, itemsize: int) -> None:
+    shape, cells, chunks, lo, hi, max_pieces = case
+    strides = np.array([itemsize * int(np.prod(chunks[d + 1:], dtype=I64))
+                        for d in range(len(chunks))], dtype=I64)
+    args = (lo, hi, np.array(cells, I64), np.array(chunks, I64), strides, itemsize,
+            max_pieces)
+    got, want = grid.plan_box_in_cell(*args), ref.plan_box_in_cell(*args)
+    if want is None:
+        assert got is None
+        in_one = all(a // k == (b - 1) // k for a, b, k in zip(lo, hi, cells, strict=True))
+        n = int(np.prod([(b - 1) // c - a // c + 1 for a, b, c in zip(lo, hi, chunks,
+                                                                      strict=True)]))
+        assert not in_one or n > max_pieces
+        return
+    assert got is not None
+    assert got[0] == want[0]
+    np.testing.assert_array_equal(got[1], want[1])
+    # The oracle: every piece copied out of its chunk of the cell rebuilds src[box].
+    cell, plan = got
+    nd, n = len(chunks), len(plan) // (4 + 2 * len(chunks))
+    slots, src_lo, src_hi, dst_off = (plan[k * n:(k + 1) * n] for k in range(4))
+    counts = plan[4 * n:(4 + nd) * n].reshape(n, nd)
+    dst_strides = plan[(4 + nd) * n:].reshape(n, nd)
+    src = np.random.default_rng(1).integers(0, 256, (*shape, itemsize), dtype=np.uint8)
+    src = src.view(f"V{itemsize}").reshape(shape)
+    per = tuple(k // c for k, c in zip(cells, chunks, strict=True))
+    out = np.zeros(int(np.prod([b - a for a, b in zip(lo, hi, strict=True)])) * itemsize,
+                   dtype=np.uint8)
+    for p in range(n):
+        local = np.unravel_index(int(slots[p]), per)
+        corner = [k * x + c * y for k, x, c, y in zip(cells, cell, chunks, local, strict=True)]
+        chunk = np.ascontiguousarray(src[tuple(slice(a, a + c) for a, c in
+                                               zip(corner, chunks, strict=True))])
+        flat = chunk.reshape(-1).view(np.uint8)
+        assert 0 <= src_lo[p] < src_hi[p] <= flat.size
+        kcopy.copy_pieces(flat, src_lo[p:p + 1], strides, out, dst_off[p:p + 1],
+                          dst_strides[p:p + 1], counts[p:p + 1], itemsize)
+    box = tuple(slice(a, b) for a, b in zip(lo, hi, strict=True))
+    assert out.tobytes() == np.ascontiguousarray(src[box]).tobytes()
+
+
+@pytest.mark.parametrize("change", ["empty", "negative", "not_dividing", "lengths",
+                                    "itemsize", "strides"])
+def test_box_in_cell_refusals(change: str) -> None:
+    lo, hi = (0, 1), (2, 3)
+    cells, chunks = np.array([4, 4], I64), np.array([2, 2], I64)
+    strides, itemsize = np.array([4, 2], I64), 2
+    if change == "empty":
+        hi = (2, 1)
+    elif change == "negative":
+        lo = (-1, 1)
+    elif change == "not_dividing":
+        chunks = np.array([3, 2], I64)
+    elif change == "lengths":
+        hi = (2, 3, 4)
+    elif change == "itemsize":
+        itemsize = 0
+    else:
+        strides = np.array([4, -2], I64)
+    for impl in (grid, ref):
+        with pytest.raises(ValueError):
+            impl.plan_box_in_cell(lo, hi, cells, chunks, strides, itemsize, 8)

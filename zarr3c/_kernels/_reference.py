@@ -41,12 +41,14 @@ __all__ = [
     "is_uniform",
     "locate_points_offsets",
     "locate_points_regular",
+    "plan_box_in_cell",
     "plan_box_pieces",
     "project_slice_offsets",
     "project_slice_regular",
     "read_files_elements",
     "read_files_ranges_into",
     "read_ranges_into",
+    "read_shard_parts",
     "transpose_into",
 ]
 
@@ -757,3 +759,99 @@ def read_tail_into(path: bytes, buf: Any) -> tuple[int, int, int]:
     return read_ranges_into(path, out, np.array([start], dtype=np.int64),
                             np.array([start + min(out.size, size)], dtype=np.int64),
                             np.array([0], dtype=np.int64))
+
+
+SHARD_UNEXPECTED = 1
+_MISSING_ENTRY = 2**64 - 1
+
+
+def read_shard_parts(path: bytes, index: NDArray[np.uint8], index_at_end: bool,
+                     slots: NDArray[np.int64], los: NDArray[np.int64], his: NDArray[np.int64],
+                     expect_nbytes: int, staging: NDArray[np.uint8], ats: NDArray[np.int64],
+                     lens: NDArray[np.int64]) -> tuple[int, int, int]:
+    """fileio.read_shard_parts through ``os``: the file's size, its index read whole, each
+    entry parsed with numpy and checked, each part read with ``os.pread``."""
+    n = len(slots)
+    if not len(los) == len(his) == len(ats) == len(lens) == n:
+        raise ValueError("read_shard_parts: lengths differ")
+    if n > 64 or index.size == 0:
+        raise ValueError("read_shard_parts: too many parts or an empty index")
+    for slot, lo, hi in zip(_ints(slots), _ints(los), _ints(his), strict=True):
+        if slot < 0 or 16 * slot + 16 > index.size:
+            raise ValueError("read_shard_parts: an entry outside the index")
+        if lo < 0 or (hi < lo and hi != -1):
+            raise ValueError("read_shard_parts: a part that is not a range")
+    if b"\0" in path:
+        raise ValueError("read_shard_parts: the path holds a NUL byte")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return exc.errno or -1, -1, 0
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return 0, -1, 0
+        size, index_n = st.st_size, index.size
+        if size < index_n:
+            return 0, size, SHARD_UNEXPECTED
+        data_lo, data_hi = (0, size - index_n) if index_at_end else (index_n, size)
+        raw = os.pread(fd, index_n, data_hi if index_at_end else 0)
+        if len(raw) < index_n:
+            return 0, size, SHARD_UNEXPECTED
+        index[:] = np.frombuffer(raw, dtype=np.uint8)
+        entries = [int(v) for v in np.frombuffer(raw, dtype="<u8", count=index_n // 8)]
+        at = 0
+        for i, (slot, lo, hi) in enumerate(zip(_ints(slots), _ints(los), _ints(his),
+                                               strict=True)):
+            offset, nbytes = entries[2 * slot], entries[2 * slot + 1]
+            if offset == nbytes == _MISSING_ENTRY:
+                ats[i] = lens[i] = -1
+                continue
+            hi = nbytes if hi < 0 else hi
+            if (not data_lo <= offset <= offset + nbytes <= data_hi
+                    or (expect_nbytes >= 0 and nbytes != expect_nbytes)
+                    or not lo <= hi <= nbytes or hi - lo > staging.size - at):
+                return 0, size, SHARD_UNEXPECTED
+            got = os.pread(fd, hi - lo, offset + lo)
+            staging[at:at + len(got)] = np.frombuffer(got, dtype=np.uint8)
+            ats[i], lens[i] = at, hi - lo
+            if len(got) < hi - lo:
+                return 0, size, SHARD_UNEXPECTED
+            at += hi - lo
+        return 0, size, 0
+    finally:
+        os.close(fd)
+
+
+def plan_box_in_cell(start: tuple[int, ...], stop: tuple[int, ...],
+                     cell_shape: NDArray[np.int64], chunk_shape: NDArray[np.int64],
+                     chunk_strides: NDArray[np.int64], itemsize: int, max_pieces: int
+                     ) -> tuple[tuple[int, ...], NDArray[np.int64]] | None:
+    """grid.plan_box_in_cell from :func:`plan_box_pieces` of the one box: its pieces, their
+    slots numbered in the cell with ``numpy.ravel_multi_index``."""
+    nd = len(cell_shape)
+    cells, chunks = _ints(cell_shape), _ints(chunk_shape)
+    if not (1 <= nd <= _MAX_NDIM and len(chunks) == len(chunk_strides) == len(start)
+            == len(stop) == nd):
+        raise ValueError("plan_box_in_cell: lengths differ")
+    if itemsize < 1 or any(c < 1 or k < 1 or k % c for c, k in zip(chunks, cells, strict=True)):
+        raise ValueError("plan_box_in_cell: bad chunk shape or itemsize")
+    if any(s < 0 for s in _ints(chunk_strides)):
+        raise ValueError("plan_box_in_cell: negative chunk strides")
+    starts = np.array([start], dtype=np.int64)
+    stops = np.array([stop], dtype=np.int64)
+    count = count_box_pieces(starts, stops, chunk_shape)  # (checks the box)
+    cell = tuple(b // k for b, k in zip(start, cells, strict=True))
+    if any((e - 1) // k != c for e, k, c in zip(stop, cells, cell, strict=True)):
+        return None
+    if count > max_pieces:
+        return None
+    coords = np.empty((count, nd), np.int64)
+    counts = np.empty((count, nd), np.int64)
+    dst_strides = np.empty((count, nd), np.int64)
+    src, end, dst = (np.empty(count, np.int64) for _ in range(3))
+    plan_box_pieces(starts, stops, chunk_shape, chunk_strides, itemsize, coords, counts, src,
+                    end, dst, dst_strides, np.empty(2, np.int64))
+    per = tuple(k // c for k, c in zip(cells, chunks, strict=True))
+    slots = np.ravel_multi_index(tuple((coords % np.array(per)).T), per).astype(np.int64)
+    return cell, np.concatenate([slots, src, end, dst, counts.ravel(), dst_strides.ravel()])

@@ -63,3 +63,22 @@ def resident_pages(buf: NDArray[np.uint8] | memoryview, start: int, stop: int
                    ) -> tuple[int, int]:
     """(resident, pages): how many of the whole pages of buf[start:stop] are in memory
     (mincore; resident -1 where it cannot tell).  ValueError for a range outside buf."""
+
+SHARD_UNEXPECTED: int
+
+def read_shard_parts(
+    path: bytes,
+    index: NDArray[np.uint8],  # out: the shard's index bytes
+    index_at_end: bool,
+    slots: NDArray[np.int64],  # entry number of each part's inner chunk
+    los: NDArray[np.int64],
+    his: NDArray[np.int64],  # -1: to the inner chunk's end
+    expect_nbytes: int,  # >= 0: every stored inner chunk must hold that many bytes
+    staging: NDArray[np.uint8],  # out: the parts, one after another
+    ats: NDArray[np.int64],  # out: where each part starts (-1: not stored)
+    lens: NDArray[np.int64],  # out: its length (-1: not stored)
+) -> tuple[int, int, int]:
+    """The shard's index, then bytes [los[i], his[i]) of each inner chunk slots[i], in one
+    call without the GIL: (errno, file size, status), status SHARD_UNEXPECTED when the
+    file or an entry needed is not as expected.  ValueError, before any read, for bad
+    arguments (see the kernel's docstring)."""

@@ -25,7 +25,7 @@ allocator reused takes no faults, and a helper would only cost its hand-off.
 """
 
 from libc.errno cimport EINTR, ENOSYS, errno
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from posix.fcntl cimport O_CLOEXEC, O_NONBLOCK, O_RDONLY
 from posix.fcntl cimport open as c_open
@@ -38,8 +38,9 @@ from zarr3c._kernels.copy cimport check_element_runs, copy_element_run, take_run
 
 import numpy as np
 
-__all__ = ["populate", "read_files_elements", "read_files_ranges_into", "read_range_into",
-           "read_ranges_into", "read_tail_into", "resident_pages"]
+__all__ = ["SHARD_UNEXPECTED", "populate", "read_files_elements", "read_files_ranges_into",
+           "read_range_into", "read_ranges_into", "read_shard_parts", "read_tail_into",
+           "resident_pages"]
 
 cdef extern from *:
     """
@@ -416,3 +417,168 @@ def read_files_elements(
     if bad >= 0:
         raise ValueError(f"read_files_elements: element {bad} changed during the call")
     return [k for k in range(files.n) if failed[k]]
+
+
+# -- a shard's index and the inner chunk bytes it points to, in one call -------------------------
+
+#: The most parts :func:`read_shard_parts` reads in one call (copied to the stack first)
+cdef enum:
+    _MAX_PARTS = 64
+
+cdef enum:
+    _UNEXPECTED = 1
+
+#: read_shard_parts: the file or an entry is not as the caller expects (see its docstring)
+SHARD_UNEXPECTED = _UNEXPECTED
+
+cdef uint64_t _MISSING_ENTRY = 0xFFFFFFFFFFFFFFFFULL
+
+
+cdef inline uint64_t _le_u64(const uint8_t* p) noexcept nogil:
+    # The index stores little-endian uint64 whatever the machine's order.
+    cdef uint64_t v = 0
+    cdef int k
+    for k in range(7, -1, -1):
+        v = (v << 8) | p[k]
+    return v
+
+
+cdef int _pread_all(int fd, uint8_t* dst, int64_t n, int64_t pos, int* status) noexcept nogil:
+    """pread ``n`` bytes from ``pos``: errno, or 0 (``status`` SHARD_UNEXPECTED if the file
+    ended first: it shrank since fstat)."""
+    cdef int64_t k
+    while n > 0:
+        k = c_pread(fd, dst, <size_t>n, pos)
+        if k < 0:
+            if errno == EINTR:
+                continue
+            return errno
+        if k == 0:
+            status[0] = _UNEXPECTED
+            return 0
+        dst += k
+        pos += k
+        n -= k
+    return 0
+
+
+cdef int _shard_core(const char* c_path, uint8_t* index, int64_t index_n, bint at_end,
+                     const int64_t* slots, const int64_t* los, const int64_t* his,
+                     Py_ssize_t n, int64_t expect, uint8_t* staging, int64_t room,
+                     int64_t* ats, int64_t* lens, int64_t* size, int* status) noexcept nogil:
+    """open, fstat, pread the index, then each part's bytes, close: errno (0 on success);
+    ``status`` _UNEXPECTED when the file or an entry is not as expected (nothing more
+    is read then).  The caller checked slots against the index's length and ``los``/``his``
+    to be ranges; entries are checked here, against the file's size."""
+    cdef int fd, err = 0
+    cdef struct_stat st
+    cdef int64_t data_lo, data_hi, lo, hi, at = 0, pos, want
+    cdef uint64_t offset, nbytes
+    cdef Py_ssize_t i
+    size[0] = -1
+    status[0] = 0
+    fd = c_open(c_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    if fd < 0:
+        return errno
+    if fstat(fd, &st) != 0:
+        err = errno
+    elif S_ISREG(st.st_mode):
+        size[0] = st.st_size
+        if size[0] < index_n:
+            status[0] = _UNEXPECTED
+        else:
+            # Where inner chunks may lie: the shard's bytes outside its index.
+            data_lo = 0 if at_end else index_n
+            data_hi = size[0] - index_n if at_end else size[0]
+            err = _pread_all(fd, index, index_n, data_hi if at_end else 0, status)
+            i = 0
+            while i < n and not err and not status[0]:
+                offset = _le_u64(index + 16 * slots[i])
+                nbytes = _le_u64(index + 16 * slots[i] + 8)
+                if offset == _MISSING_ENTRY and nbytes == _MISSING_ENTRY:
+                    ats[i] = lens[i] = -1
+                    i += 1
+                    continue
+                if (offset < <uint64_t>data_lo or nbytes > <uint64_t>data_hi
+                        or offset > <uint64_t>data_hi - nbytes
+                        or (expect >= 0 and nbytes != <uint64_t>expect)):
+                    status[0] = _UNEXPECTED
+                    break
+                lo = los[i]
+                hi = <int64_t>nbytes if his[i] < 0 else his[i]
+                if hi > <int64_t>nbytes or lo > hi or hi - lo > room - at:
+                    status[0] = _UNEXPECTED
+                    break
+                pos = <int64_t>offset + lo
+                want = hi - lo
+                err = _pread_all(fd, staging + at, want, pos, status)
+                ats[i] = at
+                lens[i] = want
+                at += want
+                i += 1
+    c_close(fd)
+    return err
+
+
+def read_shard_parts(bytes path, uint8_t[::1] index not None, bint index_at_end,
+                     const int64_t[::1] slots not None, const int64_t[::1] los not None,
+                     const int64_t[::1] his not None, int64_t expect_nbytes,
+                     uint8_t[::1] staging not None, int64_t[::1] ats not None,
+                     int64_t[::1] lens not None):
+    """Read a shard's index and, through it, bytes of some of its inner chunks, in one call
+    that releases the GIL once (a small read of a sharded array: through ``os`` that is two
+    opens and four GIL hand-offs).
+
+    The index is the shard's last ``len(index)`` bytes (``index_at_end``) or its first,
+    read into ``index``; its entries are little-endian ``uint64`` pairs ``(offset,
+    nbytes)`` from its first byte (the usual ``bytes`` [+ ``crc32c``] index chain; the
+    caller checks the checksum and the index afterwards, before using any byte read).  Part
+    ``i`` is bytes ``[los[i], his[i])`` of the inner chunk of entry ``slots[i]`` (``his[i]``
+    -1: to its end), read into ``staging`` one part after another: ``ats[i]`` where it
+    starts, ``lens[i]`` its length; both -1 for an entry marked missing.
+
+    Returns ``(errno, file size, status)``: ``errno`` 0 on success (else nothing is
+    usable; the size is -1 when the path is not a regular file), ``status``
+    :data:`SHARD_UNEXPECTED` when the file is shorter than the index, ended early, or an
+    entry needed is half missing, lies outside the shard's data (into the index, past its
+    end), holds other than ``expect_nbytes`` bytes (when ``>= 0``), is shorter than its
+    part, or a part does not fit in ``staging``: the caller reads the shard again the long
+    way, which reports what is wrong.
+
+    Raises
+    ------
+    ValueError
+        Arrays of different lengths, more than 64 parts, a slot whose entry lies outside
+        ``index``, a part with ``los[i] < 0`` or ``his[i] < los[i]`` (other than -1), or a
+        path holding a NUL byte.
+    """
+    cdef str fn = "read_shard_parts"
+    cdef Py_ssize_t n = slots.shape[0], i
+    cdef int64_t c_slots[_MAX_PARTS]
+    cdef int64_t c_los[_MAX_PARTS]
+    cdef int64_t c_his[_MAX_PARTS]
+    if los.shape[0] != n or his.shape[0] != n or ats.shape[0] != n or lens.shape[0] != n:
+        raise ValueError(f"{fn}: slots, los, his, ats and lens must have the same length")
+    if n > _MAX_PARTS:
+        raise ValueError(f"{fn}: {n} parts, at most {_MAX_PARTS} in one call")
+    if index.shape[0] == 0:
+        raise ValueError(f"{fn}: the index buffer is empty")
+    # Private copies, checked: the arrays may change in another thread without the GIL.
+    for i in range(n):
+        c_slots[i], c_los[i], c_his[i] = slots[i], los[i], his[i]
+        if c_slots[i] < 0 or c_slots[i] > (index.shape[0] - 16) // 16:
+            raise ValueError(f"{fn}: part {i}: entry {c_slots[i]} is outside the "
+                             f"{index.shape[0]}-byte index")
+        if c_los[i] < 0 or (c_his[i] < c_los[i] and c_his[i] != -1):
+            raise ValueError(f"{fn}: part {i}: [{c_los[i]}, {c_his[i]}) is not a range")
+    cdef const char* c_path = _c_path(fn, path, "the path")
+    cdef uint8_t* dst = &staging[0] if staging.shape[0] else NULL
+    cdef int64_t* at_p = &ats[0] if n else NULL
+    cdef int64_t* len_p = &lens[0] if n else NULL
+    cdef int err, status
+    cdef int64_t size
+    with nogil:
+        err = _shard_core(c_path, &index[0], index.shape[0], index_at_end, c_slots, c_los,
+                          c_his, n, expect_nbytes, dst, staging.shape[0], at_p, len_p, &size,
+                          &status)
+    return err, size, status

@@ -98,3 +98,18 @@ def plan_box_pieces(
     """Pieces of step-1 boxes per chunk of a regular grid, box after box, each box's in C
     order of the chunks; one output buffer holds the boxes one after another (C order).
     Outputs checked against P = count_box_pieces(...).  GIL released."""
+
+def plan_box_in_cell(
+    start: tuple[int, ...],
+    stop: tuple[int, ...],
+    cell_shape: NDArray[np.int64],  # the grid's cells (shards)
+    chunk_shape: NDArray[np.int64],  # their chunks (inner chunks), dividing cell_shape
+    chunk_strides: NDArray[np.int64],  # (ndim,) byte strides in a chunk, >= 0
+    itemsize: int,
+    max_pieces: int,
+) -> tuple[tuple[int, ...], NDArray[np.int64]] | None:
+    """(cell coords, plan) of a step-1 box lying in one cell and touching at most
+    max_pieces chunks, else None.  plan holds P * (4 + 2 * ndim) int64 in blocks of P:
+    slot (C-order number of the chunk in the cell), src_lo, src_hi (bytes of the piece's
+    span in the chunk), dst_offset, then counts and dst_strides (P rows of ndim).  Bad
+    boxes / shapes raise ValueError."""

@@ -33,6 +33,7 @@ __all__ = [
     "basic_box",
     "count_box_pieces",
     "plan_box_pieces",
+    "plan_box_in_cell",
 ]
 
 
@@ -893,3 +894,114 @@ def plan_box_pieces(
                             src_offsets, src_ends, dst_offsets, dst_strides, box_offsets)
     if status == _CHANGED:
         raise ValueError(f"{fn}: the boxes changed during the call")
+
+
+# -- one step-1 box inside one cell (a small read of a sharded array) --------------------------
+
+
+def plan_box_in_cell(
+    tuple start,
+    tuple stop,
+    const int64_t[::1] cell_shape not None,
+    const int64_t[::1] chunk_shape not None,
+    const int64_t[::1] chunk_strides not None,
+    int64_t itemsize,
+    Py_ssize_t max_pieces,
+):
+    """The pieces of the step-1 box ``[start, stop)`` per chunk, when the box lies in one
+    cell of the grid of ``cell_shape`` (a shard) whose chunks (inner chunks) have
+    ``chunk_shape`` (dividing it), and touches at most ``max_pieces`` chunks; else None.
+
+    Returns ``(cell, plan)``: the cell's grid coordinates, and an int64 array of
+    ``P * (4 + 2 * ndim)`` entries holding, in blocks of ``P`` (pieces in C order of the
+    chunks): ``slot`` (the chunk's C-order number in its cell), ``src_lo`` and ``src_hi``
+    (the bytes ``[lo, hi)`` of a C-ordered chunk of byte strides ``chunk_strides`` that
+    hold the piece), ``dst_offset`` (its first byte in the box's C-ordered output), then
+    ``counts`` and ``dst_strides`` (``P`` rows of ``ndim`` each).  ValueError for a box that
+    is not a non-empty range of non-negative coordinates per dimension, or bad shapes.
+    """
+    cdef str fn = "plan_box_in_cell"
+    cdef Py_ssize_t nd = cell_shape.shape[0], d, p
+    if chunk_shape.shape[0] != nd or chunk_strides.shape[0] != nd or len(start) != nd \
+            or len(stop) != nd:
+        raise ValueError(f"{fn}: start, stop, cell_shape, chunk_shape and chunk_strides must "
+                         f"all have {nd} entries")
+    if nd > 64 or nd < 1:
+        raise ValueError(f"{fn}: {nd} dimensions, 1 to 64 are supported")
+    if itemsize < 1:
+        raise ValueError(f"{fn}: itemsize = {itemsize} must be >= 1")
+    cdef int64_t lo_[64]
+    cdef int64_t hi_[64]
+    cdef int64_t first_c[64]
+    cdef int64_t last_c[64]
+    cdef int64_t cur[64]
+    cdef int64_t per[64]
+    cdef int64_t bs[64]
+    cdef int64_t c, k, n, total = 1, size = itemsize, cell_d, local, first, stop_d
+    for d in range(nd):
+        lo_[d] = start[d]
+        hi_[d] = stop[d]
+        c = chunk_shape[d]
+        k = cell_shape[d]
+        if c < 1 or k < 1 or k % c:
+            raise ValueError(f"{fn}: chunk_shape[{d}] = {c} must be >= 1 and divide "
+                             f"cell_shape[{d}] = {k}")
+        if chunk_strides[d] < 0:
+            raise ValueError(f"{fn}: chunk_strides[{d}] = {chunk_strides[d]} is negative")
+        if lo_[d] < 0 or hi_[d] <= lo_[d]:
+            raise ValueError(f"{fn}: [{lo_[d]}, {hi_[d]}) in dimension {d} is not a "
+                             "non-empty range of non-negative coordinates")
+    for d in range(nd):
+        c = chunk_shape[d]
+        k = cell_shape[d]
+        if lo_[d] // k != (hi_[d] - 1) // k:
+            return None  # spans cells
+        per[d] = k // c
+        first_c[d] = lo_[d] // c
+        last_c[d] = (hi_[d] - 1) // c
+        n = last_c[d] - first_c[d] + 1
+        if n > max_pieces or total > max_pieces // n:
+            return None
+        total *= n
+    for d in range(nd - 1, -1, -1):
+        bs[d] = size
+        size *= hi_[d] - lo_[d]
+    cdef Py_ssize_t P = total
+    plan = np.empty(P * (4 + 2 * nd), dtype=np.int64)
+    cdef int64_t[::1] out = plan
+    cdef int64_t slot, src, end, dst
+    for d in range(nd):
+        cur[d] = first_c[d]
+    p = 0
+    while True:
+        slot = 0
+        src = 0
+        end = 0
+        dst = 0
+        for d in range(nd):
+            c = chunk_shape[d]
+            slot = slot * per[d] + cur[d] % per[d]
+            first = lo_[d] if lo_[d] > cur[d] * c else cur[d] * c
+            stop_d = hi_[d] if hi_[d] < cur[d] * c + c else cur[d] * c + c
+            n = stop_d - first
+            local = first - cur[d] * c
+            src += local * chunk_strides[d]
+            end += (local + n - 1) * chunk_strides[d]
+            dst += (first - lo_[d]) * bs[d]
+            out[4 * P + p * nd + d] = n
+            out[4 * P + P * nd + p * nd + d] = bs[d]
+        out[p] = slot
+        out[P + p] = src
+        out[2 * P + p] = end + itemsize
+        out[3 * P + p] = dst
+        p += 1
+        d = nd - 1
+        while d >= 0:
+            cur[d] += 1
+            if cur[d] <= last_c[d]:
+                break
+            cur[d] = first_c[d]
+            d -= 1
+        if d < 0:
+            break
+    return tuple([lo_[d] // cell_shape[d] for d in range(nd)]), plan

@@ -1053,6 +1053,18 @@ class ShardingCodec(ArrayBytesCodec):
         element, by byte offset, without decoding.  Needs the evolved codec."""
         return self._evolved_pipeline().stores_raw_elements
 
+    def plain_index(self, shard_shape: Sequence[int]) -> tuple[int, bool] | None:
+        """``(index bytes, at the end)`` when a shard's index stores its entries as plain
+        little-endian ``uint64`` pairs from its first byte (the ``bytes`` [+ ``crc32c``]
+        index chain that writers use): a reader may then take an entry's offset and size
+        from the index bytes before decoding them (``fileio.read_shard_parts``), provided
+        it checks them with :meth:`decode_index` before using what it read.  Else None."""
+        layout = self._layout(shard_shape)
+        fast = layout.index_fast
+        if fast is None or fast[1] != np.dtype("<u8"):
+            return None
+        return layout.index_nbytes, self.index_location == "end"
+
     # -- partial reads ----------------------------------------------------------------------------
 
     def read_index(

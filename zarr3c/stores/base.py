@@ -462,6 +462,17 @@ class Store(ABC):
         view[:src.nbytes] = src
         return src.nbytes
 
+    def _read_shard_parts(self, key: str, index: Any, at_end: bool, slots: Any, los: Any,
+                          his: Any, expect: int, staging: Any, ats: Any, lens: Any
+                          ) -> int | None:
+        """Read a shard's index and, through its entries, bytes of some of its inner chunks
+        in one request (internal; LocalStore: ``fileio.read_shard_parts``, whose docstring
+        gives the arguments).  Returns the value's size, -1 when the key is missing, or
+        None when this store cannot (the default) or anything is not as expected: the
+        caller then reads the index and the parts as two requests, which report it.  The
+        caller checks the index read (checksum, entries) before using the parts."""
+        return None
+
     def _read_value_into(self, key: str, out: Any) -> int | None:
         """Copy the value at ``key`` into the start of a writable buffer, as much of it as
         fits (internal).  Returns the value's size (more than ``out`` holds when it did not

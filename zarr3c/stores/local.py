@@ -665,6 +665,24 @@ class LocalStore(Store):
                 return None if done is None else done[0]
         return super()._read_tail_into(key, out)
 
+    def _read_shard_parts(self, key: str, index: Any, at_end: bool, slots: Any, los: Any,
+                          his: Any, expect: int, staging: Any, ats: Any, lens: Any
+                          ) -> int | None:
+        # The file opened once for the index and the parts: two reads through the store
+        # open it twice, and give the GIL up and take it back twice more.
+        if _fileio is None:
+            return None
+        encoded = _one_call_path(self._path(key), (), None)
+        if encoded is None:
+            return None
+        err, size, status = _fileio.read_shard_parts(encoded, index, at_end, slots, los, his,
+                                                     expect, staging, ats, lens)
+        if err:
+            return -1 if err in _NO_FILE_ERRNOS else None
+        if size < 0:
+            return -1  # not a regular file: as a missing key (_one_call_outcome)
+        return None if status else size
+
     def _read_value_into(self, key: str, out: Any) -> int | None:
         # One open and one read (two would be the range and a size probe).
         if not _HAVE_PREADV:
