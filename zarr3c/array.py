@@ -331,6 +331,11 @@ class Array(Node):
     # -- reads -----------------------------------------------------------------------------------
 
     def __getitem__(self, selection: Any) -> Any:
+        if self._box_grid is not None:
+            # A step-1 box of ints and slices (most small reads): straight to the short path.
+            box = basic_box(selection, self._box_grid[0])
+            if box is not None:
+                return self._read_box(box)
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
             return self.get_coordinate_selection(numpy_coordinates(selection, self.shape))
@@ -373,13 +378,16 @@ class Array(Node):
         if self._box_grid is not None:
             box = basic_box(selection, self._box_grid[0])
             if box is not None:
-                done = (self._read_chunk_box(box) if self._inner_box is None
-                        else self._read_shard_box(box))
-                if done is not None:
-                    return done
-                return self._read_boxes([box])[0]
+                return self._read_box(box)
         sel = parse_basic_selection(selection, self.shape)
         return self._basic_result(selection, sel, self._read(sel))
+
+    def _read_box(self, box: tuple[Any, ...]) -> Any:
+        """``a[box]`` for a step-1 box (``basic_box``): the short path for one chunk or one
+        shard, else the many-boxes path."""
+        done = (self._read_chunk_box(box) if self._inner_box is None
+                else self._read_shard_box(box))
+        return done if done is not None else self._read_boxes([box])[0]
 
     def get_many(self, selections: Iterable[Any]) -> list[Any]:
         """Read many basic selections at once, as ``[a[s] for s in selections]``.

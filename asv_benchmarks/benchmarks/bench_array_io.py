@@ -11,6 +11,9 @@ temporary directory in ``setup``:
 - ``KeptChunkReads.time_read_chunks_kept``: every chunk of the chunked layout, the outputs
   all kept (fresh memory), with their page faults taken beside the read or not;
 - ``Read.time_random_reads``: 1,000 random 4^3 boxes, one after another;
+- ``ShardBoxReads``: those boxes and every inner chunk of the sharded layout, one after
+  another, with each shard index and the bytes read through it in one call or in two
+  requests;
 - ``Read.time_random_reads_batched``: the same boxes in one ``a.get_many`` call;
 - ``Read.time_vindex``: ``a.vindex`` of 10^5 random points;
 - ``Read.time_oindex``: ``a.oindex`` with two unsorted 256-element index arrays (repeats
@@ -290,6 +293,50 @@ class KeptChunkReads:
     def time_read_chunks_kept(self, compression: str, helper: str) -> None:
         arr = self.arr
         [arr[sel] for sel in self.sels]
+
+
+class ShardBoxReads:
+    """Small reads of the sharded cube, one after another: 1,000 random 4^3 boxes and every
+    inner chunk, with the shard's index and the inner chunk bytes read in one call
+    (``read`` = ``one call``, LocalStore's ``fileio.read_shard_parts``, the default) or as
+    the other stores read them, the index then the parts (``two requests``)."""
+
+    params = (COMPRESSIONS, ["one call", "two requests"])
+    param_names: ClassVar[list[str]] = ["compression", "read"]
+    number = 1
+    repeat = (3, 10, 10.0)
+    timeout = 300.0
+
+    def setup(self, compression: str, read: str) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
+        try:
+            path = os.path.join(self.tmp, "a")
+            create(path, compression, "sharded")[...] = source()
+            self.arr = zarr3c.open_array(zarr3c.LocalStore(path), mode="r")
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        if read == "two requests":  # (an instance attribute hides LocalStore's method)
+            self.arr._store._read_shard_parts = lambda *args: None
+        rng = np.random.default_rng(1)
+        self.random_sels = [
+            tuple(slice(int(o), int(o) + BOX) for o in row)
+            for row in rng.integers(0, SIZE - BOX + 1, size=(N_RANDOM, 3))
+        ]
+        self.inner_sels = read_units("sharded")
+
+    def teardown(self, compression: str, read: str) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def time_random_reads(self, compression: str, read: str) -> None:
+        arr = self.arr
+        for sel in self.random_sels:
+            arr[sel]
+
+    def time_inner_chunk_reads(self, compression: str, read: str) -> None:
+        arr = self.arr
+        for sel in self.inner_sels:
+            arr[sel]
 
 
 class Memory(_FreshArray):

@@ -62,6 +62,24 @@ cdef enum:
     _CHANGED = -1
 
 
+cdef int _open_file(const char* c_path, int* fd, int64_t* size) noexcept nogil:
+    """open (without blocking: a FIFO) and fstat: errno, or 0 with ``fd`` open for the
+    caller to close and ``size`` the file's size (-1 if not a regular file)."""
+    cdef struct_stat st
+    cdef int err
+    size[0] = -1
+    fd[0] = c_open(c_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    if fd[0] < 0:
+        return errno
+    if fstat(fd[0], &st) != 0:
+        err = errno
+        c_close(fd[0])
+        return err
+    if S_ISREG(st.st_mode):
+        size[0] = st.st_size
+    return 0
+
+
 cdef int _read_core(const char* c_path, uint8_t* dst, Py_ssize_t room, const int64_t* starts,
                     const int64_t* stops, const int64_t* ats, Py_ssize_t n, int64_t* got,
                     int64_t* size, bint tail=False) noexcept nogil:
@@ -70,19 +88,14 @@ cdef int _read_core(const char* c_path, uint8_t* dst, Py_ssize_t room, const int
     ``dst``; each is checked again as it is read, since the arrays may change meanwhile.
     With ``tail``, the ranges count from ``room`` bytes before the file's end (from its
     start in a file shorter than that)."""
-    cdef int fd, err = 0
-    cdef struct_stat st
+    cdef int fd, err
     cdef int64_t start, stop, at, k, shift = 0
     cdef Py_ssize_t i
     got[0] = 0
-    size[0] = -1
-    fd = c_open(c_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-    if fd < 0:
-        return errno
-    if fstat(fd, &st) != 0:
-        err = errno
-    elif S_ISREG(st.st_mode):
-        size[0] = st.st_size
+    err = _open_file(c_path, &fd, size)
+    if err:
+        return err
+    if size[0] >= 0:
         if tail and size[0] > room:
             shift = size[0] - room
         for i in range(n):
@@ -470,20 +483,15 @@ cdef int _shard_core(const char* c_path, uint8_t* index, int64_t index_n, bint a
     ``status`` _UNEXPECTED when the file or an entry is not as expected (nothing more
     is read then).  The caller checked slots against the index's length and ``los``/``his``
     to be ranges; entries are checked here, against the file's size."""
-    cdef int fd, err = 0
-    cdef struct_stat st
+    cdef int fd, err
     cdef int64_t data_lo, data_hi, lo, hi, at = 0, pos, want
     cdef uint64_t offset, nbytes
     cdef Py_ssize_t i
-    size[0] = -1
     status[0] = 0
-    fd = c_open(c_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-    if fd < 0:
-        return errno
-    if fstat(fd, &st) != 0:
-        err = errno
-    elif S_ISREG(st.st_mode):
-        size[0] = st.st_size
+    err = _open_file(c_path, &fd, size)
+    if err:
+        return err
+    if size[0] >= 0:
         if size[0] < index_n:
             status[0] = _UNEXPECTED
         else:

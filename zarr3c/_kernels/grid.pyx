@@ -775,6 +775,20 @@ def count_box_pieces(
     return total
 
 
+cdef inline bint _advance(int64_t* cur, const int64_t* first, const int64_t* last,
+                          Py_ssize_t nd) noexcept nogil:
+    """Step ``cur`` to the next coordinates of the box ``[first, last]`` in C order: False
+    after the last."""
+    cdef Py_ssize_t d = nd - 1
+    while d >= 0:
+        cur[d] += 1
+        if cur[d] <= last[d]:
+            return True
+        cur[d] = first[d]
+        d -= 1
+    return False
+
+
 cdef int _plan_core(
     const int64_t[:, ::1] starts, const int64_t[:, ::1] stops, const int64_t[::1] chunk_shape,
     const int64_t[::1] chunk_strides, int64_t itemsize, int64_t[:, ::1] coords,
@@ -787,6 +801,7 @@ cdef int _plan_core(
     # the boxes changed since they were counted).  Returns 0, or _CHANGED.
     cdef Py_ssize_t nd = chunk_shape.shape[0], b, d, p = 0, total = coords.shape[0]
     cdef int64_t cur[64]
+    cdef int64_t first_c[64]
     cdef int64_t last[64]
     cdef int64_t bs[64]
     cdef int64_t size, lo, hi, first, stop_d, n, local, src, end, dst, c
@@ -799,7 +814,7 @@ cdef int _plan_core(
         box_offsets[b + 1] = box_offsets[b] + size
         for d in range(nd):
             c = chunk_shape[d]
-            cur[d] = starts[b, d] // c
+            cur[d] = first_c[d] = starts[b, d] // c
             last[d] = (stops[b, d] - 1) // c
         while True:
             if p >= total:
@@ -824,14 +839,7 @@ cdef int _plan_core(
             src_ends[p] = end + itemsize
             dst_offsets[p] = dst
             p += 1
-            d = nd - 1
-            while d >= 0:
-                cur[d] += 1
-                if cur[d] <= last[d]:
-                    break
-                cur[d] = starts[b, d] // chunk_shape[d]
-                d -= 1
-            if d < 0:
+            if not _advance(cur, first_c, last, nd):
                 break
     return 0
 
@@ -995,13 +1003,6 @@ def plan_box_in_cell(
         out[2 * P + p] = end + itemsize
         out[3 * P + p] = dst
         p += 1
-        d = nd - 1
-        while d >= 0:
-            cur[d] += 1
-            if cur[d] <= last_c[d]:
-                break
-            cur[d] = first_c[d]
-            d -= 1
-        if d < 0:
+        if not _advance(cur, first_c, last_c, nd):
             break
     return tuple([lo_[d] // cell_shape[d] for d in range(nd)]), plan
