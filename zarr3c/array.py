@@ -905,9 +905,6 @@ class Array(Node):
         key = self.chunk_key(shard)
         out = empty_array([e - b for b, e in zip(start, stop, strict=True)], self.dtype)
         dst = out.reshape(-1).view(np.uint8)
-        chain = sharding._evolved_pipeline()
-        if not (ib.raw or chain.can_decode_into):
-            return None
         # One whole inner chunk: raw, its bytes are the output's, read straight into it.
         whole = parts.n == 1 and dst.nbytes == ib.nbytes
         if ib.raw:
@@ -1003,7 +1000,8 @@ class Array(Node):
         """Copy each part of the box out of what :meth:`_fetch_shard_parts` read (raw inner
         chunks: their spans; else whole inner chunks, decoded first: straight into ``dst``
         when it is the one inner chunk, ``whole``), filling those not stored.  False when
-        an inner chunk does not decode (the caller takes the general path)."""
+        an inner chunk does not decode (the caller takes the general path, which reports
+        it)."""
         ib = self._inner_box
         assert ib is not None and self._sharding is not None
         every = -1 not in lens.tolist()
@@ -1015,14 +1013,23 @@ class Array(Node):
                 parts.copy(staging, ats, ib.strides_i64, dst, self._itemsize, stored)
             return True
         chain = self._sharding._evolved_pipeline()
+        into = chain.can_decode_into
         for i in range(parts.n) if stored is None else np.flatnonzero(stored).tolist():
             at, n = int(ats[i]), int(lens[i])
-            target = dst if whole else thread_scratch(ib.nbytes, "inner")
-            if not chain.decode_into(staging[at:at + n], target):
-                return False
-            if not whole:
-                parts.copy(target, parts.src_lo[i:i + 1], ib.strides_i64, dst, self._itemsize,
-                           None, i)
+            if into:
+                target = dst if whole else thread_scratch(ib.nbytes, "inner")
+                if not chain.decode_into(staging[at:at + n], target):
+                    return False
+                if target is dst:
+                    continue
+            else:  # (chains that cannot decode into memory given, gzip say)
+                try:
+                    chunk = chain.decode(staging[at:at + n], ib.shape)
+                except ChunkDecodeError:
+                    return False
+                target = chunk.reshape(-1).view(np.uint8)
+            parts.copy(target, parts.src_lo[i:i + 1], ib.strides_i64, dst, self._itemsize,
+                       None, i)
         return True
 
     def _ranges_of(self, key: str) -> GetRanges:
