@@ -288,5 +288,5 @@ def test_chunk_reads_ask_for_their_output_populated_and_read_as_numpy(
     for sel, out in outs:
         np.testing.assert_array_equal(out, data[sel])
     nbytes = 64 * 64 * 64 * 2
-    assert asked == [(nbytes, nbytes // 2 if compressors is None else 0),
+    assert asked == [(nbytes, nbytes * 2 // 5 if compressors is None else 0),
                      (64 * 40 * 64 * 2, 0)] * 4
