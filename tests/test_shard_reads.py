@@ -391,3 +391,36 @@ def test_a_bad_inner_chunk_in_a_batch_is_reported_by_the_per_chunk_decode(damage
     with pytest.raises(ChunkDecodeError, match=r"c/0.*\(5,\)|\(5,\).*c/0"):
         a[...]
     np.testing.assert_array_equal(a[:20], values[:20])  # (inner chunks 0-4)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+@pytest.mark.parametrize("room_max", [0, 16 << 20])
+def test_compressed_inner_chunks_too_large_for_one_call_read_the_index_first(
+        tmp_path, monkeypatch, compressed, room_max) -> None:
+    """A small read sets aside room for compressed inner chunks at their largest only up to
+    ``_ONE_CALL_ROOM_MAX``: past it the index is read first, then exactly their bytes (raw
+    inner chunks, whose spans are known, always go in one call); either way as numpy, and
+    an inner chunk not stored reads as the fill value."""
+    from zarr3c import array as array_module  # noqa: PLC0415 - the module's constant
+
+    monkeypatch.setattr(array_module, "_ONE_CALL_ROOM_MAX", room_max)
+    store = zarr3c.LocalStore(tmp_path)
+    data = np.arange(6 * 8, dtype="uint16").reshape(6, 8)
+    a = zarr3c.create_array(store, shape=data.shape, dtype="uint16", chunks=(6, 8),
+                            codecs=[_codec((3, 4), "end", compressed)], fill_value=7)
+    a[...] = data
+    a[3:6, 4:8] = 7  # (an inner chunk of fill only: not stored)
+    data[3:6, 4:8] = 7
+    calls: list[int | None] = []
+    real = type(store)._read_shard_parts
+
+    def spy(self, *args):
+        calls.append(real(self, *args))
+        return calls[-1]
+
+    monkeypatch.setattr(type(store), "_read_shard_parts", spy)
+    for box in (np.s_[1:5, 2:7], np.s_[0:3, 0:4], np.s_[4, 5], np.s_[2:4, 3:5]):
+        calls.clear()
+        np.testing.assert_array_equal(a[box], data[box])
+        assert len(calls) == (0 if compressed and room_max == 0 else 1)
+        assert all(size is not None and size > 0 for size in calls)

@@ -941,14 +941,14 @@ class Array(Node):
         shard_shape = self._box_grid[1]  # type: ignore[index]
         expect = ib.nbytes if ib.raw else -1
         plain = sharding.plain_index(shard_shape)
-        if plain is not None:
+        # Compressed inner chunks: room for each at its largest (their sizes are in the
+        # index), where that is not much memory.
+        room_n = len(los) * (ib.nbytes + ib.nbytes // 128 + _STORED_SLACK)
+        if plain is not None and (staging is not None or room_n <= _ONE_CALL_ROOM_MAX):
             # Where the store reads the index and the parts in one call.
             index_n, at_end = plain
             index_bytes = thread_scratch(index_n, "index")
-            room = staging
-            if room is None:  # (compressed inner chunks: their sizes are in the index)
-                room = thread_scratch(
-                    len(los) * (ib.nbytes + ib.nbytes // 128 + _STORED_SLACK), "stored")
+            room = thread_scratch(room_n, "stored") if staging is None else staging
             ats = np.empty(2 * len(los), dtype=np.int64)
             size = self._store._read_shard_parts(key, index_bytes, at_end, slots, los, his,
                                                  expect, room, ats[:len(los)], ats[len(los):])
@@ -1678,6 +1678,10 @@ _MISSING_SHARD = object()
 #: for one read of a shard's index and inner chunks (a larger one is read again, its size
 #: known from the index)
 _STORED_SLACK = 4096
+
+#: The most memory a small sharded read sets aside for compressed inner chunks whose sizes it
+#: does not know yet (larger inner chunks: the index is read first, then exactly their bytes)
+_ONE_CALL_ROOM_MAX = 16 << 20
 
 
 class _InnerParts:
