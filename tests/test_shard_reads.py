@@ -424,3 +424,81 @@ def test_compressed_inner_chunks_too_large_for_one_call_read_the_index_first(
         np.testing.assert_array_equal(a[box], data[box])
         assert len(calls) == (0 if compressed and room_max == 0 else 1)
         assert all(size is not None and size > 0 for size in calls)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["start", "end"]), st.booleans(), st.booleans(), st.data())
+def test_a_damaged_shard_reads_the_same_through_the_short_path(
+        tmp_path_factory, index_location, compressed, crc, data) -> None:
+    """A shard file cut short, lengthened, or with bytes flipped (in its index or its inner
+    chunks), read by small boxes on a LocalStore (the index and the parts in one call):
+    each box gives exactly what the general path gives, or both raise a ChunkDecodeError
+    naming the shard.  Never other data than the general path's, never another error."""
+    inner, shard, shape = (2, 3), (4, 6), (8, 6)
+    codec = _codec(inner, index_location, compressed)
+    if not crc:
+        codec["configuration"]["index_codecs"] = codec["configuration"]["index_codecs"][:1]
+    store = zarr3c.LocalStore(tmp_path_factory.mktemp("damaged"))
+    a = zarr3c.create_array(store, shape=shape, dtype="uint16", chunks=shard,
+                            codecs=[codec], fill_value=7)
+    a[...] = np.arange(48, dtype="uint16").reshape(shape) + 100
+    a[0:2, 3:6] = 7  # (an inner chunk not stored)
+    key = a.chunk_key((0, 0))
+    raw = bytearray(store.get(key))
+    how = data.draw(st.sampled_from(["cut", "lengthen", "flip"]))
+    if how == "cut":
+        raw = raw[:data.draw(st.integers(0, len(raw) - 1))]
+    elif how == "lengthen":
+        raw += bytes(data.draw(st.integers(1, 40)))
+    else:
+        for at in data.draw(st.lists(st.integers(0, len(raw) - 1), min_size=1, max_size=4)):
+            raw[at] ^= data.draw(st.integers(1, 255))
+    store.set(key, bytes(raw))
+    for _ in range(4):
+        lo = [data.draw(st.integers(0, 3)), data.draw(st.integers(0, 5))]
+        box = tuple(slice(b, data.draw(st.integers(b + 1, e)))
+                    for b, e in zip(lo, (4, 6), strict=True))
+        try:
+            want = _general(a, box)
+        except ChunkDecodeError as exc:
+            with pytest.raises(ChunkDecodeError) as info:
+                a[box]
+            assert info.value.key == exc.key == key
+            continue
+        np.testing.assert_array_equal(a[box], want)
+
+
+def _general(a, key):
+    from zarr3c.indexing import parse_basic_selection  # noqa: PLC0415 - test helper
+
+    sel = parse_basic_selection(key, a.shape)
+    return a._basic_result(key, sel, a._read(sel))
+
+
+@pytest.mark.parametrize("how", ["short path", "general path"])
+def test_a_huge_entry_in_an_index_without_checksum_is_an_error_not_an_allocation(
+        tmp_path, how) -> None:
+    """An index at the start without crc32c is not checked against the shard's size before
+    its entries are used: an entry claiming 24 GiB must give a ChunkDecodeError naming the
+    shard, not an attempt to set aside 24 GiB for it (numpy's MemoryError on this machine;
+    found by the test above, on both paths)."""
+    codec = _codec((2, 3), "start")
+    codec["configuration"]["index_codecs"] = codec["configuration"]["index_codecs"][:1]
+    store = zarr3c.LocalStore(tmp_path)
+    a = zarr3c.create_array(store, shape=(8, 6), dtype="uint16", chunks=(4, 6),
+                            codecs=[codec], fill_value=7)
+    a[...] = np.arange(48, dtype="uint16").reshape(8, 6) + 100
+    a[0:2, 3:6] = 7  # (an inner chunk not stored)
+    key = a.chunk_key((0, 0))
+    raw = bytearray(store.get(key))
+    raw[0] ^= 1  # inner chunk (0, 0) one byte later
+    raw[33] ^= 1  # inner chunk (1, 0) 256 bytes later ...
+    raw[44] ^= 6  # ... and 24 GiB long
+    store.set(key, bytes(raw))
+    with pytest.raises(ChunkDecodeError, match="outside the shard") as info:
+        if how == "short path":
+            a[0:3, 0:1]
+        else:
+            _general(a, np.s_[0:3, 0:1])
+    assert info.value.key == key

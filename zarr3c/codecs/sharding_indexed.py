@@ -161,12 +161,20 @@ class StoreRanges:
         for start, n in ranges:
             requests.append((start, start + n, at))
             at += n
+        if at > _INTO_MAX_BYTES:
+            # (a huge inner chunk, or an entry of a damaged index without a checksum: read
+            # through get_ranges, which stops at the shard's end, and the caller reports it)
+            return None
         buf = thread_scratch(at, "stored")
         (got,) = self.store._read_ranges_into([(self.key, requests)], buf)
         if got != at:
             return None
         return [buf[lo:lo + stop - start] for start, stop, lo in requests]
 
+
+#: StoreRanges.into: the most bytes it reads into scratch memory in one call, allocated
+#: before the read (the ranges come from an index, which may be damaged)
+_INTO_MAX_BYTES = 64 << 20
 
 _U64 = np.dtype("uint64")
 _MISSING_FILL = np.array(MISSING, dtype=_U64).reshape(())
