@@ -467,6 +467,16 @@ def test_a_damaged_shard_reads_the_same_through_the_short_path(
             assert info.value.key == exc.key == key
             continue
         np.testing.assert_array_equal(a[box], want)
+    # Every other read of the shard: its data, or a ChunkDecodeError naming it.
+    rows = np.array([0, 3, 1, 2])
+    cols = np.array([5, 0, 4, 1])
+    for read in (lambda: a[...], lambda: a.get_many([np.s_[0:3, 1:5], np.s_[2, :]]),
+                 lambda: a.vindex[rows, cols], lambda: a.oindex[rows, cols],
+                 lambda: a.blocks[0, 0]):
+        try:
+            read()
+        except ChunkDecodeError as exc:
+            assert exc.key == key
 
 
 def _general(a, key):
@@ -501,4 +511,35 @@ def test_a_huge_entry_in_an_index_without_checksum_is_an_error_not_an_allocation
             a[0:3, 0:1]
         else:
             _general(a, np.s_[0:3, 0:1])
+    assert info.value.key == key
+
+
+@pytest.mark.parametrize("read", ["box", "general", "vindex", "oindex", "get_many"])
+def test_an_entry_past_the_largest_file_offset_is_an_error_naming_the_shard(
+        tmp_path, read) -> None:
+    """An index at the start without crc32c whose entry's offset is 2**63 or more (a flipped
+    top bit): every read of it raises a ChunkDecodeError naming the shard, rather than
+    numpy's OverflowError on the way to a kernel or an InvalidKeyError for a negative
+    range (the offset wrapped through int64; both found by the damaged-shard test)."""
+    codec = _codec((2, 3), "start")
+    codec["configuration"]["index_codecs"] = codec["configuration"]["index_codecs"][:1]
+    store = zarr3c.LocalStore(tmp_path)
+    a = zarr3c.create_array(store, shape=(4, 6), dtype="uint16", chunks=(4, 6),
+                            codecs=[codec])
+    a[...] = np.arange(24, dtype="uint16").reshape(4, 6)
+    key = a.chunk_key((0, 0))
+    raw = bytearray(store.get(key))
+    raw[7] ^= 128  # inner chunk (0, 0): offset + 2**63
+    store.set(key, bytes(raw))
+    with pytest.raises(ChunkDecodeError, match="beyond any possible shard") as info:
+        if read == "box":
+            a[0:2, 0:3]
+        elif read == "general":
+            _general(a, np.s_[0:2, 0:3])
+        elif read == "vindex":
+            a.vindex[[0, 1], [1, 2]]
+        elif read == "oindex":
+            a.oindex[[0, 1], [1, 2]]
+        else:
+            a.get_many([np.s_[0:2, 0:3], np.s_[1, 1:2]])
     assert info.value.key == key

@@ -172,6 +172,9 @@ class StoreRanges:
         return [buf[lo:lo + stop - start] for start, stop, lo in requests]
 
 
+#: The largest shard there can be, when its size is not known: the largest file offset
+_LARGEST_SHARD = 2**63 - 1
+
 #: StoreRanges.into: the most bytes it reads into scratch memory in one call, allocated
 #: before the read (the ranges come from an index, which may be damaged)
 _INTO_MAX_BYTES = 64 << 20
@@ -992,8 +995,11 @@ class ShardingCodec(ArrayBytesCodec):
             lo, hi = shard_nbytes - index_n, shard_nbytes
         else:
             lo = hi = -1
+        # An unknown size is at most the largest file offset: entries past it cannot be
+        # read, and readers take offsets as int64.
         code, a, b = check_shard_index(
-            entries.reshape(-1, 2), -1 if shard_nbytes is None else shard_nbytes, lo, hi
+            entries.reshape(-1, 2), _LARGEST_SHARD if shard_nbytes is None else shard_nbytes,
+            lo, hi
         )
         if code == 0:
             return
@@ -1014,7 +1020,7 @@ class ShardingCodec(ArrayBytesCodec):
         if code == 2:
             raise ChunkDecodeError(
                 f"sharding_indexed: inner chunk {first} (offset {offset}, "
-                f"nbytes {nbytes}) ends beyond any possible shard"
+                f"nbytes {nbytes}) ends beyond any possible shard (2**63 - 1 bytes)"
             )
         if code == 3:
             raise ChunkDecodeError(

@@ -118,6 +118,9 @@ _NO_FILE_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EISDIR})
 #: ``_read_file_in_one_call``'s answer when it leaves the read to the ``os`` path
 _RETRY = object()
 
+#: The largest file offset (``off_t``)
+_INT64_MAX = 2**63 - 1
+
 
 def _iov_max() -> int:
     try:
@@ -1138,9 +1141,11 @@ def _read_file_in_one_call(path: str, ranges: Sequence[tuple[int, int, int]],
 def _one_call_path(path: str, ranges: Iterable[tuple[int, int, int]],
                    address: int | None) -> bytes | None:
     """``path`` as the ``fileio`` kernel takes it, or None where the ``os`` path must read
-    it: a range needs the bounce buffer, or the path holds a NUL (C would stop at it; ``os``
-    refuses such a path and reports it)."""
-    if any(_needs_bounce(address, start, stop, at) for start, stop, at in ranges):
+    it: a range needs the bounce buffer, or reaches past what ``int64`` holds (a damaged
+    shard index's; no file is that long, and the ``os`` path reads nothing of it), or the
+    path holds a NUL (C would stop at it; ``os`` refuses such a path and reports it)."""
+    if any(stop > _INT64_MAX or _needs_bounce(address, start, stop, at)
+           for start, stop, at in ranges):
         return None
     encoded = os.fsencode(path)
     return None if b"\0" in encoded else encoded
