@@ -435,26 +435,9 @@ def test_a_damaged_shard_reads_the_same_through_the_short_path(
     chunks), read by small boxes on a LocalStore (the index and the parts in one call):
     each box gives exactly what the general path gives, or both raise a ChunkDecodeError
     naming the shard.  Never other data than the general path's, never another error."""
-    inner, shard, shape = (2, 3), (4, 6), (8, 6)
-    codec = _codec(inner, index_location, compressed)
-    if not crc:
-        codec["configuration"]["index_codecs"] = codec["configuration"]["index_codecs"][:1]
-    store = zarr3c.LocalStore(tmp_path_factory.mktemp("damaged"))
-    a = zarr3c.create_array(store, shape=shape, dtype="uint16", chunks=shard,
-                            codecs=[codec], fill_value=7)
-    a[...] = np.arange(48, dtype="uint16").reshape(shape) + 100
-    a[0:2, 3:6] = 7  # (an inner chunk not stored)
+    store, a = _damaged_array(tmp_path_factory, index_location, compressed, crc)
     key = a.chunk_key((0, 0))
-    raw = bytearray(store.get(key))
-    how = data.draw(st.sampled_from(["cut", "lengthen", "flip"]))
-    if how == "cut":
-        raw = raw[:data.draw(st.integers(0, len(raw) - 1))]
-    elif how == "lengthen":
-        raw += bytes(data.draw(st.integers(1, 40)))
-    else:
-        for at in data.draw(st.lists(st.integers(0, len(raw) - 1), min_size=1, max_size=4)):
-            raw[at] ^= data.draw(st.integers(1, 255))
-    store.set(key, bytes(raw))
+    _damage(store, key, data)
     for _ in range(4):
         lo = [data.draw(st.integers(0, 3)), data.draw(st.integers(0, 5))]
         box = tuple(slice(b, data.draw(st.integers(b + 1, e)))
@@ -477,6 +460,57 @@ def test_a_damaged_shard_reads_the_same_through_the_short_path(
             read()
         except ChunkDecodeError as exc:
             assert exc.key == key
+
+
+def _damaged_array(tmp_path_factory, index_location, compressed, crc):
+    """An 8x6 array of 4x6 shards of 2x3 inner chunks (one not stored): (store, array)."""
+    codec = _codec((2, 3), index_location, compressed)
+    if not crc:
+        codec["configuration"]["index_codecs"] = codec["configuration"]["index_codecs"][:1]
+    store = zarr3c.LocalStore(tmp_path_factory.mktemp("damaged"))
+    a = zarr3c.create_array(store, shape=(8, 6), dtype="uint16", chunks=(4, 6),
+                            codecs=[codec], fill_value=7)
+    a[...] = np.arange(48, dtype="uint16").reshape(8, 6) + 100
+    a[0:2, 3:6] = 7  # (an inner chunk not stored)
+    return store, a
+
+
+def _damage(store, key, data) -> None:
+    """Cut the value at ``key`` short, lengthen it, or flip 1-4 of its bytes."""
+    raw = bytearray(store.get(key))
+    how = data.draw(st.sampled_from(["cut", "lengthen", "flip"]))
+    if how == "cut":
+        raw = raw[:data.draw(st.integers(0, len(raw) - 1))]
+    elif how == "lengthen":
+        raw += bytes(data.draw(st.integers(1, 40)))
+    else:
+        for at in data.draw(st.lists(st.integers(0, len(raw) - 1), min_size=1, max_size=4)):
+            raw[at] ^= data.draw(st.integers(1, 255))
+    store.set(key, bytes(raw))
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["start", "end"]), st.booleans(), st.booleans(), st.data())
+def test_writes_into_a_damaged_shard_succeed_or_leave_it_as_it_was(
+        tmp_path_factory, index_location, compressed, crc, data) -> None:
+    """Box, point and outer-product writes into a damaged shard (see above) either succeed
+    or raise a ChunkDecodeError naming the shard, and a refused write leaves the shard's
+    bytes as they were."""
+    store, a = _damaged_array(tmp_path_factory, index_location, compressed, crc)
+    key = a.chunk_key((0, 0))
+    _damage(store, key, data)
+    b0, b1 = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 5))
+    box = np.s_[b0:data.draw(st.integers(b0 + 1, 4)), b1:data.draw(st.integers(b1 + 1, 6))]
+    for write in (lambda: a.__setitem__(box, 1),
+                  lambda: a.vindex.__setitem__(([0, 3], [1, 4]), 2),
+                  lambda: a.oindex.__setitem__(([0, 1], [2, 5]), 3)):
+        before = store.get(key)
+        try:
+            write()
+        except ChunkDecodeError as exc:
+            assert exc.key == key
+            assert store.get(key) == before
 
 
 def _general(a, key):
