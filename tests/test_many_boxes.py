@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import zarr3c
 from zarr3c.errors import ChunkDecodeError
-from zarr3c.indexing import parse_basic_selection
+from zarr3c.testing.reads import read_general
 
 SHAPE = (11, 13, 7)
 ZSTD = [{"name": "zstd", "configuration": {"level": 0}}]
@@ -54,10 +54,6 @@ def _make(store: Any, layout: str, dtype: str, order: str) -> tuple[zarr3c.Array
     return a, data
 
 
-def _general(a: zarr3c.Array, key: Any) -> Any:
-    sel = parse_basic_selection(key, a.shape)
-    return a._basic_result(key, sel, a._read(sel))
-
 
 def _box(n: int) -> st.SearchStrategy:
     return st.integers(0, n - 1).flatmap(
@@ -88,7 +84,7 @@ def test_boxes_equal_numpy_and_the_general_path(tmp_path_factory, kind: str, lay
     many = a.get_many(keys)
     for key, got in zip(keys, many, strict=True):
         want = data[key]
-        general = _general(a, key)
+        general = read_general(a, key)
         one = a[key]
         for value in (got, one):
             assert type(value) is type(want) or np.ndim(want) == 0
@@ -147,7 +143,7 @@ def test_corrupt_chunks_name_the_key(tmp_path, layout: str, how: str, chunk: tup
             a[box]
     assert info.value.key == key
     with pytest.raises(ChunkDecodeError):
-        _general(a, box)
+        read_general(a, box)
 
 
 def test_sharded_inner_chunk_of_the_wrong_size_names_the_shard(tmp_path) -> None:

@@ -23,6 +23,7 @@ from zarr3c.codecs.pipeline import CodecPipeline
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.errors import ChecksumError, ChunkDecodeError
 from zarr3c.stores.base import Store
+from zarr3c.testing.reads import read_general
 
 
 def _codec(inner, index_location="end", compressed=False, dtype="uint16"):
@@ -443,7 +444,7 @@ def test_a_damaged_shard_reads_the_same_through_the_short_path(
         box = tuple(slice(b, data.draw(st.integers(b + 1, e)))
                     for b, e in zip(lo, (4, 6), strict=True))
         try:
-            want = _general(a, box)
+            want = read_general(a, box)
         except ChunkDecodeError as exc:
             with pytest.raises(ChunkDecodeError) as info:
                 a[box]
@@ -513,13 +514,6 @@ def test_writes_into_a_damaged_shard_succeed_or_leave_it_as_it_was(
             assert store.get(key) == before
 
 
-def _general(a, key):
-    from zarr3c.indexing import parse_basic_selection  # noqa: PLC0415 - test helper
-
-    sel = parse_basic_selection(key, a.shape)
-    return a._basic_result(key, sel, a._read(sel))
-
-
 @pytest.mark.parametrize("how", ["short path", "general path"])
 def test_a_huge_entry_in_an_index_without_checksum_is_an_error_not_an_allocation(
         tmp_path, how) -> None:
@@ -544,7 +538,7 @@ def test_a_huge_entry_in_an_index_without_checksum_is_an_error_not_an_allocation
         if how == "short path":
             a[0:3, 0:1]
         else:
-            _general(a, np.s_[0:3, 0:1])
+            read_general(a, np.s_[0:3, 0:1])
     assert info.value.key == key
 
 
@@ -569,7 +563,7 @@ def test_an_entry_past_the_largest_file_offset_is_an_error_naming_the_shard(
         if read == "box":
             a[0:2, 0:3]
         elif read == "general":
-            _general(a, np.s_[0:2, 0:3])
+            read_general(a, np.s_[0:2, 0:3])
         elif read == "vindex":
             a.vindex[[0, 1], [1, 2]]
         elif read == "oindex":

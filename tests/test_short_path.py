@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import zarr3c
 from zarr3c._kernels.grid import basic_box
 from zarr3c.errors import ChunkDecodeError
-from zarr3c.indexing import parse_basic_selection
+from zarr3c.testing.reads import read_general
 
 SHAPE = (13, 9, 10)
 CHUNKS = (4, 5, 3)
@@ -54,10 +54,6 @@ def _array(codecs: str, dtype: str, order: str) -> tuple[zarr3c.Array, np.ndarra
     return a, data
 
 
-def _general(a: zarr3c.Array, key: Any) -> Any:
-    sel = parse_basic_selection(key, a.shape)
-    return a._basic_result(key, sel, a._read(sel))
-
 
 @pytest.mark.parametrize("codecs", list(CODECS))
 @pytest.mark.parametrize("dtype,order", [("int16", "C"), ("float64", "F"), ("uint8", "C")])
@@ -69,7 +65,7 @@ def test_short_path_equals_general_path_and_numpy(codecs: str, dtype: str, order
     for key, many in zip(selections, a.get_many(selections), strict=True):
         got = a[key]
         expected = data[key]
-        general = _general(a, key)
+        general = read_general(a, key)
         for value in (got, many):
             assert type(value) is type(general)
             assert np.shape(value) == np.shape(expected)

@@ -189,7 +189,8 @@ class Array(Node):
                     c_strides(cps, 1), self._itemsize * math.prod(inner),
                     self._sharding.stores_raw_inner_chunks(), int64_array(regular),
                     np.zeros(_SHARD_BOX_MAX_INNER, dtype=np.int64),
-                    np.full(_SHARD_BOX_MAX_INNER, -1, dtype=np.int64))
+                    np.full(_SHARD_BOX_MAX_INNER, -1, dtype=np.int64),
+                    _stored_max(self._itemsize * math.prod(inner)))
 
     # -- properties ------------------------------------------------------------------------------
 
@@ -843,7 +844,7 @@ class Array(Node):
         # Another thread takes the fresh output's page faults meanwhile: all of them, or
         # those of the last 3/5 when the file is read straight into it (the read faults the
         # rest, and copies all of it; measured, 512 KiB outputs: 103 ms for 512 reads from
-        # 2/5, 110 from half, 113-124 from 3/10 or 3/5, /tmp/s14/split2.py).
+        # 2/5, 110 from half, 113-124 from 3/10 or 3/5; asv KeptChunkReads tracks it).
         beside = populate_beside(dst, dst.nbytes * 2 // 5 if raw and whole else 0)
         try:
             self._fill_chunk_box(coords, start, counts, dst, whole, raw)
@@ -910,6 +911,7 @@ class Array(Node):
         whole = parts.n == 1 and dst.nbytes == ib.nbytes
         if ib.raw:
             los, his = parts.src_lo, parts.src_hi
+            # (+1: the two-request read's probe of the furthest inner chunk's last byte)
             staging = dst if whole else thread_scratch(
                 sum(his.tolist()) - sum(los.tolist()) + 1, "stored")
         else:
@@ -919,7 +921,7 @@ class Array(Node):
         if fetched is None:
             return None
         if fetched is _MISSING_SHARD:
-            parts.fill(dst, self._fill_bytes)
+            parts.fill(dst, self._fill_bytes, slice(None))
         else:
             staging, ats, lens = fetched
             if not self._place_inner_parts(parts, staging, ats, lens, dst, whole):
@@ -943,7 +945,7 @@ class Array(Node):
         plain = sharding.plain_index(shard_shape)
         # Compressed inner chunks: room for each at its largest (their sizes are in the
         # index), where that is not much memory.
-        room_n = len(los) * (ib.nbytes + ib.nbytes // 128 + _STORED_SLACK)
+        room_n = len(los) * ib.stored_max
         if plain is not None and (staging is not None or room_n <= _ONE_CALL_ROOM_MAX):
             # Where the store reads the index and the parts in one call.
             index_n, at_end = plain
@@ -965,7 +967,6 @@ class Array(Node):
         if index is None:
             return _MISSING_SHARD
         entries = index.entries.reshape(-1, 2)
-        largest = ib.nbytes + ib.nbytes // 128 + _STORED_SLACK
         ranges: list[tuple[int, int, int]] = []
         at_list: list[int] = []
         len_list: list[int] = []
@@ -977,9 +978,7 @@ class Array(Node):
                 at_list.append(-1)
                 len_list.append(-1)
                 continue
-            if (expect >= 0 and nbytes != expect) or nbytes > largest:
-                # (an inner chunk larger than it may be: the general path checks it against
-                # the shard's size, where an index without a checksum may be damaged)
+            if (expect >= 0 and nbytes != expect) or nbytes > ib.stored_max:
                 return None
             hi = nbytes if hi < 0 else hi
             partial |= hi - lo < nbytes
@@ -1008,8 +1007,9 @@ class Array(Node):
         it)."""
         ib = self._inner_box
         assert ib is not None and self._sharding is not None
-        every = -1 not in lens.tolist()
-        stored = None if every else lens >= 0
+        # (a list test: numpy's calls cost more than the lookup on a few parts)
+        lens_list = lens.tolist()
+        stored = None if -1 not in lens_list else lens >= 0
         if stored is not None:
             parts.fill(dst, self._fill_bytes, ~stored)
         if ib.raw:
@@ -1018,7 +1018,7 @@ class Array(Node):
             return True
         chain = self._sharding._evolved_pipeline()
         into = chain.can_decode_into
-        for i in range(parts.n) if stored is None else np.flatnonzero(stored).tolist():
+        for i in (i for i, n in enumerate(lens_list) if n >= 0):
             at, n = int(ats[i]), int(lens[i])
             if into:
                 target = dst if whole else thread_scratch(ib.nbytes, "inner")
@@ -1032,8 +1032,8 @@ class Array(Node):
                 except ChunkDecodeError:
                     return False
                 target = chunk.reshape(-1).view(np.uint8)
-            parts.copy(target, parts.src_lo[i:i + 1], ib.strides_i64, dst, self._itemsize,
-                       None, i)
+            parts.copy(target, parts.src_lo, ib.strides_i64, dst, self._itemsize,
+                       slice(i, i + 1))
         return True
 
     def _ranges_of(self, key: str) -> GetRanges:
@@ -1677,10 +1677,16 @@ _SHARD_BOX_MAX_INNER = 8
 #: ``Array._fetch_shard_parts``: the shard is not stored
 _MISSING_SHARD = object()
 
-#: Room per compressed inner chunk beyond its decoded size and 1/128 of it (what zstd may add),
-#: for one read of a shard's index and inner chunks (a larger one is read again, its size
-#: known from the index)
+#: Room per compressed inner chunk beyond its decoded size and 1/128 of it (what zstd may add)
 _STORED_SLACK = 4096
+
+
+def _stored_max(nbytes: int) -> int:
+    """The most bytes a small sharded read takes a stored inner chunk of ``nbytes`` decoded
+    bytes to hold: the room it sets aside for each before their sizes are known, and the
+    largest it reads itself (a larger one, possibly a damaged index's entry, goes to the
+    general path, which checks it against the shard)."""
+    return nbytes + nbytes // 128 + _STORED_SLACK
 
 #: The most memory a small sharded read sets aside for compressed inner chunks whose sizes it
 #: does not know yet (larger inner chunks: the index is read first, then exactly their bytes)
@@ -1700,25 +1706,19 @@ class _InnerParts:
         self.counts = plan[4 * n:(4 + ndim) * n].reshape(n, ndim)
         self.dst_strides = plan[(4 + ndim) * n:].reshape(n, ndim)
 
-    def fill(self, dst: np.ndarray, fill: np.ndarray, which: np.ndarray | None = None) -> None:
-        """Fill the parts (those flagged in ``which``) with the element ``fill``."""
-        if which is None:
-            fill_pieces(dst, self.dst_offsets, self.dst_strides, self.counts, fill)
-        else:
-            fill_pieces(dst, self.dst_offsets[which], self.dst_strides[which],
-                        self.counts[which], fill)
+    def fill(self, dst: np.ndarray, fill: np.ndarray, which: Any) -> None:
+        """Fill the parts ``which`` selects (a mask or a slice) with the element ``fill``."""
+        fill_pieces(dst, self.dst_offsets[which], self.dst_strides[which], self.counts[which],
+                    fill)
 
     def copy(self, src: np.ndarray, src_offsets: np.ndarray, src_strides: np.ndarray,
-             dst: np.ndarray, itemsize: int, which: np.ndarray | None = None,
-             i: int | None = None) -> None:
-        """Copy the parts (those flagged in ``which``, or part ``i`` alone) from ``src``, the
-        first element of each at ``src_offsets`` (one per part copied)."""
-        if i is not None:
-            copy_pieces(src, src_offsets, src_strides, dst, self.dst_offsets[i:i + 1],
-                        self.dst_strides[i:i + 1], self.counts[i:i + 1], itemsize)
-        elif which is None:
-            copy_pieces(src, src_offsets, src_strides, dst, self.dst_offsets,
-                        self.dst_strides, self.counts, itemsize)
+             dst: np.ndarray, itemsize: int, which: Any = None) -> None:
+        """Copy the parts ``which`` selects (a mask or a slice; None: all, as they are, the
+        common case kept free of indexing) from ``src``, the first element of part ``i`` at
+        ``src_offsets[i]``."""
+        if which is None:
+            copy_pieces(src, src_offsets, src_strides, dst, self.dst_offsets, self.dst_strides,
+                        self.counts, itemsize)
         else:
             copy_pieces(src, src_offsets[which], src_strides, dst, self.dst_offsets[which],
                         self.dst_strides[which], self.counts[which], itemsize)
@@ -1749,6 +1749,7 @@ class _InnerBox(NamedTuple):
     shard_i64: np.ndarray  # the shard shape
     whole_los: np.ndarray  # 0 and -1 per part: whole inner chunks (_SHARD_BOX_MAX_INNER)
     whole_his: np.ndarray
+    stored_max: int  # the most bytes a stored inner chunk may hold here (_stored_max)
 
 
 class _BoxPlan:

@@ -142,6 +142,24 @@ def create(path: str, compression: str, layout: str) -> Any:
         raise
 
 
+def written(tmp: str, compression: str, layout: str) -> zarr3c.Array:
+    """The cube written into a new array under ``tmp``, opened read-only (``tmp`` removed
+    if that fails)."""
+    path = os.path.join(tmp, "a")
+    try:
+        create(path, compression, layout)[...] = source()
+        return zarr3c.open_array(zarr3c.LocalStore(path), mode="r")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def random_boxes(rng: np.random.Generator) -> list[tuple[slice, ...]]:
+    """``N_RANDOM`` random ``BOX``^3 boxes of the cube."""
+    return [tuple(slice(int(o), int(o) + BOX) for o in row)
+            for row in rng.integers(0, SIZE - BOX + 1, size=(N_RANDOM, 3))]
+
+
 class _FreshArray:
     """``setup``: the source cube and a new, empty benchmark array in a temporary directory
     (removed in ``teardown``).  No benchmarks of its own."""
@@ -209,10 +227,7 @@ class Read:
             raise AssertionError(f"{compression}/{layout}: read back differs from what was written")
         self.chunk_sels = read_units(layout)
         rng = np.random.default_rng(1)
-        self.random_sels = [
-            tuple(slice(int(o), int(o) + BOX) for o in row)
-            for row in rng.integers(0, SIZE - BOX + 1, size=(N_RANDOM, 3))
-        ]
+        self.random_sels = random_boxes(rng)
         self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
         self.orthogonal = (rng.integers(0, SIZE, size=N_INDICES),
                            rng.integers(0, SIZE, size=N_INDICES), slice(0, CHUNK))
@@ -269,13 +284,7 @@ class KeptChunkReads:
         from zarr3c.concurrency import get_num_threads, set_num_threads
 
         self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
-        try:
-            create(os.path.join(self.tmp, "a"), compression, "chunked")[...] = source()
-            self.arr = zarr3c.open_array(zarr3c.LocalStore(os.path.join(self.tmp, "a")),
-                                         mode="r")
-        except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise
+        self.arr = written(self.tmp, compression, "chunked")
         self.sels = read_units("chunked")
         self._module, self._populate = array_module, array_module.populate_beside
         if helper == "off":
@@ -309,20 +318,10 @@ class ShardBoxReads:
 
     def setup(self, compression: str, read: str) -> None:
         self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
-        try:
-            path = os.path.join(self.tmp, "a")
-            create(path, compression, "sharded")[...] = source()
-            self.arr = zarr3c.open_array(zarr3c.LocalStore(path), mode="r")
-        except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise
+        self.arr = written(self.tmp, compression, "sharded")
         if read == "two requests":  # (an instance attribute hides LocalStore's method)
             self.arr._store._read_shard_parts = lambda *args: None
-        rng = np.random.default_rng(1)
-        self.random_sels = [
-            tuple(slice(int(o), int(o) + BOX) for o in row)
-            for row in rng.integers(0, SIZE - BOX + 1, size=(N_RANDOM, 3))
-        ]
+        self.random_sels = random_boxes(np.random.default_rng(1))
         self.inner_sels = read_units("sharded")
 
     def teardown(self, compression: str, read: str) -> None:

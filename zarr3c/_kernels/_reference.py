@@ -49,6 +49,7 @@ __all__ = [
     "read_files_ranges_into",
     "read_ranges_into",
     "read_shard_parts",
+    "read_tail_into",
     "transpose_into",
 ]
 

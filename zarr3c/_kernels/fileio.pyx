@@ -80,6 +80,27 @@ cdef int _open_file(const char* c_path, int* fd, int64_t* size) noexcept nogil:
     return 0
 
 
+cdef int _pread_upto(int fd, uint8_t* dst, int64_t n, int64_t pos, int64_t* got
+                     ) noexcept nogil:
+    """pread ``n`` bytes from ``pos`` into ``dst``, fewer where the file ends first (it may
+    shrink meanwhile): errno or 0, and ``got`` the bytes read."""
+    cdef int64_t k
+    got[0] = 0
+    while n > 0:
+        k = c_pread(fd, dst, <size_t>n, pos)
+        if k < 0:
+            if errno == EINTR:
+                continue
+            return errno
+        if k == 0:
+            break
+        got[0] += k
+        dst += k
+        pos += k
+        n -= k
+    return 0
+
+
 cdef int _read_core(const char* c_path, uint8_t* dst, Py_ssize_t room, const int64_t* starts,
                     const int64_t* stops, const int64_t* ats, Py_ssize_t n, int64_t* got,
                     int64_t* size, bint tail=False) noexcept nogil:
@@ -107,20 +128,11 @@ cdef int _read_core(const char* c_path, uint8_t* dst, Py_ssize_t room, const int
             stop += shift
             if stop > size[0]:
                 stop = size[0]
-            while start < stop:
-                k = c_pread(fd, dst + at, <size_t>(stop - start), start)
-                if k < 0:
-                    if errno == EINTR:
-                        continue
-                    err = errno
-                    break
-                if k == 0:  # the file shrank meanwhile
-                    break
+            if stop > start:
+                err = _pread_upto(fd, dst + at, stop - start, start, &k)
                 got[0] += k
-                start += k
-                at += k
-            if err:
-                break
+                if err:
+                    break
     c_close(fd)
     return err
 
@@ -456,25 +468,6 @@ cdef inline uint64_t _le_u64(const uint8_t* p) noexcept nogil:
     return v
 
 
-cdef int _pread_all(int fd, uint8_t* dst, int64_t n, int64_t pos, int* status) noexcept nogil:
-    """pread ``n`` bytes from ``pos``: errno, or 0 (``status`` SHARD_UNEXPECTED if the file
-    ended first: it shrank since fstat)."""
-    cdef int64_t k
-    while n > 0:
-        k = c_pread(fd, dst, <size_t>n, pos)
-        if k < 0:
-            if errno == EINTR:
-                continue
-            return errno
-        if k == 0:
-            status[0] = _UNEXPECTED
-            return 0
-        dst += k
-        pos += k
-        n -= k
-    return 0
-
-
 cdef int _shard_core(const char* c_path, uint8_t* index, int64_t index_n, bint at_end,
                      const int64_t* slots, const int64_t* los, const int64_t* his,
                      Py_ssize_t n, int64_t expect, uint8_t* staging, int64_t room,
@@ -484,7 +477,7 @@ cdef int _shard_core(const char* c_path, uint8_t* index, int64_t index_n, bint a
     is read then).  The caller checked slots against the index's length and ``los``/``his``
     to be ranges; entries are checked here, against the file's size."""
     cdef int fd, err
-    cdef int64_t data_lo, data_hi, lo, hi, at = 0, pos, want
+    cdef int64_t data_lo, data_hi, lo, hi, at = 0, pos, want, got
     cdef uint64_t offset, nbytes
     cdef Py_ssize_t i
     status[0] = 0
@@ -498,7 +491,9 @@ cdef int _shard_core(const char* c_path, uint8_t* index, int64_t index_n, bint a
             # Where inner chunks may lie: the shard's bytes outside its index.
             data_lo = 0 if at_end else index_n
             data_hi = size[0] - index_n if at_end else size[0]
-            err = _pread_all(fd, index, index_n, data_hi if at_end else 0, status)
+            err = _pread_upto(fd, index, index_n, data_hi if at_end else 0, &got)
+            if got < index_n:  # (the file shrank since fstat)
+                status[0] = _UNEXPECTED
             i = 0
             while i < n and not err and not status[0]:
                 offset = _le_u64(index + 16 * slots[i])
@@ -519,7 +514,9 @@ cdef int _shard_core(const char* c_path, uint8_t* index, int64_t index_n, bint a
                     break
                 pos = <int64_t>offset + lo
                 want = hi - lo
-                err = _pread_all(fd, staging + at, want, pos, status)
+                err = _pread_upto(fd, staging + at, want, pos, &got)
+                if got < want:
+                    status[0] = _UNEXPECTED
                 ats[i] = at
                 lens[i] = want
                 at += want

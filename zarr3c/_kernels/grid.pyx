@@ -789,6 +789,30 @@ cdef inline bint _advance(int64_t* cur, const int64_t* first, const int64_t* las
     return False
 
 
+cdef inline void _piece(const int64_t* cur, const int64_t* lo, const int64_t* hi,
+                        const int64_t* chunk_shape, const int64_t* chunk_strides,
+                        const int64_t* bs, Py_ssize_t nd, int64_t itemsize, int64_t* counts,
+                        int64_t* src, int64_t* end, int64_t* dst) noexcept nogil:
+    """The piece of the box ``[lo, hi)`` (C byte strides ``bs`` in its output) in chunk
+    ``cur``: its extent ``counts``, the byte of its first element in the chunk ``src``, one
+    past its last element's last byte ``end``, and its first byte in the output ``dst``."""
+    cdef Py_ssize_t d
+    cdef int64_t c, corner, first, stop_d, n, local
+    src[0] = end[0] = dst[0] = 0
+    for d in range(nd):
+        c = chunk_shape[d]
+        corner = cur[d] * c
+        first = lo[d] if lo[d] > corner else corner
+        stop_d = hi[d] if hi[d] < corner + c else corner + c
+        n = stop_d - first
+        local = first - corner
+        counts[d] = n
+        src[0] += local * chunk_strides[d]
+        end[0] += (local + n - 1) * chunk_strides[d]
+        dst[0] += (first - lo[d]) * bs[d]
+    end[0] += itemsize
+
+
 cdef int _plan_core(
     const int64_t[:, ::1] starts, const int64_t[:, ::1] stops, const int64_t[::1] chunk_shape,
     const int64_t[::1] chunk_strides, int64_t itemsize, int64_t[:, ::1] coords,
@@ -804,7 +828,7 @@ cdef int _plan_core(
     cdef int64_t first_c[64]
     cdef int64_t last[64]
     cdef int64_t bs[64]
-    cdef int64_t size, lo, hi, first, stop_d, n, local, src, end, dst, c
+    cdef int64_t size, src, end, dst, c
     box_offsets[0] = 0
     for b in range(starts.shape[0]):
         size = itemsize
@@ -819,25 +843,17 @@ cdef int _plan_core(
         while True:
             if p >= total:
                 return _CHANGED
-            src = 0
-            end = 0
-            dst = box_offsets[b]
+            if nd:
+                _piece(cur, &starts[b, 0], &stops[b, 0], &chunk_shape[0], &chunk_strides[0],
+                       bs, nd, itemsize, &counts[p, 0], &src, &end, &dst)
+            else:  # (0-d: one element)
+                src, end, dst = 0, itemsize, 0
             for d in range(nd):
-                c = chunk_shape[d]
-                lo = cur[d] * c
-                first = starts[b, d] if starts[b, d] > lo else lo
-                stop_d = stops[b, d] if stops[b, d] < lo + c else lo + c
-                n = stop_d - first
-                local = first - lo
                 coords[p, d] = cur[d]
-                counts[p, d] = n
                 dst_strides[p, d] = bs[d]
-                src += local * chunk_strides[d]
-                end += (local + n - 1) * chunk_strides[d]
-                dst += (first - starts[b, d]) * bs[d]
             src_offsets[p] = src
-            src_ends[p] = end + itemsize
-            dst_offsets[p] = dst
+            src_ends[p] = end
+            dst_offsets[p] = box_offsets[b] + dst
             p += 1
             if not _advance(cur, first_c, last, nd):
                 break
@@ -945,7 +961,7 @@ def plan_box_in_cell(
     cdef int64_t cur[64]
     cdef int64_t per[64]
     cdef int64_t bs[64]
-    cdef int64_t c, k, n, total = 1, size = itemsize, cell_d, local, first, stop_d
+    cdef int64_t c, k, n, total = 1, size = itemsize
     for d in range(nd):
         lo_[d] = start[d]
         hi_[d] = stop[d]
@@ -982,25 +998,15 @@ def plan_box_in_cell(
         cur[d] = first_c[d]
     p = 0
     while True:
+        _piece(cur, lo_, hi_, &chunk_shape[0], &chunk_strides[0], bs, nd, itemsize,
+               &out[4 * P + p * nd], &src, &end, &dst)
         slot = 0
-        src = 0
-        end = 0
-        dst = 0
         for d in range(nd):
-            c = chunk_shape[d]
             slot = slot * per[d] + cur[d] % per[d]
-            first = lo_[d] if lo_[d] > cur[d] * c else cur[d] * c
-            stop_d = hi_[d] if hi_[d] < cur[d] * c + c else cur[d] * c + c
-            n = stop_d - first
-            local = first - cur[d] * c
-            src += local * chunk_strides[d]
-            end += (local + n - 1) * chunk_strides[d]
-            dst += (first - lo_[d]) * bs[d]
-            out[4 * P + p * nd + d] = n
             out[4 * P + P * nd + p * nd + d] = bs[d]
         out[p] = slot
         out[P + p] = src
-        out[2 * P + p] = end + itemsize
+        out[2 * P + p] = end
         out[3 * P + p] = dst
         p += 1
         if not _advance(cur, first_c, last_c, nd):

@@ -680,11 +680,10 @@ class LocalStore(Store):
             return None
         err, size, status = _fileio.read_shard_parts(encoded, index, at_end, slots, los, his,
                                                      expect, staging, ats, lens)
-        if err:
-            return -1 if err in _NO_FILE_ERRNOS else None
-        if size < 0:
-            return -1  # not a regular file: as a missing key (_one_call_outcome)
-        return None if status else size
+        done = _one_call_outcome(err, 0, size)
+        if done is None:
+            return -1
+        return None if done is _RETRY or status else size
 
     def _read_value_into(self, key: str, out: Any) -> int | None:
         # One open and one read (two would be the range and a size probe).
