@@ -11,7 +11,9 @@ Runs, in one process and on the same source data, each workload through
   ``os.cpu_count()`` workers, i.e. the file read and decode of the same bytes split over the
   cores, with nothing else (no metadata, no index parsing, no copy into an output array).
   For ``random`` every read decodes each chunk it touches; for ``random_concurrent`` each
-  touched chunk is decoded once (reads in flight together may share a decode).
+  touched chunk is decoded once (reads in flight together may share a decode); for
+  ``vindex`` and ``oindex`` each chunk the points or the outer product touch, once (the
+  floor of any library that decodes whole chunks: on the zstd rows that is every chunk).
 
 and prints a table of times with the ratio of zarr3c to the fastest peer (the limit is not a
 peer) and the geometric mean of that ratio over the rows.
@@ -78,8 +80,9 @@ ALL_COLUMNS = (*IMPLEMENTATIONS, LIMIT)
 WORKLOADS = (
     "write", "read_all", "read_chunks", "random", "random_concurrent", "vindex", "oindex",
 )
-#: Workloads the limit bounds (it knows nothing of point or orthogonal selections).
-LIMIT_WORKLOADS = ("read_all", "read_chunks", "random", "random_concurrent")
+#: Workloads the limit bounds (for points and outer products: reading and decoding the read
+#: units they touch, without picking the values out of them)
+LIMIT_WORKLOADS = ("read_all", "read_chunks", "random", "random_concurrent", "vindex", "oindex")
 PER_READ_WORKLOADS = ("random", "random_concurrent")
 COMPRESSIONS = ("none", "zstd")
 LAYOUTS = ("chunked", "sharded")
@@ -699,7 +702,8 @@ class LimitRunner:
         ``random``: every read decodes each unit it touches (sequential reads cannot share a
         decode without a chunk cache, and the peers run without one).  ``random_concurrent``:
         each touched unit once, because reads in flight together can share a decode
-        (tensorstore coalesces them), so the bound must allow for it.
+        (tensorstore coalesces them), so the bound must allow for it.  ``vindex`` and
+        ``oindex``: each unit holding a selected point, or crossed by the outer product, once.
         """
         unit = case.layout.chunks
         if workload in ("read_all", "read_chunks"):
@@ -707,6 +711,16 @@ class LimitRunner:
                 tuple(s.start // c for s, c in zip(sel, unit, strict=True))
                 for sel in case.chunk_selections
             ]
+        if workload == "vindex":
+            coords = np.stack([p // c for p, c in zip(case.points, unit, strict=True)], axis=1)
+            return [tuple(map(int, b)) for b in np.unique(coords, axis=0)]
+        if workload == "oindex":
+            per_axis = [
+                range(k.start // c, (k.stop - 1) // c + 1) if isinstance(k, slice)
+                else np.unique(np.asarray(k) // c).tolist()
+                for k, c in zip(case.orthogonal, unit, strict=True)
+            ]
+            return list(itertools.product(*per_axis))
         blocks: list[tuple[int, ...]] = []
         for sel in case.random_selections:
             ranges = [

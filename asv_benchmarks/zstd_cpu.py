@@ -13,7 +13,11 @@ picture), zstd level 0 without checksum, it measures:
   context kept per thread, as zarr3c's reads do (``zarr3c._kernels.zstd_ctx``): their floor;
 - ``zarr3c``: a whole-array write and read, one thread;
 - ``tensorstore`` (if importable): the same write and read, ``data_copy_concurrency`` and
-  ``file_io_concurrency`` limited to 1.
+  ``file_io_concurrency`` limited to 1;
+- ``zarrs-python`` (if importable): the same write and read through zarr-python with the
+  ``zarrs.ZarrsCodecPipeline``, on one thread (``threading.max_workers`` 1).  zarrs compresses
+  with the libzstd its Rust crate bundles, not numcodecs': below 1 in ``enc/floor``, the peer
+  compresses the same bytes with less CPU than zarr3c's floor allows.
 
 It prints the CPU milliseconds, zarr3c / numcodecs (zarr3c's own overhead) and
 tensorstore / numcodecs (below 1: tensorstore's zstd costs less for the same bytes).  Each
@@ -143,6 +147,34 @@ def measure_tensorstore(src: np.ndarray, edge: int, repeat: int, tmp: str
     return out
 
 
+def measure_zarrs(src: np.ndarray, edge: int, repeat: int, tmp: str) -> dict[str, Any] | str:
+    try:
+        import zarr
+        import zarr.codecs
+        import zarr.storage
+        import zarrs  # noqa: F401  (the pipeline below imports it by name)
+    except ImportError as exc:
+        return f"unavailable: {exc}"
+    path = os.path.join(tmp, "zarrs")
+    config = {"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "threading.max_workers": 1}
+    with zarr.config.set(config):
+        arr = zarr.create_array(
+            zarr.storage.LocalStore(path), shape=src.shape, dtype=src.dtype,
+            chunks=(edge,) * 3, shards=src.shape, fill_value=0,
+            compressors=zarr.codecs.ZstdCodec(level=ZSTD_LEVEL, checksum=False))
+        pipeline = type(arr._async_array.codec_pipeline).__name__
+        if pipeline != "ZarrsCodecPipeline":
+            return f"unavailable: codec pipeline is {pipeline}"
+
+        def write() -> None:
+            arr[...] = src
+
+        out: dict[str, Any] = {"encode": cpu_ms(write, repeat),
+                               "decode": cpu_ms(lambda: arr[...], repeat)}
+    out["bytes"] = dir_bytes(path)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=256, help="edge of the uint16 cube (256)")
@@ -160,16 +192,17 @@ def main(argv: list[str] | None = None) -> int:
             ("kept context", measure_kept_context(src, args.chunk, args.repeat)),
             ("zarr3c", measure_zarr3c(src, args.chunk, args.repeat, tmp)),
             ("tensorstore", measure_tensorstore(src, args.chunk, args.repeat, tmp)),
+            ("zarrs-python", measure_zarrs(src, args.chunk, args.repeat, tmp)),
         ]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"uint16 {args.size}^3 as one shard of {args.chunk}^3 inner chunks, zstd level "
           f"{ZSTD_LEVEL}, one thread; user (system) CPU ms, min of {args.repeat}")
-    print(f"{'':12} {'encode':>16} {'decode':>16} {'bytes':>10} {'enc/floor':>10} "
+    print(f"{'':13} {'encode':>16} {'decode':>16} {'bytes':>10} {'enc/floor':>10} "
           f"{'dec/floor':>10}")
     for name, row in rows:
         if isinstance(row, str):
-            print(f"{name:12} {row}")
+            print(f"{name:13} {row}")
             continue
         (du, ds) = row["decode"]
         if "encode" in row:
@@ -177,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             encode, enc_ratio = f"{eu:9.1f} ({es:4.0f})", f"{eu / floor['encode'][0]:10.2f}"
         else:
             encode, enc_ratio = f"{'-':>16}", f"{'-':>10}"
-        print(f"{name:12} {encode} {du:9.1f} ({ds:4.0f}) {row['bytes']:10d} "
+        print(f"{name:13} {encode} {du:9.1f} ({ds:4.0f}) {row['bytes']:10d} "
               f"{enc_ratio} {du / floor['decode'][0]:10.2f}")
     print("(ratios of user CPU; the writes and reads also copy the chunks in and out and "
           "parse the shard index, which the numcodecs floor does not)")

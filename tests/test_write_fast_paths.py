@@ -257,3 +257,44 @@ def test_a_whole_sharded_write_reuses_each_threads_arena(tmp_path, monkeypatch) 
     # 8 shards over 2 threads: about one shard's encodings per thread (with the blocks'
     # unused tails), not four
     assert 0 < sum(allocated) <= 2 * 1.5 * largest, (sum(allocated), largest)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("grid", ["regular", "rectilinear", "sharded"])
+@pytest.mark.parametrize("checksum", [False, True])
+def test_chunks_compressed_into_kept_memory_match_numcodecs_encode(tmp_path, monkeypatch,
+                                                                   threads, grid, checksum):
+    """Chunks and inner chunks compressed into the writer's own memory through a kept zstd
+    context (``encode_into``) are stored byte for byte as ``numcodecs.Zstd.encode`` stores
+    them: whole and partial writes, edge chunks, chunks of several sizes, fill-only chunks."""
+    from zarr3c.codecs import zstd as zstd_module
+
+    if not zstd_module._COMPRESS:
+        pytest.skip("numcodecs' libzstd compressor symbols are not visible")
+    rng = np.random.default_rng(11)
+    data = np.asfortranarray(rng.integers(0, 50, (37, 30, 21), dtype=np.int16))
+    data[:10] = 0  # fill-only chunks
+    zstd = [{"name": "zstd", "configuration": {"level": 1, "checksum": checksum}}]
+    chunks: object = {"regular": (8, 7, 16), "sharded": (4, 6, 8),
+                      "rectilinear": [[10, 20, 7], [3, 27], [21]]}[grid]
+    stored = {}
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        for kept in (True, False):
+            monkeypatch.setattr(zstd_module, "_COMPRESS", kept)
+            root = tmp_path / str(kept)
+            a = zarr3c.create_array(zarr3c.LocalStore(root), shape=data.shape, dtype="int16",
+                                    chunks=chunks, compressors=zstd, fill_value=0,
+                                    shards=(8, 12, 16) if grid == "sharded" else None)
+            a[...] = data
+            a[3:20, 5, 2:19] = 9  # partial: read-modify-write of chunks and inner chunks
+            expected = data.copy()
+            expected[3:20, 5, 2:19] = 9
+            np.testing.assert_array_equal(a[...], expected)
+            stored[kept] = {p.relative_to(root).as_posix(): p.read_bytes()
+                            for p in root.rglob("*") if p.is_file()}
+    finally:
+        set_num_threads(old)
+    assert stored[True] == stored[False]
+    assert len(stored[True]) > 3

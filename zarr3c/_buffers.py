@@ -90,7 +90,7 @@ def thread_scratch(nbytes: int, slot: str = "decoded") -> np.ndarray:
     chunk decoded only to be copied out at once, ``"inner"`` for a shard's inner chunk
     likewise (a whole shard may be decoding into ``"decoded"`` meanwhile), ``"stored"`` for
     the stored bytes either is decoded from, ``"index"`` for a shard index read only to be
-    checked.
+    checked, ``"encoded"`` for a chunk's encoding about to be stored.
 
     Fresh memory for every chunk can cost a page fault per 4 KiB, depending on the
     allocator's state (glibc serves a 512 KiB request from ``mmap`` until a freed block of

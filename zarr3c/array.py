@@ -1550,7 +1550,20 @@ class Array(Node):
         ):
             self._store.erase(key)
         else:
-            self._store.set(key, self._pipeline.encode(chunk))
+            self._store.set(key, self._encode(chunk))
+
+    def _encode(self, chunk: np.ndarray) -> bytes | memoryview | np.ndarray:
+        """The chunk's encoding, for a store to copy or write before this thread encodes
+        another: compressed into this thread's scratch memory where the chain can (no new
+        output, nor compression context, per chunk)."""
+        pipeline = self._pipeline
+        bound = pipeline.encoded_bound(chunk.nbytes) if pipeline.can_encode_into else None
+        if bound is not None:
+            room = thread_scratch(bound, "encoded")
+            n = pipeline.encode_into(chunk, room)
+            if n is not None:
+                return room[:n]
+        return pipeline.encode(chunk)
 
     # -- metadata updates -----------------------------------------------------------------------
 

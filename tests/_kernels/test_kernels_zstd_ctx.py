@@ -1,9 +1,11 @@
 """``zarr3c._kernels.zstd_ctx``: zstd decoding with a context kept per thread, through the
-libzstd numcodecs bundles, of whole frames and of the start of a frame's content.
+libzstd numcodecs bundles, of whole frames and of the start of a frame's content; and
+compression into a given buffer the same way.
 
-The reference is ``numcodecs.zstd.decompress``; every decode is checked against it, and
-against the bytes compressed.  Bad input (corrupt, truncated, too large for the buffer) must
-come back as -1 without a write outside the buffer given.
+The references are ``numcodecs.zstd.decompress`` and ``numcodecs.zstd.Zstd.encode``; every
+decode is checked against the first and against the bytes compressed, every compression
+against the second, byte for byte.  Bad input (corrupt, truncated, too large for the buffer)
+must come back as -1 without a write outside the buffer given.
 """
 
 from __future__ import annotations
@@ -653,3 +655,115 @@ def test_decompress_outer_refuses_bad_arguments_before_decoding() -> None:
         dict(checked_dlen=17),                                # dst likewise
     ]
     _refuses_each(_decompress_outer, good, bad, dst)
+
+
+# -- compress_into ---------------------------------------------------------------------------
+
+pytestmark_compress = pytest.mark.skipif(
+    not zstd_module._COMPRESS, reason="numcodecs' libzstd compressor symbols are not visible")
+
+
+@pytestmark_compress
+def test_the_compressor_is_bound_to_the_same_library() -> None:
+    assert zstd_ctx.compress_available()
+    for n in (0, 1, 1000, 128 * 1024, 10**7):
+        assert zstd_ctx.compress_bound(n) >= n + 9  # header and a raw block's overhead
+
+
+@pytestmark_compress
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=0, max_size=3000), st.integers(1, 60),
+       st.sampled_from([-131072, -50, -5, -1, 0, 1, 3, 9, 19, 22]), st.booleans(),
+       st.integers(-40, 40))
+def test_compresses_as_numcodecs_does(data: bytes, repeat: int, level: int, checksum: bool,
+                                      slack: int) -> None:
+    """numcodecs' frame, byte for byte, into a buffer of the bound; into a smaller one that
+    holds the frame, the frame or -1 (zstd may want room to spare: an empty input's 9-byte
+    frame does not fit 9 bytes); -1 into one too small for it; never a write outside the
+    buffer given."""
+    payload = _payload(data, repeat)
+    want = bytes(numcodecs.zstd.Zstd(level=level, checksum=checksum).encode(payload))
+    src = np.frombuffer(payload, dtype=np.uint8)
+    bound = zstd_ctx.compress_bound(len(payload))
+    assert bound >= len(want)
+    for n in (bound, max(0, len(want) + slack)):
+        dst, whole = _guarded(n)
+        got = zstd_ctx.compress_into(src, dst, level, checksum)
+        if n >= bound or (n >= len(want) and got != -1):
+            assert got == len(want)
+            assert dst[:got].tobytes() == want
+        else:
+            assert got == -1
+        assert _guards_intact(whole, n)
+
+
+@pytestmark_compress
+def test_compress_refuses_outputs_it_cannot_write_before_compressing() -> None:
+    src = np.frombuffer(b"zarr3c" * 100, dtype=np.uint8)
+    read_only = np.zeros(1000, dtype=np.uint8)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError):
+        zstd_ctx.compress_into(src, read_only, 3, False)
+    with pytest.raises(ValueError):
+        zstd_ctx.compress_into(src, np.zeros(2000, dtype=np.uint8)[::2], 3, False)
+    with pytest.raises(ValueError):
+        zstd_ctx.compress_bound(-1)
+    assert ZstdCodec().encode_into(src, read_only) is None
+    # A refusal leaves this thread able to compress (zstd's failed context is not reused).
+    assert zstd_ctx.compress_into(src, np.empty(5, dtype=np.uint8), 3, False) == -1
+    out = np.empty(zstd_ctx.compress_bound(src.nbytes), dtype=np.uint8)
+    n = zstd_ctx.compress_into(src, out, 3, False)
+    assert out[:n].tobytes() == bytes(numcodecs.zstd.Zstd(level=3).encode(src))
+    with pytest.raises(ValueError, match="null"):
+        zstd_ctx.bind_compress(0, 0, 0, 0, 0)
+    assert zstd_ctx.compress_available()  # still bound to the first library
+
+
+@pytestmark_compress
+def test_threads_compress_at_once_each_with_its_own_context() -> None:
+    """Four threads, each switching level and checksum from call to call (a context's
+    parameters are sticky: every call must set its own)."""
+    rng = np.random.default_rng(7)
+    payloads = [_payload(rng.integers(0, 256, 400, dtype=np.uint8).tobytes(), 40 + i)
+                for i in range(12)]
+    settings_ = [(level, checksum) for level in (-3, 1, 7) for checksum in (False, True)]
+    want = {(i, s): bytes(numcodecs.zstd.Zstd(level=s[0], checksum=s[1]).encode(p))
+            for i, p in enumerate(payloads) for s in settings_}
+    errors: list[str] = []
+
+    def work(k: int) -> None:
+        for round_ in range(60):
+            i = (k + round_) % len(payloads)
+            s = settings_[(k * 5 + round_) % len(settings_)]
+            dst = np.empty(zstd_ctx.compress_bound(len(payloads[i])), dtype=np.uint8)
+            n = zstd_ctx.compress_into(np.frombuffer(payloads[i], dtype=np.uint8), dst, *s)
+            if n < 0 or dst[:n].tobytes() != want[(i, s)]:
+                errors.append(f"thread {k}, payload {i}, {s}")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+@pytest.mark.parametrize("bound", [True, False])
+def test_the_codec_encodes_into_only_through_a_kept_context(monkeypatch, bound: bool) -> None:
+    """``ZstdCodec.encode_into``: ``encode``'s bytes where the compressor is bound; where it
+    is not, no bound and None (the caller then calls ``encode``)."""
+    if bound and not zstd_module._COMPRESS:
+        pytest.skip("numcodecs' libzstd compressor symbols are not visible")
+    monkeypatch.setattr(zstd_module, "_COMPRESS", bound)
+    codec = ZstdCodec(level=2, checksum=True)
+    payload = np.frombuffer(_payload(b"inner chunk", 500), dtype=np.uint8)
+    room = codec.encoded_bound(payload.nbytes)
+    if not bound:
+        assert room is None
+        assert codec.encode_into(payload, np.empty(10**5, dtype=np.uint8)) is None
+        return
+    assert room is not None
+    out = np.empty(room, dtype=np.uint8)
+    n = codec.encode_into(payload, out)
+    assert n is not None and out[:n].tobytes() == bytes(codec.encode(payload))
+    assert codec.encode_into(payload, out[:n - 1]) is None  # too small: encode() instead

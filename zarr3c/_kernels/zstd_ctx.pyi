@@ -1,4 +1,5 @@
-"""zstd decoding with a context per thread, through a bound libzstd (contract; zstd_ctx.pyx)."""
+"""zstd decoding and compression with a context per thread, through a bound libzstd (contract;
+zstd_ctx.pyx)."""
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,6 +13,25 @@ def bind(
 ) -> None:
     """Use the libzstd functions at these addresses (the last five, for prefix decoding,
     all or none); binds once per process."""
+
+def bind_compress(
+    create_cctx: int, free_cctx: int, cctx_set_parameter: int, compress2: int,
+    compress_bound: int,
+) -> None:
+    """Use the libzstd compression functions at these addresses (after bind(), same library);
+    binds once per process."""
+
+def compress_available() -> bool:
+    """True once bind_compress() has given this module libzstd's compressor."""
+
+def compress_bound(nbytes: int) -> int:
+    """ZSTD_compressBound(nbytes): the room compress_into needs (-1 if zstd cannot take the
+    size).  RuntimeError if unbound, ValueError if negative."""
+
+def compress_into(src: ReadBuffer, dst: NDArray[np.uint8], level: int, checksum: bool) -> int:
+    """Compress src as one frame (numcodecs' Zstd(level, checksum).encode bytes) into the
+    start of dst: the frame's size, or -1 if zstd refuses (dst too small).  RuntimeError if
+    unbound.  GIL released."""
 
 def available() -> bool:
     """True once bind() has given this module a libzstd."""

@@ -15,6 +15,13 @@ buffer-less block-by-block decoder, straight into the output and stopped there: 
 past them are never decoded), for a read that needs only the start of a chunk.  The
 reference of both is ``numcodecs.zstd.decompress``.
 
+:func:`compress_into` encodes a buffer as one zstd frame into a given buffer through a
+compression context kept per thread (bound separately: :func:`bind_compress`), with the
+parameters ``numcodecs.zstd.compress`` sets (level and checksum flag), so that its frames are
+byte for byte numcodecs' (its reference).  numcodecs makes a context per call and returns a
+new ``bytes`` of zstd's worst-case size: for a shard's small inner chunks that is a fresh
+workspace and output per chunk, which here cost a page fault per 4 KiB of them.
+
 :func:`decompress_pieces` decodes a batch of a shard's inner chunks one after another into
 one scratch buffer and copies each one's pieces out (``copy.copy_pieces``), with the GIL
 released once for the batch rather than taken back twice per inner chunk; its reference is
@@ -28,6 +35,7 @@ import threading
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
+from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from zarr3c._kernels.copy cimport (
     MAX_NDIM,
@@ -40,7 +48,8 @@ from zarr3c._kernels.copy cimport (
     take_runs,
 )
 
-__all__ = ["available", "bind", "decompress_elements", "decompress_into", "decompress_outer",
+__all__ = ["available", "bind", "bind_compress", "compress_available", "compress_bound",
+           "compress_into", "decompress_elements", "decompress_into", "decompress_outer",
            "decompress_pieces", "decompress_prefix_into", "prefix_available", "version"]
 
 ctypedef void* (*create_dctx_t)() noexcept nogil
@@ -57,6 +66,17 @@ ctypedef size_t (*find_frame_compressed_size_t)(const void* src, size_t src_size
 ctypedef unsigned long long (*get_frame_content_size_t)(const void* src,
                                                         size_t src_size) noexcept nogil
 
+ctypedef void* (*create_cctx_t)() noexcept nogil
+ctypedef size_t (*free_cctx_t)(void* cctx) noexcept nogil
+ctypedef size_t (*cctx_set_parameter_t)(void* cctx, int param, int value) noexcept nogil
+ctypedef size_t (*compress2_t)(void* cctx, void* dst, size_t dst_capacity,
+                               const void* src, size_t src_size) noexcept nogil
+ctypedef size_t (*compress_bound_t)(size_t src_size) noexcept nogil
+
+# zstd.h's ZSTD_cParameter values (stable API since 1.4.0)
+cdef int _C_COMPRESSION_LEVEL = 100
+cdef int _C_CHECKSUM_FLAG = 201
+
 cdef create_dctx_t _create_dctx = NULL
 cdef free_dctx_t _free_dctx = NULL
 cdef decompress_dctx_t _decompress_dctx = NULL
@@ -67,6 +87,11 @@ cdef decompress_continue_t _decompress_continue = NULL
 cdef find_frame_compressed_size_t _find_frame_compressed_size = NULL
 cdef get_frame_content_size_t _get_frame_content_size = NULL
 cdef unsigned _version = 0
+cdef create_cctx_t _create_cctx = NULL
+cdef free_cctx_t _free_cctx = NULL
+cdef cctx_set_parameter_t _cctx_set_parameter = NULL
+cdef compress2_t _compress2 = NULL
+cdef compress_bound_t _compress_bound = NULL
 
 # Each thread's context lives in a _DCtx kept in this thread-local, so it is freed when the
 # thread ends (its locals are dropped).
@@ -84,6 +109,20 @@ cdef class _DCtx:
     def __dealloc__(self):
         if self.ptr != NULL:
             _free_dctx(self.ptr)
+            self.ptr = NULL
+
+
+cdef class _CCtx:
+    cdef void* ptr
+
+    def __cinit__(self):
+        self.ptr = _create_cctx()
+        if self.ptr == NULL:
+            raise MemoryError("zstd: cannot create a compression context")
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            _free_cctx(self.ptr)
             self.ptr = NULL
 
 
@@ -120,6 +159,92 @@ def bind(size_t create_dctx, size_t free_dctx, size_t decompress_dctx, size_t is
             <find_frame_compressed_size_t><void*>find_frame_compressed_size)
         _get_frame_content_size = <get_frame_content_size_t><void*>get_frame_content_size
     _decompress_dctx = <decompress_dctx_t><void*>decompress_dctx
+
+
+def bind_compress(size_t create_cctx, size_t free_cctx, size_t cctx_set_parameter,
+                  size_t compress2, size_t compress_bound):
+    """Use libzstd's ``ZSTD_createCCtx``, ``ZSTD_freeCCtx``, ``ZSTD_CCtx_setParameter``,
+    ``ZSTD_compress2`` and ``ZSTD_compressBound`` at these addresses (the library
+    :func:`bind` was given, which must be bound first: errors are read with its
+    ``ZSTD_isError``).  Binds once per process."""
+    global _create_cctx, _free_cctx, _cctx_set_parameter, _compress2, _compress_bound
+    if not (create_cctx and free_cctx and cctx_set_parameter and compress2 and compress_bound):
+        raise ValueError("zstd_ctx.bind_compress: a function address is null")
+    if _decompress_dctx == NULL:
+        raise RuntimeError("zstd_ctx.bind_compress: bind() the library first")
+    if _compress2 != NULL:
+        return
+    _create_cctx = <create_cctx_t><void*>create_cctx
+    _free_cctx = <free_cctx_t><void*>free_cctx
+    _cctx_set_parameter = <cctx_set_parameter_t><void*>cctx_set_parameter
+    _compress_bound = <compress_bound_t><void*>compress_bound
+    _compress2 = <compress2_t><void*>compress2
+
+
+def compress_available():
+    """True once :func:`bind_compress` has given this module libzstd's compressor."""
+    return _compress2 != NULL
+
+
+def compress_bound(Py_ssize_t nbytes):
+    """The most bytes :func:`compress_into` may write for ``nbytes`` of input (zstd's
+    ``ZSTD_compressBound``); -1 for a size zstd cannot take."""
+    if _compress2 == NULL:
+        raise RuntimeError("zstd_ctx: no libzstd compressor bound")
+    if nbytes < 0:
+        raise ValueError("zstd_ctx.compress_bound: negative size")
+    cdef size_t bound = _compress_bound(<size_t>nbytes)
+    if _is_error(bound) or bound > <size_t>PY_SSIZE_T_MAX:
+        return -1
+    return <Py_ssize_t>bound
+
+
+cdef _CCtx _thread_cctx():
+    if _compress2 == NULL:
+        raise RuntimeError("zstd_ctx: no libzstd compressor bound")
+    cdef _CCtx ctx = getattr(_local, "cctx", None)
+    if ctx is None:
+        ctx = _CCtx()
+        _local.cctx = ctx
+    return ctx
+
+
+def compress_into(const uint8_t[::1] src, uint8_t[::1] dst, int level, bint checksum):
+    """Encode ``src`` as one zstd frame at ``level`` (0: zstd's default), with a content
+    checksum if ``checksum``, into the start of ``dst``: the frame
+    ``numcodecs.zstd.compress(src, level, checksum)`` returns.
+
+    Returns the frame's size, or -1 if zstd refuses (a ``dst`` smaller than
+    :func:`compress_bound` that zstd finds too small, which it may even when the frame
+    would fit); ``dst`` may then hold anything.  zstd writes nothing past ``len(dst)`` and reads nothing past ``len(src)``.
+    """
+    cdef _CCtx ctx = _thread_cctx()
+    cdef size_t src_size = src.shape[0]
+    cdef size_t dst_size = dst.shape[0]
+    # Empty views may have no address: hand zstd valid pointers with size 0 instead.
+    cdef uint8_t empty_src = 0
+    cdef uint8_t empty_dst = 0
+    cdef const void* src_ptr = &empty_src
+    cdef void* dst_ptr = &empty_dst
+    if src_size:
+        src_ptr = &src[0]
+    if dst_size:
+        dst_ptr = &dst[0]
+    cdef size_t result
+    with nogil:
+        # Parameters are sticky in a context: set both on every call (another codec of this
+        # thread may have set others).  A compression starts a new frame (ZSTD_compress2).
+        result = _cctx_set_parameter(ctx.ptr, _C_COMPRESSION_LEVEL, level)
+        if not _is_error(result):
+            result = _cctx_set_parameter(ctx.ptr, _C_CHECKSUM_FLAG, 1 if checksum else 0)
+        if not _is_error(result):
+            result = _compress2(ctx.ptr, dst_ptr, dst_size, src_ptr, src_size)
+    if _is_error(result):
+        # A context whose compression failed (measured: a dst found too small) fails every
+        # later one too: this thread makes a new one next time.
+        _local.cctx = None
+        return -1
+    return <Py_ssize_t>result
 
 
 def available():

@@ -146,6 +146,18 @@ class BytesBytesCodec(Codec):
         """Encoded size for an input of ``size`` bytes, or None if it varies."""
         return None
 
+    def encoded_bound(self, nbytes: int) -> int | None:
+        """The room :meth:`encode_into` needs for ``nbytes`` of input (the most it may
+        write), or None if this codec cannot encode into given memory (the default)."""
+        return None
+
+    def encode_into(self, data: bytes | memoryview | np.ndarray, out: np.ndarray) -> int | None:
+        """Encode ``data`` into the start of ``out`` (a C-contiguous ``uint8`` array of at
+        least :meth:`encoded_bound` bytes): the bytes :meth:`encode` returns.  Returns their
+        number, or None if this codec cannot or fails (``out`` may then hold anything:
+        :meth:`encode` is the one that reports errors).  The default cannot."""
+        return None
+
     def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                     out: np.ndarray) -> bool:
         """Decode ``data`` straight into ``out`` (a C-contiguous ``uint8`` array), if this

@@ -18,7 +18,10 @@ numcodecs makes a new context per call, a fixed 13-20 us here.  Elsewhere it fal
 numcodecs' ``decompress``.  A read that needs only the start of a chunk decodes only the
 blocks holding it (:meth:`ZstdCodec.decode_prefix_into`, through the same context), from a
 frame that is whole and declares the chunk's size; a frame with a checksum is decoded whole,
-so that the checksum is verified.
+so that the checksum is verified.  Writes that keep the encodings in their own memory (a
+shard's inner chunks, a chunk about to be stored) compress into it the same way
+(:meth:`ZstdCodec.encode_into`): numcodecs' frames, byte for byte, through a compression
+context kept per thread.
 """
 
 from __future__ import annotations
@@ -94,6 +97,23 @@ class ZstdCodec(BytesBytesCodec):
 
     def encode(self, data: bytes | memoryview | np.ndarray) -> bytes:
         return self._codec.encode(as_byte_array(data))
+
+    def encoded_bound(self, nbytes: int) -> int | None:
+        if not _COMPRESS:
+            return None
+        bound = zstd_ctx.compress_bound(nbytes)
+        return bound if bound >= 0 else None
+
+    def encode_into(self, data: bytes | memoryview | np.ndarray, out: np.ndarray) -> int | None:
+        # numcodecs' frame (same library, same parameters), through a context kept per
+        # thread and into the caller's memory rather than a new bytes object.
+        if not _COMPRESS:
+            return None
+        try:
+            n = zstd_ctx.compress_into(as_byte_array(data), out, self.level, self.checksum)
+        except (ValueError, TypeError, BufferError):  # not a writable uint8 buffer
+            return None
+        return n if n >= 0 else None
 
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes:
         buf = as_byte_array(data)
@@ -178,13 +198,22 @@ def _bind_numcodecs_libzstd() -> bool:
         zstd_ctx.bind(address("ZSTD_createDCtx"), address("ZSTD_freeDCtx"),
                       address("ZSTD_decompressDCtx"), address("ZSTD_isError"), version,
                       *(optional(name) for name in _PREFIX_FUNCTIONS))
+        compress = [optional(name) for name in _COMPRESS_FUNCTIONS]
+        if all(compress):  # else numcodecs compresses, as everywhere without symbols
+            zstd_ctx.bind_compress(*compress)
     except (OSError, AttributeError, ValueError, TypeError):
         return False
     return bool(zstd_ctx.available())
 
 
+#: libzstd's compressor, as numcodecs calls it (for encode_into)
+_COMPRESS_FUNCTIONS = ("ZSTD_createCCtx", "ZSTD_freeCCtx", "ZSTD_CCtx_setParameter",
+                       "ZSTD_compress2", "ZSTD_compressBound")
+
 #: Whether decode_into goes through zstd_ctx (else numcodecs' decompress)
 _CONTEXTS = _bind_numcodecs_libzstd()
+#: Whether encode_into can compress through a kept context (else it refuses)
+_COMPRESS = _CONTEXTS and zstd_ctx.compress_available()
 #: Whether decode_prefix_into can decode only the start of a frame (else it refuses)
 _PREFIX = _CONTEXTS and zstd_ctx.prefix_available()
 
