@@ -9,8 +9,9 @@ picture), zstd level 0 without checksum, it measures:
 
 - ``numcodecs``: ``numcodecs.Zstd.encode`` / ``decode`` called on every inner chunk, nothing
   else (the floor for zarr3c's writes, which compress only through numcodecs);
-- ``kept context``: the same libzstd (numcodecs') decoding every inner chunk through a
-  context kept per thread, as zarr3c's reads do (``zarr3c._kernels.zstd_ctx``): their floor;
+- ``kept context``: the same libzstd (numcodecs') compressing every inner chunk into one
+  buffer and decoding every one, through contexts kept per thread, as zarr3c's writes and
+  reads do (``zarr3c._kernels.zstd_ctx``): their floor;
 - ``zarr3c``: a whole-array write and read, one thread;
 - ``tensorstore`` (if importable): the same write and read, ``data_copy_concurrency`` and
   ``file_io_concurrency`` limited to 1;
@@ -81,8 +82,8 @@ def measure_numcodecs(src: np.ndarray, edge: int, repeat: int) -> dict[str, floa
 
 
 def measure_kept_context(src: np.ndarray, edge: int, repeat: int) -> dict[str, Any] | str:
-    """numcodecs' own libzstd decoding every inner chunk into one buffer through a context
-    kept per thread, as zarr3c's reads decode (the floor for them); no encode."""
+    """numcodecs' own libzstd compressing and decoding every inner chunk into one buffer
+    through contexts kept per thread, as zarr3c's writes and reads do (the floor for them)."""
     from zarr3c._kernels import zstd_ctx
     from zarr3c.codecs import zstd as zstd_codec
 
@@ -92,9 +93,15 @@ def measure_kept_context(src: np.ndarray, edge: int, repeat: int) -> dict[str, A
     chunks = chunks_of(src, edge)
     encoded = [np.frombuffer(codec.encode(c), dtype=np.uint8) for c in chunks]
     out = np.empty(chunks[0].nbytes, dtype=np.uint8)
-    return {"decode": cpu_ms(lambda: [zstd_ctx.decompress_into(e, out) for e in encoded],
-                             repeat),
-            "bytes": sum(e.nbytes for e in encoded)}
+    result: dict[str, Any] = {
+        "decode": cpu_ms(lambda: [zstd_ctx.decompress_into(e, out) for e in encoded], repeat),
+        "bytes": sum(e.nbytes for e in encoded)}
+    if zstd_codec._COMPRESS:
+        room = np.empty(zstd_ctx.compress_bound(chunks[0].nbytes), dtype=np.uint8)
+        raw = [c.reshape(-1).view(np.uint8) for c in chunks]
+        result["encode"] = cpu_ms(
+            lambda: [zstd_ctx.compress_into(r, room, ZSTD_LEVEL, False) for r in raw], repeat)
+    return result
 
 
 def dir_bytes(path: str) -> int:

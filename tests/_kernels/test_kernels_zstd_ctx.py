@@ -50,6 +50,15 @@ def _guards_intact(whole: np.ndarray, n: int, room: int = 64) -> bool:
     return bool((whole[:room] == GUARD).all() and (whole[room + n:] == GUARD).all())
 
 
+def _run_on_threads(work: Any, n: int) -> None:
+    """``work(k)`` on ``n`` threads at once, ``k`` = 0 .. n - 1; returns when all are done."""
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def test_it_is_bound_to_the_libzstd_numcodecs_bundles() -> None:
     assert zstd_ctx.available()
     assert zstd_ctx.version() >= zstd_module._MIN_ZSTD_VERSION
@@ -142,11 +151,7 @@ def test_threads_decode_at_once_each_with_its_own_context() -> None:
                     dst.tobytes() != payloads[i]:
                 errors.append(f"thread {k}, frame {i}")
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _run_on_threads(work, 4)
     assert errors == []
 
 
@@ -740,11 +745,7 @@ def test_threads_compress_at_once_each_with_its_own_context() -> None:
             if n < 0 or dst[:n].tobytes() != want[(i, s)]:
                 errors.append(f"thread {k}, payload {i}, {s}")
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _run_on_threads(work, 4)
     assert errors == []
 
 

@@ -93,8 +93,8 @@ cdef cctx_set_parameter_t _cctx_set_parameter = NULL
 cdef compress2_t _compress2 = NULL
 cdef compress_bound_t _compress_bound = NULL
 
-# Each thread's context lives in a _DCtx kept in this thread-local, so it is freed when the
-# thread ends (its locals are dropped).
+# Each thread's contexts live in a _DCtx and a _CCtx kept in this thread-local, so they are
+# freed when the thread ends (its locals are dropped).
 _local = threading.local()
 
 
