@@ -152,6 +152,16 @@ def test_blocks() -> None:
         a.blocks[::2]
 
 
+def test_the_one_block_of_a_0d_array_is_an_array() -> None:
+    """A block is a region, so numpy's slicing is the oracle: a 0-d array's one block is a
+    0-d array (as ``a[...]``), not a scalar."""
+    a = zarr3c.create_array("memory://", shape=(), chunks=(), dtype="f4", fill_value=1.5)
+    for got in (a.blocks[...], a.blocks[()], a.get_block_selection(())):
+        assert isinstance(got, np.ndarray) and got.shape == () and got == np.float32(1.5)
+    a.blocks[...] = 4
+    assert a[()] == np.float32(4)
+
+
 @pytest.mark.parametrize(
     "key",
     [

@@ -521,8 +521,10 @@ class Array(Node):
         return self.get_coordinate_selection(parse_mask(mask, self.shape))
 
     def get_block_selection(self, selection: Any) -> np.ndarray:
-        """Read whole chunks by chunk index (negative indices and step-1 slices allowed)."""
-        return self.get_basic_selection(parse_block_selection(selection, self._dims, self.shape))
+        """Read whole chunks by chunk index (negative indices and step-1 slices allowed): always
+        an array, as a slice of numpy's (a 0-d array's one block too)."""
+        return self.get_basic_selection(
+            parse_block_selection(selection, self._dims, self.shape) or ...)
 
     def _in_order(self, result: np.ndarray) -> np.ndarray:
         if self._order == "F" and result.ndim > 1:
