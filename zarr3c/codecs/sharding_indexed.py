@@ -800,7 +800,7 @@ class ShardingCodec(ArrayBytesCodec):
                             room = encoded_scratch
                         n = inner.encode_into(chunk, room)
                         if direct:
-                            arena.give_back(bound - (n or 0))
+                            arena.give_back(bound if n is None else bound - n)
                         if n is not None:
                             pieces[j] = room[:n] if direct else arena.put(room[:n])
                             continue
