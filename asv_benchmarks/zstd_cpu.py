@@ -8,7 +8,7 @@ shard of ``--chunk``^3 inner chunks (one file, so that file creation does not bl
 picture), zstd level 0 without checksum, it measures:
 
 - ``numcodecs``: ``numcodecs.Zstd.encode`` / ``decode`` called on every inner chunk, nothing
-  else (the floor for zarr3c's writes, which compress only through numcodecs);
+  else (numcodecs' libzstd is the one zarr3c compresses and decodes with);
 - ``kept context``: the same libzstd (numcodecs') compressing every inner chunk into one
   buffer and decoding every one, through contexts kept per thread, as zarr3c's writes and
   reads do (``zarr3c._kernels.zstd_ctx``): their floor;
@@ -109,6 +109,14 @@ def dir_bytes(path: str) -> int:
                for root, _, files in os.walk(path) for f in files if f != "zarr.json")
 
 
+def measure_write_read(write: Callable[[], Any], read: Callable[[], Any], repeat: int,
+                       path: str) -> dict[str, Any]:
+    """A library's whole write and read (CPU) and the bytes it stored under ``path``."""
+    out: dict[str, Any] = {"encode": cpu_ms(write, repeat), "decode": cpu_ms(read, repeat)}
+    out["bytes"] = dir_bytes(path)
+    return out
+
+
 def measure_zarr3c(src: np.ndarray, edge: int, repeat: int, tmp: str) -> dict[str, Any]:
     import zarr3c
 
@@ -120,10 +128,7 @@ def measure_zarr3c(src: np.ndarray, edge: int, repeat: int, tmp: str) -> dict[st
     def write() -> None:
         a[...] = src
 
-    out: dict[str, Any] = {"encode": cpu_ms(write, repeat),
-                           "decode": cpu_ms(lambda: a[...], repeat)}
-    out["bytes"] = dir_bytes(path)
-    return out
+    return measure_write_read(write, lambda: a[...], repeat, path)
 
 
 def measure_tensorstore(src: np.ndarray, edge: int, repeat: int, tmp: str
@@ -148,10 +153,8 @@ def measure_tensorstore(src: np.ndarray, edge: int, repeat: int, tmp: str
     }
     arr = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path},
                    "metadata": metadata}, create=True, context=context).result()
-    out: dict[str, Any] = {"encode": cpu_ms(lambda: arr.write(src).result(), repeat),
-                           "decode": cpu_ms(lambda: arr.read().result(), repeat)}
-    out["bytes"] = dir_bytes(path)
-    return out
+    return measure_write_read(lambda: arr.write(src).result(), lambda: arr.read().result(),
+                              repeat, path)
 
 
 def measure_zarrs(src: np.ndarray, edge: int, repeat: int, tmp: str) -> dict[str, Any] | str:
@@ -176,10 +179,7 @@ def measure_zarrs(src: np.ndarray, edge: int, repeat: int, tmp: str) -> dict[str
         def write() -> None:
             arr[...] = src
 
-        out: dict[str, Any] = {"encode": cpu_ms(write, repeat),
-                               "decode": cpu_ms(lambda: arr[...], repeat)}
-    out["bytes"] = dir_bytes(path)
-    return out
+        return measure_write_read(write, lambda: arr[...], repeat, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,7 +54,6 @@ def _make(store: Any, layout: str, dtype: str, order: str) -> tuple[zarr3c.Array
     return a, data
 
 
-
 def _box(n: int) -> st.SearchStrategy:
     return st.integers(0, n - 1).flatmap(
         lambda lo: st.one_of(st.integers(lo + 1, n).map(lambda hi: slice(lo, hi)),

@@ -1552,20 +1552,8 @@ class Array(Node):
         ):
             self._store.erase(key)
         else:
-            self._store.set(key, self._encode(chunk))
-
-    def _encode(self, chunk: np.ndarray) -> bytes | memoryview | np.ndarray:
-        """The chunk's encoding, for a store to copy or write before this thread encodes
-        another: compressed into this thread's scratch memory where the chain can (no new
-        output, nor compression context, per chunk)."""
-        pipeline = self._pipeline
-        bound = pipeline.encoded_bound(chunk.nbytes) if pipeline.can_encode_into else None
-        if bound is not None:
-            room = thread_scratch(bound, "encoded")
-            n = pipeline.encode_into(chunk, room)
-            if n is not None:
-                return room[:n]
-        return pipeline.encode(chunk)
+            # (Store.set copies or writes it: the thread's scratch can hold the encoding)
+            self._store.set(key, self._pipeline.encode_to_scratch(chunk))
 
     # -- metadata updates -----------------------------------------------------------------------
 
@@ -1702,6 +1690,7 @@ def _stored_max(nbytes: int) -> int:
     largest it reads itself (a larger one, possibly a damaged index's entry, goes to the
     general path, which checks it against the shard)."""
     return nbytes + nbytes // 128 + _STORED_SLACK
+
 
 #: The most memory a small sharded read sets aside for compressed inner chunks whose sizes it
 #: does not know yet (larger inner chunks: the index is read first, then exactly their bytes)

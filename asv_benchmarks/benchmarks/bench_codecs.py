@@ -15,7 +15,12 @@ as zarr-python 3 writes them:
 cost of one call: numcodecs makes a new zstd context per call (on the project's VM 13-20 us,
 mostly zstd's ``cpuid`` feature check, which traps to the hypervisor), which the thousands of
 small inner chunks of a sharded read would pay once each; ``time_decode_into_tiny`` is the
-decode reads make instead, through a context kept per thread (``zarr3c._kernels.zstd_ctx``).
+decode reads make instead, through a context kept per thread (``zarr3c._kernels.zstd_ctx``),
+and ``time_encode_to_scratch_tiny`` the compression writes make, likewise.
+
+``ZstdInnerEncode`` times the compression of one 32^3 uint16 inner chunk (64 KiB, a sharded
+write's unit) through numcodecs (``encode``: a new context and output per call) and through
+a context kept per thread into thread scratch (``encode_to_scratch``, what writes call).
 
 ``ZstdPrefix`` times the decode of the 64^3 chunk into a buffer whole, and of only its first
 4 KiB, half and all but its last element (``decode_prefix_into``, what a read of a box inside
@@ -103,10 +108,33 @@ class ZstdCallCost:
     def time_decode_tiny(self) -> None:
         self.pipeline.decode(self.encoded, (8,))
 
+    def time_encode_to_scratch_tiny(self) -> None:
+        # The writes' path: into thread scratch, through a zstd context kept per thread.
+        self.pipeline.encode_to_scratch(self.chunk)
+
     def time_decode_into_tiny(self) -> None:
         # The reads' path: into a given buffer, through a zstd context kept per thread.
         if not self.pipeline.decode_into(self.encoded, self.out):
             raise AssertionError("zstd: decode_into refused its own chunk")
+
+
+class ZstdInnerEncode:
+    """Compression of one 32^3 uint16 inner chunk: numcodecs' call, or a kept context into
+    thread scratch (the same frame)."""
+
+    def setup(self) -> None:
+        self.chunk = np.ascontiguousarray(make_chunk()[:32, :32, :32])
+        self.pipeline = CodecPipeline.from_codecs(CHAINS["bytes+zstd"], dtype="uint16",
+                                                  fill_value=0)
+        if bytes(self.pipeline.encode_to_scratch(self.chunk)) != \
+                bytes(self.pipeline.encode(self.chunk)):
+            raise AssertionError("zstd: encode_to_scratch differs from encode")
+
+    def time_encode(self) -> None:
+        self.pipeline.encode(self.chunk)
+
+    def time_encode_to_scratch(self) -> None:
+        self.pipeline.encode_to_scratch(self.chunk)
 
 
 class ZstdPrefix:

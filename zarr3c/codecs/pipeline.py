@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from zarr3c import registry
+from zarr3c._buffers import thread_scratch
 from zarr3c.codecs.base import (
     ArrayArrayCodec,
     ArrayBytesCodec,
@@ -320,9 +321,6 @@ class CodecPipeline:
             self.bytes_bytes[0] if not self.array_array and len(self.bytes_bytes) == 1
             and self.array_bytes.stores_raw_elements(dtype) else None
         )
-        #: encode_into can encode a chunk straight into a caller's buffer.
-        self.can_encode_into = self._sole_compressor is not None and (
-            type(self._sole_compressor).encode_into is not BytesBytesCodec.encode_into)
         #: decode_into can decode a chunk straight into a caller's buffer.
         self.can_decode_into = self._sole_compressor is not None and (
             type(self._sole_compressor).decode_into is not BytesBytesCodec.decode_into)
@@ -476,23 +474,20 @@ class CodecPipeline:
             raise CodecError(f"codec {codec.name!r} failed to encode a chunk: {exc}") from exc
         return data
 
-    def encoded_bound(self, chunk_nbytes: int) -> int | None:
-        """The room :meth:`encode_into` needs for a chunk of ``chunk_nbytes`` bytes, or
-        None if this chain cannot encode into given memory."""
+    def encode_to_scratch(self, chunk: np.ndarray) -> bytes | memoryview | np.ndarray:
+        """:meth:`encode`, for a caller that copies or writes the encoding before this thread
+        encodes again: a chain of native elements under one compressor that can (zstd)
+        compresses a C-contiguous chunk straight into this thread's scratch memory (no
+        output, nor compression context, of its own per chunk); else :meth:`encode`."""
         codec = self._sole_compressor
-        return None if codec is None else codec.encoded_bound(chunk_nbytes)
-
-    def encode_into(self, chunk: np.ndarray, out: np.ndarray) -> int | None:
-        """:meth:`encode` of ``chunk`` (C-contiguous, of this chain's data type) written
-        into the start of ``out`` (a C-contiguous ``uint8`` array of at least
-        :meth:`encoded_bound` bytes), with no intermediate buffer.  Only for a chain of
-        native elements under one compressor that can (zstd); returns the number of bytes
-        written, or None when the chain or the chunk cannot or the codec fails (``out``
-        may then hold anything): :meth:`encode` encodes it, or reports what is wrong."""
-        codec = self._sole_compressor
-        if codec is None or chunk.dtype != self.dtype or not chunk.flags.c_contiguous:
-            return None
-        return codec.encode_into(chunk.reshape(-1).view(np.uint8), out)
+        if codec is not None and chunk.dtype == self.dtype and chunk.flags.c_contiguous:
+            bound = codec.encoded_bound(chunk.nbytes)
+            if bound is not None:
+                room = thread_scratch(bound, "encoded")
+                n = codec.encode_into(chunk.reshape(-1).view(np.uint8), room)
+                if n is not None:
+                    return room[:n]
+        return self.encode(chunk)
 
     def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                     out: np.ndarray) -> bool:

@@ -336,16 +336,6 @@ class PartArena:
         self._at += nbytes
         return block[self._at - nbytes:self._at]
 
-    def spare(self) -> int:
-        """How many bytes :meth:`take` can hand out without starting another block."""
-        return self._blocks[self._block].nbytes - self._at if self._block < len(self._blocks) \
-            else 0
-
-    def give_back(self, nbytes: int) -> None:
-        """Return the last ``nbytes`` of the part :meth:`take` handed out last (it was
-        taken larger than it turned out)."""
-        self._at -= nbytes
-
     def put(self, data: np.ndarray) -> np.ndarray:
         """A copy of ``data`` (``uint8``) in the arena, valid until :meth:`reset`."""
         view = self.take(data.nbytes)
@@ -777,35 +767,16 @@ class ShardingCodec(ArrayBytesCodec):
         if workers > 1 and not in_worker():
             arena = None  # (the pool's threads would share the caller's arena)
 
-        # Into the arena, an encoding goes straight where it is kept when the block has room
-        # for the most it may take (the rest is given back), else through a scratch buffer
-        # and copied (a block's tail is not left unused): either way no output of its own
-        # per inner chunk.
-        bound = inner.encoded_bound(inner_nbytes) if arena is not None else None
-
         def work(_: int) -> None:
             scratch = np.empty(inner_nbytes, dtype=np.uint8)
             chunk = scratch.view(inner.dtype).reshape(self.chunk_shape) if inner_nbytes \
                 else np.empty(self.chunk_shape, dtype=inner.dtype)
-            encoded_scratch: np.ndarray | None = None
             while (j := next(counter)) < len(todo):
                 if load(scratch, 0, todo[j]):
-                    if arena is not None and bound is not None:
-                        direct = arena.spare() >= bound
-                        if direct:
-                            room = arena.take(bound)
-                        else:
-                            if encoded_scratch is None:
-                                encoded_scratch = np.empty(bound, dtype=np.uint8)
-                            room = encoded_scratch
-                        n = inner.encode_into(chunk, room)
-                        if direct:
-                            arena.give_back(bound if n is None else bound - n)
-                        if n is not None:
-                            pieces[j] = room[:n] if direct else arena.put(room[:n])
-                            continue
-                    # copied: the encoding may alias the scratch buffer (a bytes-only chain)
-                    encoded = as_byte_array(inner.encode(chunk))
+                    # copied: the encoding may alias the scratch buffer (a bytes-only chain),
+                    # or be in the thread's scratch memory when the arena keeps it
+                    encoded = as_byte_array(inner.encode_to_scratch(chunk) if arena is not None
+                                            else inner.encode(chunk))
                     if arena is not None:
                         pieces[j] = arena.put(encoded)
                     elif np.may_share_memory(encoded, scratch):
