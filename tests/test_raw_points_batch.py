@@ -12,8 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
+from zarr3c import _points
+from zarr3c import indexing as indexing_module
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.errors import ChunkDecodeError
+from zarr3c.indexing import group_points, parse_coordinate_selection, plan_points
 from zarr3c.stores import local as local_module
 
 pytestmark = pytest.mark.skipif(local_module._fileio is None, reason="POSIX builds only")
@@ -127,3 +130,60 @@ def test_a_store_without_the_batch_call_reads_chunk_by_chunk(tmp_path) -> None:
                                         np.empty(1, np.uint8), np.array([], np.int64), 2) is None
     sel = tuple(np.indices((40, 40)).reshape(2, -1))
     np.testing.assert_array_equal(a.vindex[sel], data[sel])
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 2), st.integers(1, 400), st.integers(1, 12), st.booleans(), st.data())
+def test_dense_and_sparse_chunks_in_one_batch(tmp_path_factory, monkeypatch, threads,
+                                             npoints, bytes_per_point, erase, draw) -> None:
+    """Chunks read whole by the batch and chunks read by byte ranges around their points
+    (fewer points than one per ``_SPARSE_BYTES_PER_POINT`` bytes) side by side in one part,
+    with a missing chunk: the values are numpy's."""
+    monkeypatch.setattr(_points, "_SPARSE_BYTES_PER_POINT", bytes_per_point)
+    shape = (30, 31)
+    a, data = _array(tmp_path_factory.mktemp("a"), "<u2", shape, (6, 7),
+                     [(0, 1), (3, 2)] if erase else [])
+    rng = np.random.default_rng(npoints)
+    # Points crowd the first rows, so the chunks hold very different numbers of them.
+    rows = np.minimum(rng.geometric(0.08, npoints) - 1, shape[0] - 1)
+    coords = (rows, rng.integers(0, shape[1], npoints))
+    got = _in_threads(threads, lambda: a.vindex[coords])
+    np.testing.assert_array_equal(got, data[coords])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=3), st.integers(0, 200),
+       st.integers(1, 8), st.data())
+def test_point_groups_agree_with_the_general_grouping(chunk, npoints, itemsize, draw) -> None:
+    """One ``group_points_regular`` call (``group_points``, in scratch memory or not) gives
+    the tasks the general grouping (the chunks touched numbered first) gives."""
+    grid = draw.draw(st.lists(st.integers(1, 5), min_size=len(chunk), max_size=len(chunk)))
+    shape = tuple(c * g - draw.draw(st.integers(0, c - 1)) for c, g in zip(chunk, grid))
+    a = zarr3c.create_array(zarr3c.MemoryStore(), shape=shape, dtype="u1", chunks=chunk)
+    rng = np.random.default_rng(npoints)
+    sel = parse_coordinate_selection(tuple(rng.integers(0, n, npoints) for n in shape), shape)
+    fast = list(plan_points(sel, a._dims, itemsize))
+    for scratch in (False, True):
+        groups = group_points(sel, a._dims, itemsize, scratch=scratch)
+        if npoints == 0:
+            assert groups is None
+            continue
+        assert groups is not None and len(groups) == len(fast)
+        for t, task in enumerate(fast):
+            other = groups.task(t)
+            assert other.coords == task.coords and other.origin == task.origin
+            np.testing.assert_array_equal(other.offsets, task.offsets)
+            np.testing.assert_array_equal(other.out, task.out)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(indexing_module, "_DENSE_KEYS_PER_POINT", 0)
+        mp.setattr(indexing_module, "_DENSE_KEYS_MIN", 0)
+        assert group_points(sel, a._dims, itemsize) is None
+        general = list(plan_points(sel, a._dims, itemsize))
+    assert [t.coords for t in general] == [t.coords for t in fast]
+    for g, f in zip(general, fast, strict=True):
+        assert g.origin == f.origin
+        np.testing.assert_array_equal(g.offsets, f.offsets)
+        np.testing.assert_array_equal(g.out, f.out)
+        for x, y in zip(g.local, f.local, strict=True):
+            np.testing.assert_array_equal(x, y)

@@ -41,7 +41,7 @@ from zarr3c.codecs.sharding_indexed import (
     pack_runs,
 )
 from zarr3c.errors import ChunkDecodeError
-from zarr3c.indexing import PointTask, c_strides, group_positions, int64_array
+from zarr3c.indexing import PointGroups, c_strides, group_positions, int64_array
 from zarr3c.stores import Store
 
 __all__ = [
@@ -309,37 +309,40 @@ def read_shard_outer(
 
 def read_raw_chunks_points(
     store: Store,
-    tasks: Sequence[PointTask],
+    groups: PointGroups,
+    ts: Sequence[int],
     keys: Sequence[str],
     sizes: Sequence[int],
     dst: np.ndarray,
+    dst_offsets: np.ndarray,
     itemsize: int,
 ) -> list[int]:
     """Copy the points of chunks stored as raw native elements, a batch of whole chunks in
-    one store call (:meth:`~zarr3c.stores.Store._read_elements_into`): ``tasks[k]``'s
-    points from the value at ``keys[k]``, which must be ``sizes[k]`` bytes, into ``dst`` (a
-    writable uint8 buffer) at ``tasks[k].out * itemsize``.
+    one store call (:meth:`~zarr3c.stores.Store._read_elements_into`): the points of
+    ``groups``' ``ts[k]``-th touched chunk from the value at ``keys[k]``, which must be
+    ``sizes[k]`` bytes, into ``dst`` (a writable uint8 buffer) at ``dst_offsets`` (the
+    grouped points' ``order * itemsize``).  The grouped arrays go to the store as they are:
+    each chunk's points are a run of them.
 
     Only chunks with many points go to the batch (others are read by byte ranges around
     their points, see :func:`read_raw_chunk_points`).  Returns the ``k`` left to the
     caller: those, chunks the store did not read (missing, another size, an error), or all
     when it has no batch read; none of their points are written.
     """
-    dense = [k for k, task in enumerate(tasks)
-             if _read_whole(len(task.offsets), sizes[k])]
+    bounds = groups.bounds
+    dense = [k for k, t in enumerate(ts)
+             if _read_whole(int(bounds[t + 1] - bounds[t]), sizes[k])]
     if not dense:
-        return list(range(len(tasks)))
-    counts = np.array([len(tasks[k].offsets) for k in dense], dtype=np.int64)
-    stops = np.cumsum(counts)
+        return list(range(len(ts)))
+    at = np.asarray([ts[k] for k in dense], dtype=np.int64)
     left = store._read_elements_into(
         [keys[k] for k in dense], int64_array([sizes[k] for k in dense]),
-        thread_scratch(max(sizes[k] for k in dense), "stored"), stops - counts, stops,
-        np.concatenate([tasks[k].offsets for k in dense]), dst,
-        np.concatenate([tasks[k].out for k in dense]) * itemsize, itemsize)
+        thread_scratch(max(sizes[k] for k in dense), "stored"), bounds[at], bounds[at + 1],
+        groups.offsets, dst, dst_offsets, itemsize)
     if left is None:
-        return list(range(len(tasks)))
+        return list(range(len(ts)))
     done = set(dense) - {dense[j] for j in left}
-    return [k for k in range(len(tasks)) if k not in done]
+    return [k for k in range(len(ts)) if k not in done]
 
 
 def read_raw_chunk_points(

@@ -83,6 +83,7 @@ from zarr3c.indexing import (
     PointTask,
     broadcast_value,
     c_strides,
+    group_points,
     int64_array,
     numpy_advanced_coordinates,
     numpy_coordinates,
@@ -501,19 +502,24 @@ class Array(Node):
             copy_elements(chunk.reshape(-1).view(np.uint8), task.offsets,
                           dst, task.out * itemsize, itemsize)
 
-        tasks = plan_points(sel, self._dims, itemsize)
-        if not (raw_chunks and self._store._reads_elements):
-            map_unordered(read_points, tasks)
+        groups = (group_points(sel, self._dims, itemsize, scratch=True)
+                  if raw_chunks and self._store._reads_elements else None)
+        if groups is None:
+            map_unordered(read_points, plan_points(sel, self._dims, itemsize))
             return out.reshape(sel.out_shape)
+        dst_offsets = groups.order * itemsize
+        nbytes = math.prod(groups.sizes) * itemsize
 
-        def read_part(part: list[PointTask]) -> None:
-            # Chunks with many points in one store call, without the GIL between them.
-            keys = [self.chunk_key(task.coords) for task in part]
-            sizes = [math.prod(self._chunk_shape_at(task.coords)) * itemsize for task in part]
-            for k in read_raw_chunks_points(self._store, part, keys, sizes, dst, itemsize):
-                read_points(part[k])
+        def read_part(ts: list[int]) -> None:
+            # Chunks with many points in one store call, without the GIL between them; the
+            # grouped points go as they are (no task per chunk).
+            keys = [self.chunk_key(groups.coords[t]) for t in ts]
+            sizes = [nbytes] * len(ts)  # (a regular grid's chunks, edge ones too, are full)
+            for k in read_raw_chunks_points(self._store, groups, ts, keys, sizes, dst,
+                                            dst_offsets, itemsize):
+                read_points(groups.task(ts[k]))
 
-        map_parts(read_part, list(tasks))
+        map_parts(read_part, range(len(groups)))
         return out.reshape(sel.out_shape)
 
     def get_mask_selection(self, mask: Any) -> np.ndarray:

@@ -368,6 +368,30 @@ def test_temporary_file_names_follow_the_pattern(
 # -- nothing outside the root ------------------------------------------------------------------
 
 
+def test_kept_files_of_keys_are_the_checked_ones_and_bounded(
+        store: LocalStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LocalStore keeps the files of the keys it was last asked about (``_path``): the same
+    answers as checking afresh, refused keys refused every time (never kept), and no more
+    than ``_PATHS_KEPT`` of them kept."""
+    monkeypatch.setattr(local_module, "_PATHS_KEPT", 8)
+    keys = [f"a/c/{i}/{j}" for i in range(5) for j in range(5)]
+    for _ in range(2):
+        for key in keys:
+            assert store._path(key) == store._checked_path(key)
+            assert len(store._paths) <= 8
+    for key, _ in HOSTILE_KEYS:
+        for _ in range(2):
+            with pytest.raises(InvalidKeyError):
+                store._path(key)
+        assert key not in store._paths
+    store.set("a/c/0/0", b"x")
+    assert store.get("a/c/0/0") == b"x"
+    copy = pickle.loads(pickle.dumps(store))  # (a cache: not pickled)
+    assert copy._paths == {} and copy.get("a/c/0/0") == b"x"
+
+
+
+
 @pytest.mark.parametrize("key", [k for k, _ in HOSTILE_KEYS], ids=[i for _, i in HOSTILE_KEYS])
 def test_hostile_keys_touch_nothing_on_disk(tmp_path: Path, key: Any) -> None:
     root = tmp_path / "deep" / "store"

@@ -523,13 +523,17 @@ cdef Py_ssize_t _group_points_core(
             return i
         starts[k + 1] += 1
     _runs_begin(starts, nkeys)
+    cdef int64_t at
     for i in range(n):  # place, in input order (stable); starts[k] ends at the run's end
         k = _point_key(coords, ndim, i, chunk, grid, strides, shifts, &off, bad_axis)
-        if k < 0 or starts[k] >= n:  # coordinates changed since counted (a race)
+        if k < 0:  # coordinates changed since counted (a race)
             return _CHANGED
-        order[starts[k]] = i
-        offsets[starts[k]] = off
-        starts[k] += 1
+        at = starts[k]
+        if at >= n:
+            return _CHANGED
+        order[at] = i
+        offsets[at] = off
+        starts[k] = at + 1
     _runs_restart(starts, nkeys)
     return -1
 

@@ -120,6 +120,8 @@ _RETRY = object()
 
 #: The largest file offset (``off_t``)
 _INT64_MAX = 2**63 - 1
+#: LocalStore keeps the files of this many keys (see LocalStore._path)
+_PATHS_KEPT = 1 << 14
 
 
 def _iov_max() -> int:
@@ -479,6 +481,15 @@ class LocalStore(Store):
         self._root_prefix = root_str if root_str.endswith(os.sep) else root_str + os.sep
         self._fsync = bool(fsync)
         self._process_locks = bool(process_locks)
+        self._paths: dict[str, str] = {}  # (see _path)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # (the kept files of keys are a cache: a pickled array stays small)
+        return {k: v for k, v in self.__dict__.items() if k != "_paths"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._paths = {}
 
     # -- identity -------------------------------------------------------------------------------
 
@@ -580,7 +591,20 @@ class LocalStore(Store):
     # -- keys to paths --------------------------------------------------------------------------
 
     def _path(self, key: str) -> str:
-        """The file of a key (validated, reserved names refused, checked to be below root)."""
+        """The file of a key (validated, reserved names refused, checked to be below root).
+
+        Kept for the last :data:`_PATHS_KEPT` keys: the checks cost ~2 us, as much as
+        reading a 4 KiB chunk from the page cache, and chunk by chunk reads ask again and
+        again (the answer depends on the key and the root only)."""
+        path = self._paths.get(key)
+        if path is None:
+            path = self._checked_path(key)
+            if len(self._paths) >= _PATHS_KEPT:
+                self._paths.clear()
+            self._paths[key] = path
+        return path
+
+    def _checked_path(self, key: str) -> str:
         validate_key(key)
         if (_TMP_MARK in key or _LOCK_SUFFIX in key) and any(
             _is_reserved_name(s) for s in key.split("/")
@@ -708,8 +732,9 @@ class LocalStore(Store):
             return None
         view = memoryview(scratch).cast("B")
         address = address_of(view) if view.nbytes >= _BOUNCE_MIN_BYTES else None
-        whole = [(0, int(max(sizes)), 0)]
-        paths = [_one_call_path(self._path(key), whole, address) for key in keys]
+        if not _kernel_ranges([(0, int(max(sizes)), 0)], address):
+            return None
+        paths = [_kernel_path(self._path(key)) for key in keys]
         if None in paths:  # (left to the ordinary reads)
             return None
         return _fileio.read_files_elements(paths, scratch, sizes, run_starts, run_stops,
@@ -1143,9 +1168,17 @@ def _one_call_path(path: str, ranges: Iterable[tuple[int, int, int]],
     it: a range needs the bounce buffer, or reaches past what ``int64`` holds (a damaged
     shard index's; no file is that long, and the ``os`` path reads nothing of it), or the
     path holds a NUL (C would stop at it; ``os`` refuses such a path and reports it)."""
-    if any(stop > _INT64_MAX or _needs_bounce(address, start, stop, at)
-           for start, stop, at in ranges):
-        return None
+    return _kernel_path(path) if _kernel_ranges(ranges, address) else None
+
+
+def _kernel_ranges(ranges: Iterable[tuple[int, int, int]], address: int | None) -> bool:
+    """Whether the ``fileio`` kernel can read these ranges (see :func:`_one_call_path`)."""
+    return not any(stop > _INT64_MAX or _needs_bounce(address, start, stop, at)
+                   for start, stop, at in ranges)
+
+
+def _kernel_path(path: str) -> bytes | None:
+    """``path`` as the ``fileio`` kernel takes it; None if it holds a NUL."""
     encoded = os.fsencode(path)
     return None if b"\0" in encoded else encoded
 
