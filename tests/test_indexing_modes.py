@@ -582,3 +582,90 @@ def test_mask_selection_takes_only_a_mask_of_the_arrays_shape(mask, error) -> No
     with pytest.raises(error):
         a.set_mask_selection(mask, 0)
     np.testing.assert_array_equal(a[...], data)
+
+
+@st.composite
+def bool_scalar_key(draw):
+    """A key with one to three boolean scalars (``True``, ``False``, ``np.bool_``, 0-d
+    arrays) among ints, slices, index arrays, ``...`` and ``None``: numpy reads each as a
+    new axis of length 1 indexed by its ``nonzero()``."""
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 5)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    key: list = []
+    for n in shape:
+        kind = draw(st.sampled_from(["int_or_slice", "slice", "array"]))
+        if kind == "array":
+            key.append(np.array(draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3)),
+                                dtype=np.int64))
+        elif kind == "slice":
+            key.append(slice(None))
+        else:
+            key.append(draw(_int_or_slice(n)))
+    bools = st.sampled_from([True, False, np.True_, np.False_, np.array(True), np.array(False)])
+    for _ in range(draw(st.integers(1, 3))):
+        key.insert(draw(st.integers(0, len(key))), draw(bools))
+    if draw(st.booleans()):
+        key.insert(draw(st.integers(0, len(key))), draw(st.sampled_from([None, Ellipsis])))
+    if draw(st.booleans()):  # the trailing axes left out
+        while key and not isinstance(key[-1], bool | np.bool_ | np.ndarray):
+            key.pop()
+    return shape, chunks, tuple(key) if len(key) != 1 or draw(st.booleans()) else key[0]
+
+
+@SETTINGS
+@given(bool_scalar_key(), st.sampled_from(["regular", "rectilinear", "sharded"]))
+def test_getitem_boolean_scalars_match_numpy(case, layout) -> None:
+    """``a[True]``, ``a[..., False]``, ``a[0, True, [1, 2]]``: reads and writes as numpy."""
+    shape, chunks, key = case
+    a, data = _array_on(layout, shape, chunks)
+    try:
+        data[key]
+    except IndexError:  # e.g. an index array with several others apart
+        with pytest.raises(IndexingError):
+            a[key]
+        return
+    _read_and_write_as_numpy(a, data, key)
+
+
+@pytest.mark.parametrize("key", [True, False, (True, True), (Ellipsis, False), (None, True),
+                                 np.array(True), (np.False_, None)])
+def test_getitem_boolean_scalars_of_a_0d_array_match_numpy(key) -> None:
+    a = zarr3c.create_array("memory://", shape=(), dtype="int32", chunks=(), fill_value=3)
+    data = np.array(3, dtype="int32")
+    _read_and_write_as_numpy(a, data, key)
+    with pytest.raises(ShapeMismatchError):
+        a[key] = np.zeros((2, 3), dtype="int32")
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_a_plain_true_is_read_without_coordinates(monkeypatch) -> None:
+    """``a[..., True]`` among slices is the basic read of ``a[..., None]``: no coordinate
+    array of the result's size."""
+    from zarr3c import array as array_module
+
+    a, data = _array((6, 7), (4, 3))
+    a[...] = data
+    monkeypatch.setattr(array_module, "numpy_advanced_coordinates",
+                        lambda *args: pytest.fail("coordinates made"))
+    np.testing.assert_array_equal(a[..., True], data[..., True])
+    np.testing.assert_array_equal(a[1:3, True, :], data[1:3, True, :])
+    a[True] = -data[True]
+    np.testing.assert_array_equal(a[...], -data)
+
+
+@pytest.mark.parametrize("mode", ["getitem", "vindex"])
+def test_index_arrays_out_of_bounds_that_select_nothing_are_read_as_numpy(mode) -> None:
+    """numpy checks the bounds of index arrays only when they select something: ``x[[5],
+    []]`` is empty; an integer out of bounds is refused still."""
+    a, data = _array((3, 3), (2, 2))
+    a[...] = data
+    getter = {"vindex": a.vindex, "getitem": a}[mode]
+    for key in [([5], []), ([[5]], np.zeros((2, 0), int)), ([-4], [])]:
+        expected = data[key]
+        assert getter[key].shape == expected.shape
+        getter[key] = 1
+    np.testing.assert_array_equal(a[...], data)
+    for key in [(5, []), ([5], [1, 2])]:
+        with pytest.raises(BoundsCheckError):
+            getter[key]

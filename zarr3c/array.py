@@ -81,6 +81,7 @@ from zarr3c.indexing import (
     NumpyLayout,
     OrthogonalSelection,
     PointTask,
+    bool_scalar_as_new_axis,
     broadcast_value,
     c_strides,
     group_points,
@@ -342,6 +343,11 @@ class Array(Node):
         if kind == "coordinate":
             return self.get_coordinate_selection(numpy_coordinates(selection, self.shape))
         if kind == "numpy":
+            as_axis = bool_scalar_as_new_axis(selection)
+            if as_axis is not None:
+                return self.get_basic_selection(as_axis)
+            if self.ndim == 0:  # (no axis to give coordinates on: numpy on the one element)
+                return _numpy_key_of_0d(self.get_basic_selection(...), selection)
             return self.get_coordinate_selection(
                 numpy_advanced_coordinates(selection, self.shape))
         if kind == "orthogonal":
@@ -1317,8 +1323,18 @@ class Array(Node):
         if kind == "coordinate":
             self.set_coordinate_selection(numpy_coordinates(selection, self.shape), value)
         elif kind == "numpy":
-            self.set_coordinate_selection(numpy_advanced_coordinates(selection, self.shape),
-                                          value)
+            as_axis = bool_scalar_as_new_axis(selection)
+            if as_axis is not None:
+                self.set_basic_selection(as_axis, value)
+            elif self.ndim == 0:
+                self._check_writable()
+                element = self.get_basic_selection(...)
+                _numpy_key_of_0d(element, selection, self._as_dtype(value))
+                if _numpy_key_of_0d(element, selection).size:
+                    self.set_basic_selection(..., element)
+            else:
+                self.set_coordinate_selection(
+                    numpy_advanced_coordinates(selection, self.shape), value)
         elif kind == "orthogonal":
             layout = NumpyLayout.of(selection, self.ndim)
             if layout is None:
@@ -2112,3 +2128,18 @@ def open_array_at(
         raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
     return Array(store, path, metadata, read_only=read_only,
                  write_empty_chunks=write_empty_chunks, order=order, fmt=fmt)
+
+
+def _numpy_key_of_0d(element: np.ndarray, selection: Any, value: np.ndarray | None = None
+                     ) -> np.ndarray:
+    """numpy's ``element[selection]`` of a 0-d array's one element (a copy of it), or, given
+    ``value``, ``element[selection] = value``; numpy's refusals as zarr3c errors."""
+    try:
+        if value is None:
+            return np.array(element[selection])
+        element[selection] = value
+        return element
+    except IndexError as exc:
+        raise IndexingError(f"invalid selection {selection!r}: {exc}") from None
+    except (ValueError, TypeError) as exc:  # (numpy's TypeError: a value of too many axes)
+        raise ShapeMismatchError(f"cannot assign to selection {selection!r}: {exc}") from None

@@ -49,6 +49,7 @@ __all__ = [
     "selection_kind",
     "numpy_coordinates",
     "NumpyLayout",
+    "bool_scalar_as_new_axis",
     "plan_chunks",
     "plan_points",
     "PointGroups",
@@ -135,6 +136,61 @@ def _is_index_array(x: Any) -> bool:
     if isinstance(x, np.ndarray):
         return x.ndim > 0 or x.dtype.kind == "b"
     return isinstance(x, list)
+
+
+def _is_bool_scalar(x: Any) -> bool:
+    """A boolean scalar index (``True``, ``np.True_``, a 0-d boolean array): numpy reads it
+    as a new axis of length 1 indexed by its ``nonzero()`` (``[0]`` or ``[]``)."""
+    return isinstance(x, bool | np.bool_) or (
+        isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind == "b")
+
+
+def bool_scalar_as_new_axis(selection: Any) -> tuple[Any, ...] | None:
+    """For a key whose one boolean scalar is ``True`` and whose other entries are slices,
+    ``...`` and ``None``: the same key with ``None`` in its place, which reads and writes
+    what numpy does (a new axis of length 1 where it stands) without any index arrays.
+    None for any other key."""
+    key = selection if isinstance(selection, tuple) else (selection,)
+    at = [i for i, k in enumerate(key) if _is_bool_scalar(k)]
+    if len(at) != 1 or not key[at[0]] or not all(
+            i in at or isinstance(k, slice) or k is Ellipsis or k is None
+            for i, k in enumerate(key)):
+        return None
+    return key[:at[0]] + (None,) + key[at[0] + 1:]
+
+
+def _axes_taken(k: Any) -> int:
+    """How many of the array's axes an index that is not ``...``, ``None`` nor a boolean
+    scalar takes: a boolean array its number of dimensions, anything else one."""
+    if _is_index_array(k):
+        try:
+            arr = np.asarray(k)
+        except ValueError:  # ragged: numpy refuses it later, naming it
+            return 1
+        if arr.dtype.kind == "b":
+            return max(arr.ndim, 1)
+    return 1
+
+
+def _expand_bool_scalars(key: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """numpy's reading of boolean scalars as a key of a view with new axes: ``(expand,
+    rest)`` such that ``x[key]`` is ``x[expand][rest]``, where ``expand`` adds a length-1
+    axis for each boolean scalar and ``rest`` indexes it with that scalar's ``nonzero()``."""
+    expand: list[Any] = []
+    rest: list[Any] = []
+    for k in key:
+        if _is_bool_scalar(k):
+            expand.append(None)
+            rest.append(np.array([0] if k else [], dtype=np.intp))
+        elif k is Ellipsis:
+            expand.append(Ellipsis)
+            rest.append(Ellipsis)
+        elif k is None:
+            rest.append(None)
+        else:
+            expand.extend([slice(None)] * _axes_taken(k))
+            rest.append(k)
+    return tuple(expand), tuple(rest)
 
 
 def _is_bool_over_axes(x: Any) -> bool:
@@ -335,14 +391,20 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
                 f"boolean arrays in a coordinate selection must be a single mask of the "
                 f"array's shape (axis {axis})"
             )
-        arrays.append(_normalize_indices(arr, shape[axis], axis))
+        arrays.append(arr)
     try:
-        broadcast = np.broadcast_arrays(*arrays)
+        out_shape = np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
         raise IndexingError(
             "coordinate index arrays could not be broadcast together with shapes "
             + " ".join(str(a.shape) for a in arrays)
         ) from None
+    if math.prod(out_shape) == 0:
+        # No point selected: numpy checks the integers' bounds, not the arrays'.
+        empty = np.zeros(0, dtype=np.int64)
+        return CoordinateSelection(tuple(empty for _ in arrays), tuple(out_shape))
+    arrays = [_normalize_indices(a, shape[axis], axis) for axis, a in enumerate(arrays)]
+    broadcast = np.broadcast_arrays(*arrays)
     out_shape = broadcast[0].shape if broadcast else ()
     coords = tuple(np.ascontiguousarray(b).reshape(-1) for b in broadcast)
     return CoordinateSelection(coords, tuple(out_shape))
@@ -416,10 +478,14 @@ def selection_kind(selection: Any, ndim: int
     boolean array into the first axis included), laid out as numpy does by
     :class:`NumpyLayout`.  Basic: no index arrays.  Numpy: several index arrays mixed with
     slices, ``...``, ``None`` or missing trailing axes, or a boolean array over some but
-    not all axes (which zarr-python refuses), read and written as the points numpy selects
-    (:func:`numpy_advanced_coordinates`).
+    not all axes (which zarr-python refuses), or a boolean scalar (a new axis indexed by
+    its ``nonzero()``), read and written as the points numpy selects
+    (:func:`numpy_advanced_coordinates`; :func:`bool_scalar_as_new_axis` for the plain
+    ``True`` among slices).
     """
     key = selection if isinstance(selection, tuple) else (selection,)
+    if any(_is_bool_scalar(k) for k in key):
+        return "numpy"  # (an index array on a new axis: numpy_advanced_coordinates)
     is_array = [_is_index_array(k) for k in key]
     if not any(is_array):
         return "basic"
@@ -461,11 +527,17 @@ def numpy_advanced_coordinates(selection: tuple[Any, ...], shape: Sequence[int]
         the wrong length, a float index, too many indices.
     """
     ndim = len(shape)
+    key = selection if isinstance(selection, tuple) else (selection,)
+    expand: tuple[Any, ...] | None = None
+    rest = selection
+    if any(_is_bool_scalar(k) for k in key):
+        expand, rest = _expand_bool_scalars(key)
     coords = []
     for axis, n in enumerate(shape):
         line = np.arange(n, dtype=np.intp).reshape([n if d == axis else 1 for d in range(ndim)])
         try:
-            coords.append(np.broadcast_to(line, tuple(shape))[selection])
+            view = np.broadcast_to(line, tuple(shape))
+            coords.append((view if expand is None else view[expand])[rest])
         except (IndexError, TypeError, ValueError) as exc:
             error = BoundsCheckError if "out of bounds" in str(exc) else IndexingError
             raise error(f"invalid selection {selection!r}: {exc}") from None
