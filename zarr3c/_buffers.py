@@ -112,8 +112,9 @@ def thread_scratch(nbytes: int, slot: str = "decoded") -> np.ndarray:
 def populate_beside(buf: np.ndarray, start: int = 0) -> Beside | None:
     """Start faulting in the pages of ``buf[start:]`` (fresh ``uint8`` memory the calling
     thread is about to fill: a read's output) on a pool thread, so that the two threads
-    share the page faults; contents are never changed.  The caller calls ``finish()`` on
-    the answer before handing ``buf`` on.  None where it would not pay: one thread, a pool
+    share the page faults, and then fault in ``buf[:start]`` on the calling thread;
+    contents are never changed.  The caller calls ``finish()`` on the answer before
+    handing ``buf`` on.  None where it would not pay: one thread, a pool
     worker, a buffer outside [:data:`_POPULATE_MIN_BYTES`, :data:`_POPULATE_MAX_BYTES`),
     pages of it already in memory, or no ``madvise``/``mincore``.
 
@@ -130,4 +131,10 @@ def populate_beside(buf: np.ndarray, start: int = 0) -> Beside | None:
     resident, pages = _fileio.resident_pages(buf, start, buf.nbytes)
     if resident != 0 or not pages:
         return None
-    return run_beside(_fileio.populate, buf, start, buf.nbytes)
+    beside = run_beside(_fileio.populate, buf, start, buf.nbytes)
+    if beside is not None and start:
+        # The caller's share too: one madvise costs ~15% less than faulting the pages in
+        # one by one inside the read's copy (measured: 134 against 154-160 ms for reading
+        # 512 files of 512 KiB into fresh memory, /tmp/s16/popt.py).
+        _fileio.populate(buf, 0, start)
+    return beside

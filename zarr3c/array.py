@@ -856,10 +856,12 @@ class Array(Node):
         whole = counts == list(sizes)
         raw = self._pipeline.stores_raw_elements
         # Another thread takes the fresh output's page faults meanwhile: all of them, or
-        # those of the last 3/5 when the file is read straight into it (the read faults the
-        # rest, and copies all of it; measured, 512 KiB outputs: 103 ms for 512 reads from
-        # 2/5, 110 from half, 113-124 from 3/10 or 3/5; asv KeptChunkReads tracks it).
-        beside = populate_beside(dst, dst.nbytes * 2 // 5 if raw and whole else 0)
+        # those of the last 7/10 when the file is read straight into it (this thread faults
+        # the rest in, then reads and copies all of it; measured, 512 reads of 512 KiB
+        # outputs, /tmp/s16/rck.py: 124-127 ms from 3/10, 127-129 from 2/5, 141 from half,
+        # 137-147 from 1/5 or 3/5, and 135-142 before this thread faulted its share in
+        # with one madvise; asv KeptChunkReads tracks it).
+        beside = populate_beside(dst, dst.nbytes * 3 // 10 if raw and whole else 0)
         try:
             self._fill_chunk_box(coords, start, counts, dst, whole, raw)
         finally:
