@@ -94,6 +94,55 @@ def test_boxes_equal_numpy_and_the_general_path(tmp_path_factory, kind: str, lay
                 assert value.flags.f_contiguous if order == "F" else value.flags.c_contiguous
 
 
+@pytest.mark.parametrize("layout", ["sharded", "sharded-zstd", "sharded-gzip",
+                                    "sharded-crc-end"])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("box", [np.s_[3:5, 4, 2:4],          # two shards
+                                 np.s_[3:5, 5:7, 0:2],        # four
+                                 np.s_[3:5, 5:7, 5:7],        # eight
+                                 np.s_[7:9, 11:13, 5:7],      # eight, one not stored
+                                 np.s_[2:6, 4:8, 4:8]])       # eight, parts of many inner
+def test_a_small_box_across_shards_reads_each_shard_s_part_by_the_short_path(
+        tmp_path, monkeypatch, layout: str, order: str, box: Any) -> None:
+    """A box across two to eight shards: each shard's part by ``_read_shard_box``, never
+    the many-boxes path; numpy's values, in the array's memory order."""
+    store = zarr3c.LocalStore(tmp_path)
+    a, data = _make(store, layout, "int16", order)
+    store.erase(a.chunk_key((1, 1, 1)))
+    data[4:8, 6:12, 6:7] = 3
+    want = data[box]
+    monkeypatch.setattr(zarr3c.Array, "_read_boxes",
+                        lambda self, boxes: pytest.fail("many-boxes path"))
+    got = a[box]
+    np.testing.assert_array_equal(got, want)
+    assert got.shape == want.shape
+    assert got.flags.f_contiguous if order == "F" else got.flags.c_contiguous
+
+
+def test_a_box_across_more_shards_takes_the_many_boxes_path_and_a_bad_one_is_named(
+        tmp_path, monkeypatch) -> None:
+    """Past eight shards the box goes to the many-boxes path; a damaged shard among a few
+    is reported, naming it."""
+    store = zarr3c.LocalStore(tmp_path)
+    a, data = _make(store, "sharded", "int16", "C")
+    taken: list[int] = []
+    real = zarr3c.Array._read_boxes
+
+    def spy(self, boxes):
+        taken.append(len(boxes))
+        return real(self, boxes)
+
+    monkeypatch.setattr(zarr3c.Array, "_read_boxes", spy)
+    box = np.s_[1:10, 1:12, 1:7]  # 3 x 2 x 2 shards
+    np.testing.assert_array_equal(a[box], data[box])
+    assert taken == [1]
+    box = np.s_[3:5, 5:7, 5:7]
+    _corrupt(store, a.chunk_key((1, 1, 1)), "truncate")
+    with pytest.raises(ChunkDecodeError) as info:
+        a[box]
+    assert info.value.key == a.chunk_key((1, 1, 1))  # (by either path)
+
+
 @pytest.mark.parametrize("layout", ["raw", "zstd", "sharded", "sharded-zstd"])
 def test_boxes_over_many_chunks_and_repeats(tmp_path, layout: str) -> None:
     a, data = _make(zarr3c.LocalStore(tmp_path), layout, "int16", "C")

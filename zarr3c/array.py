@@ -392,10 +392,38 @@ class Array(Node):
 
     def _read_box(self, box: tuple[Any, ...]) -> Any:
         """``a[box]`` for a step-1 box (``basic_box``): the short path for one chunk or one
-        shard, else the many-boxes path."""
-        done = (self._read_chunk_box(box) if self._inner_box is None
-                else self._read_shard_box(box))
+        shard (or each of a few shards), else the many-boxes path."""
+        if self._inner_box is None:
+            done = self._read_chunk_box(box)
+        else:
+            done = self._read_shard_box(box)
+            if done is None:
+                done = self._read_box_by_shards(box)
         return done if done is not None else self._read_boxes([box])[0]
+
+    def _read_box_by_shards(self, box: tuple[Any, ...]) -> Any:
+        """A step-1 box across two to :data:`_BOX_SHARDS_MAX` shards: the part in each
+        shard read by :meth:`_read_shard_box`, placed in one output.  None when the box is
+        in one shard or in more, or a part is not for the short path (the many-boxes path
+        reads it then): measured, a 4^3 box across two shards took 420 us that way against
+        54 us inside one (/tmp/s16/straddle.py)."""
+        start, stop, shape, _ = box
+        edges = self._box_grid[1]  # type: ignore[index]  # (the shard shape)
+        segments = []
+        for b, e, n in zip(start, stop, edges, strict=True):
+            cuts = [b, *range((b // n + 1) * n, e, n), e]
+            segments.append(list(zip(cuts[:-1], cuts[1:], strict=True)))
+        if not 1 < math.prod(len(s) for s in segments) <= _BOX_SHARDS_MAX:
+            return None
+        out = empty_array([e - b for b, e in zip(start, stop, strict=True)], self.dtype)
+        for piece in itertools.product(*segments):
+            lo = tuple(b for b, _ in piece)
+            hi = tuple(e for _, e in piece)
+            part = self._read_shard_box((lo, hi, tuple(e - b for b, e in piece), False))
+            if part is None:
+                return None
+            out[tuple(slice(b - s, e - s) for (b, e), s in zip(piece, start, strict=True))] = part
+        return self._in_order(out.reshape(shape))
 
     def get_many(self, selections: Iterable[Any]) -> list[Any]:
         """Read many basic selections at once, as ``[a[s] for s in selections]``.
@@ -1700,6 +1728,8 @@ def _byte_span(first: Sequence[int], counts: Sequence[int], strides: Sequence[in
 
 #: The most inner chunks a box read by ``Array._read_shard_box`` may touch (2 per axis in 3-d)
 _SHARD_BOX_MAX_INNER = 8
+#: The most shards a box read by ``Array._read_box_by_shards`` may cross (2 per axis in 3-d)
+_BOX_SHARDS_MAX = 8
 
 #: ``Array._fetch_shard_parts``: the shard is not stored
 _MISSING_SHARD = object()
