@@ -143,6 +143,40 @@ def test_a_box_across_more_shards_takes_the_many_boxes_path_and_a_bad_one_is_nam
     assert info.value.key == a.chunk_key((1, 1, 1))  # (by either path)
 
 
+@pytest.mark.parametrize("layout", ["sharded-zstd", "sharded-gzip"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_box_across_compressed_inner_chunks_decodes_them_side_by_side(
+        tmp_path, monkeypatch, layout: str, threads: int) -> None:
+    """A box inside one shard across several compressed inner chunks: each decoded (on the
+    pool's threads when there are two, each into its own scratch) and its part placed;
+    numpy's values; a damaged inner chunk among them is reported naming the shard."""
+    from zarr3c import array as array_module
+    from zarr3c.concurrency import set_num_threads
+
+    store = zarr3c.LocalStore(tmp_path)
+    a, data = _make(store, layout, "int16", "C")
+    fanned: list[int] = []
+    real = array_module.map_unordered
+
+    def spy(fn, items):
+        items = list(items)
+        fanned.append(len(items))
+        return real(fn, items)
+
+    monkeypatch.setattr(array_module, "map_unordered", spy)
+    set_num_threads(threads)
+    try:
+        for box in (np.s_[4:8, 6:12, 0:6], np.s_[5:7, 7:11, 2:5], np.s_[4:6, 8:10, 4]):
+            np.testing.assert_array_equal(a[box], data[box])
+        assert fanned and all(n > 1 for n in fanned)
+        _corrupt(store, a.chunk_key((1, 1, 0)), "garble")
+        with pytest.raises(ChunkDecodeError) as info:
+            a[np.s_[4:8, 6:12, 0:6]]
+        assert info.value.key == a.chunk_key((1, 1, 0))
+    finally:
+        set_num_threads(None)
+
+
 @pytest.mark.parametrize("layout", ["raw", "zstd", "sharded", "sharded-zstd"])
 def test_boxes_over_many_chunks_and_repeats(tmp_path, layout: str) -> None:
     a, data = _make(zarr3c.LocalStore(tmp_path), layout, "int16", "C")

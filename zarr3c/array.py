@@ -1062,14 +1062,16 @@ class Array(Node):
             return True
         chain = self._sharding._evolved_pipeline()
         into = chain.can_decode_into
-        for i in (i for i, n in enumerate(lens_list) if n >= 0):
-            at, n = int(ats[i]), int(lens[i])
+        ats_list = ats.tolist()
+
+        def place(i: int) -> bool:
+            at, n = ats_list[i], lens_list[i]
             if into:
                 target = dst if whole else thread_scratch(ib.nbytes, "inner")
                 if not chain.decode_into(staging[at:at + n], target):
                     return False
                 if target is dst:
-                    continue
+                    return True
             else:  # (chains that cannot decode into memory given, gzip say)
                 try:
                     chunk = chain.decode(staging[at:at + n], ib.shape)
@@ -1078,7 +1080,15 @@ class Array(Node):
                 target = chunk.reshape(-1).view(np.uint8)
             parts.copy(target, parts.src_lo, ib.strides_i64, dst, self._itemsize,
                        slice(i, i + 1))
-        return True
+            return True
+
+        todo = [i for i, n in enumerate(lens_list) if n >= 0]
+        if len(todo) == 1:
+            return place(todo[0])
+        # Several inner chunks decode side by side (each into its thread's scratch; their
+        # parts are disjoint regions of the output): a 4^3 box across inner chunks of 32^3
+        # under zstd took 271 us against 307-311 one after another (/tmp/s16/straddle3.py).
+        return all(map_unordered(place, todo))
 
     def _ranges_of(self, key: str) -> GetRanges:
         """The shard reader's ``get_ranges``: byte ranges of ``key``, in one store request."""
