@@ -143,6 +143,32 @@ def test_a_box_across_more_shards_takes_the_many_boxes_path_and_a_bad_one_is_nam
     assert info.value.key == a.chunk_key((1, 1, 1))  # (by either path)
 
 
+def test_a_box_across_shards_with_a_part_too_large_reads_nothing_twice(tmp_path,
+                                                                        monkeypatch) -> None:
+    """A box across two shards whose part in one of them touches more inner chunks than
+    the short path takes goes to the many-boxes path before any part is read."""
+    data = np.arange(512, dtype="int16").reshape(8, 8, 8)
+    a = zarr3c.create_array(zarr3c.LocalStore(tmp_path), shape=data.shape, dtype="int16",
+                            chunks=(1, 1, 1), shards=(4, 4, 4), compressors=None)
+    a[...] = data
+    calls = {"shard": 0, "many": 0}
+    shard_box, many_boxes = zarr3c.Array._read_shard_box, zarr3c.Array._read_boxes
+
+    def count_shard(self, box):
+        calls["shard"] += 1
+        return shard_box(self, box)
+
+    def count_many(self, boxes):
+        calls["many"] += 1
+        return many_boxes(self, boxes)
+
+    monkeypatch.setattr(zarr3c.Array, "_read_shard_box", count_shard)
+    monkeypatch.setattr(zarr3c.Array, "_read_boxes", count_many)
+    box = np.s_[2:6, 0:3, 0:3]  # 2 x 3 x 3 inner chunks in each of two shards
+    np.testing.assert_array_equal(a[box], data[box])
+    assert calls == {"shard": 1, "many": 1}  # (the one-shard try, then the many-boxes path)
+
+
 @pytest.mark.parametrize("layout", ["sharded-zstd", "sharded-gzip"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_box_across_compressed_inner_chunks_decodes_them_side_by_side(

@@ -24,6 +24,12 @@ def _contents(store: zarr3c.MemoryStore) -> dict[str, bytes]:
     return {k: bytes(store.get(k)) for k in store.list() if not k.endswith("zarr.json")}
 
 
+def _files(root) -> dict[str, bytes]:
+    """Every file below ``root`` (a LocalStore's), by path relative to it."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file()}
+
+
 def _array(store, shape, chunks, shards, compressors, index_location, write_empty_chunks):
     if shards is None:
         return zarr3c.create_array(store, shape=shape, dtype="int16", chunks=chunks,
@@ -217,8 +223,7 @@ def test_shards_written_through_the_arena_match_those_written_without(tmp_path, 
                                     compressors=compressors, fill_value=0)
             a[...] = data
             np.testing.assert_array_equal(a[...], data)
-            stored[arena] = {p.relative_to(root).as_posix(): p.read_bytes()
-                             for p in root.rglob("*") if p.is_file()}
+            stored[arena] = _files(root)
     finally:
         set_num_threads(old)
     assert stored[True] == stored[False]
@@ -292,8 +297,7 @@ def test_chunks_compressed_into_kept_memory_match_numcodecs_encode(tmp_path, mon
             expected = data.copy()
             expected[3:20, 5, 2:19] = 9
             np.testing.assert_array_equal(a[...], expected)
-            stored[kept] = {p.relative_to(root).as_posix(): p.read_bytes()
-                            for p in root.rglob("*") if p.is_file()}
+            stored[kept] = _files(root)
     finally:
         set_num_threads(old)
     assert stored[True] == stored[False]

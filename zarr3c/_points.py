@@ -312,17 +312,17 @@ def read_raw_chunks_points(
     groups: PointGroups,
     ts: Sequence[int],
     keys: Sequence[str],
-    sizes: Sequence[int],
+    chunk_nbytes: int,
     dst: np.ndarray,
     dst_offsets: np.ndarray,
     itemsize: int,
 ) -> list[int]:
-    """Copy the points of chunks stored as raw native elements, a batch of whole chunks in
-    one store call (:meth:`~zarr3c.stores.Store._read_elements_into`): the points of
-    ``groups``' ``ts[k]``-th touched chunk from the value at ``keys[k]``, which must be
-    ``sizes[k]`` bytes, into ``dst`` (a writable uint8 buffer) at ``dst_offsets`` (the
-    grouped points' ``order * itemsize``).  The grouped arrays go to the store as they are:
-    each chunk's points are a run of them.
+    """Copy the points of chunks stored as raw native elements (``chunk_nbytes`` bytes
+    each: a regular grid's), a batch of whole chunks in one store call
+    (:meth:`~zarr3c.stores.Store._read_elements_into`): the points of ``groups``'
+    ``ts[k]``-th touched chunk from the value at ``keys[k]`` into ``dst`` (a writable uint8
+    buffer) at ``dst_offsets`` (the grouped points' ``order * itemsize``).  The grouped
+    arrays go to the store as they are: each chunk's points are a run of them.
 
     Only chunks with many points go to the batch (others are read by byte ranges around
     their points, see :func:`read_raw_chunk_points`).  Returns the ``k`` left to the
@@ -331,13 +331,13 @@ def read_raw_chunks_points(
     """
     bounds = groups.bounds
     dense = [k for k, t in enumerate(ts)
-             if _read_whole(int(bounds[t + 1] - bounds[t]), sizes[k])]
+             if _read_whole(int(bounds[t + 1] - bounds[t]), chunk_nbytes)]
     if not dense:
         return list(range(len(ts)))
     at = np.asarray([ts[k] for k in dense], dtype=np.int64)
     left = store._read_elements_into(
-        [keys[k] for k in dense], int64_array([sizes[k] for k in dense]),
-        thread_scratch(max(sizes[k] for k in dense), "stored"), bounds[at], bounds[at + 1],
+        [keys[k] for k in dense], np.full(len(dense), chunk_nbytes, dtype=np.int64),
+        thread_scratch(chunk_nbytes, "stored"), bounds[at], bounds[at + 1],
         groups.offsets, dst, dst_offsets, itemsize)
     if left is None:
         return list(range(len(ts)))

@@ -415,6 +415,13 @@ class Array(Node):
             segments.append(list(zip(cuts[:-1], cuts[1:], strict=True)))
         if not 1 < math.prod(len(s) for s in segments) <= _BOX_SHARDS_MAX:
             return None
+        # Every part must be one the short path takes, known before any is read (else the
+        # many-boxes path would read the first parts again).
+        inner = self._inner_box.shape  # type: ignore[union-attr]
+        per_part = [[(e - 1) // c - b // c + 1 for b, e in segs]
+                    for segs, c in zip(segments, inner, strict=True)]
+        if math.prod(max(n) for n in per_part) > _SHARD_BOX_MAX_INNER:
+            return None
         out = empty_array([e - b for b, e in zip(start, stop, strict=True)], self.dtype)
         for piece in itertools.product(*segments):
             lo = tuple(b for b, _ in piece)
@@ -542,14 +549,13 @@ class Array(Node):
             map_unordered(read_points, plan_points(sel, self._dims, itemsize))
             return out.reshape(sel.out_shape)
         dst_offsets = groups.order * itemsize
-        nbytes = math.prod(groups.sizes) * itemsize
+        nbytes = math.prod(groups.sizes) * itemsize  # (every chunk's: edge chunks are full)
 
         def read_part(ts: list[int]) -> None:
             # Chunks with many points in one store call, without the GIL between them; the
             # grouped points go as they are (no task per chunk).
             keys = [self.chunk_key(groups.coords[t]) for t in ts]
-            sizes = [nbytes] * len(ts)  # (a regular grid's chunks, edge ones too, are full)
-            for k in read_raw_chunks_points(self._store, groups, ts, keys, sizes, dst,
+            for k in read_raw_chunks_points(self._store, groups, ts, keys, nbytes, dst,
                                             dst_offsets, itemsize):
                 read_points(groups.task(ts[k]))
 

@@ -823,11 +823,12 @@ class PointGroups:
     order of the grid, each run in the user's order.
 
     ``order[j]`` is the output position of the j-th grouped point and ``offsets[j]`` its
-    byte offset in its (decoded, C-order) chunk; chunk ``touched[t]`` (a C-order number) holds
-    the points ``bounds[t]:bounds[t + 1]`` of them.  Reads of whole chunk runs take these
-    arrays as they are; :meth:`task` makes a :class:`PointTask` of one chunk."""
+    byte offset in its (decoded, C-order) chunk; the t-th chunk holding points (grid
+    coordinates ``coords[t]``) holds the points ``bounds[t]:bounds[t + 1]`` of them.  Reads
+    of whole chunk runs take these arrays as they are; :meth:`task` makes a
+    :class:`PointTask` of one chunk."""
 
-    __slots__ = ("bounds", "coords", "offsets", "order", "points", "sizes", "touched")
+    __slots__ = ("bounds", "coords", "offsets", "order", "points", "sizes")
 
     def __init__(self, order: np.ndarray, offsets: np.ndarray, starts: np.ndarray,
                  grid: Sequence[int], sizes: Sequence[int],
@@ -836,11 +837,11 @@ class PointGroups:
         self.offsets = offsets
         self.points = points
         self.sizes = tuple(sizes)
-        self.touched = np.flatnonzero(starts[1:] > starts[:-1])
-        self.bounds = np.append(starts[self.touched], starts[-1])
+        touched = np.flatnonzero(starts[1:] > starts[:-1])
+        self.bounds = np.append(starts[touched], starts[-1])
         #: each touched chunk's grid coordinates
         self.coords: list[tuple[int, ...]] = list(zip(
-            *(c.tolist() for c in np.unravel_index(self.touched, tuple(grid))), strict=True))
+            *(c.tolist() for c in np.unravel_index(touched, tuple(grid))), strict=True))
 
     def __len__(self) -> int:
         return len(self.coords)
