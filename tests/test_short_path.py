@@ -44,9 +44,10 @@ keys = st.tuples(_entry(13), _entry(9), _entry(10)).flatmap(
     lambda k: st.integers(0, 3).map(lambda n: k[:n] if n < 3 else k))
 
 
-def _array(codecs: str, dtype: str, order: str) -> tuple[zarr3c.Array, np.ndarray]:
+def _array(codecs: str, dtype: str, order: str, store: Any = "memory://"
+           ) -> tuple[zarr3c.Array, np.ndarray]:
     data = (np.arange(np.prod(SHAPE)).reshape(SHAPE) * 3 - 50).astype(dtype)
-    a = zarr3c.create_array("memory://", shape=SHAPE, dtype=dtype, chunks=CHUNKS,
+    a = zarr3c.create_array(store, shape=SHAPE, dtype=dtype, chunks=CHUNKS,
                             fill_value=7, order=order, **CODECS[codecs])
     a[...] = data
     a[4:8, 5:9, 0:3] = 7  # one chunk left as fill only: not stored
@@ -57,11 +58,17 @@ def _array(codecs: str, dtype: str, order: str) -> tuple[zarr3c.Array, np.ndarra
 
 @pytest.mark.parametrize("codecs", list(CODECS))
 @pytest.mark.parametrize("dtype,order", [("int16", "C"), ("float64", "F"), ("uint8", "C")])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("where", ["memory", "local"])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(keys, min_size=1, max_size=6))
-def test_short_path_equals_general_path_and_numpy(codecs: str, dtype: str, order: str,
+def test_short_path_equals_general_path_and_numpy(tmp_path_factory, codecs: str, dtype: str,
+                                                   order: str, where: str,
                                                    selections: list[Any]) -> None:
-    a, data = _array(codecs, dtype, order)
+    # (a LocalStore reads a box of raw chunks and copies it out in one call per chunk)
+    store = "memory://" if where == "memory" else zarr3c.LocalStore(
+        tmp_path_factory.mktemp("short"))
+    a, data = _array(codecs, dtype, order, store)
     for key, many in zip(selections, a.get_many(selections), strict=True):
         got = a[key]
         expected = data[key]
@@ -127,3 +134,44 @@ def test_a_raw_chunk_of_the_wrong_size_is_named_by_the_one_chunk_path(tmp_path, 
     a.store.set("c/0/0/0", change(bytes(a.store.get("c/0/0/0"))))
     with pytest.raises(ChunkDecodeError, match="c/0/0/0"):
         a[key]
+
+
+@pytest.mark.parametrize("where", ["memory", "local"])
+def test_a_box_across_raw_chunks_of_a_local_store_takes_the_one_box_path(
+        monkeypatch, tmp_path, where: str) -> None:
+    """On a LocalStore a box across up to 8 raw chunks is read piece by piece into one
+    output (``Store._read_box_into``, missing chunks filled), never planned by
+    ``_read_boxes``; a store without that read (memory), boxes across more chunks and boxes
+    spanning more than half of a chunk's bytes go there."""
+    store = "memory://" if where == "memory" else zarr3c.LocalStore(tmp_path)
+    a, data = _array("raw", "int16", "C", store)
+    planned: list[int] = []
+    real = zarr3c.Array._read_boxes
+
+    def spy(self, boxes):
+        planned.append(len(boxes))
+        return real(self, boxes)
+
+    monkeypatch.setattr(zarr3c.Array, "_read_boxes", spy)
+    across = [(slice(2, 6), slice(0, 3), slice(0, 2)),     # two chunks
+              (slice(3, 5), slice(4, 6), slice(2, 4)),     # eight, one of them not stored
+              (slice(3, 5), 5, slice(1, 4)),               # four, the missing one among them
+              (7, slice(4, 6), 2)]
+    for key in across:
+        got = a[key]
+        np.testing.assert_array_equal(got, data[key])
+        assert got.shape == data[key].shape
+    assert planned == ([] if where == "local" else [1] * len(across))
+    planned.clear()
+    np.testing.assert_array_equal(a[0:9, 0:6, 0:4], data[0:9, 0:6, 0:4])  # 3 x 2 x 2 chunks
+    np.testing.assert_array_equal(a[0:8, 1, 1], data[0:8, 1, 1])  # spans most of each chunk
+    assert planned == [1, 1]
+
+
+def test_a_bad_raw_chunk_across_a_box_is_named_and_nothing_else_is_wrong(tmp_path) -> None:
+    a, data = _array("raw", "int16", "C", zarr3c.LocalStore(tmp_path))
+    key = (slice(2, 6), slice(0, 3), slice(0, 2))  # chunks 0/0/0 and 1/0/0
+    a.store.set("c/1/0/0", bytes(a.store.get("c/1/0/0"))[:-2])
+    with pytest.raises(ChunkDecodeError, match="c/1/0/0"):
+        a[key]
+    np.testing.assert_array_equal(a[0:4, 0:3, 0:2], data[0:4, 0:3, 0:2])

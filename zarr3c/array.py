@@ -33,6 +33,7 @@ from zarr3c._kernels.copy import (
 )
 from zarr3c._kernels.grid import (
     basic_box,
+    box_chunk_pieces,
     count_box_pieces,
     plan_box_in_cell,
     plan_box_pieces,
@@ -180,8 +181,8 @@ class Array(Node):
             grid = [-(-n // c) for n, c in zip(metadata.shape, regular, strict=True)]
             chunk_strides = c_strides(regular, self._itemsize)
             self._box_chunk = _ChunkBox(self._itemsize * math.prod(regular),
-                                        int64_array(chunk_strides), chunk_strides,
-                                        int64_array(regular), int64_array(c_strides(grid, 1)))
+                                        int64_array(chunk_strides), int64_array(regular),
+                                        int64_array(c_strides(grid, 1)))
             if self._sharding is not None:
                 inner = tuple(self._sharding.chunk_shape)
                 cps = tuple(c // k for c, k in zip(regular, inner, strict=True))
@@ -873,22 +874,29 @@ class Array(Node):
 
     def _read_chunk_box(self, box: tuple[Any, ...]) -> Any:
         """The shortest path, for an unsharded regular grid: one step-1 box inside one
-        chunk (what most small reads and chunk-by-chunk reads are).  A raw chunk is read
+        chunk (what most small reads and chunk-by-chunk reads are), or across a few raw
+        chunks.  Planned in one kernel call (``box_chunk_pieces``).  A raw chunk is read
         straight into the output when the box is all of it, else by the box's byte span
-        (with the size probe) into a staging buffer when that is at most half the chunk;
-        other chunks are read whole and decoded (straight into the output where they can)
-        and copied out with one kernel call.  None when the box spans chunks:
-        :meth:`_read_boxes` reads it then (and is tested to agree)."""
+        when that is at most half the chunk: where the store can, the read and the copy
+        out are one call (``Store._read_box_into``: a LocalStore file), else the span (with
+        the size probe) goes to a staging buffer; other chunks are read whole and decoded
+        (straight into the output where they can) and copied out with one kernel call.
+        None when the box spans more chunks than :data:`_BOX_CHUNKS_MAX`, or several that
+        are not all read that way: :meth:`_read_boxes` reads it then (and is tested to
+        agree)."""
         start, stop, shape, scalar = box
-        sizes = self._box_grid[1]  # type: ignore[index]
-        coords = _cell_of_box(start, stop, sizes)
-        if coords is None:
+        chunk_box = self._box_chunk
+        pieces = box_chunk_pieces(start, stop, chunk_box.shape, chunk_box.strides,
+                                  self._itemsize, _BOX_CHUNKS_MAX)
+        if pieces is None:
             return None
-        counts = [e - b for b, e in zip(start, stop, strict=True)]
+        raw = self._pipeline.stores_raw_elements
+        if len(pieces) > 1:
+            return self._read_raw_box_pieces(box, pieces) if raw else None
+        ((coords, first, counts, lo, hi, _),) = pieces
         out = empty_array(counts, self.dtype)
         dst = out.reshape(-1).view(np.uint8)
-        whole = counts == list(sizes)
-        raw = self._pipeline.stores_raw_elements
+        whole = dst.nbytes == chunk_box.nbytes
         # Another thread takes the fresh output's page faults meanwhile: all of them, or
         # those of the last 7/10 when the file is read straight into it (this thread faults
         # the rest in, then reads and copies all of it; measured, 512 reads of 512 KiB
@@ -897,29 +905,63 @@ class Array(Node):
         # with one madvise; asv KeptChunkReads tracks it).
         beside = populate_beside(dst, dst.nbytes * 3 // 10 if raw and whole else 0)
         try:
-            self._fill_chunk_box(coords, start, counts, dst, whole, raw)
+            self._fill_chunk_box(coords, first, counts, lo, hi, dst, whole, raw)
         finally:
             if beside is not None:
                 beside.finish()
         return out.reshape(shape)[()] if scalar else self._in_order(out.reshape(shape))
 
-    def _fill_chunk_box(self, coords: tuple[int, ...], start: Sequence[int],
-                        counts: list[int], dst: np.ndarray, whole: bool, raw: bool) -> None:
-        """:meth:`_read_chunk_box`'s read of the box into its output's bytes ``dst``."""
-        itemsize = self._itemsize
-        sizes = self._box_grid[1]  # type: ignore[index]
+    def _read_raw_box_pieces(self, box: tuple[Any, ...], pieces: list[Any]) -> Any:
+        """``a[box]`` for a step-1 box across a few raw chunks (``box_chunk_pieces``' plan):
+        each piece read and copied into the one output by ``Store._read_box_into``, a piece
+        of a chunk not stored filled.  None if a piece is more than half its chunk or the
+        store cannot read it so: the many-boxes path reads the box then (this output is
+        dropped; it reported a box across two 64^3 chunks at 136 us)."""
+        start, stop, shape, scalar = box
         chunk_box = self._box_chunk
-        first = [b - k * n for b, k, n in zip(start, coords, sizes, strict=True)]
-        offset, end = _byte_span(first, counts, chunk_box.stride_list, itemsize)
+        nbytes, strides, itemsize = chunk_box.nbytes, chunk_box.strides, self._itemsize
+        if any(2 * (hi - lo) > nbytes for _, _, _, lo, hi, _ in pieces):
+            return None
+        counts = [e - b for b, e in zip(start, stop, strict=True)]
+        out = empty_array(counts, self.dtype)
+        dst = out.reshape(-1).view(np.uint8)
+        out_strides = c_strides(counts, itemsize)
+        store = self._store
+        for coords, first, part, lo, hi, at in pieces:
+            got = store._read_box_into(self.chunk_key(coords), nbytes, strides, first, part,
+                                       itemsize, hi - lo, dst, at, out_strides)
+            if got == -1:
+                fill_strided(dst, at, int64_array(out_strides), int64_array(part),
+                             self._fill_bytes)
+            elif got != nbytes:
+                return None
+        return out.reshape(shape)[()] if scalar else self._in_order(out.reshape(shape))
+
+    def _fill_chunk_box(self, coords: tuple[int, ...], first: list[int], counts: list[int],
+                        offset: int, end: int, dst: np.ndarray, whole: bool, raw: bool) -> None:
+        """:meth:`_read_chunk_box`'s read of the box (``counts`` elements from ``first`` in
+        the chunk at ``coords``, bytes ``[offset, end)`` of it raw) into its output's bytes
+        ``dst``."""
+        itemsize = self._itemsize
+        chunk_box = self._box_chunk
         nbytes = chunk_box.nbytes
         src: np.ndarray | None
         if raw and whole:
             src = dst if self._read_raw_whole(coords, dst, 0, nbytes) else None
         elif raw and 2 * (end - offset) <= nbytes:  # (else the whole chunk, as _read_raw_pieces)
-            staging = empty_aligned(end - offset + 2)
-            found = self._fetch_raw([(coords, [(offset, end, 0)], end - offset, nbytes)],
-                                    staging)
-            src, offset = (staging if found[0] else None), 0
+            # Where the store reads and copies the box in one call (a LocalStore file).
+            key = self.chunk_key(coords)
+            got = self._store._read_box_into(key, nbytes, chunk_box.strides, first, counts,
+                                             itemsize, end - offset, dst)
+            if got == nbytes:
+                return
+            if got == -1:
+                src = None
+            else:
+                staging = empty_aligned(end - offset + 2)
+                found = self._fetch_raw([(coords, [(offset, end, 0)], end - offset, nbytes)],
+                                        staging)
+                src, offset = (staging if found[0] else None), 0
         else:
             chunk = self._read_chunk(coords, into=dst if whole else None,
                                      need=None if whole else end)
@@ -1723,27 +1765,10 @@ def _split_box(start: Sequence[int], stop: Sequence[int], chunk_shape: Sequence[
         yield coords, local, out, counts
 
 
-def _cell_of_box(start: Sequence[int], stop: Sequence[int], sizes: Sequence[int]
-                 ) -> tuple[int, ...] | None:
-    """The coords of the one cell (chunk or shard) of a regular grid of ``sizes`` holding
-    all of the box ``[start, stop)``, or None if the box spans cells."""
-    coords = tuple(b // n for b, n in zip(start, sizes, strict=True))
-    if any((e - 1) // n != k for e, n, k in zip(stop, sizes, coords, strict=True)):
-        return None
-    return coords
-
-
-def _byte_span(first: Sequence[int], counts: Sequence[int], strides: Sequence[int],
-               itemsize: int) -> tuple[int, int]:
-    """The bytes ``[lo, hi)`` of a C-ordered chunk (byte ``strides``) that hold its part
-    of ``counts`` elements from ``first`` (each per dimension; counts >= 1)."""
-    lo = sum(f * st for f, st in zip(first, strides, strict=True))
-    last = sum((f + c - 1) * st for f, c, st in zip(first, counts, strides, strict=True))
-    return lo, last + itemsize
-
-
 #: The most inner chunks a box read by ``Array._read_shard_box`` may touch (2 per axis in 3-d)
 _SHARD_BOX_MAX_INNER = 8
+#: The most chunks a box read by ``Array._read_chunk_box`` may cross (2 per axis in 3-d)
+_BOX_CHUNKS_MAX = 8
 #: The most shards a box read by ``Array._read_box_by_shards`` may cross (2 per axis in 3-d)
 _BOX_SHARDS_MAX = 8
 
@@ -1803,7 +1828,6 @@ class _ChunkBox(NamedTuple):
 
     nbytes: int  # bytes of a raw chunk
     strides: np.ndarray  # its C-order byte strides (int64)
-    stride_list: list[int]  # the same, for plain Python arithmetic
     shape: np.ndarray  # the chunk shape (int64)
     grid_steps: np.ndarray  # C-order steps numbering the chunks of the grid (int64)
 

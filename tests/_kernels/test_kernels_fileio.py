@@ -564,3 +564,121 @@ def test_shard_parts_of_what_is_not_a_regular_file(tmp_path) -> None:
             (errno.ENOENT, -1)
         assert impl.read_shard_parts(bytes(tmp_path), index, True, one, one, one, -1, index,
                                      one.copy(), one.copy()) == (0, -1, 0)
+
+
+# -- read_box_into: a box of a raw chunk file, read and copied out in one call --------------
+
+
+@st.composite
+def box_cases(draw: st.DrawFn) -> dict:
+    nd = draw(st.integers(0, 4))
+    shape = [draw(st.integers(1, 9)) for _ in range(nd)]
+    itemsize = draw(st.sampled_from([1, 2, 4, 8]))
+    first = [draw(st.integers(0, n - 1)) for n in shape]
+    counts = [draw(st.integers(1, n - f)) for n, f in zip(shape, first, strict=True)]
+    # The box sits somewhere in a larger C-ordered output (a piece of a box across chunks),
+    # or is the whole C-ordered output (dst_strides None).
+    pad = [draw(st.integers(0, 3)) for _ in range(nd)]
+    at = [draw(st.integers(0, p)) for p in pad]
+    return {"shape": shape, "itemsize": itemsize, "first": first, "counts": counts,
+            "outer": [c + p for c, p in zip(counts, pad, strict=True)], "at": at,
+            "placed": draw(st.booleans())}
+
+
+def _c_strides(shape: list[int], itemsize: int) -> list[int]:
+    return [itemsize * int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(box_cases())
+def test_a_box_read_agrees_with_the_reference_and_numpy(tmp_path_factory, case: dict) -> None:
+    shape, itemsize, first, counts = case["shape"], case["itemsize"], case["first"], case["counts"]
+    nbytes = itemsize * int(np.prod(shape, dtype=np.int64))
+    chunk = np.random.default_rng(nbytes).integers(0, 256, nbytes, dtype=np.uint8)
+    path = tmp_path_factory.mktemp("box") / "chunk"
+    path.write_bytes(chunk.tobytes())
+    strides = np.array(_c_strides(shape, itemsize), dtype=np.int64)
+    box = chunk.view(f"V{itemsize}").reshape(shape)[
+        tuple(slice(f, f + c) for f, c in zip(first, counts, strict=True))]
+    if case["placed"]:
+        outer, at = case["outer"], case["at"]
+        out_strides = _c_strides(outer, itemsize)
+        offset = sum(a * s for a, s in zip(at, out_strides, strict=True))
+        room = itemsize * int(np.prod(outer, dtype=np.int64))
+        where = tuple(slice(a, a + c) for a, c in zip(at, counts, strict=True))
+        kwargs: dict = {"dst_offset": offset, "dst_strides": out_strides}
+    else:
+        outer, room, where, kwargs = counts, box.nbytes, (), {}
+    span = int(np.dot(np.array(counts, dtype=np.int64) - 1, strides)) + itemsize
+    got = np.full(room + 16, GUARD, dtype=np.uint8)
+    want = got.copy()
+    staging = np.empty(span + 4096, dtype=np.uint8)
+    assert fileio.read_box_into(bytes(path), nbytes, strides, first, counts, itemsize,
+                                staging, got[:room], **kwargs) == (0, nbytes, 1)
+    assert ref.read_box_into(bytes(path), nbytes, strides, first, counts, itemsize, staging,
+                             want[:room], **kwargs) == (0, nbytes, 1)
+    assert got.tobytes() == want.tobytes()  # (the guard bytes past the buffer included)
+    expected = np.full(room, GUARD, dtype=np.uint8).view(f"V{itemsize}").reshape(outer)
+    expected[where] = box
+    assert got[:room].tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("size", [-1, 1], ids=["shorter", "longer"])
+def test_a_box_of_a_file_of_another_size_copies_nothing(tmp_path, size: int) -> None:
+    path = tmp_path / "chunk"
+    path.write_bytes(bytes(range(64 + size)))
+    strides = np.array([16, 2], dtype=np.int64)
+    for impl in (fileio, ref):
+        dst = np.full(8, GUARD, dtype=np.uint8)
+        assert impl.read_box_into(bytes(path), 64, strides, [1, 2], [2, 2], 2,
+                                  np.empty(4200, np.uint8), dst) == (0, 64 + size, 0)
+        assert (dst == GUARD).all()
+        assert impl.read_box_into(bytes(tmp_path / "missing"), 64, strides, [1, 2], [2, 2],
+                                  2, np.empty(4200, np.uint8), dst) == (errno.ENOENT, -1, 0)
+        assert impl.read_box_into(bytes(tmp_path), 64, strides, [1, 2], [2, 2], 2,
+                                  np.empty(4200, np.uint8), dst)[1:] == (-1, 0)
+        assert (dst == GUARD).all()
+
+
+@pytest.mark.parametrize("change", [
+    "past_chunk", "past_dst", "dst_offset", "negative_start", "zero_count", "negative_stride",
+    "negative_dst_stride", "lengths", "dst_lengths", "staging", "itemsize", "nul"])
+def test_box_refusals_read_nothing(tmp_path, change: str) -> None:
+    path = tmp_path / "chunk"
+    path.write_bytes(bytes(range(64)))
+    target, nbytes, itemsize = bytes(path), 64, 2
+    strides = np.array([16, 2], dtype=np.int64)
+    first, counts, dst_offset, dst_strides = [1, 2], [2, 2], 0, [4, 2]
+    staging = np.full(4200, GUARD, dtype=np.uint8)
+    dst = np.full(8, GUARD, dtype=np.uint8)
+    if change == "past_chunk":
+        first = [3, 7]  # (its last element would end at byte 66 of 64)
+        counts = [1, 2]
+    elif change == "past_dst":
+        dst_strides = [6, 2]
+    elif change == "dst_offset":
+        dst_offset = 2
+    elif change == "negative_start":
+        first = [-1, 2]
+    elif change == "zero_count":
+        counts = [0, 2]
+    elif change == "negative_stride":
+        strides = np.array([16, -2], dtype=np.int64)
+    elif change == "negative_dst_stride":
+        dst_strides = [4, -2]
+    elif change == "lengths":
+        first = [1, 2, 0]
+    elif change == "dst_lengths":
+        dst_strides = [4]
+    elif change == "staging":
+        staging = staging[:4096 + 17]  # (the span is 18 bytes)
+    elif change == "itemsize":
+        itemsize = 0
+    else:
+        target = bytes(path) + b"\0x"
+    for impl in (fileio, ref):
+        with pytest.raises(ValueError):
+            impl.read_box_into(target, nbytes, strides, first, counts, itemsize, staging, dst,
+                               dst_offset, dst_strides)
+    assert (dst == GUARD).all() and (staging == GUARD).all()

@@ -278,3 +278,70 @@ def test_box_in_cell_refusals(change: str) -> None:
     for impl in (grid, ref):
         with pytest.raises(ValueError):
             impl.plan_box_in_cell(lo, hi, cells, chunks, strides, itemsize, 8)
+
+
+# -- box_chunk_pieces: one box over a few chunks of a regular grid (a small chunked read) -------
+
+
+@st.composite
+def chunk_box_cases(draw: Any) -> tuple:
+    ndim = draw(st.integers(0, 4))
+    chunks = tuple(draw(st.integers(1, 5)) for _ in range(ndim))
+    shape = tuple(c * draw(st.integers(1, 3)) - draw(st.integers(0, c - 1)) for c in chunks)
+    lo = tuple(draw(st.integers(0, n - 1)) for n in shape)
+    hi = tuple(draw(st.integers(a + 1, n)) for a, n in zip(lo, shape, strict=True))
+    return shape, chunks, lo, hi, draw(st.integers(0, 20))
+
+
+@settings(max_examples=400, deadline=None)
+@given(chunk_box_cases(), st.sampled_from([1, 2, 8]))
+def test_box_chunk_pieces_twin_equals_kernel_and_rebuilds_the_box(case: Any,
+                                                                   itemsize: int) -> None:
+    shape, chunks, lo, hi, max_pieces = case
+    strides = np.array([itemsize * int(np.prod(chunks[d + 1:], dtype=I64))
+                        for d in range(len(chunks))], dtype=I64)
+    args = (lo, hi, np.array(chunks, I64), strides, itemsize, max_pieces)
+    got, want = grid.box_chunk_pieces(*args), ref.box_chunk_pieces(*args)
+    assert got == want
+    n = int(np.prod([(b - 1) // c - a // c + 1 for a, b, c in zip(lo, hi, chunks, strict=True)]))
+    if got is None:
+        assert n > max_pieces
+        return
+    assert len(got) == n
+    # The oracle: each piece copied out of its (edge-padded) chunk rebuilds src[box].
+    src = np.random.default_rng(1).integers(0, 256, (*shape, itemsize), dtype=np.uint8)
+    src = src.view(f"V{itemsize}").reshape(shape)
+    counts_all = [b - a for a, b in zip(lo, hi, strict=True)]
+    out_strides = np.array([itemsize * int(np.prod(counts_all[d + 1:], dtype=I64))
+                            for d in range(len(chunks))], dtype=I64)
+    out = np.zeros(int(np.prod(counts_all, dtype=I64)) * itemsize, dtype=np.uint8)
+    for coords, first, counts, src_lo, src_hi, at in got:
+        chunk = np.zeros(chunks, dtype=src.dtype)
+        part = src[tuple(slice(k * c, (k + 1) * c) for k, c in zip(coords, chunks, strict=True))]
+        chunk[tuple(slice(0, m) for m in part.shape)] = part
+        flat = chunk.reshape(-1).view(np.uint8)
+        assert src_lo == int(np.dot(first, strides)) if chunks else src_lo == 0
+        assert 0 <= src_lo < src_hi <= flat.size
+        kcopy.copy_strided(flat, src_lo, strides, out, at, out_strides,
+                           np.array(counts, I64), itemsize)
+    box = tuple(slice(a, b) for a, b in zip(lo, hi, strict=True))
+    assert out.tobytes() == np.ascontiguousarray(src[box]).tobytes()
+
+
+@pytest.mark.parametrize("change", ["empty", "negative", "chunk", "lengths", "itemsize"])
+def test_box_chunk_pieces_refusals(change: str) -> None:
+    lo, hi = (0, 1), (2, 3)
+    chunks, strides, itemsize = np.array([2, 2], I64), np.array([4, 2], I64), 2
+    if change == "empty":
+        hi = (2, 1)
+    elif change == "negative":
+        lo = (-1, 1)
+    elif change == "chunk":
+        chunks = np.array([0, 2], I64)
+    elif change == "lengths":
+        hi = (2, 3, 4)
+    else:
+        itemsize = 0
+    for impl in (grid, ref):
+        with pytest.raises(ValueError):
+            impl.box_chunk_pieces(lo, hi, chunks, strides, itemsize, 8)

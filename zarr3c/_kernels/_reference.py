@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the alias lives in the stub only
 
 __all__ = [
     "basic_box",
+    "box_chunk_pieces",
     "byteswap",
     "check_shard_index",
     "copy_elements",
@@ -45,6 +46,7 @@ __all__ = [
     "plan_box_pieces",
     "project_slice_offsets",
     "project_slice_regular",
+    "read_box_into",
     "read_files_elements",
     "read_files_ranges_into",
     "read_ranges_into",
@@ -746,6 +748,51 @@ def resident_pages(buf: NDArray[np.uint8], start: int, stop: int) -> tuple[int, 
     return pages, pages
 
 
+def read_box_into(path: bytes, nbytes: int, strides: NDArray[np.int64], first: Sequence[int],
+                  counts: Sequence[int], itemsize: int, staging: Any, dst: NDArray[np.uint8],
+                  dst_offset: int = 0, dst_strides: Sequence[int] | None = None
+                  ) -> tuple[int, int, int]:
+    """fileio.read_box_into through ``os`` and numpy: the whole file read when it is a
+    regular file of ``nbytes`` bytes, the box's ``V<itemsize>`` view of it assigned to
+    ``dst``'s (``staging`` is only checked for length)."""
+    fn = "read_box_into"
+    src_st, f, c = _ints(strides), [int(v) for v in first], [int(v) for v in counts]
+    out_st = (_ints(np.asarray(dst_strides)) if dst_strides is not None
+              else [itemsize * math.prod(c[d + 1:]) for d in range(len(c))])
+    if not (len(src_st) == len(f) == len(c) == len(out_st) <= _MAX_NDIM):
+        raise ValueError(f"{fn}: lengths differ")
+    if itemsize < 1 or nbytes < itemsize:
+        raise ValueError(f"{fn}: bad itemsize or chunk size")
+    if any(v < 0 for v in [*f, *src_st, *out_st, dst_offset]) or any(n < 1 for n in c):
+        raise ValueError(f"{fn}: negative start, stride or offset, or empty count")
+    lo = sum(a * b for a, b in zip(f, src_st, strict=True))
+    hi = sum((a + n - 1) * b for a, n, b in zip(f, c, src_st, strict=True)) + itemsize
+    if hi > nbytes:
+        raise ValueError(f"{fn}: the box reaches past the chunk")
+    if len(np.asarray(staging).reshape(-1)) < hi - lo + 4096:
+        raise ValueError(f"{fn}: staging too short")
+    out = _region(fn, "dst", dst, dst_offset, out_st, c, itemsize, writeable=True)
+    if b"\0" in path:
+        raise ValueError(f"{fn}: NUL in the path")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return exc.errno or -1, -1, 0
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return 0, -1, 0
+        if st.st_size != nbytes:
+            return 0, st.st_size, 0
+        data = np.frombuffer(os.pread(fd, nbytes, 0), dtype=np.uint8)
+    finally:
+        os.close(fd)
+    if len(data) != nbytes:
+        return 0, nbytes, 0
+    out[...] = _region(fn, "the chunk", data, lo, src_st, c, itemsize, writeable=False)
+    return 0, nbytes, 1
+
+
 def read_tail_into(path: bytes, buf: Any) -> tuple[int, int, int]:
     """fileio.read_tail_into through ``os``: the last ``len(buf)`` bytes (all of a shorter
     file) into the start of ``buf``."""
@@ -822,6 +869,37 @@ def read_shard_parts(path: bytes, index: NDArray[np.uint8], index_at_end: bool,
         return 0, size, 0
     finally:
         os.close(fd)
+
+
+def box_chunk_pieces(start: tuple[int, ...], stop: tuple[int, ...],
+                     chunk_shape: NDArray[np.int64], chunk_strides: NDArray[np.int64],
+                     itemsize: int, max_pieces: int
+                     ) -> list[tuple[tuple[int, ...], list[int], list[int], int, int, int]] | None:
+    """grid.box_chunk_pieces with numpy arithmetic: every chunk of the box's range in C order
+    (``itertools.product``), the piece its intersection with the box."""
+    fn = "box_chunk_pieces"
+    chunks, strides = np.asarray(chunk_shape, np.int64), np.asarray(chunk_strides, np.int64)
+    b, e = np.array(start, dtype=np.int64), np.array(stop, dtype=np.int64)
+    if not (len(chunks) == len(strides) == len(b) == len(e) <= _MAX_NDIM):
+        raise ValueError(f"{fn}: lengths differ")
+    if itemsize < 1 or (b < 0).any() or (e <= b).any() or (chunks < 1).any():
+        raise ValueError(f"{fn}: bad box, chunk shape or itemsize")
+    ranges = [range(int(x) // int(c), (int(y) - 1) // int(c) + 1)
+              for x, y, c in zip(b, e, chunks, strict=True)]
+    if math.prod(len(r) for r in ranges) > max_pieces:
+        return None
+    extent = e - b
+    out_strides = np.array([itemsize * int(np.prod(extent[d + 1:])) for d in range(len(b))],
+                           dtype=np.int64)
+    pieces = []
+    for coords in itertools.product(*ranges):
+        origin = np.array(coords, dtype=np.int64) * chunks
+        lo_e, hi_e = np.maximum(b, origin), np.minimum(e, origin + chunks)
+        first, counts = lo_e - origin, hi_e - lo_e
+        pieces.append((tuple(int(v) for v in coords), _ints(first), _ints(counts),
+                       int(first @ strides), int((first + counts - 1) @ strides) + itemsize,
+                       int((lo_e - b) @ out_strides)))
+    return pieces
 
 
 def plan_box_in_cell(start: tuple[int, ...], stop: tuple[int, ...],

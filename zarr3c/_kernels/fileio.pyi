@@ -1,5 +1,7 @@
 """Reads of file byte ranges holding the GIL once, POSIX only (contract; fileio.pyx)."""
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -22,6 +24,25 @@ def read_ranges_into(
     """Bytes [starts[i], stops[i]) of the file into buf[ats[i]:], none past its end:
     (errno, bytes read, file size), the size -1 if not a regular file.  ValueError for a
     range outside buf.  GIL released once for open, fstat, the reads and close."""
+
+def read_box_into(
+    path: bytes,
+    nbytes: int,
+    strides: NDArray[np.int64],
+    first: Sequence[int],
+    counts: Sequence[int],
+    itemsize: int,
+    staging: NDArray[np.uint8] | memoryview,
+    dst: NDArray[np.uint8] | memoryview,
+    dst_offset: int = 0,
+    dst_strides: Sequence[int] | None = None,
+) -> tuple[int, int, int]:
+    """The box of counts elements from first of the raw C-ordered chunk file at path
+    (exactly nbytes bytes, byte strides) into dst from dst_offset at dst_strides (None: C
+    order), its byte span read into
+    staging (span + a page), then one strided copy; the GIL released once.  Returns
+    (errno, file size, copied).  ValueError, before any read, for a box outside the chunk
+    or dst, a staging too short, or bad counts, starts, strides or itemsize."""
 
 def read_files_elements(
     paths: list[bytes],

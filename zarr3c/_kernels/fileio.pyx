@@ -34,13 +34,19 @@ from posix.unistd cimport close as c_close
 from posix.unistd cimport pread as c_pread
 from posix.unistd cimport _SC_PAGESIZE, sysconf
 
-from zarr3c._kernels.copy cimport check_element_runs, copy_element_run, take_runs
+from zarr3c._kernels.copy cimport (
+    MAX_NDIM,
+    check_element_runs,
+    copy_core,
+    copy_element_run,
+    take_runs,
+)
 
 import numpy as np
 
-__all__ = ["SHARD_UNEXPECTED", "populate", "read_files_elements", "read_files_ranges_into",
-           "read_range_into", "read_ranges_into", "read_shard_parts", "read_tail_into",
-           "resident_pages"]
+__all__ = ["SHARD_UNEXPECTED", "populate", "read_box_into", "read_files_elements",
+           "read_files_ranges_into", "read_range_into", "read_ranges_into", "read_shard_parts",
+           "read_tail_into", "resident_pages"]
 
 cdef extern from *:
     """
@@ -291,6 +297,104 @@ def read_ranges_into(bytes path, uint8_t[::1] buf, const int64_t[::1] starts,
     if err == _CHANGED:
         raise ValueError("read_ranges_into: the ranges changed during the call")
     return err, got, size
+
+
+#: Where a box's span lands in read_box_into's staging: at the file offset's place in a
+#: page, so that the kernel's copy runs between addresses a whole number of pages apart
+#: (at 1-31 bytes off it is several times slower; zarr3c._buffers)
+cdef enum:
+    _PAGE = 4096
+
+cdef int64_t _INT64_MAX = 0x7FFFFFFFFFFFFFFF
+
+
+def read_box_into(bytes path, int64_t nbytes, const int64_t[::1] strides not None,
+                  object first, object counts, int64_t itemsize,
+                  uint8_t[::1] staging not None, uint8_t[::1] dst not None,
+                  int64_t dst_offset=0, object dst_strides=None):
+    """Read the box of ``counts`` elements from ``first`` (per dimension) of the raw,
+    C-ordered chunk in the file at ``path`` (``nbytes`` bytes, byte ``strides``) into
+    ``dst`` from byte ``dst_offset`` at byte ``dst_strides`` (None: C order of ``counts``),
+    with the GIL released once: open, fstat, one pread of the box's byte span into
+    ``staging``, close, one strided copy (a small read of an uncompressed chunk: through
+    ``os`` and the copy kernel that is five GIL hand-offs and a dozen small Python steps).
+    Only a regular file of exactly ``nbytes`` bytes is read.
+
+    Returns ``(errno, file size, copied)``: ``copied`` 1 when the box is in ``dst``;
+    otherwise nothing is usable and the caller reads the chunk the ordinary way, which
+    reports what is wrong (``errno`` set, the size -1 when the path is not a regular file,
+    another size, or the file shrank during the read).
+
+    Raises
+    ------
+    ValueError
+        Before any read: ``first``, ``counts``, ``strides`` (and ``dst_strides``) of
+        different lengths or more than ``MAX_NDIM``, a count below 1, a start, stride or
+        ``dst_offset`` below 0, an itemsize below 1, a box reaching past ``nbytes`` or past
+        the end of ``dst``, a ``staging`` shorter than the span plus a page, or a path
+        holding a NUL byte.
+    """
+    cdef str fn = "read_box_into"
+    cdef Py_ssize_t ndim = strides.shape[0], d
+    cdef int64_t c_strides[MAX_NDIM]
+    cdef int64_t c_counts[MAX_NDIM]
+    cdef int64_t c_dst_strides[MAX_NDIM]
+    cdef int64_t f, c, lo = 0, last = 0, room = dst.shape[0]
+    if ndim > MAX_NDIM or len(first) != ndim or len(counts) != ndim or (
+            dst_strides is not None and len(dst_strides) != ndim):
+        raise ValueError(f"{fn}: starts, counts, strides and dst_strides of different "
+                         f"lengths, or more than {MAX_NDIM} dimensions")
+    if itemsize < 1 or nbytes < itemsize:
+        raise ValueError(f"{fn}: itemsize {itemsize}, chunk of {nbytes} bytes")
+    # Private copies, checked (the arrays may change in another thread without the GIL).
+    # Each term is bounded by what is left of nbytes (of dst), so no sum overflows.
+    for d in range(ndim):
+        f, c, c_strides[d] = first[d], counts[d], strides[d]
+        if f < 0 or c < 1 or c_strides[d] < 0 or f > nbytes or c > nbytes:
+            raise ValueError(f"{fn}: axis {d}: start {f}, count {c}, stride {c_strides[d]}")
+        if c_strides[d] and f + c - 1 > (nbytes - itemsize - last) // c_strides[d]:
+            raise ValueError(f"{fn}: the box reaches past the chunk's {nbytes} bytes")
+        c_counts[d] = c
+        lo += f * c_strides[d]
+        last += (f + c - 1) * c_strides[d]
+    cdef int64_t span = last + itemsize - lo
+    if staging.shape[0] < span + _PAGE:
+        raise ValueError(f"{fn}: staging of {staging.shape[0]} bytes for a span of {span}")
+    if dst_strides is None:
+        c = itemsize
+        for d in range(ndim - 1, -1, -1):
+            c_dst_strides[d] = c
+            if c_counts[d] > _INT64_MAX // c:
+                raise ValueError(f"{fn}: the box does not fit in dst's {room} bytes")
+            c *= c_counts[d]
+    else:
+        for d in range(ndim):
+            c_dst_strides[d] = dst_strides[d]
+    if dst_offset < 0 or dst_offset > room - itemsize:
+        raise ValueError(f"{fn}: the box does not fit in dst's {room} bytes at {dst_offset}")
+    last = dst_offset + itemsize
+    for d in range(ndim):
+        if c_dst_strides[d] < 0 or (c_dst_strides[d] and
+                                    c_counts[d] - 1 > (room - last) // c_dst_strides[d]):
+            raise ValueError(f"{fn}: the box does not fit in dst's {room} bytes")
+        last += (c_counts[d] - 1) * c_dst_strides[d]
+    cdef const char* c_path = _c_path(fn, path, "the path")
+    cdef uint8_t* src = &staging[0]
+    src += (lo - <int64_t><size_t>src) & (_PAGE - 1)
+    cdef int fd, err
+    cdef int64_t size, got = 0
+    cdef bint copied = False
+    with nogil:
+        err = _open_file(c_path, &fd, &size)
+        if not err:
+            if size == nbytes:
+                err = _pread_upto(fd, src, span, lo, &got)
+            c_close(fd)
+            if not err and size == nbytes and got == span:
+                copy_core(src, 0, c_strides, &dst[0], dst_offset, c_dst_strides, c_counts,
+                          ndim, itemsize)
+                copied = True
+    return err, size, int(copied)
 
 
 cdef class _Files:

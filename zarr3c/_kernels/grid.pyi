@@ -99,6 +99,18 @@ def plan_box_pieces(
     order of the chunks; one output buffer holds the boxes one after another (C order).
     Outputs checked against P = count_box_pieces(...).  GIL released."""
 
+def box_chunk_pieces(
+    start: tuple[int, ...],
+    stop: tuple[int, ...],
+    chunk_shape: NDArray[np.int64],
+    chunk_strides: NDArray[np.int64],
+    itemsize: int,
+    max_pieces: int,
+) -> list[tuple[tuple[int, ...], list[int], list[int], int, int, int]] | None:
+    """The pieces of the step-1 box [start, stop) per chunk of the regular grid of
+    chunk_shape, in C order of the chunks: (coords, first, counts, lo, hi, dst_offset); None
+    when it touches more than max_pieces chunks."""
+
 def plan_box_in_cell(
     start: tuple[int, ...],
     stop: tuple[int, ...],

@@ -719,6 +719,82 @@ def basic_box(object key, tuple shape):
     return tuple(start), tuple(stop), tuple(out_shape), (not out_shape and at < 0)
 
 
+def box_chunk_pieces(
+    tuple start,
+    tuple stop,
+    const int64_t[::1] chunk_shape not None,
+    const int64_t[::1] chunk_strides not None,
+    int64_t itemsize,
+    Py_ssize_t max_pieces,
+):
+    """The pieces of the step-1 box ``[start, stop)`` per chunk of the regular grid of
+    ``chunk_shape``, when it touches at most ``max_pieces`` chunks; else None.  The short
+    path's plan of a small read of a chunked array, without a Python step per axis.
+
+    Returns a list, in C order of the chunks, of ``(coords, first, counts, lo, hi,
+    dst_offset)``: the chunk's grid coordinates (a tuple), the piece's first element in the
+    chunk and its extent per dimension (lists), the bytes ``[lo, hi)`` of a C-ordered chunk
+    of byte strides ``chunk_strides`` that hold it, and its first byte in the box's
+    C-ordered output.  ValueError for a box that is not a non-empty range of non-negative
+    coordinates per dimension, or bad shapes.
+    """
+    cdef str fn = "box_chunk_pieces"
+    cdef Py_ssize_t nd = chunk_shape.shape[0], d, p, n
+    cdef int64_t b, e, c, k, total = 1, lo, last, at
+    cdef int64_t first_chunk[64]
+    cdef int64_t nchunks[64]
+    cdef int64_t out_strides[64]
+    cdef int64_t idx[64]
+    if chunk_strides.shape[0] != nd or len(start) != nd or len(stop) != nd:
+        raise ValueError(f"{fn}: start, stop, chunk_shape and chunk_strides must all have "
+                         f"{nd} entries")
+    if nd > 64:
+        raise ValueError(f"{fn}: {nd} dimensions, at most 64 are supported")
+    if itemsize < 1:
+        raise ValueError(f"{fn}: itemsize = {itemsize} must be >= 1")
+    for d in range(nd):
+        b, e, c = start[d], stop[d], chunk_shape[d]
+        if b < 0 or e <= b or c < 1:
+            raise ValueError(f"{fn}: [{b}, {e}) in dimension {d} with chunks of {c}")
+        first_chunk[d] = b // c
+        nchunks[d] = (e - 1) // c - first_chunk[d] + 1
+        if nchunks[d] > max_pieces // total:
+            return None
+        total *= nchunks[d]
+    if total > max_pieces:  # (0-d: one piece)
+        return None
+    k = itemsize
+    for d in range(nd - 1, -1, -1):
+        out_strides[d] = k
+        k *= <int64_t>stop[d] - <int64_t>start[d]
+    pieces = []
+    for d in range(nd):
+        idx[d] = 0
+    for p in range(total):
+        coords = []
+        first = []
+        counts = []
+        lo = last = at = 0
+        for d in range(nd):
+            c = chunk_shape[d]
+            k = first_chunk[d] + idx[d]
+            b = max(<int64_t>start[d], k * c)
+            e = min(<int64_t>stop[d], (k + 1) * c)
+            coords.append(k)
+            first.append(b - k * c)
+            counts.append(e - b)
+            lo += (b - k * c) * chunk_strides[d]
+            last += (e - 1 - k * c) * chunk_strides[d]
+            at += (b - <int64_t>start[d]) * out_strides[d]
+        pieces.append((tuple(coords), first, counts, lo, last + itemsize, at))
+        for d in range(nd - 1, -1, -1):  # the next chunk, in C order
+            idx[d] += 1
+            if idx[d] < nchunks[d]:
+                break
+            idx[d] = 0
+    return pieces
+
+
 # -- many step-1 boxes on a regular grid ---------------------------------------------------------
 
 

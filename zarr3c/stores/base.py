@@ -473,6 +473,19 @@ class Store(ABC):
         caller checks the index read (checksum, entries) before using the parts."""
         return None
 
+    def _read_box_into(self, key: str, nbytes: int, strides: Any, first: Sequence[int],
+                       counts: Sequence[int], itemsize: int, span: int, dst: Any,
+                       dst_offset: int = 0, dst_strides: Sequence[int] | None = None
+                       ) -> int | None:
+        """Read a box of a raw, C-ordered chunk straight into ``dst`` in one request
+        (internal; LocalStore: ``fileio.read_box_into``, whose docstring gives the
+        arguments; ``span`` is the box's byte span in the chunk).  Returns ``nbytes`` when
+        the box is in ``dst`` (from byte ``dst_offset``, at byte ``dst_strides``; None: C
+        order), -1 when the key is missing, or None when this store cannot
+        (the default) or the value is not as expected: the caller then reads it the
+        ordinary way, which reports it."""
+        return None
+
     def _read_value_into(self, key: str, out: Any) -> int | None:
         """Copy the value at ``key`` into the start of a writable buffer, as much of it as
         fits (internal).  Returns the value's size (more than ``out`` holds when it did not

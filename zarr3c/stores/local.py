@@ -59,7 +59,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from zarr3c._buffers import PAGE_SIZE, address_of, bad_offset, empty_aligned
+from zarr3c._buffers import PAGE_SIZE, address_of, bad_offset, empty_aligned, thread_scratch
 from zarr3c.errors import InvalidKeyError, StoreError, UnsupportedFeatureError
 from zarr3c.stores.base import (
     ByteRange,
@@ -708,6 +708,28 @@ class LocalStore(Store):
         if done is None:
             return -1
         return None if done is _RETRY or status else size
+
+    def _read_box_into(self, key: str, nbytes: int, strides: Any, first: Sequence[int],
+                       counts: Sequence[int], itemsize: int, span: int, dst: Any,
+                       dst_offset: int = 0, dst_strides: Sequence[int] | None = None
+                       ) -> int | None:
+        # Open, read, close and copy without the GIL in between: a small read of an
+        # uncompressed chunk spent 42 of its 60 us in the Python and hand-offs around them.
+        if _fileio is None:
+            return None
+        encoded = _kernel_path(self._path(key))
+        if encoded is None:
+            return None
+        try:
+            err, size, copied = _fileio.read_box_into(
+                encoded, nbytes, strides, first, counts, itemsize,
+                thread_scratch(span + PAGE_SIZE, "stored"), dst, dst_offset, dst_strides)
+        except (ValueError, TypeError, BufferError):  # (left to the ordinary read)
+            return None
+        done = _one_call_outcome(err, 0, size)
+        if done is None:
+            return -1
+        return nbytes if copied and done is not _RETRY else None
 
     def _read_value_into(self, key: str, out: Any) -> int | None:
         # One open and one read (two would be the range and a size probe).
