@@ -56,6 +56,19 @@ def _array(codecs: str, dtype: str, order: str, store: Any = "memory://"
 
 
 
+def _count_planned_boxes(monkeypatch: Any) -> list[int]:
+    """A list that collects the number of boxes of each ``Array._read_boxes`` call."""
+    planned: list[int] = []
+    real = zarr3c.Array._read_boxes
+
+    def spy(self: zarr3c.Array, boxes: Any) -> Any:
+        planned.append(len(boxes))
+        return real(self, boxes)
+
+    monkeypatch.setattr(zarr3c.Array, "_read_boxes", spy)
+    return planned
+
+
 @pytest.mark.parametrize("codecs", list(CODECS))
 @pytest.mark.parametrize("dtype,order", [("int16", "C"), ("float64", "F"), ("uint8", "C")])
 @pytest.mark.parametrize("where", ["memory", "local"])
@@ -105,14 +118,7 @@ def test_a_box_inside_one_chunk_takes_the_one_chunk_path(monkeypatch, codecs: st
     """Boxes inside one chunk of an unsharded array are read by ``_read_chunk_box`` (never
     planned by ``_read_boxes``); boxes over several chunks are not."""
     a, data = _array(codecs, "int16", "C")
-    planned: list[int] = []
-    real = zarr3c.Array._read_boxes
-
-    def spy(self, boxes):
-        planned.append(len(boxes))
-        return real(self, boxes)
-
-    monkeypatch.setattr(zarr3c.Array, "_read_boxes", spy)
+    planned = _count_planned_boxes(monkeypatch)
     for key in [(1, slice(0, 3), slice(3, 6)), (slice(0, 4), slice(0, 5), slice(0, 3)),
                 (slice(12, 13), slice(5, 9), 9), (5, 6, 1), (slice(4, 8), slice(5, 9), 0)]:
         np.testing.assert_array_equal(a[key], data[key])
@@ -145,14 +151,7 @@ def test_a_box_across_raw_chunks_of_a_local_store_takes_the_one_box_path(
     spanning more than half of a chunk's bytes go there."""
     store = "memory://" if where == "memory" else zarr3c.LocalStore(tmp_path)
     a, data = _array("raw", "int16", "C", store)
-    planned: list[int] = []
-    real = zarr3c.Array._read_boxes
-
-    def spy(self, boxes):
-        planned.append(len(boxes))
-        return real(self, boxes)
-
-    monkeypatch.setattr(zarr3c.Array, "_read_boxes", spy)
+    planned = _count_planned_boxes(monkeypatch)
     across = [(slice(2, 6), slice(0, 3), slice(0, 2)),     # two chunks
               (slice(3, 5), slice(4, 6), slice(2, 4)),     # eight, one of them not stored
               (slice(3, 5), 5, slice(1, 4)),               # four, the missing one among them

@@ -748,6 +748,24 @@ def resident_pages(buf: NDArray[np.uint8], start: int, stop: int) -> tuple[int, 
     return pages, pages
 
 
+def _open_regular(path: bytes) -> tuple[int, int, int | None]:
+    """``os.open`` without blocking, then ``fstat``: ``(errno, size, fd)``, ``fd`` None when
+    nothing is left open (``errno`` set and size -1, or not a regular file: 0 and -1)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return exc.errno or -1, -1, None
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        return exc.errno or -1, -1, None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return 0, -1, None
+    return 0, st.st_size, fd
+
+
 def read_box_into(path: bytes, nbytes: int, strides: NDArray[np.int64], first: Sequence[int],
                   counts: Sequence[int], itemsize: int, staging: Any, dst: NDArray[np.uint8],
                   dst_offset: int = 0, dst_strides: Sequence[int] | None = None
@@ -774,16 +792,12 @@ def read_box_into(path: bytes, nbytes: int, strides: NDArray[np.int64], first: S
     out = _region(fn, "dst", dst, dst_offset, out_st, c, itemsize, writeable=True)
     if b"\0" in path:
         raise ValueError(f"{fn}: NUL in the path")
+    err, size, fd = _open_regular(path)
+    if fd is None:
+        return err, size, 0
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        return exc.errno or -1, -1, 0
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return 0, -1, 0
-        if st.st_size != nbytes:
-            return 0, st.st_size, 0
+        if size != nbytes:
+            return 0, size, 0
         data = np.frombuffer(os.pread(fd, nbytes, 0), dtype=np.uint8)
     finally:
         os.close(fd)
@@ -831,15 +845,11 @@ def read_shard_parts(path: bytes, index: NDArray[np.uint8], index_at_end: bool,
             raise ValueError("read_shard_parts: a part that is not a range")
     if b"\0" in path:
         raise ValueError("read_shard_parts: the path holds a NUL byte")
+    err, size, fd = _open_regular(path)
+    if fd is None:
+        return err, size, 0
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        return exc.errno or -1, -1, 0
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return 0, -1, 0
-        size, index_n = st.st_size, index.size
+        index_n = index.size
         if size < index_n:
             return 0, size, SHARD_UNEXPECTED
         data_lo, data_hi = (0, size - index_n) if index_at_end else (index_n, size)
