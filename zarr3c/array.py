@@ -193,17 +193,10 @@ class Array(Node):
                     self._sharding.stores_raw_inner_chunks(), int64_array(regular),
                     np.zeros(_SHARD_BOX_MAX_INNER, dtype=np.int64),
                     np.full(_SHARD_BOX_MAX_INNER, -1, dtype=np.int64),
-                    _stored_max(self._itemsize * math.prod(inner)))
+                    _stored_max(self._itemsize * math.prod(inner)),
+                    self._sharding.plain_index(regular))
 
     # -- properties ------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -1034,7 +1027,7 @@ class Array(Node):
         assert ib is not None and sharding is not None
         shard_shape = self._box_grid[1]  # type: ignore[index]
         expect = ib.nbytes if ib.raw else -1
-        plain = sharding.plain_index(shard_shape)
+        plain = ib.plain
         # Compressed inner chunks: room for each at its largest (their sizes are in the
         # index), where that is not much memory.
         room_n = len(los) * ib.stored_max
@@ -1050,7 +1043,7 @@ class Array(Node):
                 return _MISSING_SHARD
             if size is not None:
                 try:  # (the checksum and entries, before any byte read through them is used)
-                    sharding.decode_index(index_bytes, shard_shape, shard_nbytes=size)
+                    sharding.check_index(index_bytes, shard_shape, size)
                     return room, ats[:len(los)], ats[len(los):]
                 except ChunkDecodeError:
                     pass  # read again below: that reports it
@@ -1848,6 +1841,7 @@ class _InnerBox(NamedTuple):
     whole_los: np.ndarray  # 0 and -1 per part: whole inner chunks (_SHARD_BOX_MAX_INNER)
     whole_his: np.ndarray
     stored_max: int  # the most bytes a stored inner chunk may hold here (_stored_max)
+    plain: tuple[int, bool] | None  # the codec's plain_index of a shard of the grid
 
 
 class _BoxPlan:

@@ -371,6 +371,37 @@ def test_bad_shard_errors_name_key_and_inner_chunk(data: bytes, error: type, mat
     assert str(info.value).startswith(f"chunk {KEY!r}: sharding_indexed: ")
 
 
+@pytest.mark.parametrize("shard_bytes", [_good_shard()] + [d for d, _, _ in BAD_SHARDS[2:]],
+                         ids=["good", "index-checksum", "entry-into-index", "entry-past-end",
+                              "entry-overflows", "entries-overlap", "half-missing-entry",
+                              "inner-chunk-wrong-length"])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_check_index_agrees_with_decode_index(shard_bytes: bytes, endian: str) -> None:
+    """``check_index`` (the short path's check, on its scratch index, without a copy)
+    passes and refuses exactly what ``decode_index`` does, with the same error."""
+    codec = pipeline(shard([2], index_codecs=[LE if endian == "little" else BE, CRC]),
+                     "int8").array_bytes
+    raw = shard_bytes[-68:-4]
+    if endian == "big":  # the same entries stored big-endian, with their own checksum
+        stored = np.frombuffer(raw, "<u8").astype(">u8").tobytes()
+        index = stored + (crc32c(stored) if shard_bytes[-4:] == crc32c(raw).to_bytes(
+            4, "little") else crc32c(stored) ^ 1).to_bytes(4, "little")
+    else:
+        index = shard_bytes[-68:]
+    scratch = np.frombuffer(index, np.uint8).copy()
+    size = len(shard_bytes)
+    try:
+        expected = codec.decode_index(index, (8,), shard_nbytes=size)
+    except ChunkDecodeError as exc:
+        with pytest.raises(type(exc)) as info:
+            codec.check_index(scratch, (8,), size)
+        assert str(info.value) == str(exc)
+    else:
+        assert codec.check_index(scratch, (8,), size) is None
+        assert expected.entries.dtype == np.uint64 and expected.entries.flags.writeable
+    assert scratch.tobytes() == index  # (nothing written)
+
+
 def test_bad_index_at_start() -> None:
     p = pipeline(shard([2], index_codecs=[LE], index_location="start"), "int8")
     index = index_bytes([(0, 2), (34, 2)], crc=False)  # inner chunk 0 points into the index

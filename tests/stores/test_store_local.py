@@ -378,11 +378,14 @@ def test_kept_files_of_keys_are_the_checked_ones_and_bounded(
     for _ in range(2):
         for key in keys:
             assert store._path(key) == store._checked_path(key)
+            assert store._kernel_file(key) == os.fsencode(store._checked_path(key))
             assert len(store._paths) <= 8
     for key, _ in HOSTILE_KEYS:
         for _ in range(2):
             with pytest.raises(InvalidKeyError):
                 store._path(key)
+            with pytest.raises(InvalidKeyError):
+                store._kernel_file(key)
         assert key not in store._paths
     store.set("a/c/0/0", b"x")
     assert store.get("a/c/0/0") == b"x"

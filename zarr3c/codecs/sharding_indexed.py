@@ -965,9 +965,26 @@ class ShardingCodec(ArrayBytesCodec):
             A wrong size, a bad entry (naming the inner chunk); ChecksumError for a crc32c
             mismatch.
         """
+        # (a writable copy, owned)
+        return self._checked_index(as_byte_array(data), shard_shape, shard_nbytes, copy=True)
+
+    def check_index(self, data: np.ndarray, shard_shape: Sequence[int], shard_nbytes: int
+                    ) -> None:
+        """:meth:`decode_index` of a ``uint8`` array without keeping what it decodes (a
+        small read checks the index its parts were read through).
+
+        Raises
+        ------
+        As :meth:`decode_index`.
+        """
+        self._checked_index(data, shard_shape, shard_nbytes, copy=False)
+
+    def _checked_index(self, buf: np.ndarray, shard_shape: Sequence[int],
+                       shard_nbytes: int | None, *, copy: bool) -> ShardIndex:
+        """The index ``buf`` encodes, checked: its entries a native ``uint64`` copy, or
+        without ``copy`` a view of ``buf`` where they are stored natively."""
         layout = self._layout(shard_shape)
         n = layout.index_nbytes
-        buf = as_byte_array(data)
         if buf.nbytes != n:
             raise ChunkDecodeError(
                 f"sharding_indexed: the shard index has {buf.nbytes} bytes, expected {n}"
@@ -983,7 +1000,8 @@ class ShardingCodec(ArrayBytesCodec):
         except ChunkDecodeError as exc:
             cls = ChecksumError if isinstance(exc, ChecksumError) else ChunkDecodeError
             raise cls(f"sharding_indexed: shard index: {exc}") from exc
-        index = ShardIndex(np.array(entries, dtype=_U64))  # a writable copy, owned
+        index = ShardIndex(np.array(entries, dtype=_U64) if copy
+                           else np.asarray(entries, dtype=_U64))
         self._check_index(index, shard_nbytes, n)
         return index
 

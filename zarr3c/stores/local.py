@@ -481,7 +481,7 @@ class LocalStore(Store):
         self._root_prefix = root_str if root_str.endswith(os.sep) else root_str + os.sep
         self._fsync = bool(fsync)
         self._process_locks = bool(process_locks)
-        self._paths: dict[str, str] = {}  # (see _path)
+        self._paths: dict[str, tuple[str, bytes | None]] = {}  # (see _path)
 
     def __getstate__(self) -> dict[str, Any]:
         # (the kept files of keys are a cache: a pickled array stays small)
@@ -596,13 +596,22 @@ class LocalStore(Store):
         Kept for the last :data:`_PATHS_KEPT` keys: the checks cost ~2 us, as much as
         reading a 4 KiB chunk from the page cache, and chunk by chunk reads ask again and
         again (the answer depends on the key and the root only)."""
-        path = self._paths.get(key)
-        if path is None:
+        return self._kept_file(key)[0]
+
+    def _kernel_file(self, key: str) -> bytes | None:
+        """:meth:`_path` as the ``fileio`` kernels take it (None if it holds a NUL), kept
+        with it."""
+        return self._kept_file(key)[1]
+
+    def _kept_file(self, key: str) -> tuple[str, bytes | None]:
+        kept = self._paths.get(key)
+        if kept is None:
             path = self._checked_path(key)
+            kept = (path, _kernel_path(path))
             if len(self._paths) >= _PATHS_KEPT:
                 self._paths.clear()
-            self._paths[key] = path
-        return path
+            self._paths[key] = kept
+        return kept
 
     def _checked_path(self, key: str) -> str:
         validate_key(key)
@@ -681,8 +690,7 @@ class LocalStore(Store):
         # each of the four gives it up and takes it back.
         view = memoryview(out).cast("B")
         # (no bounce: an index is small, and where the tail starts is not known before)
-        encoded = None if _fileio is None or view.readonly else _one_call_path(
-            self._path(key), (), None)
+        encoded = None if _fileio is None or view.readonly else self._kernel_file(key)
         if encoded is not None:
             try:
                 done = _one_call_outcome(*_fileio.read_tail_into(encoded, view))
@@ -699,7 +707,7 @@ class LocalStore(Store):
         # open it twice, and give the GIL up and take it back twice more.
         if _fileio is None:
             return None
-        encoded = _one_call_path(self._path(key), (), None)
+        encoded = self._kernel_file(key)
         if encoded is None:
             return None
         err, size, status = _fileio.read_shard_parts(encoded, index, at_end, slots, los, his,
@@ -717,7 +725,7 @@ class LocalStore(Store):
         # uncompressed chunk spent 42 of its 60 us in the Python and hand-offs around them.
         if _fileio is None:
             return None
-        encoded = _kernel_path(self._path(key))
+        encoded = self._kernel_file(key)
         if encoded is None:
             return None
         try:
@@ -756,7 +764,7 @@ class LocalStore(Store):
         address = address_of(view) if view.nbytes >= _BOUNCE_MIN_BYTES else None
         if not _kernel_ranges([(0, int(max(sizes)), 0)], address):
             return None
-        paths = [_kernel_path(self._path(key)) for key in keys]
+        paths = [self._kernel_file(key) for key in keys]
         if None in paths:  # (left to the ordinary reads)
             return None
         return _fileio.read_files_elements(paths, scratch, sizes, run_starts, run_stops,
