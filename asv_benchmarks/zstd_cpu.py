@@ -20,6 +20,12 @@ picture), zstd level 0 without checksum, it measures:
   with the libzstd its Rust crate bundles, not numcodecs': below 1 in ``enc/floor``, the peer
   compresses the same bytes with less CPU than zarr3c's floor allows.
 
+- ``zstandard`` (if importable): python-zstandard compressing and decoding every inner chunk
+  with the libzstd it bundles (1.5.7 in zstandard 0.25), same level, no checksum, the
+  content size written as numcodecs writes it: the same bytes, so ``enc/floor`` below 1 is
+  the speed of another build or version of libzstd, which zarr3c (bound to numcodecs for its
+  codecs) cannot use.
+
 It prints the CPU milliseconds, zarr3c / numcodecs (zarr3c's own overhead) and
 tensorstore / numcodecs (below 1: tensorstore's zstd costs less for the same bytes).  Each
 measurement is the minimum of ``--repeat`` runs.  The compressed sizes are printed too: the
@@ -102,6 +108,24 @@ def measure_kept_context(src: np.ndarray, edge: int, repeat: int) -> dict[str, A
         result["encode"] = cpu_ms(
             lambda: [zstd_ctx.compress_into(r, room, ZSTD_LEVEL, False) for r in raw], repeat)
     return result
+
+
+def measure_zstandard(src: np.ndarray, edge: int, repeat: int) -> dict[str, Any] | str:
+    """python-zstandard's own libzstd on every inner chunk (see the module docstring)."""
+    try:
+        import zstandard
+    except ImportError as exc:
+        return f"unavailable: {exc}"
+    cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False,
+                                    write_content_size=True)
+    dctx = zstandard.ZstdDecompressor()
+    chunks = [c.tobytes() for c in chunks_of(src, edge)]
+    encoded = [cctx.compress(c) for c in chunks]
+    return {
+        "encode": cpu_ms(lambda: [cctx.compress(c) for c in chunks], repeat),
+        "decode": cpu_ms(lambda: [dctx.decompress(e) for e in encoded], repeat),
+        "bytes": sum(len(e) for e in encoded),
+    }
 
 
 def dir_bytes(path: str) -> int:
@@ -200,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             ("zarr3c", measure_zarr3c(src, args.chunk, args.repeat, tmp)),
             ("tensorstore", measure_tensorstore(src, args.chunk, args.repeat, tmp)),
             ("zarrs-python", measure_zarrs(src, args.chunk, args.repeat, tmp)),
+            ("zstandard", measure_zstandard(src, args.chunk, args.repeat)),
         ]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
