@@ -603,6 +603,10 @@ class LocalStore(Store):
         with it."""
         return self._kept_file(key)[1]
 
+    def _one_call_file(self, key: str) -> bytes | None:
+        """:meth:`_kernel_file`, or None where there are no ``fileio`` kernels."""
+        return None if _fileio is None else self._kernel_file(key)
+
     def _kept_file(self, key: str) -> tuple[str, bytes | None]:
         kept = self._paths.get(key)
         if kept is None:
@@ -690,7 +694,7 @@ class LocalStore(Store):
         # each of the four gives it up and takes it back.
         view = memoryview(out).cast("B")
         # (no bounce: an index is small, and where the tail starts is not known before)
-        encoded = None if _fileio is None or view.readonly else self._kernel_file(key)
+        encoded = None if view.readonly else self._one_call_file(key)
         if encoded is not None:
             try:
                 done = _one_call_outcome(*_fileio.read_tail_into(encoded, view))
@@ -705,9 +709,7 @@ class LocalStore(Store):
                           ) -> int | None:
         # The file opened once for the index and the parts: two reads through the store
         # open it twice, and give the GIL up and take it back twice more.
-        if _fileio is None:
-            return None
-        encoded = self._kernel_file(key)
+        encoded = self._one_call_file(key)
         if encoded is None:
             return None
         err, size, status = _fileio.read_shard_parts(encoded, index, at_end, slots, los, his,
@@ -723,9 +725,7 @@ class LocalStore(Store):
                        ) -> int | None:
         # Open, read, close and copy without the GIL in between: a small read of an
         # uncompressed chunk spent 42 of its 60 us in the Python and hand-offs around them.
-        if _fileio is None:
-            return None
-        encoded = self._kernel_file(key)
+        encoded = self._one_call_file(key)
         if encoded is None:
             return None
         try:
