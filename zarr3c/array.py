@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -402,28 +403,26 @@ class Array(Node):
         (the many-boxes path reads it then, which took 420 us for a 4^3 box across two
         uncompressed shards, against 135 us this way; /tmp/s16/straddle.py)."""
         start, stop, shape, _ = box
-        edges = self._box_grid[1]  # type: ignore[index]  # (the shard shape)
-        segments = []
-        for b, e, n in zip(start, stop, edges, strict=True):
-            cuts = [b, *range((b // n + 1) * n, e, n), e]
-            segments.append(list(zip(cuts[:-1], cuts[1:], strict=True)))
-        if not 1 < math.prod(len(s) for s in segments) <= _BOX_SHARDS_MAX:
+        pieces = box_chunk_pieces(start, stop, self._box_chunk.shape, self._box_chunk.strides,
+                                  self._itemsize, _BOX_SHARDS_MAX)
+        if pieces is None or len(pieces) < 2:
             return None
         # Every part must be one the short path takes, known before any is read (else the
         # many-boxes path would read the first parts again).
         inner = self._inner_box.shape  # type: ignore[union-attr]
-        per_part = [[(e - 1) // c - b // c + 1 for b, e in segs]
-                    for segs, c in zip(segments, inner, strict=True)]
-        if math.prod(max(n) for n in per_part) > _SHARD_BOX_MAX_INNER:
+        if any(math.prod((f + c - 1) // i - f // i + 1
+                         for f, c, i in zip(first, counts, inner, strict=True))
+               > _SHARD_BOX_MAX_INNER for _, first, counts, _, _, _ in pieces):
             return None
+        shard_shape = self._box_grid[1]  # type: ignore[index]
         out = empty_array([e - b for b, e in zip(start, stop, strict=True)], self.dtype)
-        for piece in itertools.product(*segments):
-            lo = tuple(b for b, _ in piece)
-            hi = tuple(e for _, e in piece)
-            part = self._read_shard_box((lo, hi, tuple(e - b for b, e in piece), False))
+        for shard, first, counts, _, _, _ in pieces:
+            lo = tuple(k * n + f for k, n, f in zip(shard, shard_shape, first, strict=True))
+            hi = tuple(b + c for b, c in zip(lo, counts, strict=True))
+            part = self._read_shard_box((lo, hi, tuple(counts), False))
             if part is None:
                 return None
-            out[tuple(slice(b - s, e - s) for (b, e), s in zip(piece, start, strict=True))] = part
+            out[tuple(slice(b - s, e - s) for b, e, s in zip(lo, hi, start, strict=True))] = part
         return self._in_order(out.reshape(shape))
 
     def get_many(self, selections: Iterable[Any]) -> list[Any]:
@@ -454,9 +453,10 @@ class Array(Node):
         if boxes and parsed:
             # A chunk is read once: boxes in chunks the general selections read go with them
             # (repeated, since a moved box may share a chunk with a box not yet moved).
-            sizes = self._box_grid[1]  # type: ignore[index]
-            box_chunks = [{piece[0] for piece in _split_box(start, stop, sizes)}
-                          for start, stop, _, _ in boxes]
+            chunk_box = self._box_chunk
+            box_chunks = [{piece[0] for piece in box_chunk_pieces(
+                start, stop, chunk_box.shape, chunk_box.strides, self._itemsize, sys.maxsize)
+                or ()} for start, stop, _, _ in boxes]
             general = {task.coords for sel in parsed if sel.size
                        for task in plan_chunks(sel, self._dims)}
             moved: set[int] = set()
@@ -911,24 +911,33 @@ class Array(Node):
         store cannot read it so: the many-boxes path reads the box then (this output is
         dropped; it reported a box across two 64^3 chunks at 136 us)."""
         start, stop, shape, scalar = box
-        chunk_box = self._box_chunk
-        nbytes, strides, itemsize = chunk_box.nbytes, chunk_box.strides, self._itemsize
-        if any(2 * (hi - lo) > nbytes for _, _, _, lo, hi, _ in pieces):
+        if any(2 * (hi - lo) > self._box_chunk.nbytes for _, _, _, lo, hi, _ in pieces):
             return None
         counts = [e - b for b, e in zip(start, stop, strict=True)]
         out = empty_array(counts, self.dtype)
         dst = out.reshape(-1).view(np.uint8)
-        out_strides = c_strides(counts, itemsize)
-        store = self._store
+        out_strides = c_strides(counts, self._itemsize)
         for coords, first, part, lo, hi, at in pieces:
-            got = store._read_box_into(self.chunk_key(coords), nbytes, strides, first, part,
-                                       itemsize, hi - lo, dst, at, out_strides)
-            if got == -1:
-                fill_strided(dst, at, int64_array(out_strides), int64_array(part),
-                             self._fill_bytes)
-            elif got != nbytes:
+            if not self._read_box_piece(coords, first, part, hi - lo, dst, at, out_strides):
                 return None
         return out.reshape(shape)[()] if scalar else self._in_order(out.reshape(shape))
+
+    def _read_box_piece(self, coords: tuple[int, ...], first: list[int], counts: list[int],
+                        span: int, dst: np.ndarray, at: int = 0,
+                        out_strides: list[int] | None = None) -> bool:
+        """``counts`` elements from ``first`` of the raw chunk at ``coords`` (``span`` bytes
+        of it) into ``dst`` from byte ``at``, at ``out_strides`` (None: C order of
+        ``counts``), by the store's one-call read (``Store._read_box_into``); the fill
+        value where the chunk is not stored.  False when the store cannot read it so (the
+        caller reads it the ordinary way, which reports what is wrong)."""
+        chunk_box = self._box_chunk
+        got = self._store._read_box_into(self.chunk_key(coords), chunk_box.nbytes,
+                                         chunk_box.strides, first, counts, self._itemsize,
+                                         span, dst, at, out_strides)
+        if got == -1:
+            strides = c_strides(counts, self._itemsize) if out_strides is None else out_strides
+            fill_strided(dst, at, int64_array(strides), int64_array(counts), self._fill_bytes)
+        return got == chunk_box.nbytes or got == -1
 
     def _fill_chunk_box(self, coords: tuple[int, ...], first: list[int], counts: list[int],
                         offset: int, end: int, dst: np.ndarray, whole: bool, raw: bool) -> None:
@@ -943,18 +952,12 @@ class Array(Node):
             src = dst if self._read_raw_whole(coords, dst, 0, nbytes) else None
         elif raw and 2 * (end - offset) <= nbytes:  # (else the whole chunk, as _read_raw_pieces)
             # Where the store reads and copies the box in one call (a LocalStore file).
-            key = self.chunk_key(coords)
-            got = self._store._read_box_into(key, nbytes, chunk_box.strides, first, counts,
-                                             itemsize, end - offset, dst)
-            if got == nbytes:
+            if self._read_box_piece(coords, first, counts, end - offset, dst):
                 return
-            if got == -1:
-                src = None
-            else:
-                staging = empty_aligned(end - offset + 2)
-                found = self._fetch_raw([(coords, [(offset, end, 0)], end - offset, nbytes)],
-                                        staging)
-                src, offset = (staging if found[0] else None), 0
+            staging = empty_aligned(end - offset + 2)
+            found = self._fetch_raw([(coords, [(offset, end, 0)], end - offset, nbytes)],
+                                    staging)
+            src, offset = (staging if found[0] else None), 0
         else:
             chunk = self._read_chunk(coords, into=dst if whole else None,
                                      need=None if whole else end)
@@ -1739,23 +1742,6 @@ class Array(Node):
         region[axis] = slice(old, new_shape[axis])
         self[tuple(region)] = data
         return self.shape
-
-
-def _split_box(start: Sequence[int], stop: Sequence[int], chunk_shape: Sequence[int]
-               ) -> Iterator[tuple[tuple[int, ...], list[int], list[int], list[int]]]:
-    """The pieces of the box ``[start, stop)`` per chunk of a regular grid, in C order of the
-    grid: ``(chunk coords, first element in the chunk, where it lands in the box, counts)``,
-    each per dimension."""
-    for coords in itertools.product(*(range(lo // c, (hi - 1) // c + 1)
-                                      for lo, hi, c in zip(start, stop, chunk_shape,
-                                                           strict=True))):
-        local, out, counts = [], [], []
-        for c, lo, hi, size in zip(coords, start, stop, chunk_shape, strict=True):
-            first = max(lo, c * size)
-            local.append(first - c * size)
-            out.append(first - lo)
-            counts.append(min(hi, c * size + size) - first)
-        yield coords, local, out, counts
 
 
 #: The most inner chunks a box read by ``Array._read_shard_box`` may touch (2 per axis in 3-d)

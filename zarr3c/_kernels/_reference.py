@@ -654,20 +654,16 @@ def read_ranges_into(path: bytes, buf: Any, starts: NDArray[np.int64], stops: ND
     for start, stop, at in zip(s, e, a, strict=True):
         if start < 0 or stop < start or at < 0 or stop - start > out.size - at:
             raise ValueError("read_ranges_into: bad range")
+    err, size, fd = _open_regular(path)
+    if fd is None:
+        return err, 0, size
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        return exc.errno or -1, 0, -1
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return 0, 0, -1
         got = 0
         for start, stop, at in zip(s, e, a, strict=True):
-            data = os.pread(fd, max(0, min(stop, st.st_size) - start), start)
+            data = os.pread(fd, max(0, min(stop, size) - start), start)
             out[at:at + len(data)] = np.frombuffer(data, dtype=np.uint8)
             got += len(data)
-        return 0, got, st.st_size
+        return 0, got, size
     finally:
         os.close(fd)
 
