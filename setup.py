@@ -30,7 +30,7 @@ if os.name == "posix":  # (open/pread without the GIL; elsewhere LocalStore read
 extensions = [
     Extension(
         f"zarr3c._kernels.{name}",
-        [f"zarr3c/_kernels/{name}.pyx"],
+        [f"src/zarr3c/_kernels/{name}.pyx"],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O0", "-g"] if DEBUG else ["-O3"],
@@ -42,9 +42,10 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives=DIRECTIVES,
-        # Debug C files live apart, and C code is always regenerated, so neither build ever
-        # compiles (or keeps the extension modules of) the other's C code.
+        # Debug C files live apart from the release ones, so neither build compiles the
+        # other's C code.  C files are regenerated only when their .pyx changed, and
+        # setuptools skips extensions whose module is newer than its C file: the README's
+        # second set-up command reuses what the first one built.
         build_dir="build/cython-debug" if DEBUG else None,
-        force=True,
     ),
 )

@@ -30,7 +30,7 @@ import zipfile
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1]
-SOURCE_PACKAGE = SOURCE / "zarr3c"
+SOURCE_PACKAGE = SOURCE / "src" / "zarr3c"
 KERNEL_DATA = (".pyx", ".pxd", ".pyi")
 
 

@@ -7,6 +7,8 @@
 7
 """
 
+# First: fails in one line, naming the command to run, where the kernels are not compiled.
+from zarr3c import _kernels  # noqa: F401, I001
 from zarr3c import errors
 from zarr3c.api import create_array, create_group, open, open_array, open_group
 from zarr3c.array import Array
