@@ -66,7 +66,7 @@ def test_bad_offset_is_a_short_distance_past_the_source() -> None:
        bounce=st.sampled_from([PAGE_SIZE * 2, 1 << 18]))
 def test_reads_at_any_distance_give_the_stored_bytes(tmp_path_factory, monkeypatch, size,
                                                        start, length, distance, bounce):
-    """``_read_ranges_into`` at slow distances (bounced, in parts when the range is longer
+    """``read_ranges_into`` at slow distances (bounced, in parts when the range is longer
     than the bounce buffer) and fast ones copies exactly the stored bytes, and no more
     than the file holds."""
     monkeypatch.setattr(local_module, "_BOUNCE_BYTES", bounce)
@@ -78,7 +78,7 @@ def test_reads_at_any_distance_give_the_stored_bytes(tmp_path_factory, monkeypat
     out[...] = 0xEE
     # ``at`` puts the destination ``distance`` bytes past the source, modulo the page
     at = (start + distance) % PAGE_SIZE
-    (got,) = store._read_ranges_into([("k", [(start, start + length, at)])], out)
+    (got,) = store.read_ranges_into([("k", [(start, start + length, at)])], out)
     want = value[start:start + length]
     assert got == len(want)
     assert out[at:at + got].tobytes() == want
@@ -103,7 +103,7 @@ def test_the_bounce_is_taken_for_long_ranges_at_a_slow_distance(tmp_path, monkey
                        (100, 100 + long_, at2),       # distance 0: read directly
                        (5, 5 + long_ - 1, at3)])]     # distance 20 but short: directly
     out = empty_aligned(at3 + long_)
-    assert store._read_ranges_into(requests, out) == [3 * long_ - 1]
+    assert store.read_ranges_into(requests, out) == [3 * long_ - 1]
     assert bounced == [(0, long_)]
     assert out[at1:at1 + long_].tobytes() == value[:long_]
     assert out[at2:at2 + long_].tobytes() == value[100:100 + long_]
@@ -138,7 +138,7 @@ def test_bounced_parts_land_half_a_page_from_both_ends(tmp_path, monkeypatch) ->
     monkeypatch.setattr(local_module.os, "preadv", spy)
     out = empty_aligned(len(value) + PAGE_SIZE)
     start, stop, at = 100, 100 + 3 * local_module._BOUNCE_BYTES + 5, 116
-    (got,) = store._read_ranges_into([("k", [(start, stop, at)])], out)
+    (got,) = store.read_ranges_into([("k", [(start, stop, at)])], out)
     assert got == stop - start and out[at:at + got].tobytes() == value[start:stop]
     assert len(seen) >= 4
     dst = out.ctypes.data + at

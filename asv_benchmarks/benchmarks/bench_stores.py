@@ -50,13 +50,13 @@ class LocalStoreSuite:
     def time_read_into_1mib_page_aligned(self) -> None:
         # A whole value read straight into a page-aligned buffer (as chunks are read into
         # outputs and staging buffers).
-        self.store._read_ranges_into([("array/c/0/0", [(0, MIB, 0)])], self.aligned)
+        self.store.read_ranges_into([("array/c/0/0", [(0, MIB, 0)])], self.aligned)
 
     def time_read_into_1mib_16_bytes_into_a_page(self) -> None:
         # The same 16 bytes into a page, where a plain large numpy array starts: the kernel
         # copy to there is ~5x slower on AMD Zen, so LocalStore reads it through its
         # page-aligned bounce buffer; this should stay close to the aligned read above.
-        self.store._read_ranges_into([("array/c/0/0", [(0, MIB, 16)])], self.aligned)
+        self.store.read_ranges_into([("array/c/0/0", [(0, MIB, 16)])], self.aligned)
 
     def time_get_partial_values_65_ranges(self) -> None:
         self.store.get_partial_values(self.ranges)
@@ -66,8 +66,8 @@ class LocalStoreSuite:
 
     def time_read_shard_index_as_tail(self) -> None:
         # A shard index at the end, as the sharding codec reads it: the file's last bytes in
-        # one call without the GIL (Store._read_tail_into) ...
-        self.store._read_tail_into("array/shard", self.index)
+        # one call without the GIL (Store.read_tail_into) ...
+        self.store.read_tail_into("array/shard", self.index)
 
     def time_read_shard_index_through_os(self) -> None:
         # ... against the suffix through get_partial_values (open, fstat, pread, close
@@ -140,9 +140,9 @@ class LocalStoreOneCallReads:
         rng = np.random.default_rng(0)
         self.points = tuple(rng.integers(0, 512, 100_000) for _ in range(3))
         self._module, self._kernel = local, local._fileio
-        self._batch = LocalStore._read_elements_into
+        self._batch = LocalStore.read_elements_into
         if reads != "batch":
-            LocalStore._read_elements_into = lambda self, *args: None  # type: ignore
+            LocalStore.read_elements_into = lambda self, *args: None  # type: ignore
         if reads == "os":
             local._fileio = None
         self._threads = get_num_threads()
@@ -153,7 +153,7 @@ class LocalStoreOneCallReads:
         from zarr3c.concurrency import set_num_threads
 
         self._module._fileio = self._kernel
-        LocalStore._read_elements_into = self._batch  # type: ignore
+        LocalStore.read_elements_into = self._batch  # type: ignore
         set_num_threads(self._threads)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
@@ -162,7 +162,7 @@ class LocalStoreOneCallReads:
 
 
 class LocalStoreBatchedRanges:
-    """Byte ranges of many files read into one buffer (``Store._read_ranges_into``, what
+    """Byte ranges of many files read into one buffer (``Store.read_ranges_into``, what
     ``Array.get_many`` of 1,000 random 4^3 boxes of an uncompressed 512^3 uint16 array of
     64^3 chunks issues: about 450 files): each part of the files on the pool in one call
     without the GIL (``fileio.read_files_ranges_into``, parameter ``batch``) or one such

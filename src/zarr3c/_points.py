@@ -319,7 +319,7 @@ def read_raw_chunks_points(
 ) -> list[int]:
     """Copy the points of chunks stored as raw native elements (``chunk_nbytes`` bytes
     each: a regular grid's), a batch of whole chunks in one store call
-    (:meth:`~zarr3c.stores.Store._read_elements_into`): the points of ``groups``'
+    (:meth:`~zarr3c.stores.Store.read_elements_into`): the points of ``groups``'
     ``ts[k]``-th touched chunk from the value at ``keys[k]`` into ``dst`` (a writable uint8
     buffer) at ``dst_offsets`` (the grouped points' ``order * itemsize``).  The grouped
     arrays go to the store as they are: each chunk's points are a run of them.
@@ -335,7 +335,7 @@ def read_raw_chunks_points(
     if not dense:
         return list(range(len(ts)))
     at = np.asarray([ts[k] for k in dense], dtype=np.int64)
-    left = store._read_elements_into(
+    left = store.read_elements_into(
         [keys[k] for k in dense], np.full(len(dense), chunk_nbytes, dtype=np.int64),
         thread_scratch(chunk_nbytes, "stored"), bounds[at], bounds[at + 1],
         groups.offsets, dst, dst_offsets, itemsize)

@@ -706,7 +706,7 @@ class Array(Node):
         into ``dst[at:at + nbytes]``; a stored chunk of another size is an error naming its
         key.  False if it is not stored."""
         key = self.chunk_key(coords)
-        size = self._store._read_value_into(key, dst[at:at + nbytes])
+        size = self._store.read_value_into(key, dst[at:at + nbytes])
         if size is None:
             return False
         if size != nbytes:
@@ -724,7 +724,7 @@ class Array(Node):
         keyed = [(self.chunk_key(coords), [*ranges, (n - 1, n + 1, at)])
                  for coords, ranges, at, n in requests]
         found: list[bool] = []
-        got = self._store._read_ranges_into(keyed, buf) if keyed else []
+        got = self._store.read_ranges_into(keyed, buf) if keyed else []
         for (key, ranges), (coords, _, _, n), g in zip(keyed, requests, got, strict=True):
             if g is not None and g != sum(stop - start for start, stop, _ in ranges) - 1:
                 raise self._raw_size_error(key, coords, n)
@@ -855,7 +855,7 @@ class Array(Node):
                 if ranges:
                     # and the last byte of the furthest inner chunk: in the shard, or an error
                     ranges.append((end - 1, end, at))
-                    if self._store._read_ranges_into([(key, ranges)], buf)[0] != at + 1:
+                    if self._store.read_ranges_into([(key, ranges)], buf)[0] != at + 1:
                         decoded(key, g0, g1, index)  # a truncated shard: the reader says so
                         return
                 pieces.copy_from(buf, int64_array(src), inner_strides, q0, b,
@@ -871,7 +871,7 @@ class Array(Node):
         chunks.  Planned in one kernel call (``box_chunk_pieces``).  A raw chunk is read
         straight into the output when the box is all of it, else by the box's byte span
         when that is at most half the chunk: where the store can, the read and the copy
-        out are one call (``Store._read_box_into``: a LocalStore file), else the span (with
+        out are one call (``Store.read_box_into``: a LocalStore file), else the span (with
         the size probe) goes to a staging buffer; other chunks are read whole and decoded
         (straight into the output where they can) and copied out with one kernel call.
         None when the box spans more chunks than :data:`_BOX_CHUNKS_MAX`, or several that
@@ -906,7 +906,7 @@ class Array(Node):
 
     def _read_raw_box_pieces(self, box: tuple[Any, ...], pieces: list[Any]) -> Any:
         """``a[box]`` for a step-1 box across a few raw chunks (``box_chunk_pieces``' plan):
-        each piece read and copied into the one output by ``Store._read_box_into``, a piece
+        each piece read and copied into the one output by ``Store.read_box_into``, a piece
         of a chunk not stored filled.  None if a piece is more than half its chunk or the
         store cannot read it so: the many-boxes path reads the box then (this output is
         dropped; it reported a box across two 64^3 chunks at 136 us)."""
@@ -927,11 +927,11 @@ class Array(Node):
                         out_strides: list[int] | None = None) -> bool:
         """``counts`` elements from ``first`` of the raw chunk at ``coords`` (``span`` bytes
         of it) into ``dst`` from byte ``at``, at ``out_strides`` (None: C order of
-        ``counts``), by the store's one-call read (``Store._read_box_into``); the fill
+        ``counts``), by the store's one-call read (``Store.read_box_into``); the fill
         value where the chunk is not stored.  False when the store cannot read it so (the
         caller reads it the ordinary way, which reports what is wrong)."""
         chunk_box = self._box_chunk
-        got = self._store._read_box_into(self.chunk_key(coords), chunk_box.nbytes,
+        got = self._store.read_box_into(self.chunk_key(coords), chunk_box.nbytes,
                                          chunk_box.strides, first, counts, self._itemsize,
                                          span, dst, at, out_strides)
         if got == -1:
@@ -976,7 +976,7 @@ class Array(Node):
 
         Planned in one kernel call (``plan_box_in_cell``); the shard's index and the bytes
         the box needs of each stored inner chunk (its span, raw; else all of it) are read
-        in one call where the store can (``Store._read_shard_parts``: a LocalStore file
+        in one call where the store can (``Store.read_shard_parts``: a LocalStore file
         opened once), else the index then the spans in one request; then one copy call,
         or each inner chunk decoded and its part copied.  A box that is one whole raw inner
         chunk is read straight into the output, a compressed one decoded straight into it.
@@ -1040,7 +1040,7 @@ class Array(Node):
             index_bytes = thread_scratch(index_n, "index")
             room = thread_scratch(room_n, "stored") if staging is None else staging
             ats = np.empty(2 * len(los), dtype=np.int64)
-            size = self._store._read_shard_parts(key, index_bytes, at_end, slots, los, his,
+            size = self._store.read_shard_parts(key, index_bytes, at_end, slots, los, his,
                                                  expect, room, ats[:len(los)], ats[len(los):])
             if size is not None and size < 0:
                 return _MISSING_SHARD
@@ -1082,7 +1082,7 @@ class Array(Node):
                 taken += 1
             if staging is None or staging.nbytes < taken:
                 staging = thread_scratch(taken, "stored")
-            if self._store._read_ranges_into([(key, ranges)], staging)[0] != taken:
+            if self._store.read_ranges_into([(key, ranges)], staging)[0] != taken:
                 return None
         return staging, np.array(at_list, dtype=np.int64), np.array(len_list, dtype=np.int64)
 
@@ -1180,7 +1180,7 @@ class Array(Node):
             return store.get(key)
         cap = nbytes + (nbytes >> 3) + 4096  # an incompressible chunk's encoding fits
         buf = thread_scratch(cap, "stored")
-        size = store._read_value_into(key, buf)
+        size = store.read_value_into(key, buf)
         if size is None:
             return None
         return buf[:size] if size <= cap else store.get(key)
@@ -1569,7 +1569,7 @@ class Array(Node):
                 if stored == 0 and not self._write_empty_chunks:
                     self._store.erase(key)
                 else:
-                    self._store._set_parts(key, parts)
+                    self._store.set_parts(key, parts)
                 return
             chunk = scratch.chunk(chunk_shape, self.dtype)
             dst = chunk.reshape(-1).view(np.uint8)

@@ -144,9 +144,9 @@ class StoreRanges:
                  ) -> Sequence[bytes | bytearray | memoryview | np.ndarray | None]:
         if len(ranges) == 1 and ranges[0][0] < 0 and ranges[0][1] is None:
             # A lone suffix (a shard index at the end): read in one call where the store
-            # can (Store._read_tail_into), into fresh memory.
+            # can (Store.read_tail_into), into fresh memory.
             buf = np.empty(-ranges[0][0], dtype=np.uint8)
-            got = self.store._read_tail_into(self.key, buf)
+            got = self.store.read_tail_into(self.key, buf)
             return [None if got is None else buf[:got]]
         return self.store.get_partial_values([(self.key, r) for r in ranges])
 
@@ -166,7 +166,7 @@ class StoreRanges:
             # through get_ranges, which stops at the shard's end, and the caller reports it)
             return None
         buf = thread_scratch(at, "stored")
-        (got,) = self.store._read_ranges_into([(self.key, requests)], buf)
+        (got,) = self.store.read_ranges_into([(self.key, requests)], buf)
         if got != at:
             return None
         return [buf[lo:lo + stop - start] for start, stop, lo in requests]
@@ -630,7 +630,7 @@ class ShardingCodec(ArrayBytesCodec):
         chain, straight into its place in the shard), checked against the fill value and
         encoded.  The shard comes back as its parts: a ``bytes``-only chain's one buffer of
         raw inner chunks (and the index), or else each inner chunk's encoding and the index,
-        in the shard's order, never joined (``Store._set_parts`` writes them one after
+        in the shard's order, never joined (``Store.set_parts`` writes them one after
         another).  So a whole write holds the shard's encoded pieces once, never a decoded
         copy or an assembled copy of them.  Needs the evolved codec (see the class notes).
 

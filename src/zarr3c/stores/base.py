@@ -269,11 +269,11 @@ class Store(ABC):
     supports_partial_writes: ClassVar[bool] = False
     #: ``list``, ``list_prefix`` and ``list_dir`` are available.
     supports_listing: ClassVar[bool] = True
-    #: :meth:`_read_value_into` reads straight into the caller's memory (internal): a
+    #: :meth:`read_value_into` reads straight into the caller's memory (internal): a
     #: value read only to be decoded at once is then better read into scratch memory than
     #: returned as fresh ``bytes`` by :meth:`get`.
     _reads_into_memory: ClassVar[bool] = False
-    #: :meth:`_read_elements_into` reads batches (internal); the default answers None.
+    #: :meth:`read_elements_into` reads batches (internal); the default answers None.
     _reads_elements: ClassVar[bool] = False
 
     _read_only: bool
@@ -406,7 +406,7 @@ class Store(ABC):
             )
         return _scatter_byte_ranges(groups, results, n)
 
-    def _read_ranges_into(
+    def read_ranges_into(
         self, requests: Sequence[tuple[str, Sequence[tuple[int, int, int]]]], out: Any
     ) -> builtins.list[int | None]:
         """Copy byte ranges of values straight into one writable buffer (internal).
@@ -441,7 +441,7 @@ class Store(ABC):
             result.append(got)
         return result
 
-    def _read_tail_into(self, key: str, out: Any) -> int | None:
+    def read_tail_into(self, key: str, out: Any) -> int | None:
         """Copy the last ``len(out)`` bytes of the value at ``key`` into a writable buffer
         (all of a shorter value, into its start) (internal): a shard index at the end.
         Returns the number of bytes copied, or None when the key is missing.  The default
@@ -462,7 +462,7 @@ class Store(ABC):
         view[:src.nbytes] = src
         return src.nbytes
 
-    def _read_shard_parts(self, key: str, index: Any, at_end: bool, slots: Any, los: Any,
+    def read_shard_parts(self, key: str, index: Any, at_end: bool, slots: Any, los: Any,
                           his: Any, expect: int, staging: Any, ats: Any, lens: Any
                           ) -> int | None:
         """Read a shard's index and, through its entries, bytes of some of its inner chunks
@@ -473,7 +473,7 @@ class Store(ABC):
         caller checks the index read (checksum, entries) before using the parts."""
         return None
 
-    def _read_box_into(self, key: str, nbytes: int, strides: Any, first: Sequence[int],
+    def read_box_into(self, key: str, nbytes: int, strides: Any, first: Sequence[int],
                        counts: Sequence[int], itemsize: int, span: int, dst: Any,
                        dst_offset: int = 0, dst_strides: Sequence[int] | None = None
                        ) -> int | None:
@@ -486,7 +486,7 @@ class Store(ABC):
         ordinary way, which reports it."""
         return None
 
-    def _read_value_into(self, key: str, out: Any) -> int | None:
+    def read_value_into(self, key: str, out: Any) -> int | None:
         """Copy the value at ``key`` into the start of a writable buffer, as much of it as
         fits (internal).  Returns the value's size (more than ``out`` holds when it did not
         fit; less than that if the value ended while read), or None when the key is
@@ -507,7 +507,7 @@ class Store(ABC):
         view[:n] = src[:n]
         return src.nbytes
 
-    def _read_elements_into(
+    def read_elements_into(
         self, keys: Sequence[str], sizes: Any, scratch: Any, run_starts: Any, run_stops: Any,
         src_offsets: Any, dst: Any, dst_offsets: Any, itemsize: int,
     ) -> builtins.list[int] | None:
@@ -523,7 +523,7 @@ class Store(ABC):
         """
         return None
 
-    def _set_parts(self, key: str, parts: Sequence[Any]) -> None:
+    def set_parts(self, key: str, parts: Sequence[Any]) -> None:
         """Store the concatenation of ``parts`` (bytes-like objects) under ``key``, as
         :meth:`set` would store it joined (internal).
 
@@ -705,7 +705,7 @@ _RangeGroup: TypeAlias = tuple[_T, builtins.list[int], builtins.list[tuple[int, 
 def _view_for(requests: Sequence[tuple[str, Sequence[tuple[int, int, int]]]], out: Any
               ) -> memoryview:
     """``out`` as a byte view, once every ``(start, stop, at)`` range of the
-    :meth:`Store._read_ranges_into` ``requests`` is checked to fit it."""
+    :meth:`Store.read_ranges_into` ``requests`` is checked to fit it."""
     view = memoryview(out).cast("B")
     for key, ranges in requests:
         for start, stop, at in ranges:

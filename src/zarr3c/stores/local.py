@@ -457,8 +457,8 @@ class LocalStore(Store):
     supports_writes = True
     supports_partial_writes = False
     supports_listing = True
-    _reads_into_memory = _HAVE_PREADV  # (see _read_value_into)
-    _reads_elements = _fileio is not None  # (see _read_elements_into)
+    _reads_into_memory = _HAVE_PREADV  # (see read_value_into)
+    _reads_elements = _fileio is not None  # (see read_elements_into)
 
     def __init__(
         self,
@@ -670,13 +670,13 @@ class LocalStore(Store):
         work = [(key, path, ranges) for key, (path, _, ranges) in groups.items()]
         return _scatter_byte_ranges(groups, _map_batched(_read_ranges_item, work), n)
 
-    def _read_ranges_into(
+    def read_ranges_into(
         self, requests: Sequence[tuple[str, Sequence[tuple[int, int, int]]]], out: Any
     ) -> builtins.list[int | None]:
         # Each file opened once, its ranges read straight into ``out`` (no bytes objects);
         # files spread over the pool when there are many.
         if not _HAVE_PREADV:
-            return super()._read_ranges_into(requests, out)
+            return super().read_ranges_into(requests, out)
         view = _view_for(requests, out)
         # Where ``out`` lies, when some range is long enough for the slow kernel copy to
         # matter (see zarr3c._buffers).
@@ -689,7 +689,7 @@ class LocalStore(Store):
             return _map_batched_parts(_read_into_items, items)
         return _map_batched(_read_into_item, items)
 
-    def _read_tail_into(self, key: str, out: Any) -> int | None:
+    def read_tail_into(self, key: str, out: Any) -> int | None:
         # One call without the GIL (open, fstat, pread, close), where it can: through ``os``
         # each of the four gives it up and takes it back.
         view = memoryview(out).cast("B")
@@ -702,9 +702,9 @@ class LocalStore(Store):
                 done = _RETRY
             if done is not _RETRY:
                 return None if done is None else done[0]
-        return super()._read_tail_into(key, out)
+        return super().read_tail_into(key, out)
 
-    def _read_shard_parts(self, key: str, index: Any, at_end: bool, slots: Any, los: Any,
+    def read_shard_parts(self, key: str, index: Any, at_end: bool, slots: Any, los: Any,
                           his: Any, expect: int, staging: Any, ats: Any, lens: Any
                           ) -> int | None:
         # The file opened once for the index and the parts: two reads through the store
@@ -719,7 +719,7 @@ class LocalStore(Store):
             return -1
         return None if done is _RETRY or status else size
 
-    def _read_box_into(self, key: str, nbytes: int, strides: Any, first: Sequence[int],
+    def read_box_into(self, key: str, nbytes: int, strides: Any, first: Sequence[int],
                        counts: Sequence[int], itemsize: int, span: int, dst: Any,
                        dst_offset: int = 0, dst_strides: Sequence[int] | None = None
                        ) -> int | None:
@@ -739,10 +739,10 @@ class LocalStore(Store):
             return -1
         return nbytes if copied and done is not _RETRY else None
 
-    def _read_value_into(self, key: str, out: Any) -> int | None:
+    def read_value_into(self, key: str, out: Any) -> int | None:
         # One open and one read (two would be the range and a size probe).
         if not _HAVE_PREADV:
-            return super()._read_value_into(key, out)
+            return super().read_value_into(key, out)
         view = memoryview(out).cast("B")
         address = address_of(view) if view.nbytes >= _BOUNCE_MIN_BYTES else None
         read = _read_file_into(key, self._path(key), [(0, view.nbytes, 0)], view, address)
@@ -751,7 +751,7 @@ class LocalStore(Store):
         got, size = read
         return size if got == min(size, view.nbytes) else got
 
-    def _read_elements_into(
+    def read_elements_into(
         self, keys: Sequence[str], sizes: Any, scratch: Any, run_starts: Any, run_stops: Any,
         src_offsets: Any, dst: Any, dst_offsets: Any, itemsize: int,
     ) -> builtins.list[int] | None:
@@ -786,9 +786,9 @@ class LocalStore(Store):
     # -- writes ---------------------------------------------------------------------------------
 
     def set(self, key: str, value: Any) -> None:
-        self._set_parts(key, (value,))
+        self.set_parts(key, (value,))
 
-    def _set_parts(self, key: str, parts: Sequence[Any]) -> None:
+    def set_parts(self, key: str, parts: Sequence[Any]) -> None:
         # The parts go into the temporary file one after another: never joined in memory.
         path = self._path(key)
         self._check_writable(f"store key {key!r}")

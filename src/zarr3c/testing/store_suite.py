@@ -248,13 +248,13 @@ class StoreContractTests:
         parts: list[Any] = [rng.integers(0, 256, n, dtype=np.uint8) for n in sizes]
         parts[0] = bytes(parts[0])  # any bytes-like objects
         store.set("k", b"an older, longer value than some of the new ones")
-        store._set_parts("k", parts)
+        store.set_parts("k", parts)
         assert bytes(store.get("k")) == b"".join(bytes(p) for p in parts)  # type: ignore[arg-type]
         assert list(store.list()) == ["k"]
 
     def test_set_parts_refuses_non_bytes(self, store: Store) -> None:
         with pytest.raises(TypeError, match="'k'"):
-            store._set_parts("k", [b"ab", "cd"])
+            store.set_parts("k", [b"ab", "cd"])
         assert store.get("k") is None
 
     def test_set_overwrites(self, store: Store) -> None:

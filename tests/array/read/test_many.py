@@ -1,7 +1,7 @@
 """Many step-1 boxes at once (``get_many`` and ``a[box]`` through ``Array._read_boxes``:
 one plan kernel call, one output buffer, raw chunks and raw inner chunks read by byte ranges
 straight into a staging buffer; ``a[box]`` inside one shard through ``_read_shard_box``).  Oracles: numpy, and the general path; on a LocalStore
-(its ``_read_ranges_into``) and a MemoryStore (the store's default), with edge chunks,
+(its ``read_ranges_into``) and a MemoryStore (the store's default), with edge chunks,
 missing chunks, shards and inner chunks, fill values, F order and big-endian data, and
 corrupt chunks raising ChunkDecodeError naming the key."""
 

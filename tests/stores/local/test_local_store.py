@@ -182,7 +182,7 @@ def test_parts_are_written_whole_however_short_each_writev(
 
     monkeypatch.setattr(os, "writev", short_writev)
     parts = [b"abcdefgh", b"", b"ij", bytes(range(256)) * 9, b"k"]
-    store._set_parts("a/shard", parts)
+    store.set_parts("a/shard", parts)
     monkeypatch.undo()
     assert (root / "a" / "shard").read_bytes() == b"".join(parts)
     assert max(calls) == 4  # the empty part is never handed over
@@ -201,7 +201,7 @@ def test_parts_go_in_batches_of_iov_max(
     monkeypatch.setattr(os, "writev", counting_writev)
     monkeypatch.setattr(local_module, "_IOV_MAX", 16)
     parts = [bytes([i % 256]) * (i + 1) for i in range(40)]
-    store._set_parts("k", parts)
+    store.set_parts("k", parts)
     assert calls == [16, 16, 8]
     assert (root / "k").read_bytes() == b"".join(parts)
 
@@ -230,7 +230,7 @@ def test_failed_parts_write_keeps_the_old_value(
 
     monkeypatch.setattr(os, "writev", failing_writev)
     with pytest.raises(StoreError, match="'k'.*no space left"):
-        store._set_parts("k", [b"a new shard's ", b"parts"])
+        store.set_parts("k", [b"a new shard's ", b"parts"])
     monkeypatch.undo()
     assert store.get("k") == b"old"
     assert files_below(root) == ["k"]
@@ -1034,7 +1034,7 @@ def test_one_call_reads_agree_with_the_os_path(tmp_path_factory: pytest.TempPath
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 sizes: list[int],
                                                 requests: list[tuple[int, list[Any]]]) -> None:
-    """``_read_ranges_into``, ``_read_value_into`` and ``_read_tail_into`` give the same
+    """``read_ranges_into``, ``read_value_into`` and ``read_tail_into`` give the same
     counts and bytes, and say "missing" for the same keys, whether files are read by the
     ``fileio`` kernel or through ``os`` calls."""
     store = LocalStore(tmp_path_factory.mktemp("fileio"))
@@ -1054,14 +1054,14 @@ def test_one_call_reads_agree_with_the_os_path(tmp_path_factory: pytest.TempPath
     def read(fileio: Any) -> tuple[list[Any], bytes, list[Any]]:
         monkeypatch.setattr(local_module, "_fileio", fileio)
         out = np.full(at + 8, 0xEE, dtype=np.uint8)
-        counts = store._read_ranges_into(plan, out)
+        counts = store.read_ranges_into(plan, out)
         whole = []
         for key in keys:
             value = np.full(4096, 0xEE, dtype=np.uint8)
-            whole.append((store._read_value_into(key, value), value.tobytes()))
+            whole.append((store.read_value_into(key, value), value.tobytes()))
             for n in (0, 1, 2500, 6000):  # the tail: a shard index at the end
                 tail = np.full(n + 8, 0xEE, dtype=np.uint8)
-                whole.append((store._read_tail_into(key, tail[:n]), tail.tobytes()))
+                whole.append((store.read_tail_into(key, tail[:n]), tail.tobytes()))
         return counts, out.tobytes(), whole
 
     kernel = local_module._fileio
@@ -1075,9 +1075,9 @@ def test_one_call_reads_of_special_files_are_missing_without_blocking(store: Loc
     store.set("zarr.json", b"{}")
     os.mkfifo(root / "pipe")
     out = np.zeros(16, dtype=np.uint8)
-    assert store._read_ranges_into([("pipe", [(0, 4, 0)]), ("zarr.json", [(0, 2, 4)])],
+    assert store.read_ranges_into([("pipe", [(0, 4, 0)]), ("zarr.json", [(0, 2, 4)])],
                                    out) == [None, 2]
     assert out[4:6].tobytes() == b"{}"
-    assert store._read_tail_into("pipe", out[:4]) is None
-    assert store._read_tail_into("zarr.json", out[:1]) == 1 and out[0] == ord("}")
-    assert store._read_value_into("pipe", out) is None
+    assert store.read_tail_into("pipe", out[:4]) is None
+    assert store.read_tail_into("zarr.json", out[:1]) == 1 and out[0] == ord("}")
+    assert store.read_value_into("pipe", out) is None

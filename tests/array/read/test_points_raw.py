@@ -1,5 +1,5 @@
 """Points (``vindex``) of chunks stored as raw elements, read in batches of whole chunks by
-one store call (``Store._read_elements_into``; LocalStore's is ``fileio.read_files_elements``):
+one store call (``Store.read_elements_into``; LocalStore's is ``fileio.read_files_elements``):
 same values as numpy and as the chunk-by-chunk path, on regular and rectilinear grids with
 edge chunks and missing chunks, on one thread or two; a chunk of the wrong size is still
 reported naming its key; stores without the batch call read chunk by chunk."""
@@ -57,7 +57,7 @@ def _in_threads(threads: int, fn):
 @pytest.fixture
 def no_batch(monkeypatch: pytest.MonkeyPatch):
     def off() -> None:
-        monkeypatch.setattr(zarr3c.LocalStore, "_read_elements_into",
+        monkeypatch.setattr(zarr3c.LocalStore, "read_elements_into",
                             lambda self, *args: None)
     return off
 
@@ -77,7 +77,7 @@ def test_points_equal_numpy_and_the_chunk_by_chunk_path(
     expected = data[coords]
     got = _in_threads(threads, lambda: a.vindex[coords])
     np.testing.assert_array_equal(got, expected)
-    monkeypatch.setattr(zarr3c.LocalStore, "_read_elements_into", lambda self, *args: None)
+    monkeypatch.setattr(zarr3c.LocalStore, "read_elements_into", lambda self, *args: None)
     np.testing.assert_array_equal(_in_threads(threads, lambda: a.vindex[coords]), got)
 
 
@@ -95,7 +95,7 @@ def test_whole_chunks_go_to_the_store_in_a_few_batches(tmp_path, monkeypatch, th
 
     monkeypatch.setattr(local_module._fileio, "read_files_elements", spy)
     monkeypatch.setattr(zarr3c.LocalStore, "get", lambda self, key: pytest.fail(key))
-    monkeypatch.setattr(zarr3c.LocalStore, "_read_value_into",
+    monkeypatch.setattr(zarr3c.LocalStore, "read_value_into",
                         lambda self, key, out: pytest.fail(key))
     rows, cols = np.meshgrid(np.arange(40), np.arange(40), indexing="ij")
     got = _in_threads(threads, lambda: a.vindex[rows.ravel(), cols.ravel()])
@@ -125,7 +125,7 @@ def test_a_store_without_the_batch_call_reads_chunk_by_chunk(tmp_path) -> None:
     a = zarr3c.create_array(zarr3c.MemoryStore(), shape=(40, 40), dtype="<u2", chunks=(8, 8),
                             compressors=None)
     a[...] = data
-    assert a._store._read_elements_into(["c/0/0"], np.array([128]), np.empty(128, np.uint8),
+    assert a._store.read_elements_into(["c/0/0"], np.array([128]), np.empty(128, np.uint8),
                                         np.array([0]), np.array([0]), np.array([], np.int64),
                                         np.empty(1, np.uint8), np.array([], np.int64), 2) is None
     sel = tuple(np.indices((40, 40)).reshape(2, -1))

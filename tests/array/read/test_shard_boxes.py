@@ -191,16 +191,16 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
     a[0:2, 5:10, 3:6] = -1  # an inner chunk of fill only: not stored
     data[0:2, 5:10, 3:6] = -1
     calls: list[list[tuple[int, int, int]]] = []
-    original = type(store)._read_ranges_into
+    original = type(store).read_ranges_into
 
     def spy(self, requests, out):
         calls.extend(ranges for _, ranges in requests)
         return original(self, requests, out)
 
-    monkeypatch.setattr(type(store), "_read_ranges_into", spy)
+    monkeypatch.setattr(type(store), "read_ranges_into", spy)
     # LocalStore reads the index and the inner chunk in one call: what it read, per call.
     fused: list[tuple[int | None, int, list[int], list[int]]] = []
-    original_fused = type(store)._read_shard_parts
+    original_fused = type(store).read_shard_parts
 
     def spy_fused(self, key, index, at_end, slots, los, his, expect, staging, ats, lens):
         size = original_fused(self, key, index, at_end, slots, los, his, expect, staging,
@@ -208,7 +208,7 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
         fused.append((size, staging.nbytes, ats.tolist(), lens.tolist()))
         return size
 
-    monkeypatch.setattr(type(store), "_read_shard_parts", spy_fused)
+    monkeypatch.setattr(type(store), "read_shard_parts", spy_fused)
 
     def no_shard_reader(*args, **kwargs):
         raise AssertionError("an inner chunk wanted whole went through the shard reader")
@@ -245,7 +245,7 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
 @pytest.mark.parametrize("store_kind", ["local", "memory"])
 def test_a_shard_index_at_the_end_is_read_as_the_shard_s_tail(tmp_path, monkeypatch,
                                                                store_kind) -> None:
-    """StoreRanges reads a lone suffix (the index) through Store._read_tail_into: one call
+    """StoreRanges reads a lone suffix (the index) through Store.read_tail_into: one call
     per index read, whatever the store; a shard shorter than its index is an error naming
     it, and reads as numpy otherwise."""
     store = zarr3c.LocalStore(tmp_path) if store_kind == "local" else zarr3c.MemoryStore()
@@ -254,13 +254,13 @@ def test_a_shard_index_at_the_end_is_read_as_the_shard_s_tail(tmp_path, monkeypa
                             codecs=[_codec((4,), "end")])
     a[...] = data
     tails: list[tuple[str, int]] = []
-    real = type(store)._read_tail_into
+    real = type(store).read_tail_into
 
     def spy(self, key, out):
         tails.append((key, len(out)))
         return real(self, key, out)
 
-    monkeypatch.setattr(type(store), "_read_tail_into", spy)
+    monkeypatch.setattr(type(store), "read_tail_into", spy)
     first = a.chunk_key((0,))
     index = a._sharding.read_index(a._ranges_of(first), (8,), key=first)
     index_n = a._sharding.index_nbytes((8,))
@@ -413,13 +413,13 @@ def test_compressed_inner_chunks_too_large_for_one_call_read_the_index_first(
     a[3:6, 4:8] = 7  # (an inner chunk of fill only: not stored)
     data[3:6, 4:8] = 7
     calls: list[int | None] = []
-    real = type(store)._read_shard_parts
+    real = type(store).read_shard_parts
 
     def spy(self, *args):
         calls.append(real(self, *args))
         return calls[-1]
 
-    monkeypatch.setattr(type(store), "_read_shard_parts", spy)
+    monkeypatch.setattr(type(store), "read_shard_parts", spy)
     for box in (np.s_[1:5, 2:7], np.s_[0:3, 0:4], np.s_[4, 5], np.s_[2:4, 3:5]):
         calls.clear()
         np.testing.assert_array_equal(a[box], data[box])

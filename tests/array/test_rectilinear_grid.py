@@ -22,7 +22,7 @@ import zarr3c
 from zarr3c.chunk_grids import RectilinearChunkGrid, RegularChunkGrid
 from zarr3c.errors import MetadataError
 
-CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 FIXTURE_DOCS = CONFORMANCE / "zarr-python-zarr-metadata-fixtures" / "v3" / "array"
 
 

@@ -1,4 +1,4 @@
-"""Stored bytes read into per-thread scratch memory (``Store._read_value_into``,
+"""Stored bytes read into per-thread scratch memory (``Store.read_value_into``,
 ``StoreRanges``) rather than fresh ``bytes`` per chunk.
 
 Where the store reads into memory (LocalStore), a chunk's stored bytes that are decoded and
@@ -49,11 +49,11 @@ def test_read_value_into_copies_what_fits_and_returns_the_size(tmp_path_factory,
         raw = empty_aligned(room + skew + 8, always=True)
         raw[...] = 0xEE
         out = raw[skew:skew + room]
-        assert store._read_value_into("a/k", out) == size
+        assert store.read_value_into("a/k", out) == size
         n = min(size, room)
         assert out[:n].tobytes() == value[:n]
         assert (raw[:skew] == 0xEE).all() and (raw[skew + n:] == 0xEE).all()  # nothing else
-        assert store._read_value_into("a/missing", out) is None
+        assert store.read_value_into("a/missing", out) is None
 
 
 def test_only_stores_that_read_into_memory_say_so(tmp_path) -> None:

@@ -146,7 +146,7 @@ def test_a_raw_chunk_of_the_wrong_size_is_named_by_the_one_chunk_path(tmp_path, 
 def test_a_box_across_raw_chunks_of_a_local_store_takes_the_one_box_path(
         monkeypatch, tmp_path, where: str) -> None:
     """On a LocalStore a box across up to 8 raw chunks is read piece by piece into one
-    output (``Store._read_box_into``, missing chunks filled), never planned by
+    output (``Store.read_box_into``, missing chunks filled), never planned by
     ``_read_boxes``; a store without that read (memory), boxes across more chunks and boxes
     spanning more than half of a chunk's bytes go there."""
     store = "memory://" if where == "memory" else zarr3c.LocalStore(tmp_path)
