@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from zarr3c._kernels import _reference as ref
 from zarr3c._kernels import zstd_ctx
-from zarr3c._kernels.copy import OuterPieces
+from zarr3c._kernels.scatter import OuterPieces
 from zarr3c.codecs import zstd as zstd_module
 from zarr3c.codecs.zstd import ZstdCodec
 

@@ -1,4 +1,5 @@
-"""Typed Cython kernels: grid lookup, strided copy, layout conversion.
+"""Typed Cython kernels: strided copy, gathers and scatters, grid lookup, box plans, layout
+conversion, shard indexes, zstd and file reads.
 
 Imports nothing from zarr3c.  Only flat typed buffers and integers cross the boundary.  Each
 entry point validates its arguments in O(ndim) and then runs a ``noexcept nogil`` core; a
@@ -16,7 +17,7 @@ import importlib.util
 import os
 
 # The kernels every zarr3c install has (fileio is built on POSIX systems only).
-REQUIRED = ("copy", "grid", "layout", "shard", "zstd_ctx")
+REQUIRED = ("copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx")
 
 _absent = [name for name in REQUIRED if importlib.util.find_spec(f"{__name__}.{name}") is None]
 if _absent:

@@ -1,12 +1,12 @@
 """Pure-numpy reference implementations of every compiled kernel (the tests' oracle).
 
-Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``layout.pyx``,
-``grid.pyx``, ``shard.pyx`` and ``fileio.pyx`` (see the ``.pyi`` stubs), written the obvious
-way with numpy, ``os`` and Python integers and independently of the Cython code paths: strided
-regions become
-``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
-come from ``numpy.searchsorted`` and run-length grouping.  Not meant to be fast; meant to be
-clearly right.  Error messages are shorter than the kernels'.
+Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``scatter.pyx``,
+``layout.pyx``, ``grid.pyx``, ``boxes.pyx``, ``shard.pyx`` and ``fileio.pyx`` (see the ``.pyi``
+stubs), written the obvious way with numpy, ``os`` and Python integers and independently of
+the Cython code paths: strided regions become ``numpy.lib.stride_tricks.as_strided`` views
+with a ``V<itemsize>`` data type, projections come from ``numpy.searchsorted`` and run-length
+grouping.  Not meant to be fast; meant to be clearly right.  Error messages are shorter than
+the kernels'.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def copy_elements(
     dst_offsets: NDArray[np.int64],
     itemsize: int,
 ) -> None:
-    """Reference of :func:`zarr3c._kernels.copy.copy_elements`."""
+    """Reference of :func:`zarr3c._kernels.scatter.copy_elements`."""
     s, so, do = _u8(src), _ints(src_offsets), _ints(dst_offsets)
     if len(so) != len(do):
         raise ValueError("copy_elements: offset arrays differ in length")
@@ -201,7 +201,7 @@ def copy_outer(
     counts: NDArray[np.int64],
     itemsize: int,
 ) -> None:
-    """Reference of :func:`zarr3c._kernels.copy.copy_outer` (the offsets expanded with
+    """Reference of :func:`zarr3c._kernels.scatter.copy_outer` (the offsets expanded with
     ``np.add.outer``, then :func:`copy_elements`)."""
     c = _ints(counts)
     if len(c) > 64 or any(n < 0 for n in c) or itemsize < 1:
@@ -417,7 +417,7 @@ def group_points_regular(
 def basic_box(
     key: Any, shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool] | None:
-    """Reference of :func:`zarr3c._kernels.grid.basic_box` (``slice.indices``)."""
+    """Reference of :func:`zarr3c._kernels.boxes.basic_box` (``slice.indices``)."""
     key = key if type(key) is tuple else (key,)
     ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
     if len(ellipses) > 1 or len(key) - len(ellipses) > len(shape):
@@ -521,7 +521,7 @@ def copy_pieces(
     shapes: NDArray[np.int64],
     itemsize: int,
 ) -> None:
-    """Reference of :func:`zarr3c._kernels.copy.copy_pieces`: copy_strided per piece, all
+    """Reference of :func:`zarr3c._kernels.scatter.copy_pieces`: copy_strided per piece, all
     validated first."""
     n, ndim = len(src_offsets), len(src_strides)
     _check_pieces("copy_pieces", n, dst_offsets, dst_strides, shapes, ndim)
@@ -544,7 +544,7 @@ def fill_pieces(
     shapes: NDArray[np.int64],
     value: ReadBuffer,
 ) -> None:
-    """Reference of :func:`zarr3c._kernels.copy.fill_pieces`."""
+    """Reference of :func:`zarr3c._kernels.scatter.fill_pieces`."""
     n, ndim = len(dst_offsets), shapes.shape[1]
     _check_pieces("fill_pieces", n, dst_offsets, dst_strides, shapes, ndim)
     vbuf = _u8(value)
@@ -579,7 +579,7 @@ def _box_ranges(starts: NDArray[np.int64], stops: NDArray[np.int64],
 
 def count_box_pieces(starts: NDArray[np.int64], stops: NDArray[np.int64],
                      chunk_shape: NDArray[np.int64]) -> int:
-    """Reference of :func:`zarr3c._kernels.grid.count_box_pieces`."""
+    """Reference of :func:`zarr3c._kernels.boxes.count_box_pieces`."""
     _check_boxes("count_box_pieces", starts, stops, chunk_shape)
     total = sum(int(np.prod([len(r) for r in rs], dtype=object))
                 for rs in _box_ranges(starts, stops, chunk_shape))
@@ -602,7 +602,7 @@ def plan_box_pieces(
     dst_strides: NDArray[np.int64],
     box_offsets: NDArray[np.int64],
 ) -> None:
-    """Reference of :func:`zarr3c._kernels.grid.plan_box_pieces`: the pieces by
+    """Reference of :func:`zarr3c._kernels.boxes.plan_box_pieces`: the pieces by
     ``itertools.product`` over each box's chunk ranges."""
     total = count_box_pieces(starts, stops, chunk_shape)
     nd = len(chunk_shape)
@@ -881,7 +881,7 @@ def box_chunk_pieces(start: tuple[int, ...], stop: tuple[int, ...],
                      chunk_shape: NDArray[np.int64], chunk_strides: NDArray[np.int64],
                      itemsize: int, max_pieces: int
                      ) -> list[tuple[tuple[int, ...], list[int], list[int], int, int, int]] | None:
-    """grid.box_chunk_pieces with numpy arithmetic: every chunk of the box's range in C order
+    """boxes.box_chunk_pieces with numpy arithmetic: every chunk of the box's range in C order
     (``itertools.product``), the piece its intersection with the box."""
     fn = "box_chunk_pieces"
     chunks, strides = np.asarray(chunk_shape, np.int64), np.asarray(chunk_strides, np.int64)
@@ -912,7 +912,7 @@ def plan_box_in_cell(start: tuple[int, ...], stop: tuple[int, ...],
                      cell_shape: NDArray[np.int64], chunk_shape: NDArray[np.int64],
                      chunk_strides: NDArray[np.int64], itemsize: int, max_pieces: int
                      ) -> tuple[tuple[int, ...], NDArray[np.int64]] | None:
-    """grid.plan_box_in_cell from :func:`plan_box_pieces` of the one box: its pieces, their
+    """boxes.plan_box_in_cell from :func:`plan_box_pieces` of the one box: its pieces, their
     slots numbered in the cell with ``numpy.ravel_multi_index``."""
     nd = len(cell_shape)
     cells, chunks = _ints(cell_shape), _ints(chunk_shape)

@@ -1,6 +1,8 @@
-# The copy core, shared with layout.pyx (transposes are this copy with permuted strides).
+# The strided copy core, shared with scatter.pyx (many regions or elements per call),
+# layout.pyx (transposes are this copy with permuted strides) and fileio.pyx (a box read from a
+# file).
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport INT64_MIN, int64_t, uint8_t
 
 cdef enum:
     # numpy's own limit (NPY_MAXDIMS in numpy 2); lets the cores keep their per-dimension state
@@ -13,57 +15,44 @@ cdef void copy_core(
     const int64_t* shape, Py_ssize_t ndim, int64_t itemsize,
 ) noexcept nogil
 
-# Many regions of one source at once (copy_pieces), shared with zstd_ctx.pyx, which decodes
-# each inner chunk of a batch and copies its pieces out without the GIL in between.
-cdef int check_pieces(
-    str fn, Py_ssize_t p0, Py_ssize_t p1, const int64_t* src_offsets,
-    const int64_t* src_strides, Py_ssize_t slen, const int64_t* dst_offsets,
-    const int64_t* dst_strides, const int64_t* shapes, Py_ssize_t dlen, Py_ssize_t ndim,
-    int64_t itemsize, uint8_t* live,
-) except -1
-
-cdef Py_ssize_t copy_live_pieces(
-    const uint8_t* src, Py_ssize_t slen, const int64_t* src_offsets,
-    const int64_t* src_strides, uint8_t* dst, Py_ssize_t dlen, const int64_t* dst_offsets,
-    const int64_t* dst_strides, const int64_t* shapes, Py_ssize_t p0, Py_ssize_t p1,
-    Py_ssize_t ndim, int64_t itemsize, const uint8_t* live,
+cdef void fill_core(
+    uint8_t* dst, int64_t dst_offset, const int64_t* dst_strides, const int64_t* shape,
+    Py_ssize_t ndim, const uint8_t* value, int64_t itemsize,
 ) noexcept nogil
 
-cdef int _check_pieces(
-    str fn, Py_ssize_t n, const int64_t[::1] dst_offsets, const int64_t[:, ::1] dst_strides,
-    const int64_t[:, ::1] shapes, Py_ssize_t ndim,
-) except -1
 
-# The runs of a batch call (zstd_ctx.pyx, fileio.pyx): which pieces or elements each of its
-# frames or files feeds.
-cdef int take_runs(
-    str fn, str item, int64_t* runs, const int64_t[::1] starts, const int64_t[::1] stops,
-    Py_ssize_t n, Py_ssize_t limit,
-) except -1
+# Defined here rather than in copy.pyx so that every module checking regions (copy.pyx once
+# per call, scatter.pyx once per piece) compiles its own inlinable copy.
+cdef inline bint region_fits(
+    Py_ssize_t buflen, int64_t offset, const int64_t* strides, const int64_t* shape,
+    Py_ssize_t ndim, int64_t itemsize,
+) noexcept nogil:
+    """Whether a non-empty region (offset >= 0, extents >= 1) lies inside ``buflen`` bytes.
 
-# Element gathers (copy_elements), shared with zstd_ctx.pyx and fileio.pyx, which decode or
-# read each chunk of a batch and copy its elements out without the GIL in between.
-cdef int check_element_runs(
-    str fn, str item, const int64_t* runs, Py_ssize_t n, const int64_t[::1] src_offsets,
-    const int64_t[::1] dst_offsets, const int64_t* rooms, Py_ssize_t room, Py_ssize_t dlen,
-    int64_t itemsize, str name,
-) except -1
-
-cdef Py_ssize_t copy_element_run(
-    const int64_t* runs, Py_ssize_t k, const uint8_t* src, Py_ssize_t slen,
-    const int64_t* src_offsets, uint8_t* dst, Py_ssize_t dlen, const int64_t* dst_offsets,
-    int64_t itemsize,
-) noexcept nogil
-
-# Outer-product copies (copy_outer) in bulk, shared with zstd_ctx.pyx, which decodes each inner
-# chunk of a batch and copies its pieces out without the GIL in between.
-cdef class OuterPieces:
-    cdef int64_t* bounds
-    cdef int64_t* counts
-    cdef int64_t* src_offsets
-    cdef int64_t* dst_offsets
-    cdef uint8_t* inner_run
-    cdef Py_ssize_t n, ndim, slen, dlen
-    cdef int64_t itemsize
-    cdef void copy(self, Py_ssize_t p0, Py_ssize_t p1, const uint8_t* src,
-                   uint8_t* dst) noexcept nogil
+    Rather than computing the lowest and highest byte touched (which can overflow int64 for
+    absurd strides), spend two budgets: the bytes below the offset, which negative strides
+    use up, and the bytes above the first element, which positive strides use up.  Each step
+    compares before it multiplies, so nothing can wrap around.
+    """
+    cdef Py_ssize_t i
+    cdef int64_t below, above, st, n1
+    if not (offset <= buflen and itemsize <= buflen - offset):
+        return False
+    below = offset
+    above = buflen - offset - itemsize
+    for i in range(ndim):
+        n1 = shape[i] - 1
+        st = strides[i]
+        if n1 == 0 or st == 0:
+            continue
+        if st == INT64_MIN:
+            return False
+        if st > 0:
+            if st > above // n1:
+                return False
+            above -= st * n1
+        else:
+            if -st > below // n1:
+                return False
+            below -= -st * n1
+    return True

@@ -2,26 +2,27 @@
 
 A LocalStore read of one chunk is ``open``, ``fstat``, ``pread`` and ``close``: through
 ``os`` each releases and retakes the GIL, and when other threads are running Python
-meanwhile every retake waits its turn.  Measured here: 512 chunk reads of a point selection
-spent 2.6x longer in those calls with two threads than with one, so two threads were no
-faster than one.  :func:`read_ranges_into` makes the four calls without the GIL, once.
+meanwhile every retake waits its turn, so that two threads reading chunks are no faster than
+one.  :func:`read_ranges_into` makes the four calls without the GIL, once (the ``one call``
+and ``os`` rows of ``bench_stores.LocalStoreOneCallReads`` track the difference).
 
 Errors are not interpreted here: the caller gets ``errno`` and reads again through ``os``,
 which reports them.  Its reference is that path (``zarr3c.stores.local``).
 
 :func:`read_files_elements` reads a batch of whole chunk files one after another into one
-scratch buffer and copies each one's elements out (``copy.copy_elements``), with the GIL
+scratch buffer and copies each one's elements out (``scatter.copy_elements``), with the GIL
 released once for the batch: a point selection on an uncompressed chunked array otherwise
-gives it up and retakes it twice per chunk, and with two threads each retake waited longer
-than the read (measured: 10 us of Python per chunk added 35 us per chunk to two threads).
-Its reference is :func:`read_ranges_into` then ``copy_elements`` per file.
+gives it up and retakes it twice per chunk, and with two threads each retake can wait longer
+than the read (``bench_stores.LocalStoreOneCallReads``, ``batch`` against ``one call``).  Its
+reference is :func:`read_ranges_into` then ``copy_elements`` per file.
 
 :func:`populate` faults in the pages of a fresh buffer that a read is about to fill
 (Linux's ``MADV_POPULATE_WRITE``), so that another thread can take those page faults while
-the reading thread reads or decodes: a fresh 512 KiB output costs 128 faults, about as long
-as reading the chunk file.  It never changes the buffer's contents; its reference does
-nothing.  :func:`resident_pages` tells whether a buffer is fresh (``mincore``): memory the
-allocator reused takes no faults, and a helper would only cost its hand-off.
+the reading thread reads or decodes: a fresh output takes one fault per page, which can
+take about as long as reading the chunk file (``bench_array_io.KeptChunkReads``).  It never
+changes the buffer's contents; its reference does nothing.  :func:`resident_pages` tells
+whether a buffer is fresh (``mincore``): memory the allocator reused takes no faults, and a
+helper would only cost its hand-off.
 """
 
 from libc.errno cimport EINTR, ENOSYS, errno
@@ -34,13 +35,8 @@ from posix.unistd cimport close as c_close
 from posix.unistd cimport pread as c_pread
 from posix.unistd cimport _SC_PAGESIZE, sysconf
 
-from zarr3c._kernels.copy cimport (
-    MAX_NDIM,
-    check_element_runs,
-    copy_core,
-    copy_element_run,
-    take_runs,
-)
+from zarr3c._kernels.copy cimport MAX_NDIM, copy_core
+from zarr3c._kernels.scatter cimport check_element_runs, copy_element_run, take_runs
 
 import numpy as np
 
@@ -301,7 +297,8 @@ def read_ranges_into(bytes path, uint8_t[::1] buf, const int64_t[::1] starts,
 
 #: Where a box's span lands in read_box_into's staging: at the file offset's place in a
 #: page, so that the kernel's copy runs between addresses a whole number of pages apart
-#: (at 1-31 bytes off it is several times slower; zarr3c._buffers)
+#: (a copy between addresses a few bytes off that is much slower; see zarr3c._buffers, and
+#: bench_stores.LocalStoreSuite.time_read_into_1mib_16_bytes_into_a_page)
 cdef enum:
     _PAGE = 4096
 
@@ -506,7 +503,7 @@ def read_files_elements(
 ):
     """For each ``k``: read the file at ``paths[k]`` whole into ``scratch`` when it is a
     regular file of exactly ``sizes[k]`` bytes, then copy elements ``run_starts[k] <= i <
-    run_stops[k]`` of it to ``dst`` as ``copy.copy_elements(scratch[:sizes[k]],
+    run_stops[k]`` of it to ``dst`` as ``scatter.copy_elements(scratch[:sizes[k]],
     src_offsets, dst, dst_offsets, itemsize)`` copies them (in order: the last of repeated
     destinations wins); the GIL released once for all.
 

@@ -1,10 +1,11 @@
 """C/F memory layout conversion and axis transposes of whole chunks, in bytes.
 
-Seed 003 ("Chunk memory layouts" and the ``transpose`` codec) stores a chunk's elements in C
-order or in any permutation of its axes; e.g. ``{"name": "transpose", "configuration":
-{"order": [2, 0, 1]}}`` encodes ``chunk.transpose((2, 0, 1))`` in C order, and F order is
-``order = reversed(range(ndim))``.  A transpose is the strided copy of :mod:`.copy` with the
-source strides permuted, so it shares that kernel's nogil core.
+The ``transpose`` codec
+(https://zarr-specs.readthedocs.io/en/latest/v3/codecs/transpose/index.html) stores a chunk's
+elements in C order or in any permutation of its axes; e.g. ``{"name": "transpose",
+"configuration": {"order": [2, 0, 1]}}`` encodes ``chunk.transpose((2, 0, 1))`` in C order,
+and F order is ``order = reversed(range(ndim))``.  A transpose is the strided copy of
+:mod:`.copy` with the source strides permuted, so it shares that kernel's nogil core.
 """
 
 from libc.stdint cimport int64_t, uint8_t
@@ -14,6 +15,8 @@ from zarr3c._kernels.copy cimport MAX_NDIM, copy_core
 __all__ = ["transpose_into"]
 
 
+# (Over 100 lines with its docstring: most of the body is the argument checks that make the
+# unchecked nogil copy safe, kept in one place before it.)
 def transpose_into(
     const uint8_t[::1] src not None,
     const int64_t[::1] shape not None,

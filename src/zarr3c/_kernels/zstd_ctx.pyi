@@ -4,7 +4,8 @@ zstd_ctx.pyx)."""
 import numpy as np
 from numpy.typing import NDArray
 
-from zarr3c._kernels.copy import OuterPieces, ReadBuffer
+from zarr3c._kernels.copy import ReadBuffer
+from zarr3c._kernels.scatter import OuterPieces
 
 def bind(
     create_dctx: int, free_dctx: int, decompress_dctx: int, is_error: int, version: int,
@@ -65,7 +66,7 @@ def decompress_pieces(
     itemsize: int,
 ) -> list[int]:
     """Per k: decompress_into(frames[k], scratch), then copy pieces
-    [piece_starts[k], piece_stops[k]) of scratch to dst as copy.copy_pieces does.  Returns
+    [piece_starts[k], piece_stops[k]) of scratch to dst as scatter.copy_pieces does.  Returns
     the k whose frames did not decode to exactly len(scratch) bytes (their pieces are not
     copied).  ValueError (before decoding) for pieces outside scratch or dst.  RuntimeError
     if unbound.  GIL released once."""
@@ -81,7 +82,7 @@ def decompress_elements(
     itemsize: int,
 ) -> list[int]:
     """Per k: decompress_into(frames[k], scratch), then copy elements
-    [run_starts[k], run_stops[k]) of scratch to dst as copy.copy_elements does.  Returns the
+    [run_starts[k], run_stops[k]) of scratch to dst as scatter.copy_elements does.  Returns the
     k whose frames did not decode to exactly len(scratch) bytes (their elements are not
     copied).  ValueError (before decoding) for elements outside scratch or dst.
     RuntimeError if unbound.  GIL released once."""
@@ -95,7 +96,7 @@ def decompress_outer(
     dst: NDArray[np.uint8],
 ) -> list[int]:
     """Per k: decompress_into(frames[k], scratch), then copy pieces [piece_starts[k],
-    piece_stops[k]) of pieces (each as copy.copy_outer copies it) from scratch to dst.
+    piece_stops[k]) of pieces (each as scatter.copy_outer copies it) from scratch to dst.
     Returns the k whose frames did not decode to exactly len(scratch) bytes (their pieces
     are not copied).  ValueError (before decoding) for scratch or dst shorter than the
     pieces were checked against, or runs outside them.  RuntimeError if unbound.  GIL

@@ -1,8 +1,9 @@
 """zstd frame decoding with one decompression context per thread, kept between calls.
 
 ``numcodecs.zstd.decompress`` makes (and frees) a new zstd context on every call: a fixed
-13-20 us in this VM, mostly zstd's CPU feature probe (``cpuid`` traps to the hypervisor),
-which a sharded read pays once per inner chunk.  This module calls the same libzstd, the one
+cost, mostly zstd's CPU feature probe (``cpuid``, which traps to the hypervisor in a virtual
+machine), which a sharded read pays once per inner chunk (``bench_codecs.ZstdCallCost``
+tracks it).  This module calls the same libzstd, the one
 numcodecs bundles, through function pointers that :func:`bind` receives (their addresses,
 looked up by the caller), and keeps a context per thread.  Nothing here links against zstd
 itself: until :func:`bind` succeeds, :func:`available` is False and callers use numcodecs.
@@ -20,14 +21,14 @@ compression context kept per thread (bound separately: :func:`bind_compress`), w
 parameters ``numcodecs.zstd.compress`` sets (level and checksum flag), so that its frames are
 byte for byte numcodecs' (its reference).  numcodecs makes a context per call and returns a
 new ``bytes`` of zstd's worst-case size: a fresh workspace and output per chunk, whose page
-faults were 4-5% of a numcodecs encode loop over 64 KiB inputs here (perf).
+faults are a visible part of a sharded write (``bench_codecs.ZstdInnerEncode``).
 
 :func:`decompress_pieces` decodes a batch of a shard's inner chunks one after another into
-one scratch buffer and copies each one's pieces out (``copy.copy_pieces``), with the GIL
+one scratch buffer and copies each one's pieces out (``scatter.copy_pieces``), with the GIL
 released once for the batch rather than taken back twice per inner chunk; its reference is
 ``decompress_into`` then ``copy_pieces`` per chunk.  :func:`decompress_elements` is the same
-for points (``copy.copy_elements``), :func:`decompress_outer` for outer products
-(``copy.copy_outer``).
+for points (``scatter.copy_elements``), :func:`decompress_outer` for outer products
+(``scatter.copy_outer``).
 """
 
 import threading
@@ -37,11 +38,11 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
-from zarr3c._kernels.copy cimport (
-    MAX_NDIM,
+from zarr3c._kernels.copy cimport MAX_NDIM
+from zarr3c._kernels.scatter cimport (
     OuterPieces,
-    _check_pieces,
     check_element_runs,
+    check_piece_rows,
     check_pieces,
     copy_element_run,
     copy_live_pieces,
@@ -241,8 +242,8 @@ def compress_into(const uint8_t[::1] src, uint8_t[::1] dst, int level, bint chec
         if not _is_error(result):
             result = _compress2(ctx.ptr, dst_ptr, dst_size, src_ptr, src_size)
     if _is_error(result):
-        # A context whose compression failed (measured: a dst found too small) fails every
-        # later one too: this thread makes a new one next time.
+        # A context whose compression failed (e.g. a dst found too small) fails every later
+        # one too: this thread makes a new one next time.
         _local.cctx = None
         return -1
     return <Py_ssize_t>result
@@ -428,7 +429,7 @@ def decompress_pieces(
 ):
     """For each ``k``: decode the zstd frames ``frames[k]`` into ``scratch``, then copy
     pieces ``piece_starts[k] <= p < piece_stops[k]`` of it to ``dst`` as
-    ``copy.copy_pieces(scratch, src_offsets, src_strides, dst, dst_offsets, dst_strides,
+    ``scatter.copy_pieces(scratch, src_offsets, src_strides, dst, dst_offsets, dst_strides,
     shapes, itemsize)`` copies them; the GIL released once for all.
 
     Returns the list of ``k`` whose frames did not decode to exactly ``len(scratch)`` bytes
@@ -447,7 +448,7 @@ def decompress_pieces(
     cdef Py_ssize_t changed = -1
     cdef _Batch batch = _Batch("decompress_pieces", frames, piece_starts, piece_stops, npieces,
                                scratch)
-    _check_pieces("decompress_pieces", npieces, dst_offsets, dst_strides, shapes, ndim)
+    check_piece_rows("decompress_pieces", npieces, dst_offsets, dst_strides, shapes, ndim)
     if itemsize < 1:
         raise ValueError(f"decompress_pieces: itemsize = {itemsize} must be >= 1")
     cdef Py_ssize_t slen = batch.slen, dlen = dst.shape[0]
@@ -490,7 +491,7 @@ def decompress_elements(
 ):
     """For each ``k``: decode the zstd frames ``frames[k]`` into ``scratch``, then copy
     elements ``run_starts[k] <= i < run_stops[k]`` of it to ``dst`` as
-    ``copy.copy_elements(scratch, src_offsets, dst, dst_offsets, itemsize)`` copies them (in
+    ``scatter.copy_elements(scratch, src_offsets, dst, dst_offsets, itemsize)`` copies them (in
     order: the last of repeated destinations wins); the GIL released once for all.
 
     Returns the list of ``k`` whose frames did not decode to exactly ``len(scratch)`` bytes:
@@ -534,7 +535,7 @@ def decompress_outer(
 ):
     """For each ``k``: decode the zstd frames ``frames[k]`` into ``scratch``, then copy the
     outer-product pieces ``piece_starts[k] <= p < piece_stops[k]`` of ``pieces`` (a
-    ``copy.OuterPieces``: each piece as ``copy.copy_outer`` copies it) from it to ``dst``;
+    ``scatter.OuterPieces``: each piece as ``scatter.copy_outer`` copies it) from it to ``dst``;
     the GIL released once for all.
 
     Returns the list of ``k`` whose frames did not decode to exactly ``len(scratch)`` bytes:

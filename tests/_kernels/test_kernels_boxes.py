@@ -1,9 +1,12 @@
-"""Tests of the many-boxes kernels: grid.count_box_pieces / plan_box_pieces and
-copy.copy_pieces / fill_pieces.
+"""Tests of zarr3c._kernels.boxes: basic_box (the short path's parser for step-1 boxes),
+count_box_pieces / plan_box_pieces (many boxes per chunk), plan_box_in_cell (one box in one
+shard) and box_chunk_pieces (one box over a few chunks).
 
 Oracles: the pure-numpy twins in zarr3c._kernels._reference (twin == kernel on random
-inputs), and numpy itself: copying each planned piece out of the chunks of a random array
-rebuilds every box (``src[box]``), whatever the chunking.
+inputs), and numpy itself: the box basic_box names is what numpy's basic indexing selects
+(with numpy's result shape, and a scalar exactly when numpy gives one), and copying each
+planned piece out of the chunks of a random array rebuilds every box (``src[box]``),
+whatever the chunking.
 """
 
 from __future__ import annotations
@@ -16,10 +19,67 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zarr3c._kernels import _reference as ref
+from zarr3c._kernels import boxes, scatter
 from zarr3c._kernels import copy as kcopy
-from zarr3c._kernels import grid
 
 I64 = np.int64
+
+
+# -- basic_box -------------------------------------------------------------------------------------
+
+
+IMPLS = [pytest.param(boxes, id="cython"), pytest.param(ref, id="reference")]
+
+bound = st.one_of(st.none(), st.integers(-12, 12), st.sampled_from([-(10**30), 10**30]))
+entry = st.one_of(
+    st.integers(-12, 12),
+    st.builds(slice, bound, bound),
+    st.builds(slice, bound, bound, st.sampled_from([None, 1, 2, -1])),
+    st.just(Ellipsis),
+    st.sampled_from([None, True, np.int64(1), 1.0, [1], slice(1.0, 2), np.arange(2)]),
+)
+
+
+@st.composite
+def key_cases(draw: Any) -> tuple[Any, tuple[int, ...]]:
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 10), min_size=ndim, max_size=ndim)))
+    key = draw(st.one_of(entry, st.lists(entry, max_size=ndim + 2).map(tuple)))
+    return key, shape
+
+
+@settings(max_examples=500, deadline=None)
+@given(key_cases())
+def test_basic_box_twin_and_numpy_agree(case: Any) -> None:
+    key, shape = case
+    got = boxes.basic_box(key, shape)
+    assert got == ref.basic_box(key, shape)
+    if got is None:
+        return
+    start, stop, out_shape, scalar = got
+    a = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    expected = a[key]
+    assert np.shape(expected) == out_shape
+    assert scalar == (not isinstance(expected, np.ndarray))
+    box = a[tuple(slice(lo, hi) for lo, hi in zip(start, stop, strict=True))]
+    np.testing.assert_array_equal(box.reshape(out_shape), expected)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_basic_box_examples(impl: Any) -> None:
+    assert impl.basic_box((slice(10, 14), 5, slice(-3, None)), (256, 256, 256)) == (
+        (10, 5, 253), (14, 6, 256), (4, 3), False)
+    assert impl.basic_box((1, ..., 3), (4, 5, 6)) == ((1, 0, 3), (2, 5, 4), (5,), False)
+    assert impl.basic_box((1, 2, 3, ...), (4, 5, 6)) == ((1, 2, 3), (2, 3, 4), (), False)
+    assert impl.basic_box((1, 2, 3), (4, 5, 6)) == ((1, 2, 3), (2, 3, 4), (), True)
+    assert impl.basic_box(7, (5,)) is None  # out of bounds: the general path says so
+    assert impl.basic_box(slice(3, 3), (5,)) is None  # empty: the general path
+    assert impl.basic_box((..., ...), (5,)) is None
+    assert impl.basic_box((1, 2), (5,)) is None  # too many indices
+    assert impl.basic_box((), ()) == ((), (), (), True)
+
+
+# -- count_box_pieces / plan_box_pieces: many boxes on a regular grid -----------------------------
 
 
 @st.composite
@@ -57,7 +117,7 @@ def plan(impl: Any, starts: np.ndarray, stops: np.ndarray, chunks: tuple[int, ..
 @given(box_cases(), st.sampled_from([1, 2, 3, 8]))
 def test_plan_twin_equals_kernel_and_rebuilds_the_boxes(case: Any, itemsize: int) -> None:
     shape, chunks, starts, stops = case
-    got = plan(grid, starts, stops, chunks, itemsize)
+    got = plan(boxes, starts, stops, chunks, itemsize)
     want = plan(ref, starts, stops, chunks, itemsize)
     for name in got:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
@@ -77,7 +137,7 @@ def test_plan_twin_equals_kernel_and_rebuilds_the_boxes(case: Any, itemsize: int
         flat = chunk.reshape(-1).view(np.uint8)
         # src_ends is one past the last byte the piece touches
         assert got["src_ends"][p] <= flat.size
-        kcopy.copy_pieces(flat, got["src_offsets"][p:p + 1], strides, out,
+        scatter.copy_pieces(flat, got["src_offsets"][p:p + 1], strides, out,
                           got["dst_offsets"][p:p + 1], got["dst_strides"][p:p + 1],
                           got["counts"][p:p + 1], itemsize)
     for b in range(len(starts)):
@@ -96,7 +156,7 @@ BAD_PLANS = [
 ]
 
 
-@pytest.mark.parametrize("impl", [grid, ref], ids=["cython", "reference"])
+@pytest.mark.parametrize("impl", [boxes, ref], ids=["cython", "reference"])
 @pytest.mark.parametrize("starts, stops, chunks, why", BAD_PLANS, ids=[c[3] for c in BAD_PLANS])
 def test_bad_boxes_raise(impl: Any, starts: np.ndarray, stops: np.ndarray, chunks: list[int],
                          why: str) -> None:
@@ -104,7 +164,7 @@ def test_bad_boxes_raise(impl: Any, starts: np.ndarray, stops: np.ndarray, chunk
         impl.count_box_pieces(starts, stops, np.array(chunks, dtype=I64))
 
 
-@pytest.mark.parametrize("impl", [grid, ref], ids=["cython", "reference"])
+@pytest.mark.parametrize("impl", [boxes, ref], ids=["cython", "reference"])
 def test_plan_checks_its_outputs(impl: Any) -> None:
     starts, stops = np.array([[0, 0]], I64), np.array([[3, 3]], I64)
     chunks, strides = np.array([2, 2], I64), np.array([4, 2], I64)
@@ -121,83 +181,6 @@ def test_plan_checks_its_outputs(impl: Any) -> None:
         impl.plan_box_pieces(starts, stops, chunks, np.array([-4, 2], I64), 2, *good)
     with pytest.raises(ValueError):
         impl.plan_box_pieces(starts, stops, chunks, strides, 0, *good)
-
-
-@st.composite
-def piece_cases(draw: Any) -> dict[str, Any]:
-    ndim = draw(st.integers(0, 3))
-    itemsize = draw(st.sampled_from([1, 2, 4, 3]))
-    n = draw(st.integers(0, 6))
-    src_len = draw(st.integers(0, 200))
-    dst_len = draw(st.integers(0, 200))
-    ints = st.integers
-    return dict(
-        src=np.arange(src_len, dtype=np.uint8),
-        dst_len=dst_len,
-        src_offsets=np.array([draw(ints(-2, 120)) for _ in range(n)], I64),
-        src_strides=np.array([draw(ints(-8, 24)) for _ in range(ndim)], I64),
-        dst_offsets=np.array([draw(ints(-2, 120)) for _ in range(n)], I64),
-        dst_strides=np.array([[draw(ints(-8, 24)) for _ in range(ndim)] for _ in range(n)],
-                             I64).reshape(n, ndim),
-        shapes=np.array([[draw(ints(-1, 4)) for _ in range(ndim)] for _ in range(n)],
-                        I64).reshape(n, ndim),
-        itemsize=itemsize,
-    )
-
-
-def run_copy(impl: Any, c: dict[str, Any]) -> tuple[str, np.ndarray]:
-    dst = np.full(c["dst_len"], 0xEE, dtype=np.uint8)
-    try:
-        impl.copy_pieces(c["src"], c["src_offsets"], c["src_strides"], dst, c["dst_offsets"],
-                         c["dst_strides"], c["shapes"], c["itemsize"])
-    except ValueError:
-        return "error", dst
-    return "ok", dst
-
-
-@settings(max_examples=500, deadline=None)
-@given(piece_cases())
-def test_copy_pieces_twin_equals_kernel(c: dict[str, Any]) -> None:
-    """Same result, or ValueError from both (and then nothing written: all checks first).
-    Overlapping destinations are written in piece order by both."""
-    k_status, k_dst = run_copy(kcopy, c)
-    r_status, r_dst = run_copy(ref, c)
-    assert k_status == r_status
-    if k_status == "error":
-        assert (k_dst == 0xEE).all() and (r_dst == 0xEE).all()
-    else:
-        np.testing.assert_array_equal(k_dst, r_dst)
-
-
-@settings(max_examples=300, deadline=None)
-@given(piece_cases(), st.binary(min_size=1, max_size=4))
-def test_fill_pieces_twin_equals_kernel(c: dict[str, Any], value: bytes) -> None:
-    out = []
-    for impl in (kcopy, ref):
-        dst = np.full(c["dst_len"], 0xEE, dtype=np.uint8)
-        try:
-            impl.fill_pieces(dst, c["dst_offsets"], c["dst_strides"], c["shapes"],
-                             np.frombuffer(value, np.uint8))
-            out.append(("ok", dst))
-        except ValueError:
-            assert (dst == 0xEE).all()
-            out.append(("error", dst))
-    assert out[0][0] == out[1][0]
-    np.testing.assert_array_equal(out[0][1], out[1][1])
-
-
-@pytest.mark.parametrize("impl", [kcopy, ref], ids=["cython", "reference"])
-def test_pieces_validate_row_counts(impl: Any) -> None:
-    src, dst = np.zeros(16, np.uint8), np.zeros(16, np.uint8)
-    one, two = np.zeros(1, I64), np.zeros((1, 1), I64)
-    with pytest.raises(ValueError):
-        impl.copy_pieces(src, one, np.zeros(1, I64), dst, np.zeros(2, I64), two, two, 1)
-    with pytest.raises(ValueError):
-        impl.copy_pieces(src, one, np.zeros(2, I64), dst, one, two, two, 1)
-    with pytest.raises(ValueError):
-        impl.fill_pieces(dst, one, np.zeros((2, 1), I64), two, np.zeros(1, np.uint8))
-    with pytest.raises(ValueError):
-        impl.fill_pieces(dst, one, two, two, np.zeros(0, np.uint8))
 
 
 # -- plan_box_in_cell: one box inside one cell (a small read of a sharded array) ---------------
@@ -222,7 +205,7 @@ def test_box_in_cell_twin_equals_kernel_and_rebuilds_the_box(case: Any, itemsize
                         for d in range(len(chunks))], dtype=I64)
     args = (lo, hi, np.array(cells, I64), np.array(chunks, I64), strides, itemsize,
             max_pieces)
-    got, want = grid.plan_box_in_cell(*args), ref.plan_box_in_cell(*args)
+    got, want = boxes.plan_box_in_cell(*args), ref.plan_box_in_cell(*args)
     if want is None:
         assert got is None
         in_one = all(a // k == (b - 1) // k for a, b, k in zip(lo, hi, cells, strict=True))
@@ -251,7 +234,7 @@ def test_box_in_cell_twin_equals_kernel_and_rebuilds_the_box(case: Any, itemsize
                                                zip(corner, chunks, strict=True))])
         flat = chunk.reshape(-1).view(np.uint8)
         assert 0 <= src_lo[p] < src_hi[p] <= flat.size
-        kcopy.copy_pieces(flat, src_lo[p:p + 1], strides, out, dst_off[p:p + 1],
+        scatter.copy_pieces(flat, src_lo[p:p + 1], strides, out, dst_off[p:p + 1],
                           dst_strides[p:p + 1], counts[p:p + 1], itemsize)
     box = tuple(slice(a, b) for a, b in zip(lo, hi, strict=True))
     assert out.tobytes() == np.ascontiguousarray(src[box]).tobytes()
@@ -275,7 +258,7 @@ def test_box_in_cell_refusals(change: str) -> None:
         itemsize = 0
     else:
         strides = np.array([4, -2], I64)
-    for impl in (grid, ref):
+    for impl in (boxes, ref):
         with pytest.raises(ValueError):
             impl.plan_box_in_cell(lo, hi, cells, chunks, strides, itemsize, 8)
 
@@ -301,7 +284,7 @@ def test_box_chunk_pieces_twin_equals_kernel_and_rebuilds_the_box(case: Any,
     strides = np.array([itemsize * int(np.prod(chunks[d + 1:], dtype=I64))
                         for d in range(len(chunks))], dtype=I64)
     args = (lo, hi, np.array(chunks, I64), strides, itemsize, max_pieces)
-    got, want = grid.box_chunk_pieces(*args), ref.box_chunk_pieces(*args)
+    got, want = boxes.box_chunk_pieces(*args), ref.box_chunk_pieces(*args)
     assert got == want
     n = int(np.prod([(b - 1) // c - a // c + 1 for a, b, c in zip(lo, hi, chunks, strict=True)]))
     if got is None:
@@ -342,6 +325,6 @@ def test_box_chunk_pieces_refusals(change: str) -> None:
         hi = (2, 3, 4)
     else:
         itemsize = 0
-    for impl in (grid, ref):
+    for impl in (boxes, ref):
         with pytest.raises(ValueError):
             impl.box_chunk_pieces(lo, hi, chunks, strides, itemsize, 8)
