@@ -116,7 +116,7 @@ codecs: Registry[Any] = Registry(
         "zstd": "zarr3c.codecs.zstd:ZstdCodec",
         "blosc": "zarr3c.codecs.blosc:BloscCodec",
         "crc32c": "zarr3c.codecs.crc32c:Crc32cCodec",
-        "sharding_indexed": "zarr3c.codecs.sharding_indexed:ShardingCodec",
+        "sharding_indexed": "zarr3c.codecs.sharding:ShardingCodec",
         # numcodecs codecs under the names zarr-python 3 writes (not in the v3 spec)
         "numcodecs.zlib": "zarr3c.codecs.numcodecs_adapter:Zlib",
         "numcodecs.gzip": "zarr3c.codecs.numcodecs_adapter:GZip",

@@ -28,7 +28,7 @@ ts = pytest.importorskip("tensorstore", reason="tensorstore is not installed")
 from zarr.storage import LocalStore
 
 import zarr3c
-from zarr3c.codecs.sharding_indexed import (
+from zarr3c.codecs.sharding import (
     ShardingCodec,
     partial_read_codec,
     sharding_codec_dict,

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import zarr3c
 from zarr3c.codecs import CodecPipeline
 from zarr3c.codecs.crc32c import crc32c
-from zarr3c.codecs.sharding_indexed import (
+from zarr3c.codecs.sharding import (
     MISSING,
     ShardIndex,
     ShardingCodec,
