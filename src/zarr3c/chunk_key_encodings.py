@@ -1,6 +1,7 @@
 """Chunk key encodings: chunk grid coordinates <-> store keys (relative to the array's prefix).
 
-Zarr v3 core (and seed 003, "Chunk grids", for the ``c`` prefix and the separator):
+The v3 core specification's chunk key encodings
+(https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html):
 
 ``default``
     ``"c"`` followed by the coordinates, each preceded by the separator (``"/"`` by default,
@@ -102,7 +103,14 @@ def _check_separator(sep: Any) -> None:
 
 
 class ChunkKeyEncoding:
-    """Common base of the chunk key encodings: the interface and the shared ``to_dict``."""
+    """Common base of the chunk key encodings: the interface and the shared ``to_dict``.
+
+    Examples
+    --------
+    >>> from zarr3c.chunk_key_encodings import ChunkKeyEncoding, DefaultChunkKeyEncoding
+    >>> isinstance(DefaultChunkKeyEncoding(), ChunkKeyEncoding)
+    True
+    """
 
     __slots__ = ()
 
@@ -110,15 +118,80 @@ class ChunkKeyEncoding:
     separator: str
 
     def encode_chunk_key(self, coords: Sequence[int]) -> str:  # pragma: no cover - interface
+        """The store key of the chunk at grid coordinates ``coords``.
+
+        Parameters
+        ----------
+        coords : sequence of int
+            The chunk's grid coordinates (empty for a 0-d array).
+
+        Returns
+        -------
+        str
+            The key, relative to the array's prefix.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class; each encoding defines it.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import DefaultChunkKeyEncoding
+        >>> DefaultChunkKeyEncoding().encode_chunk_key((1, 23, 45))
+        'c/1/23/45'
+        """
         raise NotImplementedError
 
     def decode_chunk_key(
         self, key: str, *, ndim: int | None = None
     ) -> tuple[int, ...] | None:  # pragma: no cover - interface
+        """The grid coordinates of a chunk key: the inverse of :meth:`encode_chunk_key`.
+
+        Parameters
+        ----------
+        key : str
+            A key relative to the array's prefix.
+        ndim : int, optional
+            When given, keys with another number of coordinates are not chunk keys.
+
+        Returns
+        -------
+        tuple of int or None
+            The coordinates, or None if ``key`` is not a chunk key of this encoding.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class; each encoding defines it.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import DefaultChunkKeyEncoding
+        >>> DefaultChunkKeyEncoding().decode_chunk_key("c/1/23/45")
+        (1, 23, 45)
+        """
         raise NotImplementedError
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON ``chunk_key_encoding`` object (always with its configuration)."""
+        """The JSON ``chunk_key_encoding`` object (always with its configuration).
+
+        Returns
+        -------
+        dict
+            ``{"name": ..., "configuration": {"separator": ...}}``, as zarr-python writes it.
+
+        Raises
+        ------
+        None
+            Writing a configured encoding cannot fail.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import V2ChunkKeyEncoding
+        >>> V2ChunkKeyEncoding().to_dict()
+        {'name': 'v2', 'configuration': {'separator': '.'}}
+        """
         return {"name": self.name, "configuration": {"separator": self.separator}}
 
 
@@ -130,6 +203,18 @@ class DefaultChunkKeyEncoding(ChunkKeyEncoding):
     ----------
     separator
         ``"/"`` (default) or ``"."``.
+
+    Raises
+    ------
+    MetadataError
+        For another separator.
+
+    Examples
+    --------
+    >>> from zarr3c.chunk_key_encodings import DefaultChunkKeyEncoding
+    >>> encoding = DefaultChunkKeyEncoding(separator=".")
+    >>> encoding.encode_chunk_key((1, 23, 45)), encoding.encode_chunk_key(())
+    ('c.1.23.45', 'c')
     """
 
     name: ClassVar[str] = "default"
@@ -145,16 +230,61 @@ class DefaultChunkKeyEncoding(ChunkKeyEncoding):
     ) -> DefaultChunkKeyEncoding:
         """Parse the ``chunk_key_encoding`` object (or the bare name ``"default"``).
 
+        Parameters
+        ----------
+        data : dict or str
+            The JSON value.
+        path, source : str
+            Its JSON path and document, named by errors.
+
+        Returns
+        -------
+        DefaultChunkKeyEncoding
+            The encoding (separator ``"/"`` when the configuration is absent).
+
         Raises
         ------
         MetadataError
             On a wrong name, an unknown field or a separator other than ``"/"``/``"."``.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import DefaultChunkKeyEncoding
+        >>> DefaultChunkKeyEncoding.from_dict("default")
+        DefaultChunkKeyEncoding(separator='/')
+        >>> DefaultChunkKeyEncoding.from_dict(
+        ...     {"name": "default", "configuration": {"separator": "-"}})
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: chunk_key_encoding.configuration.separator: separator must ...
         """
         sep = _parse_separator(cls.name, "/", data, path=path, source=source)
         return cls(separator=sep)  # type: ignore[arg-type]
 
     def encode_chunk_key(self, coords: Sequence[int]) -> str:
-        """The store key of the chunk at grid coordinates ``coords``."""
+        """The store key of the chunk at grid coordinates ``coords``.
+
+        Parameters
+        ----------
+        coords : sequence of int
+            The chunk's grid coordinates (empty for a 0-d array).
+
+        Returns
+        -------
+        str
+            ``"c"`` followed by each coordinate after the separator.
+
+        Raises
+        ------
+        None
+            Any coordinates have a key.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import DefaultChunkKeyEncoding
+        >>> DefaultChunkKeyEncoding().encode_chunk_key((1, 23, 45))
+        'c/1/23/45'
+        """
         if not coords:
             return "c"
         sep = self.separator
@@ -169,6 +299,26 @@ class DefaultChunkKeyEncoding(ChunkKeyEncoding):
             A key relative to the array's prefix.
         ndim
             When given, keys with another number of coordinates are not chunk keys.
+
+        Returns
+        -------
+        tuple of int or None
+            The coordinates; None for a key that is not one this encoding writes (also one
+            with a sign or leading zeros).
+
+        Raises
+        ------
+        None
+            Any key is either a chunk key or not.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import DefaultChunkKeyEncoding
+        >>> encoding = DefaultChunkKeyEncoding()
+        >>> encoding.decode_chunk_key("c/1/23"), encoding.decode_chunk_key("c/01/23")
+        ((1, 23), None)
+        >>> encoding.decode_chunk_key("c/1/23", ndim=3) is None
+        True
         """
         if key == "c":
             coords: tuple[int, ...] = ()
@@ -194,6 +344,18 @@ class V2ChunkKeyEncoding(ChunkKeyEncoding):
     ----------
     separator
         ``"."`` (default) or ``"/"``.
+
+    Raises
+    ------
+    MetadataError
+        For another separator.
+
+    Examples
+    --------
+    >>> from zarr3c.chunk_key_encodings import V2ChunkKeyEncoding
+    >>> encoding = V2ChunkKeyEncoding()
+    >>> encoding.encode_chunk_key((1, 23, 45)), encoding.encode_chunk_key(())
+    ('1.23.45', '0')
     """
 
     name: ClassVar[str] = "v2"
@@ -209,16 +371,56 @@ class V2ChunkKeyEncoding(ChunkKeyEncoding):
     ) -> V2ChunkKeyEncoding:
         """Parse the ``chunk_key_encoding`` object (or the bare name ``"v2"``).
 
+        Parameters
+        ----------
+        data : dict or str
+            The JSON value.
+        path, source : str
+            Its JSON path and document, named by errors.
+
+        Returns
+        -------
+        V2ChunkKeyEncoding
+            The encoding (separator ``"."`` when the configuration is absent).
+
         Raises
         ------
         MetadataError
             On a wrong name, an unknown field or a separator other than ``"/"``/``"."``.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import V2ChunkKeyEncoding
+        >>> V2ChunkKeyEncoding.from_dict({"name": "v2", "configuration": {"separator": "/"}})
+        V2ChunkKeyEncoding(separator='/')
         """
         sep = _parse_separator(cls.name, ".", data, path=path, source=source)
         return cls(separator=sep)  # type: ignore[arg-type]
 
     def encode_chunk_key(self, coords: Sequence[int]) -> str:
-        """The store key of the chunk at grid coordinates ``coords``."""
+        """The store key of the chunk at grid coordinates ``coords``.
+
+        Parameters
+        ----------
+        coords : sequence of int
+            The chunk's grid coordinates (empty for a 0-d array).
+
+        Returns
+        -------
+        str
+            The coordinates joined by the separator; ``"0"`` for a 0-d array.
+
+        Raises
+        ------
+        None
+            Any coordinates have a key.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import V2ChunkKeyEncoding
+        >>> V2ChunkKeyEncoding(separator="/").encode_chunk_key((1, 23, 45))
+        '1/23/45'
+        """
         if not coords:
             return "0"
         return self.separator.join(map(str, coords))
@@ -228,6 +430,30 @@ class V2ChunkKeyEncoding(ChunkKeyEncoding):
 
         ``"0"`` is both the 0-d chunk and chunk ``(0,)`` of a 1-d array: it decodes to ``()``
         when ``ndim == 0`` and to ``(0,)`` otherwise.
+
+        Parameters
+        ----------
+        key : str
+            A key relative to the array's prefix.
+        ndim : int, optional
+            When given, keys with another number of coordinates are not chunk keys.
+
+        Returns
+        -------
+        tuple of int or None
+            The coordinates, or None for a key this encoding does not write.
+
+        Raises
+        ------
+        None
+            Any key is either a chunk key or not.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import V2ChunkKeyEncoding
+        >>> encoding = V2ChunkKeyEncoding()
+        >>> encoding.decode_chunk_key("1.23"), encoding.decode_chunk_key("0", ndim=0)
+        ((1, 23), ())
         """
         if ndim == 0:
             return () if key == "0" else None
@@ -245,6 +471,18 @@ def parse_chunk_key_encoding(
 ) -> Any:
     """Parse a ``chunk_key_encoding`` JSON value (object or bare name) via the registry.
 
+    Parameters
+    ----------
+    data : dict or str
+        The JSON value.
+    path, source : str
+        Its JSON path and document, named by errors.
+
+    Returns
+    -------
+    ChunkKeyEncoding
+        The encoding registered under the name, configured from ``data``.
+
     Raises
     ------
     MetadataError
@@ -252,6 +490,14 @@ def parse_chunk_key_encoding(
         refuses its configuration.
     UnknownExtensionError
         If no encoding is registered under the name.
+
+    Examples
+    --------
+    >>> from zarr3c.chunk_key_encodings import parse_chunk_key_encoding
+    >>> parse_chunk_key_encoding({"name": "default", "configuration": {"separator": "."}})
+    DefaultChunkKeyEncoding(separator='.')
+    >>> parse_chunk_key_encoding("v2").encode_chunk_key((1, 2))
+    '1.2'
     """
     if isinstance(data, str):
         name: Any = data

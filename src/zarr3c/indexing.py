@@ -863,8 +863,8 @@ def group_points(selection: CoordinateSelection, dimensions: Sequence[Any],
     chunks per point (:func:`plan_points` numbers the chunks touched first then).
 
     ``scratch``: the grouped arrays are this thread's scratch memory (slot ``"points"``,
-    valid until its next such call), which saves fresh pages' faults (~0.8 ms for 100,000
-    points here); for a caller done with them before it returns."""
+    valid until its next such call), which saves fresh pages' faults (tracked by
+    ``bench_array_io.Read.time_vindex``); for a caller done with them before it returns."""
     n = selection.size
     if n == 0 or not dimensions:
         return None

@@ -42,12 +42,27 @@ def parse_chunk_grid(
     path, source
         Where the value came from, for error messages.
 
+    Returns
+    -------
+    RegularChunkGrid or RectilinearChunkGrid
+        The grid registered under the name, parsed by its ``from_dict``.
+
     Raises
     ------
     MetadataError
         If ``data`` is not an object with a string ``name``, or the grid refuses it.
     UnknownExtensionError
         If no grid is registered under the name.
+
+    Examples
+    --------
+    >>> from zarr3c.chunk_grids import parse_chunk_grid
+    >>> parse_chunk_grid({"name": "regular", "configuration": {"chunk_shape": [4]}}, ndim=1)
+    RegularChunkGrid(chunk_shape=(4,))
+    >>> parse_chunk_grid({"name": "hexagonal"}, ndim=1)
+    Traceback (most recent call last):
+    ...
+    zarr3c.errors.UnknownExtensionError: chunk_grid.name: unknown chunk grid 'hexagonal' ...
     """
     if isinstance(data, str):
         data = {"name": data}

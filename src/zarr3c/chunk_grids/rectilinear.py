@@ -1,4 +1,6 @@
-"""The rectilinear chunk grid (seeds 000 and 001; zarr-extensions ``chunk-grids/rectilinear``).
+"""The rectilinear chunk grid (zarr-extensions ``chunk-grids/rectilinear``).
+
+The extension: https://github.com/zarr-developers/zarr-extensions/tree/main/chunk-grids/rectilinear.
 
 Each dimension is cut into chunks of its own, possibly varying, edge lengths.  Per dimension
 the configuration holds either a bare positive integer (a regular step, repeated until it
@@ -9,11 +11,12 @@ covers the array length) or a list mixing explicit edge lengths and run-length p
         "kind": "inline",
         "chunk_shapes": [[10, 20, 30], [[25, 3], 10], 4]}}
 
-Geometry (seed 001, following its worked example and the geometry rather than its "equals or
+Geometry (following the extension's worked example and geometry rather than its "equals or
 exceeds" wording): with ``C`` the cumulative edge lengths of a dimension, chunk ``i`` covers
 ``[C[i-1], C[i])``, so index ``x`` is in the chunk of the first ``C[i]`` strictly greater than
 ``x``.  The edge lengths must sum to at least the array length and may overflow it, even by
-whole chunks (seed 000's "sum exactly" documents are accepted too).  Chunks that lie wholly
+whole chunks (documents whose edges "sum exactly" to the length, as an earlier revision of
+the extension required, are accepted too).  Chunks that lie wholly
 outside the array are not part of the grid's shape and are never read or written; edge chunks
 have their full edge-length shape, the part outside the array holding the fill value (as
 with the regular grid).
@@ -106,6 +109,20 @@ class RectilinearDimension:
     nchunks
         The number of chunks that intersect ``[0, length)`` (the chunks past the array end
         are not part of the grid's shape).
+
+    Raises
+    ------
+    ValueError
+        If ``offsets`` is not a non-empty 1-d int64 array or ``length`` is negative.
+    MetadataError
+        If the edges sum to less than ``length``.
+
+    Examples
+    --------
+    >>> from zarr3c.chunk_grids import RectilinearDimension
+    >>> dim = RectilinearDimension.from_edges([10, 20, 5], 30)
+    >>> dim.nchunks, dim.chunk_offset(1), dim.chunk_length(1)
+    (2, 10, 20)
     """
 
     __slots__ = ("length", "nchunks", "offsets")
@@ -128,7 +145,31 @@ class RectilinearDimension:
 
     @classmethod
     def from_edges(cls, edges: Sequence[int], length: int) -> RectilinearDimension:
-        """The dimension with explicit ``edges`` over an array of ``length``."""
+        """The dimension with explicit ``edges`` over an array of ``length``.
+
+        Parameters
+        ----------
+        edges : sequence of int
+            The edge lengths (each >= 1).
+        length : int
+            The array length along this dimension.
+
+        Returns
+        -------
+        RectilinearDimension
+            The dimension (its offsets computed from ``edges``).
+
+        Raises
+        ------
+        MetadataError
+            If the edges sum to less than ``length``.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearDimension
+        >>> RectilinearDimension.from_edges([10, 20, 5], 30)
+        RectilinearDimension(edges=(10, 20, 5), length=30)
+        """
         return cls(_offsets(tuple(int(e) for e in edges)), length)
 
     @property
@@ -137,15 +178,83 @@ class RectilinearDimension:
         return tuple(np.diff(self.offsets).tolist())
 
     def chunk_length(self, i: int) -> int:
-        """Full length of chunk ``i`` (its edge length, even where it overhangs the array)."""
+        """The full length of chunk ``i``: its edge length, even where it overhangs the array.
+
+        Parameters
+        ----------
+        i : int
+            A chunk index along this dimension.
+
+        Returns
+        -------
+        int
+            The edge length.
+
+        Raises
+        ------
+        IndexError
+            If there is no chunk ``i``.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearDimension
+        >>> RectilinearDimension.from_edges([10, 20, 5], 30).chunk_length(1)
+        20
+        """
         return int(self.offsets[i + 1] - self.offsets[i])
 
     def chunk_lengths(self, chunk_index: np.ndarray) -> np.ndarray:
-        """:meth:`chunk_length` of every chunk in the int64 array ``chunk_index``."""
+        """:meth:`chunk_length` of every chunk in the int64 array ``chunk_index``.
+
+        Parameters
+        ----------
+        chunk_index : numpy.ndarray
+            Chunk indices along this dimension.
+
+        Returns
+        -------
+        numpy.ndarray
+            Their edge lengths.
+
+        Raises
+        ------
+        IndexError
+            If an index names no chunk.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.chunk_grids import RectilinearDimension
+        >>> dim = RectilinearDimension.from_edges([10, 20, 5], 30)
+        >>> dim.chunk_lengths(np.array([0, 2])).tolist()
+        [10, 5]
+        """
         return self.offsets[chunk_index + 1] - self.offsets[chunk_index]
 
     def chunk_offset(self, i: int) -> int:
-        """Array coordinate of the first element of chunk ``i``."""
+        """The array coordinate of the first element of chunk ``i``.
+
+        Parameters
+        ----------
+        i : int
+            A chunk index along this dimension.
+
+        Returns
+        -------
+        int
+            The sum of the edges before it.
+
+        Raises
+        ------
+        IndexError
+            If there is no chunk ``i``.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearDimension
+        >>> RectilinearDimension.from_edges([10, 20, 5], 30).chunk_offset(2)
+        30
+        """
         return int(self.offsets[i])
 
     def _window(self, lo: int, hi: int) -> tuple[int, np.ndarray] | None:
@@ -154,7 +263,8 @@ class RectilinearDimension:
         off = self.offsets
         if len(off) <= WINDOW_THRESHOLD or lo < 0 or hi >= int(off[-1]) or lo > hi:
             return None  # small, or invalid (the kernel raises on the full offsets)
-        # (The method, not np.searchsorted: the function's dispatch costs several µs.)
+        # (The method, not np.searchsorted: the function's dispatch would cost more than the
+        # search on small selections; bench_rectilinear.Lookup tracks these lookups.)
         i0 = int(off.searchsorted(lo, "right")) - 1
         i1 = int(off.searchsorted(hi, "right")) - 1
         if (i1 - i0 + 2) * 4 > len(off):
@@ -164,12 +274,33 @@ class RectilinearDimension:
     def project_slice(self, start: int, step: int, count: int) -> np.ndarray:
         """Project the selection ``start, start + step, ...`` (``count`` elements) onto chunks.
 
+        Parameters
+        ----------
+        start : int
+            The first selected index (>= 0).
+        step : int
+            The distance between selected indices (>= 1).
+        count : int
+            The number of selected elements (>= 0).
+
         Returns
         -------
         numpy.ndarray
             int64, shape ``(n, 4)``: per chunk touched, in increasing chunk order, (chunk
             index, index in the chunk of its first selected element, number of selected
             elements in it, position in the selection of the first one).
+
+        Raises
+        ------
+        ValueError
+            If an argument is out of range or the last selected index is past the edges (see
+            :func:`zarr3c._kernels.grid.project_slice_offsets`).
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearDimension
+        >>> RectilinearDimension.from_edges([10, 20, 5], 30).project_slice(5, 3, 4).tolist()
+        [[0, 5, 2, 0], [1, 1, 2, 2]]
         """
         window = None
         if count > 0 and step >= 1:
@@ -182,12 +313,29 @@ class RectilinearDimension:
         return rows
 
     def locate(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Chunk index and index within the chunk of each (non-negative) array index.
+        """The chunk index and index within the chunk of each (non-negative) array index.
+
+        Parameters
+        ----------
+        indices : array_like of int
+            Array indices along this dimension.
 
         Returns
         -------
         tuple of numpy.ndarray
             Two int64 arrays of the same length as ``indices``.
+
+        Raises
+        ------
+        ValueError
+            For an index outside the edges (the message names the first).
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearDimension
+        >>> chunk, local = RectilinearDimension.from_edges([10, 20, 5], 30).locate([3, 17, 29])
+        >>> chunk.tolist(), local.tolist()
+        ([0, 1, 1], [3, 7, 19])
         """
         idx = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
         chunk_index = np.empty_like(idx)
@@ -243,6 +391,19 @@ class RectilinearChunkGrid:
     Build from JSON with :meth:`from_dict`, from ``create_array``'s ``chunks`` with
     :meth:`from_chunks`.  Equality compares ``chunk_shapes`` (a bare ``4`` and an explicit
     ``(4, 4)`` are different grids: they grow differently on resize).
+
+    Raises
+    ------
+    MetadataError
+        For an edge length below 1 or past int64, or more than
+        :data:`MAX_EDGES_PER_DIMENSION` edges in a dimension.
+
+    Examples
+    --------
+    >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+    >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+    >>> grid.grid_shape((30, 8)), grid.chunk_sizes((30, 8))
+    ((2, 2), ((10, 20), (4, 4)))
     """
 
     name: ClassVar[str] = "rectilinear"
@@ -308,6 +469,11 @@ class RectilinearChunkGrid:
         path, source
             Where the object came from, for error messages.
 
+        Returns
+        -------
+        RectilinearChunkGrid
+            The grid.
+
         Raises
         ------
         MetadataError
@@ -317,6 +483,13 @@ class RectilinearChunkGrid:
             is not exactly two integers, a ``chunk_shapes`` length other than ``ndim``, a
             missing or unknown ``kind``, an unknown configuration field.  Whether the edges
             cover the array is checked by :meth:`validate_shape` (the shape is not known here).
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> RectilinearChunkGrid.from_dict({"name": "rectilinear", "configuration": {
+        ...     "kind": "inline", "chunk_shapes": [[10, 20, 5], [[4, 2]]]}}, ndim=2)
+        RectilinearChunkGrid(chunk_shapes=((10, 20, 5), (4, 4)))
         """
         if not isinstance(data, Mapping):
             raise MetadataError(f"chunk grid must be an object, got {data!r}",
@@ -361,8 +534,27 @@ class RectilinearChunkGrid:
         return cls(chunk_shapes=specs)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON ``chunk_grid`` object: bare integers stay bare, explicit edges are written
-        with run-length pairs for runs of two or more."""
+        """The JSON ``chunk_grid`` object, as :meth:`from_dict` reads it back.
+
+        Bare integers stay bare; explicit edges are written with run-length pairs for runs of two
+        or more.
+
+        Returns
+        -------
+        dict
+            ``{"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [...]}}``.
+
+        Raises
+        ------
+        None
+            Writing a grid cannot fail.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> RectilinearChunkGrid(chunk_shapes=((5, 5, 5, 2), 4)).to_dict()["configuration"]
+        {'kind': 'inline', 'chunk_shapes': [[[5, 3], 2], 4]}
+        """
         shapes: list[Any] = [
             spec if isinstance(spec, int) else _compress(spec) for spec in self.chunk_shapes
         ]
@@ -384,11 +576,22 @@ class RectilinearChunkGrid:
         length of 100, or ``[30, 30]`` for 45) becomes the bare integer: it expands to the
         same edges.
 
+        Returns
+        -------
+        RectilinearChunkGrid
+            The grid.
+
         Raises
         ------
         MetadataError
             Naming ``chunks[i]`` / ``chunks[i][j]``: a rank mismatch, an edge length that is not
             a positive integer, an empty sequence, or edges summing to less than the length.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> RectilinearChunkGrid.from_chunks([[25, 25, 25, 25], [10, 20]], (100, 30))
+        RectilinearChunkGrid(chunk_shapes=(25, (10, 20)))
         """
         shape = tuple(int(n) for n in shape)
         if isinstance(chunks, str | bytes) or not isinstance(chunks, Sequence | np.ndarray):
@@ -455,10 +658,26 @@ class RectilinearChunkGrid:
         """Check the grid fits an array of ``array_shape``: same rank, and every explicit
         dimension's edges sum to at least its length.
 
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+        path, source : str
+            Named by errors.
+
         Raises
         ------
         MetadataError
             Naming ``<path>.configuration.chunk_shapes[i]`` and the dimension.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.validate_shape((40, 8))
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: chunk_grid.configuration.chunk_shapes[0]: dimension 0: ...
         """
         if len(array_shape) != len(self.chunk_shapes):
             raise MetadataError(
@@ -479,10 +698,27 @@ class RectilinearChunkGrid:
         :class:`RegularDimension` for a bare integer, a :class:`RectilinearDimension` (sharing
         the precomputed offsets) for explicit edges.
 
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+
+        Returns
+        -------
+        tuple of RegularDimension or RectilinearDimension
+            One per dimension.
+
         Raises
         ------
         MetadataError
-            As :meth:`validate_shape`.
+            As :meth:`validate_shape`: another rank, or explicit edges shorter than the array.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.dimensions((30, 8))
+        (RectilinearDimension(edges=(10, 20, 5), length=30), RegularDimension(size=4, length=8))
         """
         self.validate_shape(array_shape)
         dims: list[RegularDimension | RectilinearDimension] = []
@@ -494,34 +730,172 @@ class RectilinearChunkGrid:
         return tuple(dims)
 
     def grid_shape(self, array_shape: Sequence[int]) -> tuple[int, ...]:
-        """Number of chunks intersecting the array along each dimension."""
+        """The number of chunks intersecting the array along each dimension.
+
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+
+        Returns
+        -------
+        tuple of int
+            Chunks per dimension (chunks wholly past the array end are not counted).
+
+        Raises
+        ------
+        MetadataError
+            As :meth:`validate_shape`: another rank, or explicit edges shorter than the array.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.grid_shape((30, 8))
+        (2, 2)
+        """
         return tuple(d.nchunks for d in self.dimensions(array_shape))
 
     def nchunks(self, array_shape: Sequence[int]) -> int:
-        """Total number of chunks intersecting an array of ``array_shape``."""
+        """The total number of chunks intersecting an array of ``array_shape``.
+
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+
+        Returns
+        -------
+        int
+            The product of :meth:`grid_shape`.
+
+        Raises
+        ------
+        MetadataError
+            As :meth:`validate_shape`: another rank, or explicit edges shorter than the array.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.nchunks((30, 8))
+        4
+        """
         return math.prod(self.grid_shape(array_shape))
 
     def chunk_shape_at(self, coords: Sequence[int]) -> tuple[int, ...]:
-        """Full shape of the chunk at grid coordinates ``coords`` (its edge lengths)."""
+        """The full shape of the chunk at grid coordinates ``coords`` (its edge lengths).
+
+        Parameters
+        ----------
+        coords : sequence of int
+            The chunk's grid coordinates.
+
+        Returns
+        -------
+        tuple of int
+            Its edge length per dimension, even where it overhangs the array.
+
+        Raises
+        ------
+        IndexError
+            If an explicit dimension has no such chunk.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.chunk_shape_at((1, 1))
+        (20, 4)
+        """
         return tuple(
             spec if isinstance(spec, int) else spec[c]
             for spec, c in zip(self.chunk_shapes, coords, strict=True)
         )
 
     def chunk_origin(self, coords: Sequence[int]) -> tuple[int, ...]:
-        """Array coordinates of the first element of the chunk at ``coords``."""
+        """The array coordinates of the first element of the chunk at ``coords``.
+
+        Parameters
+        ----------
+        coords : sequence of int
+            The chunk's grid coordinates.
+
+        Returns
+        -------
+        tuple of int
+            Per dimension, the sum of the edges before the chunk.
+
+        Raises
+        ------
+        IndexError
+            If an explicit dimension has no such chunk.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.chunk_origin((1, 1))
+        (10, 4)
+        """
         return tuple(
             c * cast(int, spec) if off is None else int(off[c])
             for spec, off, c in zip(self.chunk_shapes, self._offsets, coords, strict=True)
         )
 
     def iter_chunk_coords(self, array_shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
-        """All chunk grid coordinates of an array of ``array_shape``, in C order."""
+        """All chunk grid coordinates of an array of ``array_shape``, in C order.
+
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+
+        Returns
+        -------
+        iterator of tuple of int
+            The coordinates.
+
+        Raises
+        ------
+        MetadataError
+            As :meth:`validate_shape`: another rank, or explicit edges shorter than the array.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> list(grid.iter_chunk_coords((12, 8)))
+        [(0, 0), (0, 1), (1, 0), (1, 1)]
+        """
         return itertools.product(*(range(n) for n in self.grid_shape(array_shape)))
 
     def distinct_chunk_shapes(self, array_shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
         """Every full chunk shape among the chunks intersecting the array, once each: the
-        product of the distinct edge lengths of each dimension (for codec validation)."""
+        product of the distinct edge lengths of each dimension (for codec validation).
+
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+
+        Returns
+        -------
+        iterator of tuple of int
+            The shapes.
+
+        Raises
+        ------
+        MetadataError
+            As :meth:`validate_shape`: another rank, or explicit edges shorter than the array.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> list(grid.distinct_chunk_shapes((30, 8)))
+        [(10, 4), (20, 4)]
+        """
         per_dim = []
         for spec, d in zip(self.chunk_shapes, self.dimensions(array_shape), strict=True):
             if isinstance(spec, int):
@@ -532,7 +906,30 @@ class RectilinearChunkGrid:
 
     def edges(self, array_shape: Sequence[int]) -> tuple[tuple[int, ...], ...]:
         """Every edge length of each dimension: bare integers expanded to cover the array,
-        explicit edges as declared (those past the array end included)."""
+        explicit edges as declared (those past the array end included).
+
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+
+        Returns
+        -------
+        tuple of tuple of int
+            The edges per dimension.
+
+        Raises
+        ------
+        MetadataError
+            As :meth:`validate_shape`: another rank, or explicit edges shorter than the array.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.edges((30, 8))
+        ((10, 20, 5), (4, 4))
+        """
         self.validate_shape(array_shape)
         return tuple(
             _expand_bare(spec, int(n)) if isinstance(spec, int) else spec
@@ -540,12 +937,58 @@ class RectilinearChunkGrid:
         )
 
     def array_chunks(self, array_shape: Sequence[int]) -> tuple[tuple[int, ...], ...]:
-        """What ``Array.chunks`` shows for this grid: :meth:`chunk_sizes`."""
+        """What ``Array.chunks`` shows for this grid: :meth:`chunk_sizes`.
+
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+
+        Returns
+        -------
+        tuple of tuple of int
+            The chunk sizes per dimension, clipped to the array.
+
+        Raises
+        ------
+        MetadataError
+            As :meth:`validate_shape`: another rank, or explicit edges shorter than the array.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.array_chunks((30, 8))
+        ((10, 20), (4, 4))
+        """
         return self.chunk_sizes(array_shape)
 
     def chunk_sizes(self, array_shape: Sequence[int]) -> tuple[tuple[int, ...], ...]:
         """The edge lengths of the chunks intersecting the array, clipped to it: dask's
-        ``chunks`` form (a 0-length dimension is ``(0,)``, as dask writes it)."""
+        ``chunks`` form (a 0-length dimension is ``(0,)``, as dask writes it).
+
+        Parameters
+        ----------
+        array_shape : sequence of int
+            The array's shape.
+
+        Returns
+        -------
+        tuple of tuple of int
+            The sizes per dimension; they sum to the array's length.
+
+        Raises
+        ------
+        MetadataError
+            As :meth:`validate_shape`: another rank, or explicit edges shorter than the array.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.chunk_sizes((28, 6))
+        ((10, 18), (4, 2))
+        """
         out: list[tuple[int, ...]] = []
         for d in self.dimensions(array_shape):
             if d.nchunks == 0:
@@ -565,7 +1008,29 @@ class RectilinearChunkGrid:
 
         A bare-integer dimension is unchanged (it covers any length).  An explicit one that
         the new length outgrows gets one more edge covering exactly the new extent; a shrink
-        keeps every edge (as zarr-python does).  Returns ``self`` when nothing changes.
+        keeps every edge (as zarr-python does).
+
+        Parameters
+        ----------
+        new_shape : sequence of int
+            The array's new shape.
+
+        Returns
+        -------
+        RectilinearChunkGrid
+            The new grid, or ``self`` when nothing changes.
+
+        Raises
+        ------
+        MetadataError
+            If ``new_shape`` has another rank than the grid.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.resized((40, 8))
+        RectilinearChunkGrid(chunk_shapes=((10, 20, 5, 5), 4))
         """
         self._check_rank(new_shape)
         specs: list[DimSpec] = []
@@ -583,9 +1048,34 @@ class RectilinearChunkGrid:
         return RectilinearChunkGrid(chunk_shapes=tuple(specs)) if changed else self
 
     def chunk_index(self, dim: int, index: int) -> tuple[int, int]:
-        """The chunk along dimension ``dim`` holding array index ``index`` (>= 0) and the
-        index within it (a scalar lookup in Python; bulk lookups go through
-        :meth:`RectilinearDimension.locate`)."""
+        """The chunk along dimension ``dim`` holding array index ``index`` (>= 0), and the index
+        within it: a scalar lookup in Python (bulk lookups go through
+        :meth:`RectilinearDimension.locate`).
+
+        Parameters
+        ----------
+        dim : int
+            The dimension.
+        index : int
+            An array index along it (>= 0).
+
+        Returns
+        -------
+        tuple of int
+            ``(chunk index, index within the chunk)``.
+
+        Raises
+        ------
+        IndexError
+            If ``index`` lies outside an explicit dimension's edges.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_grids import RectilinearChunkGrid
+        >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
+        >>> grid.chunk_index(0, 12), grid.chunk_index(1, 5)
+        ((1, 2), (1, 1))
+        """
         spec, off = self.chunk_shapes[dim], self._offsets[dim]
         if isinstance(spec, int):
             return divmod(index, spec)

@@ -1,4 +1,7 @@
-"""Codecs (seed 003, "Chunk encoding") and the codec pipeline that runs them.
+"""Codecs and the codec pipeline that runs them.
+
+The v3 core specification's "Chunk encoding":
+https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html.
 
 The codec classes are imported lazily (attribute access), like the registry's built-ins, so
 that importing :mod:`zarr3c.codecs` stays cheap; names resolve to codec objects only through
@@ -54,7 +57,7 @@ _LAZY = {
     "BloscCodec": "zarr3c.codecs.blosc",
     "Crc32cCodec": "zarr3c.codecs.crc32c",
     "ReshapeCodec": "zarr3c.codecs.reshape",
-    "ShardingCodec": "zarr3c.codecs.sharding_indexed",
+    "ShardingCodec": "zarr3c.codecs.sharding",
 }
 
 

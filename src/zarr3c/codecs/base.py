@@ -1,11 +1,12 @@
 """The codec interface and the representation types of the core spec's codec chain.
 
-Seed 003, "Chunk encoding": each codec has a decoded and an encoded representation, each
-either a multi-dimensional array (shape + data type) or a byte string.  Codecs come in three
-kinds by the representations they connect: array -> array (``transpose``), array -> bytes
-(``bytes``, the serializer; exactly one per chain) and bytes -> bytes (compressors,
-checksums).  Arrays passed between codecs are always native-endian numpy arrays; only
-array -> bytes codecs deal with byte order.
+The v3 core specification's "Chunk encoding"
+(https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html): each codec has a decoded and
+an encoded representation, each either a multi-dimensional array (shape + data type) or a byte
+string.  Codecs come in three kinds by the representations they connect: array -> array
+(``transpose``), array -> bytes (``bytes``, the serializer; exactly one per chain) and
+bytes -> bytes (compressors, checksums).  Arrays passed between codecs are always
+native-endian numpy arrays; only array -> bytes codecs deal with byte order.
 """
 
 from __future__ import annotations
@@ -43,7 +44,28 @@ CodecKind = Literal["array->array", "array->bytes", "bytes->bytes"]
 class ChunkSpec:
     """An array representation type: what a chunk looks like at one point of the chain.
 
-    ``dtype`` is native-endian; ``fill_value`` is a 0-d array of that dtype (exact bits).
+    Parameters
+    ----------
+    shape : tuple of int
+        The chunk's shape.
+    dtype : numpy.dtype
+        Its data type, native-endian.
+    fill_value : numpy.ndarray
+        A 0-d array of ``dtype`` holding the fill value's exact bits.
+
+    Raises
+    ------
+    dataclasses.FrozenInstanceError
+        On an attempt to change a field (specs are immutable and hashable by identity of
+        their fields).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarr3c.codecs import ChunkSpec
+    >>> spec = ChunkSpec((2, 3), np.dtype("uint16"), np.zeros((), "uint16"))
+    >>> spec.ndim, spec.nbytes
+    (2, 12)
     """
 
     shape: tuple[int, ...]
@@ -52,10 +74,12 @@ class ChunkSpec:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions, ``len(shape)``."""
         return len(self.shape)
 
     @property
     def nbytes(self) -> int:
+        """The bytes one chunk of this representation takes in memory."""
         n = self.dtype.itemsize
         for s in self.shape:
             n *= s
@@ -63,124 +87,630 @@ class ChunkSpec:
 
 
 class Codec(ABC):
-    """A codec as the spec defines it; configured once, then stateless and thread-safe."""
+    """A codec as the spec defines it; configured once, then stateless and thread-safe.
+
+    Subclasses are :class:`ArrayArrayCodec`, :class:`ArrayBytesCodec` and
+    :class:`BytesBytesCodec`, by the representations they connect (:attr:`kind`); each
+    concrete codec has a ``name`` (its name in metadata), is built from its JSON
+    configuration by :meth:`from_config` and written back by :meth:`to_dict`.
+    """
 
     #: the codec's ``name`` in metadata
     name: ClassVar[str]
+    #: the representations it connects: ``"array->array"``, ``"array->bytes"`` or
+    #: ``"bytes->bytes"``
     kind: ClassVar[CodecKind]
 
     @classmethod
     @abstractmethod
     def from_config(cls, configuration: Mapping[str, Any] | None, *, path: str) -> Codec:
-        """Build from the JSON ``configuration`` object (``None`` when absent).
+        """Build the codec from its JSON ``configuration`` object.
 
-        ``path`` is the JSON path of the codec object (``codecs[1]``); every error is a
-        :class:`~zarr3c.errors.MetadataError` naming ``{path}.configuration.<field>``.
+        Parameters
+        ----------
+        configuration : mapping or None
+            The codec object's ``configuration`` (None when absent).
+        path : str
+            The JSON path of the codec object (e.g. ``"codecs[1]"``), for error messages.
+
+        Returns
+        -------
+        Codec
+            The configured codec.
+
+        Raises
+        ------
+        zarr3c.errors.MetadataError
+            If a field is missing, unknown or invalid; the message names
+            ``{path}.configuration.<field>``.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import GzipCodec
+        >>> GzipCodec.from_config({"level": 1}, path="codecs[1]")
+        GzipCodec(level=1)
+        >>> GzipCodec.from_config({"level": 10}, path="codecs[1]")
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: codecs[1].configuration.level: must be 0 <= value <= 9, got 10
         """
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
-        """The JSON codec object, ``{"name": ..., "configuration": {...}}``."""
+        """The JSON codec object, as :meth:`from_config` reads it back.
+
+        Returns
+        -------
+        dict
+            ``{"name": ..., "configuration": {...}}`` (no ``configuration`` for codecs
+            without one).
+
+        Raises
+        ------
+        None
+            Writing a configured codec cannot fail.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import Crc32cCodec, ZstdCodec
+        >>> ZstdCodec().to_dict()
+        {'name': 'zstd', 'configuration': {'level': 0, 'checksum': False}}
+        >>> Crc32cCodec().to_dict()
+        {'name': 'crc32c'}
+        """
 
     def validate(self, spec: ChunkSpec, *, path: str) -> None:  # noqa: B027 - optional hook
-        """Check the codec can take this decoded representation (MetadataError if not)."""
+        """Check that the codec can take chunks of this decoded representation.
+
+        Parameters
+        ----------
+        spec : ChunkSpec
+            The representation the codec receives when encoding.
+        path : str
+            The JSON path of the codec object, for error messages.
+
+        Raises
+        ------
+        zarr3c.errors.MetadataError
+            If it cannot (e.g. a transpose order of the wrong length).  The default accepts
+            every representation.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec, TransposeCodec
+        >>> spec = ChunkSpec((2, 3, 4), np.dtype("uint8"), np.zeros((), "uint8"))
+        >>> TransposeCodec(order=(1, 0)).validate(spec, path="codecs[0]")
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: codecs[0].configuration.order: has 2 entries but the chunk ...
+        """
 
     def evolve(self, spec: ChunkSpec) -> Codec:
-        """Fill in defaults that depend on the array (e.g. blosc typesize); default: self."""
+        """Fill in the defaults that depend on the array (e.g. blosc's ``typesize``).
+
+        Parameters
+        ----------
+        spec : ChunkSpec
+            The representation the codec receives when encoding.
+
+        Returns
+        -------
+        Codec
+            The codec with those defaults set; the default returns ``self``.
+
+        Raises
+        ------
+        None
+            The built-in codecs' defaults always apply.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import BloscCodec, ChunkSpec
+        >>> spec = ChunkSpec((8,), np.dtype("uint16"), np.zeros((), "uint16"))
+        >>> BloscCodec(cname="zstd", clevel=5, shuffle="shuffle").evolve(spec).typesize
+        2
+        """
         return self
 
 
 class ArrayArrayCodec(Codec):
+    """A codec from an array to an array (``transpose``, ``reshape``): it changes how a
+    chunk's elements are laid out, not their bytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarr3c.codecs import ArrayArrayCodec, TransposeCodec
+    >>> issubclass(TransposeCodec, ArrayArrayCodec), TransposeCodec.kind
+    (True, 'array->array')
+    """
+
     kind: ClassVar[CodecKind] = "array->array"
 
     @abstractmethod
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        """The encoded representation for a decoded one."""
+        """The encoded representation for a decoded one.
+
+        Parameters
+        ----------
+        spec : ChunkSpec
+            The decoded representation (what :meth:`encode` receives).
+
+        Returns
+        -------
+        ChunkSpec
+            The encoded representation (what the next codec of the chain receives).
+
+        Raises
+        ------
+        zarr3c.errors.MetadataError
+            If the codec cannot take ``spec`` (see :meth:`Codec.validate`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec, TransposeCodec
+        >>> spec = ChunkSpec((2, 3), np.dtype("uint16"), np.zeros((), "uint16"))
+        >>> TransposeCodec(order=(1, 0)).resolve(spec).shape
+        (3, 2)
+        """
 
     @abstractmethod
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        """``spec`` is the decoded representation of ``chunk``."""
+        """Encode one chunk.
+
+        Parameters
+        ----------
+        chunk : numpy.ndarray
+            The decoded chunk, of representation ``spec``.
+        spec : ChunkSpec
+            The decoded representation of ``chunk``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The encoded chunk, of representation ``resolve(spec)`` (possibly a view).
+
+        Raises
+        ------
+        ValueError
+            If ``chunk`` does not have ``spec``'s shape.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec, TransposeCodec
+        >>> chunk = np.arange(6, dtype="uint16").reshape(2, 3)
+        >>> spec = ChunkSpec((2, 3), chunk.dtype, np.zeros((), "uint16"))
+        >>> TransposeCodec(order=(1, 0)).encode(chunk, spec)
+        array([[0, 3],
+               [1, 4],
+               [2, 5]], dtype=uint16)
+        """
 
     @abstractmethod
     def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        """``spec`` is the decoded representation to return (C-contiguous)."""
+        """Decode one chunk: the inverse of :meth:`encode`.
+
+        Parameters
+        ----------
+        chunk : numpy.ndarray
+            The encoded chunk, of representation ``resolve(spec)``.
+        spec : ChunkSpec
+            The decoded representation to return.
+
+        Returns
+        -------
+        numpy.ndarray
+            The decoded chunk, C-contiguous, of representation ``spec``.
+
+        Raises
+        ------
+        ValueError
+            If ``chunk`` does not have the encoded representation's shape.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec, TransposeCodec
+        >>> spec = ChunkSpec((2, 3), np.dtype("uint16"), np.zeros((), "uint16"))
+        >>> encoded = np.arange(6, dtype="uint16").reshape(3, 2)
+        >>> TransposeCodec(order=(1, 0)).decode(encoded, spec)
+        array([[0, 2, 4],
+               [1, 3, 5]], dtype=uint16)
+        """
 
 
 class ArrayBytesCodec(Codec):
+    """A codec from an array to bytes: the serializer (``bytes``, ``sharding_indexed``),
+    exactly one per chain.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import ArrayBytesCodec, BytesCodec
+    >>> issubclass(BytesCodec, ArrayBytesCodec), BytesCodec.kind
+    (True, 'array->bytes')
+    """
+
     kind: ClassVar[CodecKind] = "array->bytes"
 
     @abstractmethod
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes | memoryview | np.ndarray:
-        """Serialize a C-contiguous native-endian chunk of ``spec``."""
+        """Serialize one chunk.
+
+        Parameters
+        ----------
+        chunk : numpy.ndarray
+            A C-contiguous native-endian chunk of representation ``spec``.
+        spec : ChunkSpec
+            Its representation.
+
+        Returns
+        -------
+        bytes, memoryview or numpy.ndarray
+            The encoded bytes (an array is a ``uint8`` view or buffer).
+
+        Raises
+        ------
+        ValueError
+            If ``chunk`` does not match ``spec``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import BytesCodec, ChunkSpec
+        >>> chunk = np.arange(3, dtype="uint16")
+        >>> spec = ChunkSpec((3,), chunk.dtype, np.zeros((), "uint16"))
+        >>> bytes(BytesCodec(endian="big").encode(chunk, spec))
+        b'\\x00\\x00\\x00\\x01\\x00\\x02'
+        """
 
     @abstractmethod
     def decode(self, data: bytes | memoryview | np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        """Deserialize into a C-contiguous native-endian array of ``spec``.
+        """Deserialize one chunk: the inverse of :meth:`encode`.
 
-        Raises :class:`~zarr3c.errors.ChunkDecodeError` (without key; the pipeline adds it)
-        when ``data`` has the wrong length or is malformed.
+        Parameters
+        ----------
+        data : bytes, memoryview or numpy.ndarray
+            The encoded bytes.
+        spec : ChunkSpec
+            The representation to return.
+
+        Returns
+        -------
+        numpy.ndarray
+            A C-contiguous native-endian array of representation ``spec``.
+
+        Raises
+        ------
+        zarr3c.errors.ChunkDecodeError
+            If ``data`` has the wrong length or is malformed (without the chunk's key: the
+            pipeline adds it).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import BytesCodec, ChunkSpec
+        >>> spec = ChunkSpec((3,), np.dtype("uint16"), np.zeros((), "uint16"))
+        >>> BytesCodec(endian="big").decode(b"\\x00\\x00\\x00\\x01\\x00\\x02", spec)
+        array([0, 1, 2], dtype=uint16)
         """
 
     def encoded_size(self, spec: ChunkSpec) -> int | None:
-        """Size in bytes of every encoded chunk of ``spec``, or None if it varies."""
+        """The size in bytes of every encoded chunk of ``spec``.
+
+        Parameters
+        ----------
+        spec : ChunkSpec
+            The representation the codec receives.
+
+        Returns
+        -------
+        int or None
+            The size, or None if it varies from chunk to chunk (the default).
+
+        Raises
+        ------
+        None
+            The size is arithmetic on ``spec``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import BytesCodec, ChunkSpec
+        >>> spec = ChunkSpec((2, 3), np.dtype("uint16"), np.zeros((), "uint16"))
+        >>> BytesCodec().encoded_size(spec)
+        12
+        """
         return None
 
     def stores_raw_elements(self, dtype: np.dtype) -> bool:
-        """True when the encoding is the chunk's elements as they lie in memory (native
-        byte order, C order): element ``i`` is bytes ``[i * itemsize, (i + 1) * itemsize)``,
-        so a region can be read by byte ranges without decoding."""
+        """Whether the encoding is the chunk's elements as they lie in memory.
+
+        That is native byte order and C order: element ``i`` is bytes
+        ``[i * itemsize, (i + 1) * itemsize)``, so a region can be read by byte ranges
+        without decoding.
+
+        Parameters
+        ----------
+        dtype : numpy.dtype
+            The chunk's data type.
+
+        Returns
+        -------
+        bool
+            False by default.
+
+        Raises
+        ------
+        None
+            It only compares byte orders.
+
+        Examples
+        --------
+        >>> import sys
+        >>> import numpy as np
+        >>> from zarr3c.codecs import BytesCodec
+        >>> BytesCodec(endian=sys.byteorder).stores_raw_elements(np.dtype("uint16"))
+        True
+        """
         return False
 
 
 class BytesBytesCodec(Codec):
+    """A codec from bytes to bytes: a compressor (``zstd``, ``gzip``, ``blosc``) or a
+    checksum (``crc32c``).
+
+    Besides :meth:`encode` and :meth:`decode`, a codec may decode into given memory
+    (:meth:`decode_into`, :meth:`decode_prefix_into`) and encode into it
+    (:meth:`encode_into`); the defaults say it cannot, and callers then use
+    :meth:`encode` / :meth:`decode`.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import BytesBytesCodec, GzipCodec
+    >>> issubclass(GzipCodec, BytesBytesCodec), GzipCodec.kind
+    (True, 'bytes->bytes')
+    """
+
     kind: ClassVar[CodecKind] = "bytes->bytes"
 
     @abstractmethod
-    def encode(self, data: bytes | memoryview | np.ndarray) -> bytes | memoryview | np.ndarray: ...
+    def encode(self, data: bytes | memoryview | np.ndarray) -> bytes | memoryview | np.ndarray:
+        """Encode bytes.
+
+        Parameters
+        ----------
+        data : bytes, memoryview or numpy.ndarray
+            The bytes to encode (an array is read as its bytes).
+
+        Returns
+        -------
+        bytes, memoryview or numpy.ndarray
+            The encoded bytes.
+
+        Raises
+        ------
+        ValueError
+            If the underlying library refuses the input (e.g. too large).
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import Crc32cCodec
+        >>> bytes(Crc32cCodec().encode(b"hello"))
+        b'helloL\\xbbq\\x9a'
+        """
 
     @abstractmethod
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes | memoryview | np.ndarray:
-        """Raises :class:`~zarr3c.errors.ChunkDecodeError` on corrupt input."""
+        """Decode bytes: the inverse of :meth:`encode`.
+
+        Parameters
+        ----------
+        data : bytes, memoryview or numpy.ndarray
+            The encoded bytes.
+
+        Returns
+        -------
+        bytes, memoryview or numpy.ndarray
+            The decoded bytes (possibly a view of ``data``).
+
+        Raises
+        ------
+        zarr3c.errors.ChunkDecodeError
+            On corrupt input.
+        zarr3c.errors.ChecksumError
+            For a checksum that does not match (``crc32c``, ``zstd`` with ``checksum``).
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import GzipCodec
+        >>> gzip = GzipCodec(level=1)
+        >>> bytes(gzip.decode(gzip.encode(b"abc" * 4)))
+        b'abcabcabcabc'
+        """
 
     def encoded_size(self, size: int) -> int | None:
-        """Encoded size for an input of ``size`` bytes, or None if it varies."""
+        """The encoded size of an input of ``size`` bytes.
+
+        Parameters
+        ----------
+        size : int
+            The input's size in bytes.
+
+        Returns
+        -------
+        int or None
+            The encoded size, or None if it varies (the default; compressors).
+
+        Raises
+        ------
+        None
+            The size is arithmetic on ``size``.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import Crc32cCodec, GzipCodec
+        >>> Crc32cCodec().encoded_size(100), GzipCodec().encoded_size(100)
+        (104, None)
+        """
         return None
 
     def encoded_bound(self, nbytes: int) -> int | None:
-        """The room :meth:`encode_into` needs for ``nbytes`` of input (the most it may
-        write), or None if this codec cannot encode into given memory (the default)."""
+        """The room :meth:`encode_into` needs for ``nbytes`` of input.
+
+        Parameters
+        ----------
+        nbytes : int
+            The input's size in bytes.
+
+        Returns
+        -------
+        int or None
+            The most :meth:`encode_into` may write, or None if this codec cannot encode
+            into given memory (the default).
+
+        Raises
+        ------
+        None
+            The bound is arithmetic on ``nbytes``.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import GzipCodec
+        >>> GzipCodec().encoded_bound(100) is None
+        True
+        """
         return None
 
     def encode_into(self, data: bytes | memoryview | np.ndarray, out: np.ndarray) -> int | None:
-        """Encode ``data`` into the start of ``out`` (a C-contiguous ``uint8`` array of at
-        least :meth:`encoded_bound` bytes): the bytes :meth:`encode` returns.  Returns their
-        number, or None if this codec cannot or fails (``out`` may then hold anything:
-        :meth:`encode` is the one that reports errors).  The default cannot."""
+        """Encode ``data`` into the start of ``out``: the bytes :meth:`encode` returns.
+
+        Parameters
+        ----------
+        data : bytes, memoryview or numpy.ndarray
+            The bytes to encode.
+        out : numpy.ndarray
+            A C-contiguous ``uint8`` array of at least :meth:`encoded_bound` bytes.
+
+        Returns
+        -------
+        int or None
+            The number of bytes written, or None if this codec cannot (the default) or
+            fails; ``out`` may then hold anything.
+
+        Raises
+        ------
+        None
+            Failures return None: :meth:`encode` is the one that reports errors.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import GzipCodec
+        >>> GzipCodec().encode_into(b"abc", np.empty(64, np.uint8)) is None
+        True
+        """
         return None
 
     def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                     out: np.ndarray) -> bool:
-        """Decode ``data`` straight into ``out`` (a C-contiguous ``uint8`` array), if this
-        codec can and ``data`` decodes to exactly ``out.nbytes`` bytes.  False otherwise,
-        also on any failure (``out`` may then hold anything): :meth:`decode` is the one that
-        reports errors.  The default cannot."""
+        """Decode ``data`` straight into ``out``, if this codec can.
+
+        Parameters
+        ----------
+        data : bytes, bytearray, memoryview or numpy.ndarray
+            The encoded bytes.
+        out : numpy.ndarray
+            A C-contiguous ``uint8`` array of exactly the decoded size.
+
+        Returns
+        -------
+        bool
+            True when ``data`` decoded to exactly ``out.nbytes`` bytes in ``out``; False if
+            this codec cannot (the default) or on any failure (``out`` may then hold
+            anything).
+
+        Raises
+        ------
+        None
+            Failures return False: :meth:`decode` is the one that reports errors.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import GzipCodec, ZstdCodec
+        >>> zstd = ZstdCodec()
+        >>> encoded, out = zstd.encode(b"abcdef"), np.empty(6, np.uint8)
+        >>> ok = zstd.decode_into(encoded, out)  # True where zstd_ctx is bound
+        >>> bytes(out) if ok else bytes(zstd.decode(encoded))
+        b'abcdef'
+        >>> GzipCodec().decode_into(GzipCodec().encode(b"abcdef"), out)
+        False
+        """
         return False
 
     def decode_prefix_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                            out: np.ndarray, need: int) -> bool:
-        """Decode at least the first ``need`` bytes of ``data``'s decoding, which is
-        ``out.nbytes`` bytes in all, into ``out`` (a C-contiguous ``uint8`` array), if this
-        codec can do so for less than the whole decode (a read that needs only the start
-        of a chunk); ``out`` past them may hold anything.  False otherwise, also on any
-        failure (``out`` may then hold anything): the caller decodes the whole, which
-        reports errors.  The default cannot."""
+        """Decode at least the first ``need`` bytes of ``data``'s decoding into ``out``.
+
+        For a read that needs only the start of a chunk, where this codec can do that for
+        less than the whole decode; ``out`` past the first ``need`` bytes may hold anything.
+
+        Parameters
+        ----------
+        data : bytes, bytearray, memoryview or numpy.ndarray
+            The encoded bytes.
+        out : numpy.ndarray
+            A C-contiguous ``uint8`` array of the whole decoded size.
+        need : int
+            How many leading bytes of the decoding the caller needs.
+
+        Returns
+        -------
+        bool
+            True when done; False if this codec cannot (the default) or on any failure
+            (``out`` may then hold anything), and the caller decodes the whole.
+
+        Raises
+        ------
+        None
+            Failures return False: the whole decode reports errors.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import GzipCodec
+        >>> gzip = GzipCodec(level=1)
+        >>> gzip.decode_prefix_into(gzip.encode(b"abcdef"), np.empty(6, np.uint8), 2)
+        False
+        """
         return False
 
     def batch_kernels(self) -> Any | None:
-        """Where this codec can decode a batch of chunks and copy parts of each out in one
-        call (no Python between the chunks): the module with those calls
-        (``decompress_pieces``, ``decompress_elements`` and ``decompress_outer``, as in
-        :mod:`zarr3c._kernels.zstd_ctx`), else None (the default)."""
+        """The kernels that decode a batch of chunks and copy parts of each out, if any.
+
+        Returns
+        -------
+        module or None
+            The module with ``decompress_pieces``, ``decompress_elements`` and
+            ``decompress_outer`` (as :mod:`zarr3c._kernels.zstd_ctx`), which run a whole
+            batch without Python between the chunks; None if this codec has none (the
+            default).
+
+        Raises
+        ------
+        None
+            It only reports what is available.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import GzipCodec
+        >>> GzipCodec().batch_kernels() is None
+        True
+        """
         return None
 
 

@@ -67,6 +67,23 @@ class BloscCodec(BytesBytesCodec):
         Element size for the shuffle; None: the data type's itemsize, set by :meth:`evolve`.
     blocksize
         Block size in bytes; 0 lets Blosc choose.
+
+    Raises
+    ------
+    ValueError
+        For a ``shuffle`` that is not one of the above.  The other fields are checked when
+        read from JSON (:meth:`from_config`, MetadataError).
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import BloscCodec
+    >>> blosc = BloscCodec.from_config(
+    ...     {"cname": "zstd", "clevel": 5, "shuffle": "shuffle", "typesize": 2,
+    ...      "blocksize": 0}, path="codecs[1]")
+    >>> blosc.to_dict()["configuration"]["typesize"]
+    2
+    >>> bytes(blosc.decode(blosc.encode(b"0123456789" * 10)))[:10]
+    b'0123456789'
     """
 
     name: ClassVar[str] = "blosc"

@@ -1,6 +1,6 @@
 """The ``bytes`` codec: the array -> bytes serializer of the Zarr v3 codec chain.
 
-Zarr v3 ``bytes`` codec (the core spec's "default binary representation", seed 003, made an
+Zarr v3 ``bytes`` codec (the 2022 draft core spec's "default binary representation", made an
 explicit codec): elements are written in C order, each in the configured byte order.  The
 ``endian`` field may be omitted only for data types without a byte order (itemsize 1, and raw
 ``r*`` bytes), exactly as zarr-python 3 writes them::
@@ -54,6 +54,23 @@ class BytesCodec(ArrayBytesCodec):
     endian
         ``"little"`` or ``"big"``; ``None`` (configuration absent) is only valid for data
         types without a byte order.
+
+    Raises
+    ------
+    zarr3c.errors.MetadataError
+        From :meth:`from_config` for another ``endian``, and from :meth:`validate` for a
+        missing one where the data type has a byte order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarr3c.codecs import BytesCodec, ChunkSpec
+    >>> codec = BytesCodec.from_config({"endian": "little"}, path="codecs[0]")
+    >>> spec = ChunkSpec((2,), np.dtype("uint16"), np.zeros((), "uint16"))
+    >>> bytes(codec.encode(np.array([1, 2], "uint16"), spec))
+    b'\\x01\\x00\\x02\\x00'
+    >>> codec.to_dict()
+    {'name': 'bytes', 'configuration': {'endian': 'little'}}
     """
 
     name: ClassVar[str] = "bytes"

@@ -41,7 +41,27 @@ def crc32c(data: bytes | memoryview | np.ndarray) -> int:
 
 @dataclass(frozen=True)
 class Crc32cCodec(BytesBytesCodec):
-    """Append (encode) or verify and strip (decode) a CRC-32C checksum."""
+    """Append (encode) or verify and strip (decode) a CRC-32C checksum.
+
+    The codec takes no parameters.
+
+    Raises
+    ------
+    zarr3c.errors.MetadataError
+        From :meth:`from_config`, for any configuration field.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import Crc32cCodec
+    >>> codec = Crc32cCodec.from_config(None, path="codecs[1]")
+    >>> encoded = codec.encode(b"hello")
+    >>> len(encoded), bytes(codec.decode(encoded))
+    (9, b'hello')
+    >>> codec.decode(b"jello" + bytes(encoded[5:]))
+    Traceback (most recent call last):
+    ...
+    zarr3c.errors.ChecksumError: crc32c: stored checksum 0x9a71bb4c does not match the data (0x...)
+    """
 
     name: ClassVar[str] = "crc32c"
 

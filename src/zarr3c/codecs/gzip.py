@@ -33,6 +33,20 @@ class GzipCodec(BytesBytesCodec):
     ----------
     level
         Compression level, 0 (none) to 9 (best).
+
+    Raises
+    ------
+    zarr3c.errors.MetadataError
+        From :meth:`from_config`, for a missing level or one outside 0-9.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import GzipCodec
+    >>> codec = GzipCodec.from_config({"level": 1}, path="codecs[1]")
+    >>> bytes(codec.decode(codec.encode(b"abc" * 100)))[:6]
+    b'abcabc'
+    >>> codec.to_dict()
+    {'name': 'gzip', 'configuration': {'level': 1}}
     """
 
     name: ClassVar[str] = "gzip"

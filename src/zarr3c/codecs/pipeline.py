@@ -1,9 +1,10 @@
 """The codec pipeline: a chunk's ``codecs`` list resolved into codec objects and run in order.
 
-Seed 003, "Chunk encoding": a chain is ``array -> array`` codecs, then exactly one
-``array -> bytes`` codec (the serializer), then ``bytes -> bytes`` codecs; encoding runs them in
-order and decoding in reverse, each codec knowing the representation (shape, data type) it
-receives.  The list comes from ``zarr.json``::
+The v3 core specification's "Chunk encoding"
+(https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html): a chain is ``array -> array``
+codecs, then exactly one ``array -> bytes`` codec (the serializer), then ``bytes -> bytes``
+codecs; encoding runs them in order and decoding in reverse, each codec knowing the
+representation (shape, data type) it receives.  The list comes from ``zarr.json``::
 
     "codecs": [{"name": "transpose", "configuration": {"order": [1, 0]}},
                {"name": "bytes", "configuration": {"endian": "little"}},
@@ -137,10 +138,24 @@ def normalize_codec_like(x: CodecLike, *, path: str = "codec", source: str | Non
     path, source
         Named by errors.
 
+    Returns
+    -------
+    dict
+        The JSON codec object (a new dict).
+
     Raises
     ------
     MetadataError
         If ``x`` is none of these, or is a dict without a string ``name``.
+
+    Examples
+    --------
+    >>> import numcodecs
+    >>> from zarr3c.codecs import normalize_codec_like
+    >>> normalize_codec_like("crc32c")
+    {'name': 'crc32c'}
+    >>> normalize_codec_like(numcodecs.Zstd(level=1))
+    {'name': 'zstd', 'configuration': {'level': 1, 'checksum': False}}
     """
     if isinstance(x, Codec):
         return x.to_dict()
@@ -211,12 +226,35 @@ def parse_codecs(
 
     The order must be ``array->array*``, exactly one ``array->bytes``, ``bytes->bytes*``.
 
+    Parameters
+    ----------
+    codecs : iterable
+        The ``codecs`` list, in any form :func:`normalize_codec_like` takes.
+    path, source : str
+        The JSON path of the list and the document it came from, named by errors.
+
+    Returns
+    -------
+    tuple of Codec
+        The codec objects, in order (not yet evolved for an array: see
+        :meth:`CodecPipeline.from_codecs`).
+
     Raises
     ------
     UnknownExtensionError
         A name no registered codec has; names ``codecs[i]``.
     MetadataError
         A bad configuration (``codecs[i].configuration.<field>``) or a bad order (``codecs[i]``).
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import parse_codecs
+    >>> parse_codecs(["bytes", {"name": "zstd", "configuration": {"level": 1}}])
+    (BytesCodec(endian=None), ZstdCodec(level=1, checksum=False))
+    >>> parse_codecs(["zstd"])
+    Traceback (most recent call last):
+    ...
+    zarr3c.errors.MetadataError: codecs: no array->bytes codec (e.g. {'name': 'bytes'}); a ...
     """
     if isinstance(codecs, str | bytes | Mapping) or not isinstance(codecs, Iterable):
         raise MetadataError(f"must be a list of codecs, got {codecs!r}", path=path, source=source)
@@ -273,6 +311,17 @@ class CodecPipeline:
     Build with :meth:`from_codecs`.  Stateless apart from a cache of representation chains
     per chunk shape; thread-safe.
 
+    Parameters
+    ----------
+    codecs : sequence of Codec
+        The codecs, already parsed and evolved (what :meth:`from_codecs` passes).
+    dtype : numpy.dtype
+        The array's native-endian data type.
+    fill_value : numpy.ndarray
+        A 0-d array of ``dtype``.
+    path, source : str
+        The JSON path of the ``codecs`` list and its document, named by later errors.
+
     Attributes
     ----------
     codecs
@@ -285,6 +334,24 @@ class CodecPipeline:
         True when stored chunks are the elements' native bytes in C order.
     fill_value
         A 0-d array of ``dtype``.
+
+    Raises
+    ------
+    ValueError
+        If ``codecs`` does not hold exactly one array -> bytes codec (:meth:`from_codecs`
+        reports that as a MetadataError instead).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarr3c.codecs import CodecPipeline
+    >>> pipeline = CodecPipeline.from_codecs(["bytes", "crc32c"], dtype="uint8")
+    >>> encoded = pipeline.encode(np.arange(6, dtype="uint8").reshape(2, 3))
+    >>> len(encoded), pipeline.encoded_size((2, 3))
+    (10, 10)
+    >>> pipeline.decode(encoded, (2, 3))
+    array([[0, 1, 2],
+           [3, 4, 5]], dtype=uint8)
     """
 
     codecs: tuple[Codec, ...]
@@ -359,10 +426,24 @@ class CodecPipeline:
         path, source
             The JSON path of the list and the document it came from, named by errors.
 
+        Returns
+        -------
+        CodecPipeline
+            The pipeline, each codec evolved for ``dtype`` (e.g. blosc's typesize).
+
         Raises
         ------
         UnknownExtensionError, MetadataError
-            See :func:`parse_codecs`.
+            See :func:`parse_codecs`; also a MetadataError for a codec that cannot take
+            ``dtype``.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> bytes_le = {"name": "bytes", "configuration": {"endian": "little"}}
+        >>> pipeline = CodecPipeline.from_codecs([bytes_le, "crc32c"], dtype="<u2")
+        >>> pipeline.dtype, [codec.name for codec in pipeline.codecs]
+        (dtype('uint16'), ['bytes', 'crc32c'])
         """
         dtype = native_dtype(np.dtype(dtype))
         fill = _as_fill(fill_value, dtype, source=source)
@@ -425,11 +506,27 @@ class CodecPipeline:
         """Check every codec can take chunks of ``chunk_shape`` (e.g. transpose order length
         = ndim, bytes endian present for multi-byte types).
 
+        Parameters
+        ----------
+        chunk_shape : sequence of int
+            The shape of the array's chunks.
+        path, source : str, optional
+            Named by errors (default: those given to :meth:`from_codecs`).
+
         Raises
         ------
         MetadataError
-            Naming ``codecs[i]...`` (``path`` and ``source`` default to those given to
-            :meth:`from_codecs`).
+            Naming ``codecs[i]...``.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> pipeline = CodecPipeline.from_codecs(
+        ...     [{"name": "transpose", "configuration": {"order": [1, 0]}}, "bytes"], dtype="u2")
+        >>> pipeline.validate((2, 3, 4))
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: codecs[0].configuration.order: has 2 entries but the chunk ...
         """
         shape = _as_shape(chunk_shape)
         chain = self._compute_chain(
@@ -445,14 +542,30 @@ class CodecPipeline:
     def encode(self, chunk: np.ndarray) -> bytes | memoryview | np.ndarray:
         """Encode one chunk (its shape is the chunk shape) into its stored bytes.
 
-        The result is bytes-like (``bytes``, or a 1-d ``uint8`` array) and may share memory
-        with ``chunk`` (a ``bytes``-only chain in native byte order does not copy): callers
-        that keep it beyond the next write to ``chunk`` must copy it.
+        Parameters
+        ----------
+        chunk : numpy.ndarray
+            The chunk (converted to the array's data type and C order if need be).
+
+        Returns
+        -------
+        bytes, memoryview or numpy.ndarray
+            The stored bytes (``bytes``, or a 1-d ``uint8`` array).  They may share memory
+            with ``chunk`` (a ``bytes``-only chain in native byte order does not copy):
+            callers that keep them beyond the next write to ``chunk`` must copy them.
 
         Raises
         ------
         CodecError
             If a codec fails (e.g. a data type a numcodecs codec does not support).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> pipeline = CodecPipeline.from_codecs([{"name": "bytes"}], dtype="uint8")
+        >>> bytes(pipeline.encode(np.arange(4, dtype="uint8")))
+        b'\\x00\\x01\\x02\\x03'
         """
         chunk = np.asarray(chunk)
         if chunk.dtype != self.dtype:
@@ -476,9 +589,36 @@ class CodecPipeline:
 
     def encode_to_scratch(self, chunk: np.ndarray) -> bytes | memoryview | np.ndarray:
         """:meth:`encode`, for a caller that copies or writes the encoding before this thread
-        encodes again: a chain of native elements under one compressor that can (zstd)
-        compresses a C-contiguous chunk straight into this thread's scratch memory (no
-        output, nor compression context, of its own per chunk); else :meth:`encode`."""
+        encodes again.
+
+        A chain of native elements under one compressor that can (zstd) compresses a
+        C-contiguous chunk straight into this thread's scratch memory (no output, nor
+        compression context, of its own per chunk); other chains call :meth:`encode`.
+
+        Parameters
+        ----------
+        chunk : numpy.ndarray
+            The chunk.
+
+        Returns
+        -------
+        bytes, memoryview or numpy.ndarray
+            The stored bytes, valid until this thread encodes to scratch again.
+
+        Raises
+        ------
+        CodecError
+            As :meth:`encode`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> pipeline = CodecPipeline.from_codecs(["bytes", "zstd"], dtype="uint8")
+        >>> encoded = bytes(pipeline.encode_to_scratch(np.arange(4, dtype="uint8")))
+        >>> pipeline.decode(encoded, (4,))
+        array([0, 1, 2, 3], dtype=uint8)
+        """
         codec = self._sole_compressor
         if codec is not None and chunk.dtype == self.dtype and chunk.flags.c_contiguous:
             bound = codec.encoded_bound(chunk.nbytes)
@@ -491,23 +631,80 @@ class CodecPipeline:
 
     def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                     out: np.ndarray) -> bool:
-        """Decode stored bytes straight into ``out``: the chunk's elements as native bytes
-        in C order (a C-contiguous ``uint8`` array of exactly the chunk's size), with no
-        intermediate buffer.  Only for a chain of native elements under one compressor that
-        can (zstd, blosc); False when the chain cannot or the data is not as expected
-        (``out`` may then hold anything): :meth:`decode` decodes it, or reports what is
-        wrong."""
+        """Decode stored bytes straight into ``out``, with no intermediate buffer.
+
+        Only for a chain of native elements under one compressor that can (zstd, blosc).
+
+        Parameters
+        ----------
+        data : bytes, bytearray, memoryview or numpy.ndarray
+            The stored bytes.
+        out : numpy.ndarray
+            A C-contiguous ``uint8`` array of exactly the chunk's size: receives the chunk's
+            elements as native bytes in C order.
+
+        Returns
+        -------
+        bool
+            True when done; False when the chain cannot or the data is not as expected
+            (``out`` may then hold anything).
+
+        Raises
+        ------
+        None
+            Failures return False: :meth:`decode` decodes the data, or reports what is
+            wrong.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> pipeline = CodecPipeline.from_codecs(["bytes", "zstd"], dtype="uint8")
+        >>> encoded, out = pipeline.encode(np.arange(4, dtype="uint8")), np.empty(4, np.uint8)
+        >>> out if pipeline.decode_into(encoded, out) else pipeline.decode(encoded, (4,))
+        array([0, 1, 2, 3], dtype=uint8)
+        """
         codec = self._sole_compressor
         return codec is not None and codec.decode_into(data, out)
 
     def decode_prefix_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                            out: np.ndarray, need: int) -> bool:
         """:meth:`decode_into`, but only the chunk's first ``need`` bytes are decoded for
-        sure (``out`` past them may hold anything), for a read that needs only elements
-        that start there.  Only for a chain of native elements under one compressor that
-        can (zstd: the blocks past them are not decoded); False otherwise (``out`` may
-        then hold anything): :meth:`decode_into` or :meth:`decode` then decodes the
-        whole."""
+        sure, for a read that needs only elements that start there.
+
+        Only for a chain of native elements under one compressor that can (zstd: the blocks
+        past them are not decoded).
+
+        Parameters
+        ----------
+        data : bytes, bytearray, memoryview or numpy.ndarray
+            The stored bytes.
+        out : numpy.ndarray
+            As for :meth:`decode_into`; past the first ``need`` bytes it may hold anything.
+        need : int
+            How many leading bytes of the chunk the caller needs.
+
+        Returns
+        -------
+        bool
+            True when done; False otherwise (``out`` may then hold anything).
+
+        Raises
+        ------
+        None
+            Failures return False: :meth:`decode_into` or :meth:`decode` then decodes the
+            whole.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> pipeline = CodecPipeline.from_codecs(["bytes", "zstd"], dtype="uint8")
+        >>> encoded, out = pipeline.encode(np.arange(4, dtype="uint8")), np.empty(4, np.uint8)
+        >>> head = out[:2] if pipeline.decode_prefix_into(encoded, out, 2) else None
+        >>> head if head is not None else pipeline.decode(encoded, (4,))[:2]
+        array([0, 1], dtype=uint8)
+        """
         codec = self._sole_compressor
         return codec is not None and codec.decode_prefix_into(data, out, need)
 
@@ -520,14 +717,38 @@ class CodecPipeline:
     ) -> np.ndarray:
         """Decode stored bytes into a chunk of ``chunk_shape``.
 
-        Returns a C-contiguous native-endian array of the array's data type; it may be a
-        read-only view of ``data``.
+        Parameters
+        ----------
+        data : bytes, bytearray, memoryview or numpy.ndarray
+            The stored bytes.
+        chunk_shape : sequence of int
+            The chunk's shape.
+        key : str, optional
+            The chunk's store key, named by errors.
+
+        Returns
+        -------
+        numpy.ndarray
+            A C-contiguous native-endian array of the array's data type; it may be a
+            read-only view of ``data``.
 
         Raises
         ------
         ChunkDecodeError
             (or its subclass ChecksumError) naming ``key``, for any failure: wrong length,
             corrupt compressed data, checksum mismatch.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> pipeline = CodecPipeline.from_codecs(["bytes", "crc32c"], dtype="uint8")
+        >>> pipeline.decode(pipeline.encode(np.arange(3, dtype="uint8")), (3,))
+        array([0, 1, 2], dtype=uint8)
+        >>> pipeline.decode(b"\\x00\\x01\\x02\\x00\\x00\\x00\\x00", (3,), key="c/0")
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.ChecksumError: chunk 'c/0': crc32c: stored checksum 0x00000000 does not ...
         """
         shape = _as_shape(chunk_shape)
         chain = self._chain(shape)
@@ -571,7 +792,30 @@ class CodecPipeline:
         return chunk
 
     def encoded_size(self, chunk_shape: Sequence[int]) -> int | None:
-        """The size in bytes of every encoded chunk of ``chunk_shape``, or None if it varies."""
+        """The size in bytes of every encoded chunk of ``chunk_shape``.
+
+        Parameters
+        ----------
+        chunk_shape : sequence of int
+            The chunk's shape.
+
+        Returns
+        -------
+        int or None
+            The size, or None if it varies (a compressor in the chain).
+
+        Raises
+        ------
+        MetadataError
+            If a codec cannot take chunks of ``chunk_shape`` (see :meth:`validate`).
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> CodecPipeline.from_codecs(["bytes", "crc32c"], dtype="uint8").encoded_size((4,))
+        8
+        >>> CodecPipeline.from_codecs(["bytes", "zstd"], dtype="uint8").encoded_size((4,))
+        """
         chain = self._chain(_as_shape(chunk_shape))
         size = self.array_bytes.encoded_size(chain.bytes_spec)
         for codec in self.bytes_bytes:
@@ -583,7 +827,24 @@ class CodecPipeline:
     # -- metadata ---------------------------------------------------------------------------------
 
     def to_dicts(self) -> list[dict[str, Any]]:
-        """The JSON ``codecs`` list."""
+        """The JSON ``codecs`` list.
+
+        Returns
+        -------
+        list of dict
+            One codec object per codec, as :meth:`Codec.to_dict` writes it.
+
+        Raises
+        ------
+        None
+            Writing configured codecs cannot fail.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> CodecPipeline.from_codecs(["bytes", "crc32c"], dtype="uint8").to_dicts()
+        [{'name': 'bytes'}, {'name': 'crc32c'}]
+        """
         return [c.to_dict() for c in self.codecs]
 
     def __repr__(self) -> str:
@@ -631,15 +892,61 @@ def _as_fill(fill_value: Any, dtype: np.dtype, *, source: str | None) -> np.ndar
 
 
 def default_serializer(dtype: DTypeLike) -> dict[str, Any]:
-    """The serializer zarr-python 3 writes by default: ``bytes``, little endian; the
-    ``endian`` field is omitted for data types without a byte order (1-byte and raw types)."""
+    """The serializer zarr-python 3 writes by default: ``bytes``, little endian.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype or str
+        The array's data type.
+
+    Returns
+    -------
+    dict
+        The codec object; its ``endian`` field is omitted for data types without a byte
+        order (1-byte and raw types).
+
+    Raises
+    ------
+    TypeError
+        If ``dtype`` is not a data type numpy understands.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import default_serializer
+    >>> default_serializer("float32")
+    {'name': 'bytes', 'configuration': {'endian': 'little'}}
+    >>> default_serializer("uint8")
+    {'name': 'bytes'}
+    """
     if has_byte_order(np.dtype(dtype)):
         return {"name": "bytes", "configuration": {"endian": "little"}}
     return {"name": "bytes"}
 
 
 def default_compressors(dtype: DTypeLike) -> list[dict[str, Any]]:
-    """The compressors zarr-python 3 writes by default: zstd, level 0, no checksum."""
+    """The compressors zarr-python 3 writes by default: zstd, level 0, no checksum.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype or str
+        The array's data type (the default is the same for every type).
+
+    Returns
+    -------
+    list of dict
+        The codec objects.
+
+    Raises
+    ------
+    None
+        The default does not depend on ``dtype``.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import default_compressors
+    >>> default_compressors("uint16")
+    [{'name': 'zstd', 'configuration': {'level': 0, 'checksum': False}}]
+    """
     return [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
 
 

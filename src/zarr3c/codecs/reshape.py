@@ -1,6 +1,8 @@
 """The ``reshape`` codec: an array -> array change of a chunk's shape that keeps C order.
 
-Follows the zarr-extensions ``reshape`` codec (seed 004).  Configuration::
+Follows the zarr-extensions ``reshape`` codec
+(https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/reshape).
+Configuration::
 
     {"name": "reshape", "configuration": {"shape": [[0, 1], [2], 3]}}
 
@@ -233,6 +235,23 @@ class ReshapeCodec(ArrayArrayCodec):
     shape
         The output dimensions: positive sizes, at most one -1, and tuples of input dimensions
         (strictly increasing over the whole configuration).  Checked on construction.
+
+    Raises
+    ------
+    zarr3c.errors.MetadataError
+        For a ``shape`` of the wrong form (on construction), or one that does not fit a
+        chunk (:meth:`validate`, :meth:`output_shape`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarr3c.codecs import ChunkSpec, ReshapeCodec
+    >>> codec = ReshapeCodec.from_config({"shape": [[0, 1], [2]]}, path="codecs[0]")
+    >>> spec = ChunkSpec((2, 3, 4), np.dtype("uint8"), np.zeros((), "uint8"))
+    >>> codec.resolve(spec).shape
+    (6, 4)
+    >>> codec.encode(np.zeros((2, 3, 4), "uint8"), spec).shape
+    (6, 4)
     """
 
     name: ClassVar[str] = "reshape"
@@ -255,7 +274,31 @@ class ReshapeCodec(ArrayArrayCodec):
     def output_shape(
         self, chunk_shape: Sequence[int], *, path: str | None = None
     ) -> tuple[int, ...]:
-        """The encoded shape for a decoded chunk of ``chunk_shape`` (MetadataError if none)."""
+        """The encoded shape for a decoded chunk of ``chunk_shape``.
+
+        Parameters
+        ----------
+        chunk_shape : sequence of int
+            The decoded chunk's shape.
+        path : str, optional
+            The JSON path of the codec object, for error messages (default: its name).
+
+        Returns
+        -------
+        tuple of int
+            The shape the codec encodes such a chunk to.
+
+        Raises
+        ------
+        zarr3c.errors.MetadataError
+            If the configured shape does not fit ``chunk_shape`` (e.g. another size).
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import ReshapeCodec
+        >>> ReshapeCodec(shape=(-1,)).output_shape((2, 3))
+        (6,)
+        """
         return reshape_output_shape(
             self.shape, tuple(int(s) for s in chunk_shape), path=path or self.name
         )

@@ -1,8 +1,9 @@
 """The ``transpose`` codec: an array -> array permutation of the chunk's dimensions.
 
 Zarr v3 ``transpose`` codec: the encoded array is ``decoded.transpose(order)`` laid out in C
-order, so ``order = [ndim-1, ..., 0]`` stores chunks in Fortran order (the draft core spec's
-``chunk_memory_layout: "F"``, seed 003).  Configuration::
+order, so ``order = [ndim-1, ..., 0]`` stores chunks in Fortran order (the 2022 draft core
+spec's ``chunk_memory_layout: "F"``,
+https://zarr-specs.readthedocs.io/en/latest/v3/core/v3.0.html).  Configuration::
 
     {"name": "transpose", "configuration": {"order": [2, 0, 1]}}
 
@@ -64,6 +65,24 @@ class TransposeCodec(ArrayArrayCodec):
     ----------
     order
         A permutation of ``range(ndim)``, or the legacy ``"C"`` / ``"F"``.
+
+    Raises
+    ------
+    zarr3c.errors.MetadataError
+        From :meth:`from_config` for an ``order`` that is not a permutation, and from
+        :meth:`validate` for one of the wrong length for the chunk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarr3c.codecs import ChunkSpec, TransposeCodec
+    >>> codec = TransposeCodec.from_config({"order": [1, 0]}, path="codecs[0]")
+    >>> spec = ChunkSpec((2, 3), np.dtype("uint8"), np.zeros((), "uint8"))
+    >>> chunk = np.arange(6, dtype="uint8").reshape(2, 3)
+    >>> np.array_equal(codec.decode(codec.encode(chunk, spec), spec), chunk)
+    True
+    >>> codec.to_dict()
+    {'name': 'transpose', 'configuration': {'order': [1, 0]}}
     """
 
     name: ClassVar[str] = "transpose"
@@ -80,7 +99,29 @@ class TransposeCodec(ArrayArrayCodec):
         return {"name": self.name, "configuration": {"order": order}}
 
     def permutation(self, ndim: int) -> tuple[int, ...]:
-        """The axis permutation for a chunk of ``ndim`` dimensions."""
+        """The axis permutation for a chunk of ``ndim`` dimensions.
+
+        Parameters
+        ----------
+        ndim : int
+            The chunk's number of dimensions.
+
+        Returns
+        -------
+        tuple of int
+            The order as a permutation (``"C"`` and ``"F"`` resolved for ``ndim``).
+
+        Raises
+        ------
+        None
+            A permutation's length is checked by :meth:`validate`.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import TransposeCodec
+        >>> TransposeCodec(order="F").permutation(3)
+        (2, 1, 0)
+        """
         if self.order == "C":
             return tuple(range(ndim))
         if self.order == "F":

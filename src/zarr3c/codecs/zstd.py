@@ -14,8 +14,9 @@ runs through ``numcodecs.Zstd`` (GIL released).  Corrupt input raises
 Decoding into a given buffer (:meth:`ZstdCodec.decode_into`, the hot path of chunk and
 inner-chunk reads) calls numcodecs' own bundled libzstd with a decompression context kept
 per thread (:mod:`zarr3c._kernels.zstd_ctx`), where that library's symbols are visible:
-numcodecs makes a new context per call, a fixed 13-20 us here.  Elsewhere it falls back to
-numcodecs' ``decompress``.  A read that needs only the start of a chunk decodes only the
+numcodecs makes a new context per call, a fixed cost that every inner chunk of a sharded read
+would pay (``asv_benchmarks`` ``bench_codecs.ZstdCallCost`` tracks it).  Elsewhere it falls
+back to numcodecs' ``decompress``.  A read that needs only the start of a chunk decodes only the
 blocks holding it (:meth:`ZstdCodec.decode_prefix_into`, through the same context), from a
 frame that is whole and declares the chunk's size; a frame with a checksum is decoded whole,
 so that the checksum is verified.  Writes that keep the encodings in their own memory (a
@@ -64,6 +65,21 @@ class ZstdCodec(BytesBytesCodec):
         Compression level, -131072 to 22; 0 means zstd's default (3).
     checksum
         Whether to store (and verify) a checksum of each frame.
+
+    Raises
+    ------
+    zarr3c.errors.MetadataError
+        From :meth:`from_config`, for a level outside the range or a checksum that is not a
+        boolean.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import ZstdCodec
+    >>> codec = ZstdCodec.from_config({"level": 3, "checksum": True}, path="codecs[1]")
+    >>> bytes(codec.decode(codec.encode(b"abc" * 100)))[:6]
+    b'abcabc'
+    >>> codec.to_dict()
+    {'name': 'zstd', 'configuration': {'level': 3, 'checksum': True}}
     """
 
     name: ClassVar[str] = "zstd"

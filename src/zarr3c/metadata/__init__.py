@@ -43,6 +43,11 @@ def parse_node_metadata(
     source
         The store key or file it came from, for error messages.
 
+    Returns
+    -------
+    ArrayMetadata or GroupMetadata
+        By the document's ``node_type``.
+
     Raises
     ------
     UnsupportedFormatError
@@ -50,5 +55,15 @@ def parse_node_metadata(
     MetadataError
         If the document is not a JSON object, ``node_type`` is missing or is neither
         ``"array"`` nor ``"group"``, or the document is invalid for its node type.
+
+    Examples
+    --------
+    >>> from zarr3c.metadata import parse_node_metadata
+    >>> parse_node_metadata(b'{"zarr_format": 3, "node_type": "group"}')
+    GroupMetadata(attributes={}, consolidated_metadata=None, extra_fields={})
+    >>> parse_node_metadata(b'{"zarr_format": 2, "node_type": "group"}')
+    Traceback (most recent call last):
+    ...
+    zarr3c.errors.UnsupportedFormatError: zarr_format: zarr_format 2 is not supported ...
     """
     return parse_node_dict(load_json_object(data, source=source), source=source)

@@ -1,7 +1,8 @@
 """Array metadata: the ``zarr.json`` document of a Zarr v3 array.
 
-Follows the Zarr v3.0 core specification's array metadata (seed 003 for the fields' meaning,
-the final v3 layout for their names) exactly as zarr-python 3, tensorstore and zarrs write it::
+Follows the array metadata of the Zarr v3 core specification
+(https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html) exactly as zarr-python 3,
+tensorstore and zarrs write it::
 
     {
       "zarr_format": 3,
@@ -214,6 +215,17 @@ class NamedConfig:
         The extension's name (``"bytes"``, ``"gzip"``, ...).
     configuration
         Its configuration object, or None when absent.
+
+    Raises
+    ------
+    dataclasses.FrozenInstanceError
+        On an attempt to change a field (the values are checked by :meth:`from_json_value`).
+
+    Examples
+    --------
+    >>> from zarr3c.metadata import NamedConfig
+    >>> NamedConfig(name="gzip", configuration={"level": 1}).to_dict()
+    {'name': 'gzip', 'configuration': {'level': 1}}
     """
 
     name: str
@@ -227,10 +239,34 @@ class NamedConfig:
         ``NamedConfig`` instances and objects with a ``to_dict()`` method (codec objects) are
         accepted too and converted through their JSON form.
 
+        Parameters
+        ----------
+        value : dict, str or object
+            The entry.
+        path : str
+            Its JSON path (e.g. ``"codecs[1]"``), for error messages.
+        source : str, optional
+            The document it came from, for error messages.
+
+        Returns
+        -------
+        NamedConfig
+            The entry (a copy of its configuration, as plain JSON values).
+
         Raises
         ------
         MetadataError
             If the value is malformed; the message names ``path`` and the offending member.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import NamedConfig
+        >>> NamedConfig.from_json_value("crc32c", path="codecs[1]")
+        NamedConfig(name='crc32c', configuration=None)
+        >>> NamedConfig.from_json_value({"name": ""}, path="codecs[1]")
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: codecs[1].name: must be a non-empty string, got ''
         """
         if isinstance(value, NamedConfig):
             return value
@@ -272,7 +308,24 @@ class NamedConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object (``configuration`` omitted when None)."""
+        """The JSON object (``configuration`` omitted when None).
+
+        Returns
+        -------
+        dict
+            A fresh copy.
+
+        Raises
+        ------
+        None
+            The entry is JSON already.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import NamedConfig
+        >>> NamedConfig(name="crc32c").to_dict()
+        {'name': 'crc32c'}
+        """
         out: dict[str, Any] = {"name": self.name}
         if self.configuration is not None:
             out["configuration"] = copy.deepcopy(self.configuration)
@@ -426,9 +479,10 @@ class ArrayMetadata(ArrayMetadataView):
     """The metadata of a Zarr v3 array (its ``zarr.json``).
 
     Build with :meth:`from_dict` / :meth:`from_json`, write with :meth:`to_dict` /
-    :meth:`to_json`, change with :meth:`evolve`.
+    :meth:`to_json`, change with :meth:`evolve`.  The constructor takes the parsed fields,
+    each also an attribute; it does not validate them (:meth:`from_dict` does).
 
-    Attributes
+    Parameters
     ----------
     shape
         Array length along each dimension.
@@ -450,6 +504,25 @@ class ArrayMetadata(ArrayMetadataView):
         Always empty: zarr3c understands no storage transformer.
     extra_fields
         Unknown top-level fields marked ``"must_understand": false``, written back unchanged.
+
+    Raises
+    ------
+    dataclasses.FrozenInstanceError
+        On an attempt to change a field (use :meth:`evolve`).
+
+    Examples
+    --------
+    >>> from zarr3c.metadata import ArrayMetadata
+    >>> doc = {
+    ...     "zarr_format": 3, "node_type": "array", "shape": [100, 100], "data_type": "float32",
+    ...     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 10]}},
+    ...     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+    ...     "fill_value": "NaN",
+    ...     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    ... }
+    >>> meta = ArrayMetadata.from_dict(doc)
+    >>> meta.shape, meta.data_type.name, meta.chunk_grid.chunk_shape
+    ((100, 100), 'float32', (10, 10))
     """
 
     zarr_format: ClassVar[int] = 3
@@ -503,6 +576,11 @@ class ArrayMetadata(ArrayMetadataView):
         source
             The store key or file it came from, for error messages.
 
+        Returns
+        -------
+        ArrayMetadata
+            The parsed metadata.
+
         Raises
         ------
         UnsupportedFormatError
@@ -512,6 +590,23 @@ class ArrayMetadata(ArrayMetadataView):
             transformer.
         MetadataError
             For anything else malformed; the message names the JSON path.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import ArrayMetadata
+        >>> doc = {
+        ...     "zarr_format": 3, "node_type": "array", "shape": [100, 100], "data_type": "float32",
+        ...     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 10]}},
+        ...     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        ...     "fill_value": "NaN",
+        ...     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        ... }
+        >>> ArrayMetadata.from_dict(doc).fill_value  # the exact bits of the float32 NaN
+        b'\\x00\\x00\\xc0\\x7f'
+        >>> ArrayMetadata.from_dict({**doc, "shape": [-1, 2]})
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: shape[0]: must be in [0, 2**63 - 1], got -1
         """
         if not isinstance(data, Mapping):
             raise MetadataError(
@@ -553,7 +648,32 @@ class ArrayMetadata(ArrayMetadataView):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``zarr.json`` document as a dict (a fresh copy), in zarr-python's field set."""
+        """The ``zarr.json`` document as a dict (a fresh copy), in zarr-python's field set.
+
+        Returns
+        -------
+        dict
+            The document, as :meth:`from_dict` reads it back.
+
+        Raises
+        ------
+        None
+            Parsed metadata always has a JSON form.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import ArrayMetadata
+        >>> doc = {
+        ...     "zarr_format": 3, "node_type": "array", "shape": [100, 100], "data_type": "float32",
+        ...     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 10]}},
+        ...     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        ...     "fill_value": "NaN",
+        ...     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        ... }
+        >>> out = ArrayMetadata.from_dict(doc).to_dict()
+        >>> out["fill_value"], out["attributes"], out["storage_transformers"]
+        ('NaN', {}, [])
+        """
         doc: dict[str, Any] = {
             "zarr_format": 3,
             "node_type": "array",
@@ -578,15 +698,65 @@ class ArrayMetadata(ArrayMetadataView):
     ) -> ArrayMetadata:
         """Parse the bytes of a ``zarr.json`` document.
 
+        Parameters
+        ----------
+        data : bytes, bytearray, memoryview or str
+            The document.
+        source : str, optional
+            The store key or file it came from, for error messages.
+
+        Returns
+        -------
+        ArrayMetadata
+            The parsed metadata.
+
         Raises
         ------
         MetadataError
             If the bytes are not a JSON object, or as :meth:`from_dict`.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import ArrayMetadata
+        >>> doc = {
+        ...     "zarr_format": 3, "node_type": "array", "shape": [100, 100], "data_type": "float32",
+        ...     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 10]}},
+        ...     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        ...     "fill_value": "NaN",
+        ...     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        ... }
+        >>> meta = ArrayMetadata.from_dict(doc)
+        >>> ArrayMetadata.from_json(meta.to_json()) == meta
+        True
         """
         return cls.from_dict(load_json_object(data, source=source), source=source)
 
     def to_json(self) -> bytes:
-        """The ``zarr.json`` bytes (UTF-8, indent 2, no bare NaN/Infinity)."""
+        """The ``zarr.json`` bytes (UTF-8, indent 2, no bare NaN/Infinity).
+
+        Returns
+        -------
+        bytes
+            The document.
+
+        Raises
+        ------
+        None
+            Parsed metadata always has a JSON form.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import ArrayMetadata
+        >>> doc = {
+        ...     "zarr_format": 3, "node_type": "array", "shape": [100, 100], "data_type": "float32",
+        ...     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 10]}},
+        ...     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        ...     "fill_value": "NaN",
+        ...     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        ... }
+        >>> ArrayMetadata.from_dict(doc).to_json()[:35]
+        b'{\\n  "zarr_format": 3,\\n  "node_type"'
+        """
         return dump_json(self.to_dict())
 
     def evolve(self, **changes: Any) -> ArrayMetadata:
@@ -595,10 +765,34 @@ class ArrayMetadata(ArrayMetadataView):
         When ``shape`` changes and no ``chunk_grid`` is given, the grid is ``resized`` to the
         new shape.
 
+        Parameters
+        ----------
+        **changes
+            New values of fields, by name (as the constructor takes them).
+
+        Returns
+        -------
+        ArrayMetadata
+            The new metadata.
+
         Raises
         ------
         MetadataError
-            If the result is inconsistent (rank mismatch, fill value of the wrong size, ...).
+            If the result is inconsistent (rank mismatch, fill value of the wrong size, ...) or a
+            name is not a field.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import ArrayMetadata
+        >>> doc = {
+        ...     "zarr_format": 3, "node_type": "array", "shape": [100, 100], "data_type": "float32",
+        ...     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10, 10]}},
+        ...     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        ...     "fill_value": "NaN",
+        ...     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        ... }
+        >>> ArrayMetadata.from_dict(doc).evolve(shape=(200, 100)).shape
+        (200, 100)
         """
         if "shape" in changes and "chunk_grid" not in changes:
             changes["chunk_grid"] = self.chunk_grid.resized(tuple(changes["shape"]))

@@ -1,9 +1,10 @@
 """Zarr v3 core data types and their fill values.
 
-Follows the core specification's data type table (seed 003, "Data types") as finalised in
-Zarr v3.0: ``bool``, ``int8`` ... ``int64``, ``uint8`` ... ``uint64``, ``float16``,
-``float32``, ``float64``, ``complex64``, ``complex128`` and the raw-bits types ``r8``, ``r16``,
-``r24``, ... (any positive multiple of 8 bits).  In ``zarr.json`` a core data type is a bare
+Follows the data type table of the v3 core specification ("Data types",
+https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html): ``bool``, ``int8`` ...
+``int64``, ``uint8`` ... ``uint64``, ``float16``, ``float32``, ``float64``, ``complex64``,
+``complex128`` and the raw-bits types ``r8``, ``r16``, ``r24``, ... (any positive multiple of
+8 bits).  In ``zarr.json`` a core data type is a bare
 string::
 
     "data_type": "float32",
@@ -12,7 +13,8 @@ string::
 In memory a data type is always a *native-endian* numpy dtype (raw bits are numpy void
 ``V{n}``); byte order on disk is the ``bytes`` codec's business.  Fill values are held as their
 exact bits (``bytes`` of length ``itemsize``, native byte order), so NaN payloads and ``-0.0``
-survive a read/write round trip.  JSON forms of fill values (seed 003, "fill_value"):
+survive a read/write round trip.  JSON forms of fill values (the core specification's
+"fill_value"):
 
 ========== ==============================================================================
 bool       ``true`` / ``false``
@@ -104,6 +106,19 @@ class DataType:
 
     Build instances through :func:`parse_data_type` (from JSON) or
     :func:`data_type_from_numpy` (from a user's dtype).
+
+    Raises
+    ------
+    dataclasses.FrozenInstanceError
+        On an attempt to change a field (the constructor does not check that ``name`` and
+        ``dtype`` agree: the two functions above build matching pairs).
+
+    Examples
+    --------
+    >>> from zarr3c.metadata import parse_data_type
+    >>> dt = parse_data_type("float32")
+    >>> dt.itemsize, dt.is_raw, dt.fill_value_to_json(dt.parse_fill_value("NaN"))
+    (4, False, 'NaN')
     """
 
     name: str
@@ -144,6 +159,16 @@ class DataType:
         ------
         MetadataError
             If ``value`` is not a valid fill value for this data type (``null`` included).
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import parse_data_type
+        >>> parse_data_type("float32").parse_fill_value("NaN")
+        b'\\x00\\x00\\xc0\\x7f'
+        >>> parse_data_type("uint8").parse_fill_value(300)
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: fill_value: ...
         """
         if value is None:
             raise MetadataError(
@@ -201,6 +226,14 @@ class DataType:
         ------
         MetadataError
             If ``raw`` does not have ``itemsize`` bytes.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import parse_data_type
+        >>> parse_data_type("float64").fill_value_to_json(bytes(8))
+        0.0
+        >>> parse_data_type("complex64").fill_value_to_json(bytes(8))
+        [0.0, 0.0]
         """
         raw = bytes(raw)
         if len(raw) != self.itemsize:
@@ -244,6 +277,16 @@ class DataType:
         MetadataError
             If the value does not fit the data type (``300`` for uint8, ``1.5`` for an
             integer type, a string for an integer type, ...).
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import parse_data_type
+        >>> parse_data_type("int16").fill_value_from_python(-2)
+        b'\\xfe\\xff'
+        >>> parse_data_type("uint8").fill_value_from_python(1.5)
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: fill_value: ...
         """
         if value is None:
             return self.default_fill_value()
@@ -310,7 +353,24 @@ class DataType:
         )
 
     def default_fill_value(self) -> bytes:
-        """All-zero bits: ``False``, ``0``, ``0.0``, ``0j`` or zero bytes."""
+        """All-zero bits: ``False``, ``0``, ``0.0``, ``0j`` or zero bytes.
+
+        Returns
+        -------
+        bytes
+            ``itemsize`` zero bytes.
+
+        Raises
+        ------
+        None
+            Every data type has one.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import parse_data_type
+        >>> parse_data_type("uint16").default_fill_value()
+        b'\\x00\\x00'
+        """
         return bytes(self.itemsize)
 
 
@@ -527,12 +587,27 @@ def parse_data_type(
     path, source
         Where the value came from, for error messages.
 
+    Returns
+    -------
+    DataType
+        The data type.
+
     Raises
     ------
     UnknownExtensionError
         For any other name (``"string"``, ``"numpy.datetime64"``, ...), in either form.
     MetadataError
         If the value is neither a string nor an object with a string ``name``.
+
+    Examples
+    --------
+    >>> from zarr3c.metadata import parse_data_type
+    >>> parse_data_type("r24"), parse_data_type({"name": "int16"}).itemsize
+    (DataType(name='r24', dtype=dtype('V3')), 2)
+    >>> parse_data_type("string")
+    Traceback (most recent call last):
+    ...
+    zarr3c.errors.UnknownExtensionError: data_type: unknown data type 'string' ...
     """
     name: Any = value
     configured = False
@@ -577,11 +652,27 @@ def data_type_from_numpy(dtype_like: Any) -> DataType:
         :func:`numpy.dtype` accepts (``np.uint16``, ``">u2"``, ``"V3"``, ``bool``).  Byte order
         is dropped: data is handled native-endian, the ``bytes`` codec sets it on disk.
 
+    Returns
+    -------
+    DataType
+        The core data type (native-endian).
+
     Raises
     ------
     MetadataError
         For dtypes Zarr v3 core cannot hold (object, str, bytes, datetime, structured,
         subarray, longdouble, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarr3c.metadata import data_type_from_numpy
+    >>> data_type_from_numpy(">u2"), data_type_from_numpy(np.bool_).name
+    (DataType(name='uint16', dtype=dtype('uint16')), 'bool')
+    >>> data_type_from_numpy(object)
+    Traceback (most recent call last):
+    ...
+    zarr3c.errors.MetadataError: dtype: dtype object has no Zarr v3 core data type ...
     """
     if isinstance(dtype_like, DataType):
         return dtype_like

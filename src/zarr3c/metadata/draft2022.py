@@ -1,4 +1,6 @@
-"""The metadata documents of the Zarr core spec editor's draft of 25 May 2022 (seed 003).
+"""The metadata documents of the Zarr core spec editor's draft of 25 May 2022.
+
+The draft: https://zarr-specs.readthedocs.io/en/latest/v3/core/v3.0.html.
 
 zarr3c calls this layout ``"draft-2022"``.  A hierarchy has an entry point ``zarr.json``::
 

@@ -5,10 +5,11 @@ grids, codecs and stores never branch on the format:
 
 - :class:`V3Format`, the final Zarr v3 layout the ecosystem writes: ``<path>/zarr.json`` per
   node (``zarr.json`` for the root), chunks below the array's own prefix, groups explicit.
-- :class:`Draft2022Format`, the core spec editor's draft of 25 May 2022 (seed 003): an entry
+- :class:`Draft2022Format`, the core spec editor's draft of 25 May 2022
+  (https://zarr-specs.readthedocs.io/en/latest/v3/core/v3.0.html): an entry
   point ``zarr.json``, ``meta/<path>.array.json`` / ``meta/<path>.group.json`` documents,
   chunk keys ``data/<path>/c<i>/<j>``, and implicit groups (a group exists when any node below
-  it does).  Its operations follow the seed's "Storage" section.
+  it does).  Its operations follow the draft's "Storage" section.
 - :class:`Zarr2V3Format`, what zarr-python 2.11-2.18 wrote with its experimental v3 API
   (``ZARR_V3_EXPERIMENTAL_API=1``): an entry point ``zarr.json`` whose ``zarr_format`` is
   ``"https://purl.org/zarr/spec/protocol/core/3.0"``, documents ``meta/root.group.json`` /
@@ -164,7 +165,7 @@ _DRAFT_NAME = re.compile(r"[A-Za-z0-9._-]+")
 
 
 class Draft2022Format(HierarchyFormat):
-    """The layout of the core spec editor's draft of 25 May 2022 (seed 003)."""
+    """The layout of the core spec editor's draft of 25 May 2022 (``"draft-2022"``)."""
 
     zarr_format: ClassVar[Any] = "draft-2022"
     #: where documents and chunks live below ``meta/`` and ``data/``

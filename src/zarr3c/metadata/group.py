@@ -108,6 +108,18 @@ def parse_node_dict(doc: Mapping[str, Any], *, source: str | None = None) -> Nod
     """A decoded ``zarr.json`` document of either node type, as :class:`ArrayMetadata` or
     :class:`GroupMetadata`.
 
+    Parameters
+    ----------
+    doc : mapping
+        The decoded JSON object.
+    source : str, optional
+        The store key or file it came from, for error messages.
+
+    Returns
+    -------
+    ArrayMetadata or GroupMetadata
+        By the document's ``node_type``.
+
     Raises
     ------
     UnsupportedFormatError
@@ -115,6 +127,16 @@ def parse_node_dict(doc: Mapping[str, Any], *, source: str | None = None) -> Nod
     MetadataError
         If ``node_type`` is missing or is neither ``"array"`` nor ``"group"``, or the document
         is invalid for its node type.
+
+    Examples
+    --------
+    >>> from zarr3c.metadata import parse_node_dict
+    >>> parse_node_dict({"zarr_format": 3, "node_type": "group"})
+    GroupMetadata(attributes={}, consolidated_metadata=None, extra_fields={})
+    >>> parse_node_dict({"zarr_format": 3, "node_type": "folder"})
+    Traceback (most recent call last):
+    ...
+    zarr3c.errors.MetadataError: node_type: must be "array" or "group", got 'folder'
     """
     node_type = doc.get("node_type")
     if node_type == "array":  # (each from_dict checks zarr_format first)
@@ -271,7 +293,10 @@ class ConsolidatedMetadata:
 class GroupMetadata:
     """The metadata of a Zarr v3 group.
 
-    Attributes
+    The constructor takes the parsed fields, each also an attribute; it does not validate
+    them (:meth:`from_dict` does).
+
+    Parameters
     ----------
     attributes
         User attributes (a JSON object).
@@ -281,6 +306,17 @@ class GroupMetadata:
         absent/null.
     extra_fields
         Unknown top-level fields marked ``"must_understand": false``, written back unchanged.
+
+    Raises
+    ------
+    dataclasses.FrozenInstanceError
+        On an attempt to change a field (use :meth:`evolve`).
+
+    Examples
+    --------
+    >>> from zarr3c.metadata import GroupMetadata
+    >>> GroupMetadata(attributes={"a": 1}).to_dict()
+    {'zarr_format': 3, 'node_type': 'group', 'attributes': {'a': 1}}
     """
 
     zarr_format: ClassVar[int] = 3
@@ -298,12 +334,31 @@ class GroupMetadata:
     def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> GroupMetadata:
         """Validate a decoded ``zarr.json`` document of a group.
 
+        Parameters
+        ----------
+        data : mapping
+            The decoded JSON object.
+        source : str, optional
+            The store key or file it came from, for error messages.
+
+        Returns
+        -------
+        GroupMetadata
+            The parsed metadata.
+
         Raises
         ------
         UnsupportedFormatError
             If ``zarr_format`` is not 3.
         MetadataError
             For anything else malformed; the message names the JSON path and ``source``.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import GroupMetadata
+        >>> GroupMetadata.from_dict(
+        ...     {"zarr_format": 3, "node_type": "group", "attributes": {"a": 1}})
+        GroupMetadata(attributes={'a': 1}, consolidated_metadata=None, extra_fields={})
         """
         if not isinstance(data, Mapping):
             raise MetadataError(
@@ -322,7 +377,24 @@ class GroupMetadata:
         return cls(attributes=attributes, consolidated_metadata=consolidated, extra_fields=extra)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``zarr.json`` document as a dict (a fresh copy)."""
+        """The ``zarr.json`` document as a dict (a fresh copy).
+
+        Returns
+        -------
+        dict
+            The document, as :meth:`from_dict` reads it back.
+
+        Raises
+        ------
+        None
+            Parsed metadata always has a JSON form.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import GroupMetadata
+        >>> GroupMetadata().to_dict()
+        {'zarr_format': 3, 'node_type': 'group', 'attributes': {}}
+        """
         doc: dict[str, Any] = {
             "zarr_format": 3,
             "node_type": "group",
@@ -340,24 +412,87 @@ class GroupMetadata:
     ) -> GroupMetadata:
         """Parse the bytes of a ``zarr.json`` document.
 
+        Parameters
+        ----------
+        data : bytes, bytearray, memoryview or str
+            The document.
+        source : str, optional
+            The store key or file it came from, for error messages.
+
+        Returns
+        -------
+        GroupMetadata
+            The parsed metadata.
+
         Raises
         ------
         MetadataError
             If the bytes are not a JSON object, or as :meth:`from_dict`.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import GroupMetadata
+        >>> GroupMetadata.from_json(b'{"zarr_format": 3, "node_type": "group"}').attributes
+        {}
+        >>> GroupMetadata.from_json(b"[]")
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: metadata document must be a JSON object, got list
         """
         return cls.from_dict(load_json_object(data, source=source), source=source)
 
     def to_json(self) -> bytes:
-        """The ``zarr.json`` bytes (UTF-8, indent 2, no bare NaN/Infinity)."""
+        """The ``zarr.json`` bytes (UTF-8, indent 2, no bare NaN/Infinity).
+
+        Returns
+        -------
+        bytes
+            The document.
+
+        Raises
+        ------
+        None
+            Parsed metadata always has a JSON form.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import GroupMetadata
+        >>> print(GroupMetadata().to_json().decode())
+        {
+          "zarr_format": 3,
+          "node_type": "group",
+          "attributes": {}
+        }
+        """
         return dump_json(self.to_dict())
 
     def evolve(self, **changes: Any) -> GroupMetadata:
         """A copy with some fields replaced, validated again.
 
+        Parameters
+        ----------
+        **changes
+            New values of fields, by name (as the constructor takes them).
+
+        Returns
+        -------
+        GroupMetadata
+            The new metadata.
+
         Raises
         ------
         MetadataError
             If the result is invalid (e.g. attributes that are not a JSON object).
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import GroupMetadata
+        >>> GroupMetadata().evolve(attributes={"b": 2}).attributes
+        {'b': 2}
+        >>> GroupMetadata().evolve(attributes=[1])
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: attributes: must be a JSON object, got list
         """
         try:
             candidate = dataclasses.replace(self, **changes)
