@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import zarr3c
 from zarr3c._buffers import _ALIGN_MIN_BYTES, PAGE_SIZE, bad_offset, empty_aligned, empty_array
 from zarr3c.stores import LocalStore
-from zarr3c.stores import local as local_module
+from zarr3c.stores.local import reads as local_reads
 
 
 def _address(buf: np.ndarray) -> int:
@@ -69,8 +69,8 @@ def test_reads_at_any_distance_give_the_stored_bytes(tmp_path_factory, monkeypat
     """``read_ranges_into`` at slow distances (bounced, in parts when the range is longer
     than the bounce buffer) and fast ones copies exactly the stored bytes, and no more
     than the file holds."""
-    monkeypatch.setattr(local_module, "_BOUNCE_BYTES", bounce)
-    monkeypatch.setattr(local_module._bounce, "view", None, raising=False)
+    monkeypatch.setattr(local_reads, "_BOUNCE_BYTES", bounce)
+    monkeypatch.setattr(local_reads._bounce, "view", None, raising=False)
     store = LocalStore(tmp_path_factory.mktemp("bounce"))
     value = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
     store.set("k", value)
@@ -87,17 +87,17 @@ def test_reads_at_any_distance_give_the_stored_bytes(tmp_path_factory, monkeypat
 
 def test_the_bounce_is_taken_for_long_ranges_at_a_slow_distance(tmp_path, monkeypatch):
     bounced: list[tuple[int, int]] = []
-    real = local_module._read_bounced
+    real = local_reads._read_bounced
 
     def spy(fd, view, start, stop, at):
         bounced.append((start, stop))
         return real(fd, view, start, stop, at)
 
-    monkeypatch.setattr(local_module, "_read_bounced", spy)
+    monkeypatch.setattr(local_reads, "_read_bounced", spy)
     store = LocalStore(tmp_path)
     value = bytes(range(256)) * 1024
     store.set("k", value)
-    long_ = local_module._BOUNCE_MIN_BYTES
+    long_ = local_reads.BOUNCE_MIN_BYTES
     at1, at2, at3 = 16, 100 + 8 * PAGE_SIZE, 25 + 16 * PAGE_SIZE
     requests = [("k", [(0, long_, at1),              # distance 16, long: bounced
                        (100, 100 + long_, at2),       # distance 0: read directly
@@ -128,16 +128,16 @@ def test_bounced_parts_land_half_a_page_from_both_ends(tmp_path, monkeypatch) ->
     value = bytes(range(256)) * 4096
     store.set("k", value)
     seen: list[tuple[int, int]] = []
-    real = local_module.os.preadv
+    real = local_reads.os.preadv
 
     def spy(fd, buffers, offset):
         (buf,) = buffers
         seen.append((ctypes.addressof(ctypes.c_char.from_buffer(buf)), offset))
         return real(fd, buffers, offset)
 
-    monkeypatch.setattr(local_module.os, "preadv", spy)
+    monkeypatch.setattr(local_reads.os, "preadv", spy)
     out = empty_aligned(len(value) + PAGE_SIZE)
-    start, stop, at = 100, 100 + 3 * local_module._BOUNCE_BYTES + 5, 116
+    start, stop, at = 100, 100 + 3 * local_reads._BOUNCE_BYTES + 5, 116
     (got,) = store.read_ranges_into([("k", [(start, stop, at)])], out)
     assert got == stop - start and out[at:at + got].tobytes() == value[start:stop]
     assert len(seen) >= 4
@@ -187,7 +187,7 @@ def test_chunks_decoded_into_thread_scratch_read_as_numpy(tmp_path, compressor) 
         calls.append((nbytes, slot))
         return real(nbytes, slot)
 
-    import zarr3c.array as array_module
+    import zarr3c.array.read.chunk as array_module
     old = array_module.thread_scratch
     array_module.thread_scratch = spy
     try:
@@ -268,7 +268,7 @@ def test_chunk_reads_ask_for_their_output_populated_and_read_as_numpy(
     middle when the raw chunk is read straight into it, else all of it; the reads equal
     numpy whether a helper ran, was dropped unstarted, or was never started."""
     from zarr3c import _buffers
-    from zarr3c import array as array_module
+    from zarr3c.array.read import boxes as array_module
     from zarr3c.concurrency import set_num_threads
 
     data = np.random.default_rng(5).integers(0, 1000, (64, 64, 128), dtype=np.uint16)

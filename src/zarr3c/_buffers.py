@@ -2,13 +2,15 @@
 scratch memory.
 
 On AMD Zen cores a large copy (``rep movsb``: the kernel's copy from the page cache, and
-glibc 2.36's ``memcpy``, which numpy uses too) runs 5 to 15 times slower when the
-destination lies 1 to 31 bytes past the source modulo the 4 KiB page.  Measured here:
-128 ``preadv`` calls of 508 KiB took 38-41 ms at those offsets against 6-8 ms at any
-other, and a 256 KiB ``memcpy`` 136-145 us against 7-10.  Large numpy arrays are ``malloc``'d by
-``mmap``, 16 bytes into a page, which is exactly such an offset for a read from the start
-of a file.  Buffers that stored bytes are read into therefore start on a page boundary, and
-:func:`bad_offset` tells a store when a read would be slow anyway.
+glibc 2.36's ``memcpy``, which numpy uses too) runs several times slower when the
+destination lies 1 to 31 bytes past the source modulo the 4 KiB page.  Large numpy arrays are
+``malloc``'d by ``mmap``, 16 bytes into a page, which is exactly such an offset for a read from
+the start of a file.  Buffers that stored bytes are read into therefore start on a page
+boundary, and :func:`bad_offset` tells a store when a read would be slow anyway (LocalStore
+then reads through a bounce buffer).  The two cases are tracked by
+``LocalStoreSuite.time_read_into_1mib_page_aligned`` and
+``LocalStoreSuite.time_read_into_1mib_16_bytes_into_a_page`` in
+``asv_benchmarks/benchmarks/bench_stores.py``.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ __all__ = [
 ]
 
 PAGE_SIZE: int = mmap.PAGESIZE
-#: Below this many bytes a buffer is not worth aligning: finding its address costs about
-#: 2 us, as much as the slow copy of so few bytes loses.
+#: Below this many bytes a buffer is not worth aligning: finding its address costs as much
+#: as the slow copy of so few bytes loses.
 _ALIGN_MIN_BYTES = 1 << 16
 #: Distances (destination minus source, modulo the page) at which the kernel copy is slow.
 _SLOW_DISTANCES = range(1, 32)
@@ -45,20 +47,55 @@ _SLOW_DISTANCES = range(1, 32)
 _SCRATCH_KEEP_BYTES = 4 << 20
 _scratch = threading.local()
 #: Fresh buffers this large are worth faulting in on another thread while they are filled
-#: (a hand-off to a pool thread costs tens of microseconds; 64 faults about as much) ...
+#: (a hand-off to a pool thread costs about as much as 64 page faults) ...
 _POPULATE_MIN_BYTES = 256 << 10
 #: ... and smaller than this: numpy asks for huge pages at 4 MiB, which take few faults.
 _POPULATE_MAX_BYTES = 4 << 20
 
 
 def address_of(buffer: Any) -> int:
-    """Where a writable buffer's first byte lies in memory."""
+    """Where a writable buffer's first byte lies in memory.
+
+    Parameters
+    ----------
+    buffer
+        A writable buffer (``bytearray``, numpy array, writable memoryview).
+
+    Returns
+    -------
+    int
+        The address.
+
+    Examples
+    --------
+    >>> buf = empty_aligned(PAGE_SIZE, always=True)
+    >>> address_of(buf) % PAGE_SIZE
+    0
+    """
     return ctypes.addressof(ctypes.c_char.from_buffer(buffer))
 
 
 def empty_aligned(nbytes: int, *, always: bool = False) -> np.ndarray:
     """An uninitialised ``uint8`` array of ``nbytes``, starting on a page boundary when it
-    is long enough for that to matter (:data:`_ALIGN_MIN_BYTES`), or ``always``."""
+    is long enough for that to matter (:data:`_ALIGN_MIN_BYTES`), or ``always``.
+
+    Parameters
+    ----------
+    nbytes
+        The array's length.
+    always
+        Align it whatever its length.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> buf = empty_aligned(1 << 20)
+    >>> buf.dtype, buf.nbytes, address_of(buf) % PAGE_SIZE
+    (dtype('uint8'), 1048576, 0)
+    """
     if nbytes < _ALIGN_MIN_BYTES and not always:
         return np.empty(nbytes, dtype=np.uint8)
     raw = np.empty(nbytes + PAGE_SIZE, dtype=np.uint8)
@@ -68,7 +105,24 @@ def empty_aligned(nbytes: int, *, always: bool = False) -> np.ndarray:
 
 def empty_array(shape: int | Sequence[int], dtype: np.dtype) -> np.ndarray:
     """``np.empty(shape, dtype)``, its data starting on a page boundary (see
-    :func:`empty_aligned`): an output that chunks are read straight into."""
+    :func:`empty_aligned`): an output that chunks are read straight into.
+
+    Parameters
+    ----------
+    shape, dtype
+        As ``np.empty`` takes them.
+
+    Returns
+    -------
+    numpy.ndarray
+        Uninitialised; aligned when large enough and of a fixed-size dtype.
+
+    Examples
+    --------
+    >>> a = empty_array((256, 256), np.dtype("uint16"))
+    >>> a.shape, a.ctypes.data % PAGE_SIZE
+    ((256, 256), 0)
+    """
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     dtype = np.dtype(dtype)
     nbytes = math.prod(dims) * dtype.itemsize
@@ -80,7 +134,24 @@ def empty_array(shape: int | Sequence[int], dtype: np.dtype) -> np.ndarray:
 
 def bad_offset(address: int, file_offset: int) -> bool:
     """Whether reading from ``file_offset`` of a file to memory ``address`` hits the slow
-    kernel copy (see the module notes)."""
+    kernel copy (see the module notes).
+
+    Parameters
+    ----------
+    address
+        Where the first byte read lands in memory.
+    file_offset
+        Where it comes from in the file.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> bad_offset(16 * PAGE_SIZE + 16, 0), bad_offset(16 * PAGE_SIZE, 0)
+    (True, False)
+    """
     return (address - file_offset) % PAGE_SIZE in _SLOW_DISTANCES
 
 
@@ -95,10 +166,29 @@ def thread_scratch(nbytes: int, slot: str = "decoded") -> np.ndarray:
 
     Fresh memory for every chunk can cost a page fault per 4 KiB, depending on the
     allocator's state (glibc serves a 512 KiB request from ``mmap`` until a freed block of
-    that size raised its threshold, or for good where ``M_MMAP_THRESHOLD`` is set): measured
-    here, random 4^3 reads of 64^3 zstd chunks took 1.9 ms each instead of 1.4 with 156
-    faults per read.  A thread keeps up to :data:`_SCRATCH_KEEP_BYTES` per slot between
-    calls.
+    that size raised its threshold, or for good where ``M_MMAP_THRESHOLD`` is set), which
+    makes small reads of compressed chunks markedly slower (``Read.time_random_reads`` in
+    ``asv_benchmarks/benchmarks/bench_array_io.py``).  A thread keeps up to
+    :data:`_SCRATCH_KEEP_BYTES` per slot between calls.
+
+    Parameters
+    ----------
+    nbytes
+        How many bytes are needed.
+    slot
+        Which of the thread's buffers (see above).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``uint8``, ``nbytes`` long.
+
+    Examples
+    --------
+    >>> a = thread_scratch(100, "stored")
+    >>> b = thread_scratch(50, "stored")
+    >>> a.nbytes, b.nbytes, address_of(a) == address_of(b)
+    (100, 50, True)
     """
     if nbytes > _SCRATCH_KEEP_BYTES:
         return empty_aligned(nbytes)
@@ -118,23 +208,37 @@ def populate_beside(buf: np.ndarray, start: int = 0) -> Beside | None:
     worker, a buffer outside [:data:`_POPULATE_MIN_BYTES`, :data:`_POPULATE_MAX_BYTES`),
     pages of it already in memory, or no ``madvise``/``mincore``.
 
-    Measured here (``/tmp/s13/pp2.py``: every 64^3 uint16 chunk of a 512^3 array read by
-    ``a[box]`` into outputs that are all kept, minimum of five, helper off/on in
-    alternation): uncompressed 185 ms against 154, zstd 601 against 493.  Reading into
-    memory freed after each read (reused, so resident): 44 against 46, and 437 against 444.
+    It pays for reads into outputs that are all kept (fresh memory each), and costs nothing
+    measurable where the memory is reused: ``KeptChunkReads`` (helper ``beside`` against
+    ``off``) in ``asv_benchmarks/benchmarks/bench_array_io.py`` tracks it.
+
+    Parameters
+    ----------
+    buf
+        Fresh ``uint8`` memory, about to be filled.
+    start
+        The calling thread's share: ``buf[:start]``.
+
+    Returns
+    -------
+    zarr3c.concurrency.Beside or None
+        The pool thread's work, to ``finish()``; None where nothing was started.
+
+    Examples
+    --------
+    >>> populate_beside(np.zeros(16, dtype=np.uint8)) is None   # too small to pay
+    True
     """
     if _fileio is None or not _POPULATE_MIN_BYTES <= buf.nbytes < _POPULATE_MAX_BYTES:
         return None
     # Memory the allocator reused is in place already: a helper would cost its hand-off and
-    # save nothing (measured before this check: 43 ms against 64 for reading every chunk
-    # into memory freed after each).
+    # save nothing.
     resident, pages = _fileio.resident_pages(buf, start, buf.nbytes)
     if resident != 0 or not pages:
         return None
     beside = run_beside(_fileio.populate, buf, start, buf.nbytes)
     if beside is not None and start:
-        # The caller's share too: one madvise costs ~15% less than faulting the pages in
-        # one by one inside the read's copy (measured: 134 against 154-160 ms for reading
-        # 512 files of 512 KiB into fresh memory, /tmp/s16/popt.py).
+        # The caller's share too: one madvise costs less than faulting the pages in one by
+        # one inside the read's copy.
         _fileio.populate(buf, 0, start)
     return beside

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from zarr3c.errors import InvalidKeyError
 from zarr3c.stores import validate_key, validate_prefix
-from zarr3c.stores.base import as_byte_view, normalize_byte_range, resolve_byte_range
+from zarr3c.stores.byte_ranges import as_byte_view, normalize_byte_range, resolve_byte_range
 
 VALID_KEYS = [
     "zarr.json",

@@ -1,4 +1,5 @@
-"""Stores: where a Zarr hierarchy's keys and values live (seed 003, "Abstract store interface").
+"""Stores: where a Zarr hierarchy's keys and values live (the v3 core specification's
+"Abstract store interface", https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html).
 
 :func:`make_store` turns what users pass as ``store`` into a :class:`Store`::
 
@@ -7,6 +8,12 @@
     make_store("s3://bucket/x.zarr", storage_options={...})   # FsspecStore (any fsspec URL)
     make_store({})                           # a MemoryStore over that dict
     make_store(store, read_only=True)        # the store itself, or a read-only twin
+
+The modules: :mod:`~zarr3c.stores.base` (the :class:`Store` base class),
+:mod:`~zarr3c.stores.read_into` (the read-into hooks every store has, and their contract),
+:mod:`~zarr3c.stores.keys` (what a key is), :mod:`~zarr3c.stores.byte_ranges` (values and byte
+ranges), and one module or package per store: :mod:`~zarr3c.stores.local`,
+:mod:`~zarr3c.stores.memory`, :mod:`~zarr3c.stores.zip`, :mod:`~zarr3c.stores.fsspec`.
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ import re
 from typing import Any
 
 from zarr3c.errors import InvalidTypeError, StoreError
-from zarr3c.stores.base import Store, validate_key, validate_prefix
+from zarr3c.stores.base import Store
 from zarr3c.stores.fsspec import FsspecStore
+from zarr3c.stores.keys import validate_key, validate_prefix
 from zarr3c.stores.local import LocalStore
 from zarr3c.stores.memory import MemoryStore
 from zarr3c.stores.zip import ZipStore
@@ -94,6 +102,16 @@ def make_store(
         or in-memory store; or a LocalStore root that is not a directory.
     TypeError
         If ``store_like`` is none of the above.
+
+    Examples
+    --------
+    >>> make_store("memory://")  # doctest: +ELLIPSIS
+    MemoryStore(<dict at ...>, read_only=False)
+    >>> type(make_store("data/example.zarr", read_only=True)).__name__
+    'LocalStore'
+    >>> data = {}
+    >>> make_store(data).store_dict is data
+    True
     """
     if isinstance(store_like, Store):
         _refuse_storage_options(storage_options, repr(store_like))
@@ -131,6 +149,7 @@ def make_store(
 
 
 def _refuse_storage_options(storage_options: dict[str, Any] | None, what: Any) -> None:
+    """Refuse ``storage_options`` given for a store that does not take them (``what``)."""
     if storage_options:
         raise StoreError(
             f"storage_options were given for {what!r} but are only used by remote (fsspec) stores"

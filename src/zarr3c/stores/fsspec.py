@@ -1,16 +1,20 @@
-"""FsspecStore: a store over any fsspec filesystem (S3, GCS, Azure, HTTP, ...), seed 003,
-"Abstract store interface".
+"""FsspecStore: a store over any fsspec filesystem (S3, GCS, Azure, HTTP, ...), after the v3
+core specification's "Abstract store interface"
+(https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html).
 
 Keys are paths below a root on the filesystem (``"s3://bucket/data.zarr"`` + ``"a/c/0/1"`` is
 the object ``bucket/data.zarr/a/c/0/1``)::
 
-    >>> store = FsspecStore.from_url(
+    >>> store = FsspecStore.from_url(  # doctest: +SKIP
     ...     "s3://bucket/data.zarr",
     ...     storage_options={"endpoint_url": "http://127.0.0.1:9000", "anon": False},
     ... )
-    >>> store.set("zarr.json", b'{"zarr_format": 3, "node_type": "group"}')
-    >>> store.list_dir("")
+    >>> store.set("zarr.json", b'{"zarr_format": 3, "node_type": "group"}')  # doctest: +SKIP
+    >>> store.list_dir("")  # doctest: +SKIP
     (['zarr.json'], [])
+
+fsspec's in-memory filesystem (``memory://``, shared by the whole process) serves the
+examples here.
 
 What it relies on in fsspec, and why:
 
@@ -69,15 +73,9 @@ from zarr3c.errors import (
     ReadOnlyError,
     StoreError,
 )
-from zarr3c.stores.base import (
-    ByteRange,
-    BytesLike,
-    Store,
-    as_byte_view,
-    normalize_byte_range,
-    validate_key,
-    validate_prefix,
-)
+from zarr3c.stores.base import Store
+from zarr3c.stores.byte_ranges import ByteRange, BytesLike, as_byte_view, normalize_byte_range
+from zarr3c.stores.keys import validate_key, validate_prefix
 
 __all__ = ["FsspecStore", "import_fsspec"]
 
@@ -112,6 +110,11 @@ def import_fsspec(url: str | None = None) -> Any:
     MissingDependencyError
         If fsspec is not installed (an ImportError); the message names the URL and the extra
         to install.
+
+    Examples
+    --------
+    >>> import_fsspec().__name__
+    'fsspec'
     """
     try:
         import fsspec
@@ -124,6 +127,7 @@ def import_fsspec(url: str | None = None) -> Any:
 
 
 def _protocols(fs: Any) -> frozenset[str]:
+    """The protocol names of an fsspec filesystem."""
     proto = getattr(fs, "protocol", ())
     return frozenset([proto] if isinstance(proto, str) else proto)
 
@@ -157,6 +161,7 @@ def _is_missing_container(exc: BaseException) -> bool:
 
 
 def _describe(exc: BaseException) -> str:
+    """An exception for an error message, with a hint on timeouts where it is one."""
     text = str(exc) or type(exc).__name__
     if isinstance(exc, TimeoutError) or "timeout" in type(exc).__name__.lower():
         text += (
@@ -188,6 +193,24 @@ class FsspecStore(Store):
     filesystem (which fsspec pickles as its class and options), root and ``read_only`` flag,
     so arrays and groups over it reopen on Dask workers.  Two stores are equal when their
     filesystems are equal (same class and options), with the same root and flag.
+
+    Raises
+    ------
+    MissingDependencyError
+        If fsspec is not installed.
+    TypeError
+        If ``fs`` is not an fsspec filesystem or ``path`` not a ``str``.
+    InvalidArgumentError
+        If ``fs`` was made with ``asynchronous=True``.
+
+    Examples
+    --------
+    >>> import fsspec
+    >>> store = FsspecStore(fsspec.filesystem("memory"), "zarr3c-doc/class.zarr")
+    >>> store.set("zarr.json", b"{}")
+    >>> store.list_dir(""), store.url
+    ((['zarr.json'], []), 'memory:///zarr3c-doc/class.zarr')
+    >>> store.erase_prefix("")
     """
 
     supports_writes = True
@@ -236,6 +259,11 @@ class FsspecStore(Store):
         read_only
             Refuse every write.
 
+        Returns
+        -------
+        FsspecStore
+            The store, read-only for HTTP(S) URLs.
+
         Raises
         ------
         MissingDependencyError
@@ -243,6 +271,16 @@ class FsspecStore(Store):
             installed (an ImportError); the message names what to install.
         StoreError
             If the scheme is unknown, or the options are refused by the filesystem.
+        TypeError
+            If ``url`` is not a ``str`` or ``storage_options`` not a dict.
+
+        Examples
+        --------
+        >>> store = FsspecStore.from_url("memory://zarr3c-doc/from_url.zarr")
+        >>> store.set("zarr.json", b"{}")
+        >>> store.get("zarr.json"), store.read_only
+        (b'{}', False)
+        >>> store.erase_prefix("")
         """
         if not isinstance(url, str):
             raise InvalidTypeError(f"store URL must be a str, not {type(url).__name__}")
@@ -284,17 +322,36 @@ class FsspecStore(Store):
 
     @property
     def fs(self) -> Any:
-        """The fsspec filesystem."""
+        """The fsspec filesystem.
+
+        Examples
+        --------
+        >>> type(FsspecStore.from_url("memory://zarr3c-doc/fs.zarr").fs).__name__
+        'MemoryFileSystem'
+        """
         return self._fs
 
     @property
     def path(self) -> str:
-        """The root of the store on the filesystem (``"bucket/data.zarr"``)."""
+        """The root of the store on the filesystem (``"bucket/data.zarr"``).
+
+        Examples
+        --------
+        >>> FsspecStore.from_url("memory://zarr3c-doc/path.zarr").path
+        '/zarr3c-doc/path.zarr'
+        """
         return self._root
 
     @property
     def url(self) -> str:
-        """The URL of the store's root (``"s3://bucket/data.zarr"``)."""
+        """The URL of the store's root (``"s3://bucket/data.zarr"``): the one it was opened
+        with by :meth:`from_url`.
+
+        Examples
+        --------
+        >>> FsspecStore.from_url("memory://zarr3c-doc/url.zarr").url
+        'memory://zarr3c-doc/url.zarr'
+        """
         if self._url is not None:
             return self._url
         return str(self._fs.unstrip_protocol(self._root))
@@ -461,6 +518,15 @@ class FsspecStore(Store):
         """The size of the value under ``key`` from the filesystem's metadata (``fs.info``:
         a HEAD request on S3 and HTTP), or None if there is none (a missing key, a prefix).
 
+        Parameters
+        ----------
+        key
+            The key to look up.
+
+        Returns
+        -------
+        int or None
+
         Raises
         ------
         InvalidKeyError
@@ -468,6 +534,14 @@ class FsspecStore(Store):
         StoreError
             If the metadata cannot be read (unreachable server, missing bucket, ...); the
             message names the key and URL.
+
+        Examples
+        --------
+        >>> store = FsspecStore.from_url("memory://zarr3c-doc/getsize.zarr")
+        >>> store.set("k", b"0123")
+        >>> store.getsize("k"), store.getsize("gone")
+        (4, None)
+        >>> store.erase_prefix("")
         """
         path = self._path(validate_key(key))
         self._fs.invalidate_cache(path)  # a cached listing may predate another writer

@@ -1,11 +1,12 @@
-"""MemoryStore: a store over a Python dict (seed 003, "Abstract store interface").
+"""MemoryStore: a store over a Python dict (the v3 core specification's "Abstract store
+interface", https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html).
 
 Keys map to immutable ``bytes`` values in a plain ``dict``, which may be supplied (and then
 shared) by the caller::
 
     >>> store = MemoryStore()
     >>> store.set("zarr.json", b'{"zarr_format": 3, "node_type": "group"}')
-    >>> bytes(store.get_partial_values([("zarr.json", (1, 12))])[0])
+    >>> bytes(store.get_partial_values([("zarr.json", (1, 13))])[0])
     b'"zarr_format"'
 
 Reads return the stored ``bytes`` object itself (whole values) or zero-copy ``memoryview``
@@ -22,16 +23,15 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from zarr3c.errors import InvalidTypeError, StoreError
-from zarr3c.stores.base import (
+from zarr3c.stores.base import Store
+from zarr3c.stores.byte_ranges import (
     ByteRange,
     BytesLike,
-    Store,
-    _apply_patches,
+    apply_patches,
     normalize_byte_range,
     resolve_byte_range,
-    validate_key,
-    validate_prefix,
 )
+from zarr3c.stores.keys import validate_key, validate_prefix
 
 __all__ = ["MemoryStore"]
 
@@ -53,6 +53,19 @@ class MemoryStore(Store):
     are equal when they wrap the same dict object and have the same ``read_only`` flag.  A
     pickled MemoryStore carries a snapshot of its contents; the unpickled store owns a new
     dict.
+
+    Raises
+    ------
+    TypeError
+        If ``store_dict`` is neither a dict nor None.
+
+    Examples
+    --------
+    >>> data = {}
+    >>> store = MemoryStore(data)
+    >>> store.set("zarr.json", b"{}")
+    >>> data
+    {'zarr.json': b'{}'}
     """
 
     supports_writes = True
@@ -99,12 +112,19 @@ class MemoryStore(Store):
 
     @property
     def store_dict(self) -> dict[str, Any]:
-        """The dict holding the data (shared, not a copy)."""
+        """The dict holding the data (shared, not a copy).
+
+        Examples
+        --------
+        >>> MemoryStore({"k": b"v"}).store_dict
+        {'k': b'v'}
+        """
         return self._store_dict
 
     # -- reads ----------------------------------------------------------------------------------
 
     def _value(self, key: str) -> bytes | None:
+        """The value of a valid key as immutable ``bytes``, or None."""
         value = self._store_dict.get(key)
         if value is None or type(value) is bytes:
             return value
@@ -157,12 +177,40 @@ class MemoryStore(Store):
             self._store_dict[key] = value
 
     def set_partial_values(self, key_start_values: Iterable[tuple[str, int, Any]]) -> None:
+        """Write ``value`` into the value of ``key`` at byte offset ``start``, for each triple.
+
+        Native: all the triples are applied under the store's lock, so no other writer's
+        value of those keys comes between the read and the write.  Otherwise as
+        :meth:`Store.set_partial_values <zarr3c.stores.Store.set_partial_values>`: a missing
+        key starts empty, a gap past the end is zero-filled.
+
+        Parameters
+        ----------
+        key_start_values
+            ``(key, start, value)`` triples; ``value`` is bytes-like.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key is malformed or a start is not a non-negative integer.
+        ReadOnlyError
+            If the store is read-only.
+        TypeError
+            If a value is not bytes-like.
+
+        Examples
+        --------
+        >>> store = MemoryStore({"k": b"abc"})
+        >>> store.set_partial_values([("k", 1, b"XY"), ("k", 4, b"Z")])
+        >>> store.get("k")
+        b'aXY\\x00Z'
+        """
         by_key = self._group_partial_writes(key_start_values)
         with self._lock:
             for key, patches in by_key.items():
                 current = self._value(key)
                 buf = bytearray(b"" if current is None else current)
-                _apply_patches(buf, patches)
+                apply_patches(buf, patches)
                 self._store_dict[key] = bytes(buf)
 
     def erase(self, key: str) -> None:
@@ -193,7 +241,7 @@ class MemoryStore(Store):
     # -- listings -------------------------------------------------------------------------------
 
     def _snapshot(self) -> builtins.list[str]:
-        # A snapshot, so that callers may erase or set while iterating.
+        """A snapshot of the keys, so that callers may erase or set while iterating."""
         with self._lock:
             return builtins.list(self._store_dict)
 

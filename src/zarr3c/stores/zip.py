@@ -1,14 +1,19 @@
-"""ZipStore: a store over a single zip file (seed 003, "Abstract store interface"), with the
-names, modes and defaults of zarr-python 3's ``zarr.storage.ZipStore``.
+"""ZipStore: a store over a single zip file (the v3 core specification's "Abstract store
+interface", https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html), with the names,
+modes and defaults of zarr-python 3's ``zarr.storage.ZipStore``.
 
 Keys are the names of the archive's entries and values their contents; the archive is read and
 written with the standard library's :mod:`zipfile`::
 
-    >>> with ZipStore("example.zip", mode="w") as store:       # writes the zip on close
+    >>> import os, tempfile, zarr3c
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "example.zip")
+    >>> with ZipStore(path, mode="w") as store:                # writes the zip on close
     ...     a = zarr3c.create_array(store, shape=(4,), dtype="i4", chunks=(2,))
     ...     a[:] = [1, 2, 3, 4]
-    >>> zarr3c.open_array(ZipStore("example.zip"))[:]             # mode="r" by default
+    >>> zarr3c.open_array(ZipStore(path))[:]                   # mode="r" by default
     array([1, 2, 3, 4], dtype=int32)
+    >>> tmp.cleanup()
 
 What zip files allow, and what this store does about it:
 
@@ -57,19 +62,17 @@ from zarr3c.errors import (
     UnsupportedFeatureError,
     ZarrError,
 )
-from zarr3c.stores.base import (
+from zarr3c.stores.base import Store
+from zarr3c.stores.byte_ranges import (
     ByteRange,
     BytesLike,
-    Store,
-    _apply_patches,
-    _group_byte_ranges,
-    _key_problem,
-    _scatter_byte_ranges,
+    apply_patches,
     as_byte_view,
+    group_byte_ranges,
     resolve_byte_range,
-    validate_key,
-    validate_prefix,
+    scatter_byte_ranges,
 )
+from zarr3c.stores.keys import key_problem, validate_key, validate_prefix
 
 __all__ = ["ZipStore"]
 
@@ -101,7 +104,7 @@ except ImportError:  # pragma: no cover - Python built without lzma
 
 
 def _is_key(name: str) -> bool:
-    return _key_problem(name) is None
+    return key_problem(name) is None
 
 
 class _Archive:
@@ -129,12 +132,14 @@ class _Archive:
     # -- state ----------------------------------------------------------------------------------
 
     def zip(self) -> zipfile.ZipFile:
+        """The open ZipFile; StoreError once closed."""
         zf = self.zf
         if zf is None:
             raise StoreError(f"ZipStore over zip file {self.path!r} is closed")
         return zf
 
     def close(self) -> None:
+        """Write the central directory (without superseded entries) and close; idempotent."""
         zf = self.zf
         if zf is None:
             return
@@ -165,6 +170,7 @@ class _Archive:
     # -- reads ----------------------------------------------------------------------------------
 
     def read(self, key: str, info: zipfile.ZipInfo) -> bytes:
+        """The whole value of the entry ``info`` (CRC checked); StoreError naming ``key``."""
         try:
             with self.zip().open(info) as f:
                 return f.read()  # checks the CRC
@@ -174,6 +180,8 @@ class _Archive:
     def read_ranges(
         self, key: str, info: zipfile.ZipInfo, ranges: builtins.list[tuple[int, int | None]]
     ) -> builtins.list[bytes]:
+        """The normalized ranges of the entry ``info``: only those bytes from a stored
+        entry, slices of the whole value from a compressed one."""
         size = info.file_size
         spans = [resolve_byte_range(start, length, size) for start, length in ranges]
         seekable = info.compress_type == zipfile.ZIP_STORED and not (
@@ -199,6 +207,7 @@ class _Archive:
             raise self._read_error(key, exc) from exc
 
     def _data_start(self, fp: Any, info: zipfile.ZipInfo) -> int:
+        """Where the entry's data starts in the file (past its local header), kept."""
         start = self._data_starts.get(info.header_offset)
         if start is None:
             fp.seek(info.header_offset)
@@ -211,11 +220,14 @@ class _Archive:
         return start
 
     def _read_error(self, key: str, exc: BaseException) -> StoreError:
+        """The StoreError for a failed read of ``key``."""
         return StoreError(f"cannot read store key {key!r} from zip file {self.path!r}: {exc}")
 
     # -- writes ---------------------------------------------------------------------------------
 
     def write(self, key: str, data: memoryview) -> None:
+        """Append an entry for ``key`` (superseding an older one); on failure the archive
+        holds what it held before."""
         zf = self.zip()
         info = zipfile.ZipInfo(key, date_time=time.localtime(time.time())[:6])
         info.compress_type = self.compression
@@ -246,6 +258,7 @@ class _Archive:
             self.superseded += 1
 
     def erase(self, key: str) -> None:
+        """Hide ``key``'s entry: gone from reads and listings, left out on close."""
         if self.index.pop(key, None) is not None:
             self.superseded += 1
             # zipfile rewrites the central directory on close only if it was modified, which
@@ -317,6 +330,17 @@ class ZipStore(Store):
     both leave the central directory, so readers see the newest values and no erased key, but
     the bytes stay in the file (see the module documentation).  Two ZipStores are equal when
     they are over the same file with the same ``read_only`` flag.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "data.zip")
+    ...     with ZipStore(path, mode="w") as store:
+    ...         store.set("zarr.json", b"{}")
+    ...     with ZipStore(path) as store:
+    ...         print(store.read_only, store.get("zarr.json"))
+    True b'{}'
     """
 
     supports_writes = True
@@ -355,27 +379,75 @@ class ZipStore(Store):
 
     @property
     def path(self) -> pathlib.Path:
-        """The zip file (absolute)."""
+        """The zip file (absolute).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     with ZipStore(os.path.join(tmp, "data.zip"), mode="w") as store:
+        ...         print(store.path.name, store.path.is_absolute())
+        data.zip True
+        """
         return pathlib.Path(self._archive.path)
 
     @property
     def mode(self) -> str:
-        """The mode the zip file was opened with."""
+        """The mode the zip file was opened with (``"r"``, ``"w"``, ``"a"`` or ``"x"``).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     with ZipStore(os.path.join(tmp, "data.zip"), mode="x") as store:
+        ...         print(store.mode, store.read_only)
+        x False
+        """
         return self._archive.mode
 
     @property
     def compression(self) -> int:
-        """The compression method of new entries."""
+        """The :mod:`zipfile` compression method of new entries.
+
+        Examples
+        --------
+        >>> import os, tempfile, zipfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     with ZipStore(os.path.join(tmp, "data.zip"), mode="w",
+        ...                   compression=zipfile.ZIP_DEFLATED) as store:
+        ...         print(store.compression == zipfile.ZIP_DEFLATED)
+        True
+        """
         return self._archive.compression
 
     @property
     def allowZip64(self) -> bool:  # noqa: N802 - zarr-python's name
-        """Whether the ZIP64 extensions may be used."""
+        """Whether the ZIP64 extensions may be used.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     with ZipStore(os.path.join(tmp, "data.zip"), mode="w") as store:
+        ...         print(store.allowZip64)
+        True
+        """
         return self._allow_zip64
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` was called (on this store or a twin sharing the file)."""
+        """Whether :meth:`close` was called (on this store or a twin sharing the file).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     store = ZipStore(os.path.join(tmp, "data.zip"), mode="w")
+        ...     twin = store.with_read_only(True)
+        ...     store.close()
+        ...     print(store.closed, twin.closed)
+        True True
+        """
         return self._archive.zf is None
 
     @property
@@ -419,10 +491,29 @@ class ZipStore(Store):
     def with_read_only(self, read_only: bool = False) -> ZipStore:
         """A store over the same open zip file (sharing it) with the given ``read_only`` flag.
 
+        Parameters
+        ----------
+        read_only
+            The new store's flag.
+
+        Returns
+        -------
+        ZipStore
+            A twin sharing the open file and its lock: closing one closes both.
+
         Raises
         ------
         ReadOnlyError
             For ``read_only=False`` when the file was opened with mode ``"r"``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     with ZipStore(os.path.join(tmp, "data.zip"), mode="w") as store:
+        ...         store.set("k", b"v")
+        ...         print(store.with_read_only(True).get("k"))
+        b'v'
         """
         if not read_only and self.mode == "r":
             raise ReadOnlyError(
@@ -434,10 +525,23 @@ class ZipStore(Store):
     def close(self) -> None:
         """Finish the zip file (write its central directory) and close it; idempotent.
 
+        Replaced and erased entries are left out of the central directory.
+
         Raises
         ------
         StoreError
             If the central directory cannot be written; the message names the file.
+
+        Examples
+        --------
+        >>> import os, tempfile, zipfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     path = os.path.join(tmp, "data.zip")
+        ...     store = ZipStore(path, mode="w")
+        ...     store.set("k", b"old"); store.set("k", b"new")
+        ...     store.close(); store.close()
+        ...     print(zipfile.ZipFile(path).namelist())
+        ['k']
         """
         with self._archive.lock:
             self._archive.close()
@@ -467,15 +571,15 @@ class ZipStore(Store):
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
         # Group the ranges by key so that each entry is opened (or decompressed) once.
-        groups, n = _group_byte_ranges(key_ranges, validate_key)
+        groups, n = group_byte_ranges(key_ranges, validate_key)
         results: builtins.list[builtins.list[bytes] | None] = []
         archive = self._archive
         with archive.lock:
             archive.zip()
-            for key, (_, _, ranges) in groups.items():
+            for key, (_key, _positions, ranges) in groups.items():
                 info = archive.index.get(key)
                 results.append(None if info is None else archive.read_ranges(key, info, ranges))
-        return _scatter_byte_ranges(groups, results, n)
+        return scatter_byte_ranges(groups, results, n)
 
     def exists(self, key: str) -> bool:
         validate_key(key)
@@ -485,7 +589,33 @@ class ZipStore(Store):
 
     def getsize(self, key: str) -> int | None:
         """The size of the value under ``key`` (from the zip's index, without reading the
-        entry), or None if there is none."""
+        entry), or None if there is none.
+
+        Parameters
+        ----------
+        key
+            The key to look up.
+
+        Returns
+        -------
+        int or None
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        StoreError
+            If the store is closed.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     with ZipStore(os.path.join(tmp, "data.zip"), mode="w") as store:
+        ...         store.set("k", b"0123")
+        ...         print(store.getsize("k"), store.getsize("gone"))
+        4 None
+        """
         validate_key(key)
         with self._archive.lock:
             self._archive.zip()
@@ -495,6 +625,40 @@ class ZipStore(Store):
     # -- writes ---------------------------------------------------------------------------------
 
     def set(self, key: str, value: Any) -> None:
+        """Store ``value`` (any bytes-like object) under ``key``: a new entry.
+
+        Setting an existing key appends a new entry that supersedes the old one: reads and
+        listings see the newest value at once, and :meth:`close` leaves the old entry out of
+        the central directory (its bytes stay in the file).
+
+        Parameters
+        ----------
+        key
+            The key to write.
+        value
+            The new value.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        ReadOnlyError
+            If the store is read-only.
+        TypeError
+            If ``value`` is not bytes-like.
+        StoreError
+            If the store is closed or the entry cannot be written (the archive is then as
+            it was).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     with ZipStore(os.path.join(tmp, "data.zip"), mode="w") as store:
+        ...         store.set("k", b"old"); store.set("k", b"new")
+        ...         print(store.get("k"), list(store.list()))
+        b'new' ['k']
+        """
         validate_key(key)
         self._check_writable(f"store key {key!r}")
         view = as_byte_view(value, key)
@@ -509,7 +673,7 @@ class ZipStore(Store):
             for key, patches in by_key.items():
                 info = archive.index.get(key)
                 buf = bytearray(b"" if info is None else archive.read(key, info))
-                _apply_patches(buf, patches)
+                apply_patches(buf, patches)
                 archive.write(key, memoryview(buf))
 
     def erase(self, key: str) -> None:
@@ -531,7 +695,7 @@ class ZipStore(Store):
     # -- listings -------------------------------------------------------------------------------
 
     def _keys(self) -> builtins.list[str]:
-        # A snapshot, so that callers may set or erase while iterating.
+        """A snapshot of the keys, so that callers may set or erase while iterating."""
         with self._archive.lock:
             self._archive.zip()
             return builtins.list(self._archive.index)

@@ -1,8 +1,9 @@
 """A reusable contract test suite for :class:`zarr3c.stores.Store` implementations.
 
-It checks the abstract store interface of seed 003 ("Abstract store interface") as zarr3c
-defines it: values round-trip, byte ranges (including suffix and past-the-end ranges),
-listings (the seed's ``list_prefix`` and ``list_dir`` examples), erasing, key and prefix
+It checks the v3 core specification's "Abstract store interface"
+(https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html) as zarr3c defines it: values
+round-trip, byte ranges (including suffix and past-the-end ranges), listings (the
+specification's ``list_prefix`` and ``list_dir`` examples), erasing, key and prefix
 validation against a table of hostile keys, read-only refusal, pickling and concurrent use
 from threads.  It is shipped with the package so that third-party stores can run it::
 
@@ -550,7 +551,7 @@ class StoreContractTests:
         self.fill(store, keys)
         assert sorted(store.list()) == sorted(keys)
 
-    def test_list_prefix_seed_example(self, store: Store) -> None:
+    def test_list_prefix_spec_example(self, store: Store) -> None:
         self.fill(store, ["a/b", "a/c/d", "e/f/g"])
         assert sorted(store.list_prefix("a/")) == ["a/b", "a/c/d"]
         assert sorted(store.list_prefix("")) == ["a/b", "a/c/d", "e/f/g"]
@@ -558,7 +559,7 @@ class StoreContractTests:
         assert list(store.list_prefix("b/")) == []
         assert list(store.list_prefix("a/b/")) == []  # below a key
 
-    def test_list_dir_seed_example(self, store: Store) -> None:
+    def test_list_dir_spec_example(self, store: Store) -> None:
         self.fill(store, ["a/b", "a/c", "a/d/e", "a/f/g"])
         assert store.list_dir("a/") == (["a/b", "a/c"], ["a/d/", "a/f/"])
         assert store.list_dir("b/") == ([], [])

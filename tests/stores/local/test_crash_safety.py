@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import zarr3c
-from zarr3c.stores import local as local_module
+from zarr3c.stores.local import files as local_files
 from zarr3c.testing.process_workers import crash_value, crash_writer
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
@@ -33,7 +33,7 @@ CHUNK_LEN = 1 << 16  # 512 KiB of int64 per chunk, uncompressed: kills often lan
 
 
 def reserved_files(root: Path) -> list[Path]:
-    return [p for p in root.rglob("*") if local_module._is_reserved_name(p.name)]
+    return [p for p in root.rglob("*") if local_files.is_reserved_name(p.name)]
 
 
 def check_whole(a: zarr3c.Array, kill: int) -> None:
@@ -48,13 +48,13 @@ def check_whole(a: zarr3c.Array, kill: int) -> None:
 
 def check_listings(store: zarr3c.LocalStore) -> None:
     keys = list(store.list())
-    assert not any(local_module._is_reserved_name(k.rsplit("/", 1)[-1]) for k in keys), keys
+    assert not any(local_files.is_reserved_name(k.rsplit("/", 1)[-1]) for k in keys), keys
     assert sorted(store.list_prefix("a/")) == sorted(k for k in keys if k.startswith("a/"))
     prefixes = [""]
     while prefixes:
         prefix = prefixes.pop()
         found, subs = store.list_dir(prefix)
-        assert not any(local_module._is_reserved_name(k.rsplit("/", 1)[-1]) for k in found)
+        assert not any(local_files.is_reserved_name(k.rsplit("/", 1)[-1]) for k in found)
         prefixes.extend(subs)
     assert set(keys) == {"zarr.json", "a/zarr.json",
                          *(f"a/c/{c}" for c in range(N_CHUNKS))}

@@ -27,7 +27,9 @@ from zarr3c.errors import (
     UnsupportedFeatureError,
 )
 from zarr3c.stores import LocalStore, MemoryStore, Store, make_store
-from zarr3c.stores import local as local_module
+from zarr3c.stores.local import files as local_files
+from zarr3c.stores.local import reads as local_reads
+from zarr3c.stores.local import store as local_store
 from zarr3c.testing.store_suite import HOSTILE_KEYS, StoreContractTests
 
 TMP_NAME = ".zarr.json.zarr3c-tmp-0123456789abcdef"
@@ -199,7 +201,7 @@ def test_parts_go_in_batches_of_iov_max(
         return real_writev(fd, buffers)
 
     monkeypatch.setattr(os, "writev", counting_writev)
-    monkeypatch.setattr(local_module, "_IOV_MAX", 16)
+    monkeypatch.setattr(local_files, "_IOV_MAX", 16)
     parts = [bytes([i % 256]) * (i + 1) for i in range(40)]
     store.set_parts("k", parts)
     assert calls == [16, 16, 8]
@@ -362,7 +364,7 @@ def test_temporary_file_names_follow_the_pattern(
     monkeypatch.setattr(os, "replace", spy)
     store.set("a/zarr.json", b"{}")
     assert len(seen) == 1
-    assert local_module._is_temp_name(seen[0]) and seen[0].startswith(".zarr.json.")
+    assert local_files.is_temp_name(seen[0]) and seen[0].startswith(".zarr.json.")
 
 
 # -- nothing outside the root ------------------------------------------------------------------
@@ -373,7 +375,7 @@ def test_kept_files_of_keys_are_the_checked_ones_and_bounded(
     """LocalStore keeps the files of the keys it was last asked about (``_path``): the same
     answers as checking afresh, refused keys refused every time (never kept), and no more
     than ``_PATHS_KEPT`` of them kept."""
-    monkeypatch.setattr(local_module, "_PATHS_KEPT", 8)
+    monkeypatch.setattr(local_store, "_PATHS_KEPT", 8)
     keys = [f"a/c/{i}/{j}" for i in range(5) for j in range(5)]
     for _ in range(2):
         for key in keys:
@@ -679,7 +681,7 @@ def _fail_on_temp_open(exc: OSError) -> Any:
     real_open = os.open
 
     def fake_open(path: Any, *args: Any, **kwargs: Any) -> int:
-        if local_module._TMP_MARK in os.fspath(path):
+        if local_files.TMP_MARK in os.fspath(path):
             raise exc
         return real_open(path, *args, **kwargs)
 
@@ -730,7 +732,7 @@ def test_write_faults_keep_the_previous_value(
     monkeypatch.undo()
     assert "'a/c/0'" in str(excinfo.value) and text in str(excinfo.value)
     assert store.get("a/c/0") == (b"previous value" if existing else None)
-    assert not [p for p in root.rglob("*") if local_module._is_reserved_name(p.name)]
+    assert not [p for p in root.rglob("*") if local_files.is_reserved_name(p.name)]
     assert sorted(store.list()) == (["a/c/0", "zarr.json"] if existing else ["zarr.json"])
 
 
@@ -893,7 +895,7 @@ def test_lock_file_errors_name_the_key(root: Path, monkeypatch: pytest.MonkeyPat
 def test_process_locks_without_flock_is_refused(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(local_module, "fcntl", None)  # as on Windows
+    monkeypatch.setattr(local_files, "fcntl", None)  # as on Windows
     with pytest.raises(UnsupportedFeatureError, match="process_locks=True.*fcntl.flock"):
         LocalStore(root, process_locks=True)
     LocalStore(root).set("k", b"v")  # the rest works without flock
@@ -916,7 +918,7 @@ def test_hierarchy_written_with_locks_opens_in_zarr_python(root: Path) -> None:
                             shards=(40,), fill_value=0)
     for i in range(100):
         a[i] = i
-    assert not [p for p in root.rglob("*") if local_module._is_reserved_name(p.name)]
+    assert not [p for p in root.rglob("*") if local_files.is_reserved_name(p.name)]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # zarr-python warns of files it does not recognise
         zg = zarr.open_group(str(root), mode="r")
@@ -1021,7 +1023,7 @@ def test_a_chunk_never_reads_a_temporary_file(store: LocalStore, root: Path) -> 
 # -- the one-call read (zarr3c._kernels.fileio) against the os path ------------------------------
 
 
-@pytest.mark.skipif(local_module._fileio is None, reason="the fileio kernel is POSIX only")
+@pytest.mark.skipif(local_reads.fileio is None, reason="the fileio kernel is POSIX only")
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sizes=st.lists(st.integers(0, 5000), min_size=1, max_size=4),
@@ -1052,7 +1054,7 @@ def test_one_call_reads_agree_with_the_os_path(tmp_path_factory: pytest.TempPath
         plan.append((keys[min(which, len(keys) - 1)], ranges))
 
     def read(fileio: Any) -> tuple[list[Any], bytes, list[Any]]:
-        monkeypatch.setattr(local_module, "_fileio", fileio)
+        monkeypatch.setattr(local_reads, "fileio", fileio)
         out = np.full(at + 8, 0xEE, dtype=np.uint8)
         counts = store.read_ranges_into(plan, out)
         whole = []
@@ -1064,11 +1066,11 @@ def test_one_call_reads_agree_with_the_os_path(tmp_path_factory: pytest.TempPath
                 whole.append((store.read_tail_into(key, tail[:n]), tail.tobytes()))
         return counts, out.tobytes(), whole
 
-    kernel = local_module._fileio
+    kernel = local_reads.fileio
     assert read(kernel) == read(None)
 
 
-@pytest.mark.skipif(local_module._fileio is None or not hasattr(os, "mkfifo"),
+@pytest.mark.skipif(local_reads.fileio is None or not hasattr(os, "mkfifo"),
                     reason="the fileio kernel is POSIX only")
 def test_one_call_reads_of_special_files_are_missing_without_blocking(store: LocalStore,
                                                                       root: Path) -> None:
