@@ -642,7 +642,7 @@ def test_getitem_boolean_scalars_of_a_0d_array_match_numpy(key) -> None:
 def test_a_plain_true_is_read_without_coordinates(monkeypatch) -> None:
     """``a[..., True]`` among slices is the basic read of ``a[..., None]``: no coordinate
     array of the result's size."""
-    from zarr3c import array as array_module
+    from zarr3c.array import core as array_module
 
     a, data = _array((6, 7), (4, 3))
     a[...] = data

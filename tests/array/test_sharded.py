@@ -109,7 +109,7 @@ def test_sharded_interop_with_zarr_python(tmp_path) -> None:
 
 
 def test_partial_write_re_encodes_only_the_inner_chunks_it_touches(monkeypatch) -> None:
-    from zarr3c.codecs.sharding_indexed import ShardingCodec
+    from zarr3c.codecs.sharding import ShardingCodec
 
     a = zarr3c.create_array("memory://", shape=(8, 8), dtype="int32", chunks=(2, 2),
                             shards=(8, 8), fill_value=0)
@@ -166,9 +166,9 @@ def test_reading_a_whole_shard_never_holds_all_of_it(monkeypatch, compressors) -
     few batches, not the shard's bytes and a decoded copy of it as well (3x the output)."""
     import tracemalloc
 
-    from zarr3c.codecs import sharding_indexed
+    from zarr3c.codecs import sharding
 
-    monkeypatch.setattr(sharding_indexed, "MAX_REQUEST_BYTES", 1 << 20)
+    monkeypatch.setattr(sharding.read, "MAX_REQUEST_BYTES", 1 << 20)
     data = (np.arange(128 * 256 * 256, dtype=np.uint32) % 65521).astype(np.uint16)
     data = data.reshape(128, 256, 256)
     a = zarr3c.create_array("memory://", shape=data.shape, dtype="uint16", chunks=(32, 32, 32),

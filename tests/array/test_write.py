@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
-from zarr3c.array import _byte_source
+from zarr3c.array.write import byte_source as _byte_source
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.indexing import ChunkTask
 
@@ -177,10 +177,10 @@ def test_a_whole_sharded_write_holds_about_one_shard_per_worker(tmp_path, thread
 
 
 def test_a_part_arena_hands_out_disjoint_memory_reused_after_reset(monkeypatch) -> None:
-    from zarr3c.codecs import sharding_indexed
-    from zarr3c.codecs.sharding_indexed import PartArena
+    from zarr3c.codecs import sharding
+    from zarr3c.codecs.sharding import PartArena
 
-    monkeypatch.setattr(sharding_indexed, "_ARENA_BLOCK_BYTES", 100)
+    monkeypatch.setattr(sharding.write, "_ARENA_BLOCK_BYTES", 100)
     arena = PartArena()
     sizes = [30, 50, 40, 0, 250, 10, 100]
     parts = [arena.put(np.full(n, i, dtype=np.uint8)) for i, n in enumerate(sizes)]
@@ -200,22 +200,22 @@ def test_shards_written_through_the_arena_match_those_written_without(tmp_path, 
                                                                      threads, compressors):
     """Parts kept in the writing thread's arena, reused from shard to shard, give the same
     stored shards as fresh memory (with fill-only inner chunks and edge shards)."""
-    from zarr3c.codecs import sharding_indexed
+    from zarr3c.codecs import sharding
 
-    monkeypatch.setattr(sharding_indexed, "_ARENA_BLOCK_BYTES", 512)  # many blocks, reused
+    monkeypatch.setattr(sharding.write, "_ARENA_BLOCK_BYTES", 512)  # many blocks, reused
     # gzip stores the time of compression in its header: one clock for both writes, or they
     # differ whenever a second ticks between them.
     monkeypatch.setattr(gzip, "time", types.SimpleNamespace(time=lambda: 1_700_000_000))
     data = np.arange(40 * 36 * 20, dtype=np.int32).reshape(40, 36, 20) % 1000
     data[8:16] = 0  # fill-only inner chunks
     stored = {}
-    real = sharding_indexed.ShardingCodec.encode_region
+    real = sharding.ShardingCodec.encode_region
     old = get_num_threads()
     set_num_threads(threads)
     try:
         for arena in (True, False):
             if not arena:
-                monkeypatch.setattr(sharding_indexed.ShardingCodec, "encode_region",
+                monkeypatch.setattr(sharding.ShardingCodec, "encode_region",
                                     lambda self, *a, arena=None: real(self, *a))
             root = tmp_path / str(arena)
             a = zarr3c.create_array(zarr3c.LocalStore(root), shape=data.shape, dtype="int32",
@@ -234,10 +234,10 @@ def test_a_whole_sharded_write_reuses_each_threads_arena(tmp_path, monkeypatch) 
     """Shard after shard, a thread's parts go to the same arena blocks: the blocks
     allocated over a whole write are about one shard's encodings per thread, not every
     shard's."""
-    from zarr3c.codecs import sharding_indexed
+    from zarr3c.codecs import sharding
 
     allocated: list[int] = []
-    real_take = sharding_indexed.PartArena.take
+    real_take = sharding.PartArena.take
 
     def take(self, nbytes):
         before = len(self._blocks)
@@ -245,8 +245,8 @@ def test_a_whole_sharded_write_reuses_each_threads_arena(tmp_path, monkeypatch) 
         allocated.extend(b.nbytes for b in self._blocks[before:])
         return view
 
-    monkeypatch.setattr(sharding_indexed.PartArena, "take", take)
-    monkeypatch.setattr(sharding_indexed, "_ARENA_BLOCK_BYTES", 1 << 14)
+    monkeypatch.setattr(sharding.PartArena, "take", take)
+    monkeypatch.setattr(sharding.write, "_ARENA_BLOCK_BYTES", 1 << 14)
     data = np.random.default_rng(0).integers(0, 200, (64, 64, 64), dtype=np.uint16)
     old = get_num_threads()
     set_num_threads(2)

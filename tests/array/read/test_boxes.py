@@ -1,5 +1,5 @@
 """The short path of basic reads of step-1 boxes (``grid.basic_box`` then
-``Array._read_boxes``) must give what the general path and numpy give: values, shape, scalar
+``many.read_boxes``) must give what the general path and numpy give: values, shape, scalar
 or array, memory order, fill for missing chunks, and the same errors for bad chunks."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
-from zarr3c._kernels.grid import basic_box
+from zarr3c._kernels.boxes import basic_box
+from zarr3c.array.read import many as many_module
 from zarr3c.errors import ChunkDecodeError
 from zarr3c.testing.reads import read_general
 
@@ -57,15 +58,15 @@ def _array(codecs: str, dtype: str, order: str, store: Any = "memory://"
 
 
 def _count_planned_boxes(monkeypatch: Any) -> list[int]:
-    """A list that collects the number of boxes of each ``Array._read_boxes`` call."""
+    """A list that collects the number of boxes of each ``many.read_boxes`` call."""
     planned: list[int] = []
-    real = zarr3c.Array._read_boxes
+    real = many_module.read_boxes
 
-    def spy(self: zarr3c.Array, boxes: Any) -> Any:
+    def spy(array: zarr3c.Array, boxes: Any) -> Any:
         planned.append(len(boxes))
-        return real(self, boxes)
+        return real(array, boxes)
 
-    monkeypatch.setattr(zarr3c.Array, "_read_boxes", spy)
+    monkeypatch.setattr(many_module, "read_boxes", spy)
     return planned
 
 
@@ -98,7 +99,7 @@ def test_short_path_equals_general_path_and_numpy(tmp_path_factory, codecs: str,
 
 def test_short_path_is_taken_for_a_box_inside_a_chunk() -> None:
     a, _ = _array("raw", "int16", "C")
-    assert basic_box((1, slice(0, 3), slice(3, 6)), a._box_grid[0]) is not None
+    assert basic_box((1, slice(0, 3), slice(3, 6)), a._box_grid.array_shape) is not None
     a2 = zarr3c.create_array("memory://", shape=(8, 8), dtype="int16", chunks=(4, 4),
                              shards=(8, 8), compressors=None)
     assert a2._sharding is not None  # boxes become shard tasks for the shard reader
@@ -115,8 +116,8 @@ def test_a_bad_chunk_is_an_error_naming_its_key(codecs: str) -> None:
 
 @pytest.mark.parametrize("codecs", ["raw", "zstd", "transpose"])
 def test_a_box_inside_one_chunk_takes_the_one_chunk_path(monkeypatch, codecs: str) -> None:
-    """Boxes inside one chunk of an unsharded array are read by ``_read_chunk_box`` (never
-    planned by ``_read_boxes``); boxes over several chunks are not."""
+    """Boxes inside one chunk of an unsharded array are read by ``read_chunk_box`` (never
+    planned by ``read_boxes``); boxes over several chunks are not."""
     a, data = _array(codecs, "int16", "C")
     planned = _count_planned_boxes(monkeypatch)
     for key in [(1, slice(0, 3), slice(3, 6)), (slice(0, 4), slice(0, 5), slice(0, 3)),
@@ -147,7 +148,7 @@ def test_a_box_across_raw_chunks_of_a_local_store_takes_the_one_box_path(
         monkeypatch, tmp_path, where: str) -> None:
     """On a LocalStore a box across up to 8 raw chunks is read piece by piece into one
     output (``Store.read_box_into``, missing chunks filled), never planned by
-    ``_read_boxes``; a store without that read (memory), boxes across more chunks and boxes
+    ``read_boxes``; a store without that read (memory), boxes across more chunks and boxes
     spanning more than half of a chunk's bytes go there."""
     store = "memory://" if where == "memory" else zarr3c.LocalStore(tmp_path)
     a, data = _array("raw", "int16", "C", store)

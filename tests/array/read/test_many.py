@@ -1,6 +1,6 @@
-"""Many step-1 boxes at once (``get_many`` and ``a[box]`` through ``Array._read_boxes``:
+"""Many step-1 boxes at once (``get_many`` and ``a[box]`` through ``many.read_boxes``:
 one plan kernel call, one output buffer, raw chunks and raw inner chunks read by byte ranges
-straight into a staging buffer; ``a[box]`` inside one shard through ``_read_shard_box``).  Oracles: numpy, and the general path; on a LocalStore
+straight into a staging buffer; ``a[box]`` inside one shard through ``read_shard_box``).  Oracles: numpy, and the general path; on a LocalStore
 (its ``read_ranges_into``) and a MemoryStore (the store's default), with edge chunks,
 missing chunks, shards and inner chunks, fill values, F order and big-endian data, and
 corrupt chunks raising ChunkDecodeError naming the key."""
@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
+from zarr3c.array.read import many, shard_boxes
 from zarr3c.errors import ChunkDecodeError
 from zarr3c.testing.reads import read_general
 
@@ -104,15 +105,15 @@ def test_boxes_equal_numpy_and_the_general_path(tmp_path_factory, kind: str, lay
                                  np.s_[2:6, 4:8, 4:8]])       # eight, parts of many inner
 def test_a_small_box_across_shards_reads_each_shard_s_part_by_the_short_path(
         tmp_path, monkeypatch, layout: str, order: str, box: Any) -> None:
-    """A box across two to eight shards: each shard's part by ``_read_shard_box``, never
+    """A box across two to eight shards: each shard's part by ``read_shard_box``, never
     the many-boxes path; numpy's values, in the array's memory order."""
     store = zarr3c.LocalStore(tmp_path)
     a, data = _make(store, layout, "int16", order)
     store.erase(a.chunk_key((1, 1, 1)))
     data[4:8, 6:12, 6:7] = 3
     want = data[box]
-    monkeypatch.setattr(zarr3c.Array, "_read_boxes",
-                        lambda self, boxes: pytest.fail("many-boxes path"))
+    monkeypatch.setattr(many, "read_boxes",
+                        lambda array, boxes: pytest.fail("many-boxes path"))
     got = a[box]
     np.testing.assert_array_equal(got, want)
     assert got.shape == want.shape
@@ -126,13 +127,13 @@ def test_a_box_across_more_shards_takes_the_many_boxes_path_and_a_bad_one_is_nam
     store = zarr3c.LocalStore(tmp_path)
     a, data = _make(store, "sharded", "int16", "C")
     taken: list[int] = []
-    real = zarr3c.Array._read_boxes
+    real = many.read_boxes
 
-    def spy(self, boxes):
+    def spy(array, boxes):
         taken.append(len(boxes))
-        return real(self, boxes)
+        return real(array, boxes)
 
-    monkeypatch.setattr(zarr3c.Array, "_read_boxes", spy)
+    monkeypatch.setattr(many, "read_boxes", spy)
     box = np.s_[1:10, 1:12, 1:7]  # 3 x 2 x 2 shards
     np.testing.assert_array_equal(a[box], data[box])
     assert taken == [1]
@@ -152,18 +153,18 @@ def test_a_box_across_shards_with_a_part_too_large_reads_nothing_twice(tmp_path,
                             chunks=(1, 1, 1), shards=(4, 4, 4), compressors=None)
     a[...] = data
     calls = {"shard": 0, "many": 0}
-    shard_box, many_boxes = zarr3c.Array._read_shard_box, zarr3c.Array._read_boxes
+    shard_box, many_boxes = shard_boxes.read_shard_box, many.read_boxes
 
-    def count_shard(self, box):
+    def count_shard(array, box):
         calls["shard"] += 1
-        return shard_box(self, box)
+        return shard_box(array, box)
 
-    def count_many(self, boxes):
+    def count_many(array, boxes):
         calls["many"] += 1
-        return many_boxes(self, boxes)
+        return many_boxes(array, boxes)
 
-    monkeypatch.setattr(zarr3c.Array, "_read_shard_box", count_shard)
-    monkeypatch.setattr(zarr3c.Array, "_read_boxes", count_many)
+    monkeypatch.setattr(shard_boxes, "read_shard_box", count_shard)
+    monkeypatch.setattr(many, "read_boxes", count_many)
     box = np.s_[2:6, 0:3, 0:3]  # 2 x 3 x 3 inner chunks in each of two shards
     np.testing.assert_array_equal(a[box], data[box])
     assert calls == {"shard": 1, "many": 1}  # (the one-shard try, then the many-boxes path)
@@ -176,20 +177,19 @@ def test_a_box_across_compressed_inner_chunks_decodes_them_side_by_side(
     """A box inside one shard across several compressed inner chunks: each decoded (on the
     pool's threads when there are two, each into its own scratch) and its part placed;
     numpy's values; a damaged inner chunk among them is reported naming the shard."""
-    from zarr3c import array as array_module
     from zarr3c.concurrency import set_num_threads
 
     store = zarr3c.LocalStore(tmp_path)
     a, data = _make(store, layout, "int16", "C")
     fanned: list[int] = []
-    real = array_module.map_unordered
+    real = shard_boxes.map_unordered
 
     def spy(fn, items):
         items = list(items)
         fanned.append(len(items))
         return real(fn, items)
 
-    monkeypatch.setattr(array_module, "map_unordered", spy)
+    monkeypatch.setattr(shard_boxes, "map_unordered", spy)
     set_num_threads(threads)
     try:
         for box in (np.s_[4:8, 6:12, 0:6], np.s_[5:7, 7:11, 2:5], np.s_[4:6, 8:10, 4]):
@@ -261,7 +261,7 @@ def test_sharded_inner_chunk_of_the_wrong_size_names_the_shard(tmp_path) -> None
     key = a.chunk_key((1, 1, 0))
     codec = a._sharding
     shard = bytearray(store.get(key))
-    n = codec.index_nbytes(a._box_grid[1])
+    n = codec.index_nbytes(a._box_grid.chunk_shape)
     index = np.frombuffer(bytes(shard[-n:-4]), dtype="<u8").reshape(-1, 2).copy()
     present = np.flatnonzero(index[:, 0] != 2**64 - 1)
     index[present[0], 1] -= 2

@@ -12,14 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
-from zarr3c import _points
 from zarr3c import indexing as indexing_module
+from zarr3c.array.read import points as _points
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.errors import ChunkDecodeError
 from zarr3c.indexing import group_points, parse_coordinate_selection, plan_points
-from zarr3c.stores import local as local_module
+from zarr3c.stores.local import reads as local_reads
 
-pytestmark = pytest.mark.skipif(local_module._fileio is None, reason="POSIX builds only")
+pytestmark = pytest.mark.skipif(local_reads.fileio is None, reason="POSIX builds only")
 
 FILL = 7
 
@@ -87,13 +87,13 @@ def test_whole_chunks_go_to_the_store_in_a_few_batches(tmp_path, monkeypatch, th
     per thread) on two, never chunk by chunk."""
     a, data = _array(tmp_path, "<u2", (40, 40), (8, 8), [])
     calls: list[int] = []
-    real = local_module._fileio.read_files_elements
+    real = local_reads.fileio.read_files_elements
 
     def spy(paths, *args):
         calls.append(len(paths))
         return real(paths, *args)
 
-    monkeypatch.setattr(local_module._fileio, "read_files_elements", spy)
+    monkeypatch.setattr(local_reads.fileio, "read_files_elements", spy)
     monkeypatch.setattr(zarr3c.LocalStore, "get", lambda self, key: pytest.fail(key))
     monkeypatch.setattr(zarr3c.LocalStore, "read_value_into",
                         lambda self, key, out: pytest.fail(key))

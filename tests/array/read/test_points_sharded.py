@@ -128,7 +128,7 @@ def test_sharded_point_writes_match_numpy(variant) -> None:
 
 
 def test_point_writes_rewrite_only_the_inner_chunks_holding_points(monkeypatch) -> None:
-    from zarr3c.codecs.sharding_indexed import ShardingCodec
+    from zarr3c.codecs.sharding import ShardingCodec
 
     a = zarr3c.create_array("memory://", shape=(8, 8), dtype="int32", chunks=(2, 2),
                             shards=(8, 8), fill_value=0)
@@ -255,12 +255,12 @@ def _spied_zstd_shard(monkeypatch: pytest.MonkeyPatch, call: str
     """A (64, 8) int16 array of one zstd shard of 16 inner chunks (any shard big enough to
     go to the pool), written, and the sizes of the batches ``zstd_ctx.<call>`` is handed."""
     from zarr3c._kernels import zstd_ctx
-    from zarr3c.codecs import sharding_indexed
+    from zarr3c.codecs import sharding
     from zarr3c.codecs import zstd as zstd_module
 
     if not zstd_module._CONTEXTS:
         pytest.skip("numcodecs' libzstd is not visible")
-    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(sharding._parallel, "_PARALLEL_MIN_BYTES", 0)
     a = _sharded((64, 8), (64, 8), (4, 8), ("int16", ZSTD, "little"))
     data = (np.arange(64 * 8) % 251 + 11).astype("int16").reshape(64, 8)
     a[...] = data
@@ -297,7 +297,7 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_oindex_in_few_calls(monkeyp
     """An outer product over a shard's zstd inner chunks: decoded and copied out in one call
     per batch (``zstd_ctx.decompress_outer``) on one thread, a few parts on two; the result
     equals numpy and the inner chunk by inner chunk path."""
-    from zarr3c.codecs import sharding_indexed
+    from zarr3c.codecs import sharding
     from zarr3c.concurrency import get_num_threads, set_num_threads
 
     a, data, batched = _spied_zstd_shard(monkeypatch, "decompress_outer")
@@ -309,7 +309,7 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_oindex_in_few_calls(monkeyp
         np.testing.assert_array_equal(got, data[np.ix_(rows, cols)])
         assert sum(batched) == 16
         assert len(batched) == (1 if threads == 1 else 8)
-        monkeypatch.setattr(sharding_indexed.ShardingCodec, "inner_batch_kernels",
+        monkeypatch.setattr(sharding.ShardingCodec, "inner_batch_kernels",
                             lambda self: None)
         np.testing.assert_array_equal(a.oindex[rows, cols], got)
         assert sum(batched) == 16  # (not called again)

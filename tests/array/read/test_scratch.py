@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 import zarr3c
 from zarr3c import _buffers
 from zarr3c._buffers import empty_aligned
-from zarr3c.codecs.sharding_indexed import StoreRanges
+from zarr3c.codecs.sharding import StoreRanges
 from zarr3c.errors import ChunkDecodeError
 from zarr3c.stores import LocalStore, MemoryStore
-from zarr3c.stores import local as local_module
+from zarr3c.stores.local import reads as local_reads
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 ZSTD = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
@@ -35,7 +35,7 @@ def _sharded(inner_codecs: list) -> dict:
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.integers(0, 3 * local_module._BOUNCE_MIN_BYTES), st.integers(0, 70_000),
+@given(st.integers(0, 3 * local_reads.BOUNCE_MIN_BYTES), st.integers(0, 70_000),
        st.sampled_from([0, 1, 16, 31, 32, 4000]))
 def test_read_value_into_copies_what_fits_and_returns_the_size(tmp_path_factory, size, room,
                                                                skew) -> None:
@@ -57,8 +57,8 @@ def test_read_value_into_copies_what_fits_and_returns_the_size(tmp_path_factory,
 
 
 def test_only_stores_that_read_into_memory_say_so(tmp_path) -> None:
-    assert LocalStore(tmp_path)._reads_into_memory
-    assert not MemoryStore()._reads_into_memory
+    assert LocalStore(tmp_path).reads_into_memory
+    assert not MemoryStore().reads_into_memory
 
 
 @pytest.mark.parametrize("codecs", [
@@ -151,8 +151,8 @@ def test_a_chunk_read_into_scratch_is_decoded_from_it(tmp_path, monkeypatch) -> 
         slots.append(slot)
         return real(nbytes, slot)
 
-    import zarr3c.array as array_module
-    monkeypatch.setattr(array_module, "thread_scratch", spy)
+    from zarr3c.array.read import chunk as chunk_module
+    monkeypatch.setattr(chunk_module, "thread_scratch", spy)
     monkeypatch.setattr(LocalStore, "get", lambda self, key: pytest.fail(f"get({key!r})"))
     np.testing.assert_array_equal(a[...], data)
     np.testing.assert_array_equal(a[3:17], data[3:17])

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import zarr3c
 from zarr3c._kernels import zstd_ctx
-from zarr3c.codecs import sharding_indexed
+from zarr3c.codecs import sharding
 from zarr3c.codecs import zstd as zstd_module
 from zarr3c.codecs.pipeline import CodecPipeline
 from zarr3c.concurrency import get_num_threads, set_num_threads
@@ -63,10 +63,10 @@ def test_sharded_reads_match_numpy(tmp_path_factory, monkeypatch, case, index_lo
     """Whole and partial reads and get_many, over a LocalStore, with missing inner chunks,
     one or two threads and tiny batches (workers fetch their own) match numpy."""
     shape, inner, shards, keys = case
-    monkeypatch.setattr(sharding_indexed, "MAX_REQUEST_BYTES", max_request)
+    monkeypatch.setattr(sharding.read, "MAX_REQUEST_BYTES", max_request)
     # every inner chunk counts as big enough to fan out
-    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(sharding_indexed, "_MIN_WORKER_BATCH", 1)
+    monkeypatch.setattr(sharding._parallel, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(sharding.read, "_MIN_WORKER_BATCH", 1)
     root = tmp_path_factory.mktemp("shards")
     a = zarr3c.create_array(zarr3c.LocalStore(root), shape=shape, dtype="uint16",
                             chunks=shards, codecs=[_codec(inner, index_location, compressed)],
@@ -213,7 +213,7 @@ def test_an_inner_chunk_wanted_whole_is_read_straight_into_the_output(
     def no_shard_reader(*args, **kwargs):
         raise AssertionError("an inner chunk wanted whole went through the shard reader")
 
-    monkeypatch.setattr(sharding_indexed.ShardingCodec, "read_inner_chunks_into",
+    monkeypatch.setattr(sharding.ShardingCodec, "read_inner_chunks_into",
                         no_shard_reader)
     nbytes = int(np.prod(inner)) * 4
     for i in range(0, 8, 2):  # (the last row of shards' inner chunks ends past the array)
@@ -312,8 +312,8 @@ def test_batches_decoded_in_one_call_match_the_per_chunk_path(monkeypatch, case,
     """Box reads of a sharded zstd array through ``zstd_ctx.decompress_pieces`` (the default)
     equal numpy and the reads with it off (each inner chunk decoded and copied on its own)."""
     shape, inner, shards, keys = case
-    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(sharding_indexed, "_MIN_WORKER_BATCH", 1)
+    monkeypatch.setattr(sharding._parallel, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(sharding.read, "_MIN_WORKER_BATCH", 1)
     a = zarr3c.create_array(zarr3c.MemoryStore(), shape=shape, dtype=dtype, chunks=shards,
                             codecs=[_codec(inner, compressed=True)], fill_value=3)
     expected = np.full(shape, 3, dtype=dtype)
@@ -333,7 +333,7 @@ def test_batches_decoded_in_one_call_match_the_per_chunk_path(monkeypatch, case,
     try:
         reads = [a[...], *(a[key] for key in keys), *a.get_many(keys)]
         with monkeypatch.context() as m:
-            m.setattr(sharding_indexed.ShardingCodec, "inner_batch_kernels", lambda self: None)
+            m.setattr(sharding.ShardingCodec, "inner_batch_kernels", lambda self: None)
             calls = len(batched)
             unbatched = [a[...], *(a[key] for key in keys), *a.get_many(keys)]
             assert len(batched) == calls  # (off: no batch call)
@@ -349,7 +349,7 @@ def test_batches_decoded_in_one_call_match_the_per_chunk_path(monkeypatch, case,
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_shard_s_inner_chunks_are_decoded_in_few_calls(monkeypatch, threads):
     """One call for a shard's inner chunks on one thread; a few parts per worker on two."""
-    monkeypatch.setattr(sharding_indexed, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(sharding._parallel, "_PARALLEL_MIN_BYTES", 0)
     a = zarr3c.create_array(zarr3c.MemoryStore(), shape=(64, 8), dtype="uint16", chunks=(64, 8),
                             codecs=[_codec((4, 8), compressed=True)], fill_value=0)
     values = np.arange(64 * 8, dtype="uint16").reshape(64, 8) + 1
@@ -399,12 +399,12 @@ def test_a_bad_inner_chunk_in_a_batch_is_reported_by_the_per_chunk_decode(damage
 def test_compressed_inner_chunks_too_large_for_one_call_read_the_index_first(
         tmp_path, monkeypatch, compressed, room_max) -> None:
     """A small read sets aside room for compressed inner chunks at their largest only up to
-    ``_ONE_CALL_ROOM_MAX``: past it the index is read first, then exactly their bytes (raw
+    ``ONE_CALL_ROOM_MAX``: past it the index is read first, then exactly their bytes (raw
     inner chunks, whose spans are known, always go in one call); either way as numpy, and
     an inner chunk not stored reads as the fill value."""
-    from zarr3c import array as array_module  # noqa: PLC0415 - the module's constant
+    from zarr3c.array.read import shard_boxes  # noqa: PLC0415 - the module's constant
 
-    monkeypatch.setattr(array_module, "_ONE_CALL_ROOM_MAX", room_max)
+    monkeypatch.setattr(shard_boxes, "ONE_CALL_ROOM_MAX", room_max)
     store = zarr3c.LocalStore(tmp_path)
     data = np.arange(6 * 8, dtype="uint16").reshape(6, 8)
     a = zarr3c.create_array(store, shape=data.shape, dtype="uint16", chunks=(6, 8),

@@ -1,4 +1,13 @@
-"""Partial reads of one shard for point (``vindex``) and outer-product (``oindex``) selections.
+"""Coordinate (``vindex``) reads, and the partial reads of one shard for point and
+outer-product (``oindex``) selections.
+
+:func:`read_coordinates` groups the points by chunk (``plan_points``, or one
+``group_points`` kernel call on a regular grid) and reads each chunk's points on the thread
+pool: from a shard, only its index and the inner chunks holding points
+(:func:`read_shard_points`); from a chunk stored as raw elements, by byte ranges around its
+points or, for chunks with many points, whole chunks in one store call
+(:func:`read_raw_chunks_points`, :func:`read_raw_chunk_points`); from any other chunk, its
+bytes decoded up to the furthest point.
 
 A selection scattered over a shard needs only the shard index and the inner chunks its
 elements fall in, never the decoded shard.  Inner chunks stored as raw elements (a
@@ -6,33 +15,30 @@ elements fall in, never the decoded shard.  Inner chunks stored as raw elements 
 position in the shard is its inner chunk's index offset plus its offset within the chunk,
 and one ``copy_elements`` call per coalesced byte range moves the points out of the bytes
 read.  Other inner chunks are read with
-:meth:`~zarr3c.codecs.sharding_indexed.ShardingCodec.read_inner_chunks_into` and each
-decoded one feeds one ``copy_elements`` (points) or ``copy_outer`` (outer product) call.
-Follows the sharding_indexed codec spec (index entries ``(offset, nbytes)``, 2**64-1 for a
-missing inner chunk, read as the fill value).
-
-Example::
-
-    read_shard_points(codec, get_ranges, (256, 256, 256), local, dst, dst_offsets,
-                      itemsize=2, fill_bytes=fill, key="c/0/0/0")
+:meth:`~zarr3c.codecs.sharding.ShardingCodec.read_inner_chunks_into` and each decoded one
+feeds one ``copy_elements`` (points) or ``copy_outer`` (outer product) call.  Follows the
+sharding codec spec
+(https://zarr-specs.readthedocs.io/en/latest/v3/codecs/sharding-indexed/index.html: index
+entries ``(offset, nbytes)``, 2**64-1 for a missing inner chunk, read as the fill value).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zarr3c._buffers import thread_scratch
-from zarr3c._kernels.copy import OuterPieces, copy_elements, copy_outer
 from zarr3c._kernels.grid import group_by_key, group_points_regular
+from zarr3c._kernels.scatter import OuterPieces, copy_elements, copy_outer
+from zarr3c.array.read.chunk import read_chunk, stored_value
+from zarr3c.array.read.plan import OuterPart, RawRequest, plan_outer_pieces
+from zarr3c.array.read.raw import fetch_raw, raw_size_error
 from zarr3c.codecs.base import as_byte_array
-from zarr3c.codecs.sharding_indexed import (
+from zarr3c.codecs.sharding import (
     COALESCE_MAX_GAP,
-    MAX_REQUEST_BYTES,
     MISSING,
     GetRanges,
     ShardingCodec,
@@ -40,17 +46,31 @@ from zarr3c.codecs.sharding_indexed import (
     batch_decoder,
     pack_runs,
 )
+from zarr3c.codecs.sharding.read import MAX_REQUEST_BYTES
+from zarr3c.concurrency import map_parts, map_unordered
 from zarr3c.errors import ChunkDecodeError
-from zarr3c.indexing import PointGroups, c_strides, group_positions, int64_array
+from zarr3c.indexing import (
+    CoordinateSelection,
+    PointGroups,
+    PointTask,
+    group_points,
+    int64_array,
+    plan_points,
+)
 from zarr3c.stores import Store
 
+if TYPE_CHECKING:
+    from zarr3c.array.core import Array
+
 __all__ = [
-    "read_raw_chunk_points", "read_raw_chunks_points", "read_shard_outer", "read_shard_points",
+    "read_coordinates", "read_raw_chunk_points", "read_raw_chunks_points", "read_shard_outer",
+    "read_shard_points",
 ]
 
 #: A raw chunk holding at most one point per this many bytes is read by byte ranges around
-#: its points (coalesced when closer than :data:`_POINT_GAP`), not whole: a range costs a few
-#: microseconds, reading a whole chunk from the page cache about one per 5 KiB.
+#: its points (coalesced when closer than :data:`_POINT_GAP`), not whole: one ranged read
+#: costs about what reading a few KiB of a chunk from the page cache does (tuned on the
+#: ``vindex`` rows of ``asv_benchmarks/compare_peers.py``).
 _SPARSE_BYTES_PER_POINT = 8 << 10
 _POINT_GAP = 4 << 10
 
@@ -58,11 +78,6 @@ _POINT_GAP = 4 << 10
 #: elements into ``buf``, with the chunk's size probe in its last two bytes; False if the
 #: chunk is not stored, ChunkDecodeError naming it if it has the wrong size.
 FetchRaw = Callable[[list[tuple[int, int, int]], np.ndarray], bool]
-
-#: One outer-product copy into an output: ``(dst, per-dimension local indices within the
-#: shard, per-dimension destination byte offsets)``, each a tuple of int64 arrays.
-OuterPart = tuple[np.ndarray, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
-
 
 def _read_whole(npoints: int, chunk_nbytes: int) -> bool:
     """Whether a raw chunk holding ``npoints`` points is read whole (else by byte ranges
@@ -165,7 +180,7 @@ def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape
     if index is None:
         _fill_points(dst, dst_offsets, fill_bytes, itemsize)
         return
-    entries = index.entries.reshape(-1, 2)
+    entries = index.flat
     nkeys = len(entries)
     chunk_nbytes = int(np.prod(sharding.chunk_shape)) * itemsize
     runs = np.diff(starts)
@@ -263,24 +278,7 @@ def read_shard_outer(
         False if the shard is missing (nothing was copied: the caller fills).
     """
     inner = sharding.chunk_shape
-    inner_strides = c_strides(inner, itemsize)
-    # inner chunk coords -> [(dst, src offsets, dst offsets, counts)]
-    pieces: dict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray, np.ndarray,
-                                              np.ndarray]]] = {}
-    for dst, local, dst_dim in parts:
-        per_dim: list[list[tuple[int, np.ndarray, np.ndarray]]] = []
-        for idx, offs, c, s in zip(local, dst_dim, inner, inner_strides, strict=True):
-            chunk_of, pos = np.divmod(idx, c)
-            per_dim.append([(int(chunk_of[g[0]]), pos[g] * s, offs[g])
-                            for g in group_positions(chunk_of)])
-        for combo in itertools.product(*per_dim):
-            pieces.setdefault(tuple(e[0] for e in combo), []).append((
-                dst,
-                np.concatenate([e[1] for e in combo]),
-                np.concatenate([e[2] for e in combo]),
-                np.asarray([len(e[1]) for e in combo], dtype=np.int64),
-            ))
-
+    pieces = plan_outer_pieces(parts, inner, itemsize)
     def sink(coords: tuple[int, ...], chunk: np.ndarray | None) -> None:
         src: Any = fill_bytes if chunk is None else chunk.reshape(-1).view(np.uint8)
         for dst, src_offsets, dst_offsets, counts in pieces[coords]:
@@ -289,15 +287,16 @@ def read_shard_outer(
 
     kernels = sharding.inner_batch_kernels()
     batch_sink = None
-    if kernels is not None and pieces and len({id(part[0]) for part in parts}) == 1:
+    if kernels is not None and pieces and len({id(part.dst) for part in parts}) == 1:
         # (every piece into the one output, checked once for every batch of the shard)
         flat = [piece for group in pieces.values() for piece in group]
-        dst, chunk_nbytes = parts[0][0], math.prod(inner) * itemsize
+        dst, chunk_nbytes = parts[0].dst, math.prod(inner) * itemsize
         checked = OuterPieces(
-            "read_shard_outer", np.cumsum([0] + [len(p[1]) for p in flat], dtype=np.int64),
-            np.concatenate([p[1] for p in flat]).astype(np.int64, copy=False),
-            np.concatenate([p[2] for p in flat]).astype(np.int64, copy=False),
-            np.stack([p[3] for p in flat]).astype(np.int64, copy=False), chunk_nbytes,
+            "read_shard_outer",
+            np.cumsum([0] + [len(p.src_offsets) for p in flat], dtype=np.int64),
+            np.concatenate([p.src_offsets for p in flat]).astype(np.int64, copy=False),
+            np.concatenate([p.dst_offsets for p in flat]).astype(np.int64, copy=False),
+            np.stack([p.counts for p in flat]).astype(np.int64, copy=False), chunk_nbytes,
             dst.nbytes, itemsize)
         batch_sink = batch_decoder(
             kernels.decompress_outer, chunk_nbytes, {coords: n for n, coords in enumerate(pieces)},
@@ -397,3 +396,66 @@ def read_raw_chunk_points(
         return
     which = np.searchsorted(starts, offsets, side="right") - 1
     copy_elements(buf, offsets - starts[which] + packed_at[which], dst, dst_offsets, itemsize)
+
+
+def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
+    """The points of a parsed coordinate selection, in the selection's ``out_shape`` (see
+    the module for how each chunk's points are read)."""
+    out = np.empty(sel.size, dtype=array.dtype)
+    itemsize = array._itemsize
+    dst = out.view(np.uint8)
+    sharding = array._sharding
+    raw_inner = sharding is not None and sharding.stores_raw_inner_chunks()
+    fill = array._fill_bytes
+    raw_chunks = sharding is None and array._pipeline.stores_raw_elements
+    partial = array._pipeline.can_decode_prefix
+
+    def read_points(task: PointTask) -> None:
+        if sharding is not None:
+            # Only the shard index and the inner chunks holding points are read.
+            key = array.chunk_key(task.coords)
+            read_shard_points(
+                sharding, array._ranges_of(key),
+                array._chunk_shape_at(task.coords), task.local, dst, task.out * itemsize,
+                itemsize=itemsize, fill_bytes=fill, key=key, raw=raw_inner)
+            return
+        if raw_chunks:
+            # Raw elements: copied from the stored bytes, no decode; sparse chunks are read
+            # by byte range.
+            key = array.chunk_key(task.coords)
+            nbytes = math.prod(array._chunk_shape_at(task.coords)) * itemsize
+            read_raw_chunk_points(
+                lambda: stored_value(array, key, nbytes), nbytes, task.offsets, dst,
+                task.out * itemsize,
+                itemsize=itemsize, fill_bytes=fill,
+                fetch=lambda ranges, buf: fetch_raw(
+                    array, [RawRequest(task.coords, ranges, buf.nbytes - 2, nbytes)], buf)[0],
+                wrong_size=lambda: raw_size_error(array, key, task.coords, nbytes))
+            return
+        # (only the chunk's bytes up to its furthest point are needed)
+        need = int(task.offsets.max()) + itemsize if partial and task.offsets.size else None
+        chunk = read_chunk(array, task.coords, need=need)
+        if chunk is None:
+            out[task.out] = array._metadata.fill_value_array
+            return
+        copy_elements(chunk.reshape(-1).view(np.uint8), task.offsets,
+                      dst, task.out * itemsize, itemsize)
+
+    groups = (group_points(sel, array._dims, itemsize, scratch=True)
+              if raw_chunks and array._store.reads_elements else None)
+    if groups is None:
+        map_unordered(read_points, plan_points(sel, array._dims, itemsize))
+        return out.reshape(sel.out_shape)
+    dst_offsets = groups.order * itemsize
+    nbytes = math.prod(groups.sizes) * itemsize  # (every chunk's: edge chunks are full)
+
+    def read_part(ts: list[int]) -> None:
+        # Chunks with many points in one store call, without the GIL between them; the
+        # grouped points go as they are (no task per chunk).
+        keys = [array.chunk_key(groups.coords[t]) for t in ts]
+        for k in read_raw_chunks_points(array._store, groups, ts, keys, nbytes, dst,
+                                        dst_offsets, itemsize):
+            read_points(groups.task(ts[k]))
+
+    map_parts(read_part, range(len(groups)))
+    return out.reshape(sel.out_shape)

@@ -1,0 +1,369 @@
+"""Creating and opening arrays: create_array's arguments normalised and checked into a
+metadata document (:func:`build_array_metadata`), written to a store
+(:func:`create_array`), or read back (:func:`open_array_at`).
+
+These take a :class:`~zarr3c.stores.Store` and a normalised path; :func:`zarr3c.create_array`
+and :func:`zarr3c.open_array` are the user-facing forms (any store-like, a mode, the Zarr
+format)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from zarr3c.array.core import Array
+from zarr3c.codecs.pipeline import (
+    CodecPipeline,
+    as_codec_list,
+    codec_chain,
+    normalize_codec_like,
+)
+from zarr3c.codecs.sharding import sharding_codec_dict
+from zarr3c.errors import (
+    ArrayNotFoundError,
+    ContainsGroupError,
+    MetadataError,
+    ReadOnlyError,
+    UnsupportedFeatureError,
+)
+from zarr3c.hierarchy import prepare_node
+from zarr3c.metadata import ArrayMetadata
+from zarr3c.metadata.data_types import data_type_from_numpy
+from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.stores import Store
+
+__all__ = ["build_array_metadata", "create_array", "guess_chunks", "normalize_chunk_key_encoding",
+           "normalize_chunks", "normalize_shape", "open_array_at"]
+
+
+def normalize_shape(shape: Any) -> tuple[int, ...]:
+    """``shape`` (an int, or a sequence of ints) as a tuple of non-negative ints; a
+    :class:`~zarr3c.errors.MetadataError` naming the bad entry otherwise."""
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
+        return (int(shape),)
+    try:
+        items = tuple(shape)
+    except TypeError:
+        raise MetadataError(f"shape must be an int or a sequence of ints, got {shape!r}",
+                            path="shape") from None
+    for i, n in enumerate(items):
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise MetadataError(f"must be a non-negative integer, got {n!r}", path=f"shape[{i}]")
+    return tuple(int(n) for n in items)
+
+
+def guess_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
+    """A chunk shape of about ``target`` bytes: halve the longest dimension until it fits."""
+    chunks = [max(1, n) for n in shape]
+    while math.prod(chunks) * itemsize > target and max(chunks) > 1:
+        i = max(range(len(chunks)), key=lambda j: chunks[j])
+        chunks[i] = (chunks[i] + 1) // 2
+    return tuple(chunks)
+
+
+def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> dict[str, Any]:
+    """The ``chunk_grid`` object for create_array's ``chunks``: a regular grid for
+    ``"auto"``, an int or a sequence of ints; a rectilinear grid
+    (https://github.com/zarr-developers/zarr-extensions/tree/main/chunk-grids/rectilinear,
+    in its most compact exact form) as soon as one dimension is a sequence of edge
+    lengths."""
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        chunk_shape: list[Any] = list(guess_chunks(shape, itemsize))
+    elif isinstance(chunks, int | np.integer) and not isinstance(chunks, bool):
+        chunk_shape = [int(chunks)] * len(shape)
+    else:
+        try:
+            items = list(chunks)
+        except TypeError:
+            raise MetadataError(f"chunks must be an int or a sequence of ints, got {chunks!r}",
+                                path="chunk_grid.configuration.chunk_shape") from None
+        if any(isinstance(c, Sequence | np.ndarray) and not isinstance(c, str | bytes)
+               for c in items):
+            from zarr3c.chunk_grids.rectilinear import RectilinearChunkGrid
+
+            return RectilinearChunkGrid.from_chunks(items, shape).to_dict()
+        chunk_shape = [int(c) if isinstance(c, np.integer) else c for c in items]
+    return {"name": "regular", "configuration": {"chunk_shape": chunk_shape}}
+
+
+def normalize_chunk_key_encoding(value: Any) -> dict[str, Any]:
+    """The ``chunk_key_encoding`` object for create_array's argument: None (the default
+    encoding, ``/`` separated), a name, an encoding object or a dict."""
+    if value is None:
+        return {"name": "default", "configuration": {"separator": "/"}}
+    if isinstance(value, str):
+        return {"name": value}
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    return dict(value)
+
+
+def build_array_metadata(
+    *,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = (),
+    serializer: Any = "auto",
+    compressors: Any = "auto",
+    fill_value: Any = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Sequence[str | None] | None = None,
+    codecs: Sequence[Any] | None = None,
+    source: str | None = None,
+) -> ArrayMetadata:
+    """Build and validate the Zarr v3 metadata of a new array from create_array's arguments.
+
+    Every codec is stored with its defaults filled in (blosc's typesize, zstd's checksum,
+    ...): peers refuse configurations with missing members.
+
+    Parameters
+    ----------
+    shape
+        The array's shape (an int, or a sequence of non-negative ints).
+    dtype
+        Its numpy data type (anything ``numpy.dtype`` takes).
+    chunks
+        The chunk shape: a tuple of ints, an int for every dimension, ``"auto"`` (about
+        1 MiB chunks), or per dimension a sequence of edge lengths (a rectilinear grid).
+        With ``shards``, the inner chunk shape.
+    shards
+        The shard shape (a tuple of ints): the grid's chunks are then shards of inner chunks
+        of ``chunks``, encoded with ``filters``, ``serializer`` and ``compressors``.
+    filters
+        The array->array codecs (codec dicts or objects).
+    serializer
+        The array->bytes codec (default ``bytes``, little endian).
+    compressors
+        The bytes->bytes codecs (default zstd; ``None`` for none).
+    fill_value
+        The value of elements never written (default 0 / False / "").
+    attributes
+        The user attributes (JSON-serialisable).
+    chunk_key_encoding
+        ``None`` (``"default"`` with ``/``), a name, a dict or an encoding object.
+    dimension_names
+        A name (or None) per dimension.
+    codecs
+        The whole codec list; overrides ``filters``/``serializer``/``compressors``.
+    source
+        Where the document will live (its key), named in errors.
+
+    Returns
+    -------
+    ArrayMetadata
+        The checked metadata.
+
+    Raises
+    ------
+    MetadataError
+        A bad shape, chunk shape, fill value, codec or other field (naming it).
+    UnsupportedFeatureError
+        Inner chunks of a shard that are not regular.
+    UnknownExtensionError
+        A codec or data type that is not registered.
+
+    Examples
+    --------
+    >>> from zarr3c.array import build_array_metadata
+    >>> meta = build_array_metadata(shape=(4, 4), dtype="int32", chunks=(2, 2))
+    >>> meta.shape, [c["name"] for c in meta.to_dict()["codecs"]]
+    ((4, 4), ['bytes', 'zstd'])
+    """
+    shape_t = normalize_shape(shape)
+    data_type = data_type_from_numpy(dtype)
+    if shards is not None:
+        # As zarr-python: the grid's chunks are the shards; filters, serializer and
+        # compressors encode each inner chunk (``chunks``) inside them.
+        inner = normalize_chunks(chunks, shape_t, data_type.itemsize)
+        if inner["name"] != "regular":
+            raise UnsupportedFeatureError("inner chunks of a shard must be regular")
+        if codecs is None:
+            codecs = [sharding_codec_dict(
+                inner["configuration"]["chunk_shape"], filters=filters, serializer=serializer,
+                compressors=compressors, dtype=data_type.dtype,
+            )]
+        chunks = shards
+    chunk_grid = normalize_chunks(chunks, shape_t, data_type.itemsize)
+    if codecs is not None:
+        codec_dicts = [normalize_codec_like(c, path=f"codecs[{i}]")
+                       for i, c in enumerate(as_codec_list(codecs))]
+    else:
+        codec_dicts = codec_chain(filters, serializer, compressors, dtype=data_type.dtype)
+    fill = data_type.fill_value_from_python(fill_value)
+    codec_dicts = CodecPipeline.from_codecs(
+        codec_dicts,
+        dtype=data_type.dtype,
+        fill_value=np.frombuffer(fill, dtype=data_type.dtype).reshape(()),
+        source=source,
+    ).to_dicts()
+    doc: dict[str, Any] = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(shape_t),
+        "data_type": data_type.name,
+        "chunk_grid": chunk_grid,
+        "chunk_key_encoding": normalize_chunk_key_encoding(chunk_key_encoding),
+        "fill_value": data_type.fill_value_to_json(fill),
+        "codecs": codec_dicts,
+        "attributes": dict(attributes or {}),
+    }
+    if dimension_names is not None:
+        doc["dimension_names"] = list(dimension_names)
+    return ArrayMetadata.from_dict(doc, source=source)
+
+
+def create_array(
+    store: Store,
+    path: str,
+    *,
+    fmt: HierarchyFormat | None = None,
+    overwrite: bool = False,
+    write_empty_chunks: bool = False,
+    order: str = "C",
+    data: Any = None,
+    **kwargs: Any,
+) -> Array:
+    """Create an array at ``path`` in ``store``, writing its metadata (and ``data``).
+
+    The store-level form of :func:`zarr3c.create_array`, which takes any store-like
+    (``"memory://"``, a path, a URL with ``storage_options``), a ``name`` and a
+    ``zarr_format`` (the hierarchy format, passed here as ``fmt``), and calls this.
+
+    Parameters
+    ----------
+    store
+        The store (writable).
+    path
+        The array's path in it, already normalised (``""``: the root).
+    fmt
+        The hierarchy format to write (default Zarr v3).
+    overwrite
+        Replace a node already at ``path`` (else
+        :class:`~zarr3c.errors.ContainsArrayError` /
+        :class:`~zarr3c.errors.ContainsGroupError`).
+    write_empty_chunks
+        Store chunks holding only the fill value too (default: erase them).
+    order
+        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return.
+    data
+        Values to write after creating it; its shape and dtype are the defaults of
+        ``shape`` and ``dtype``.
+    **kwargs
+        The metadata arguments of :func:`build_array_metadata`: ``shape``, ``dtype``,
+        ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
+        ``fill_value``, ``attributes``, ``chunk_key_encoding``, ``dimension_names``,
+        ``codecs``.
+
+    Returns
+    -------
+    Array
+        The new array, writable.
+
+    Raises
+    ------
+    ReadOnlyError
+        The store is read-only.
+    ContainsArrayError, ContainsGroupError
+        A node is already at ``path`` and ``overwrite`` is false.
+    MetadataError
+        A bad argument (see :func:`build_array_metadata`); nothing is written then.
+    InvalidArgumentError
+        ``order`` is not ``"C"`` or ``"F"``.
+
+    Examples
+    --------
+    >>> from zarr3c.array import create_array
+    >>> from zarr3c.stores import MemoryStore
+    >>> a = create_array(MemoryStore(), "x", shape=(4, 4), dtype="int32", chunks=(2, 2),
+    ...                  shards=(4, 4), attributes={"units": "m"}, data=None)
+    >>> a.path, a.shards, a.attrs["units"]
+    ('x', (4, 4), 'm')
+    """
+    fmt = fmt if fmt is not None else V3Format()
+    if store.read_only:
+        raise ReadOnlyError(f"cannot create an array in a read-only store at {path!r}")
+    if data is not None:
+        data = np.asarray(data)
+        kwargs.setdefault("shape", data.shape)
+        kwargs.setdefault("dtype", data.dtype)
+    source = fmt.metadata_key(path, "array")
+    metadata = fmt.new_array(build_array_metadata(source=source, **kwargs), order=order)
+    # Construct (and so validate the codec chain) before touching the store.
+    array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, order=order,
+                  fmt=fmt)
+    prepare_node(store, fmt, path, overwrite=overwrite)
+    fmt.write_node(store, path, metadata)
+    if data is not None:
+        array[...] = data
+    return array
+
+
+def open_array_at(
+    store: Store,
+    path: str,
+    read_only: bool = False,
+    write_empty_chunks: bool = False,
+    order: str = "C",
+    fmt: HierarchyFormat | None = None,
+) -> Array:
+    """Open the existing array at ``path`` in ``store``.
+
+    The store-level form of :func:`zarr3c.open_array` (and what unpickling an array
+    calls).
+
+    Parameters
+    ----------
+    store
+        The store.
+    path
+        The array's path in it, already normalised (``""``: the root).
+    read_only
+        Refuse writes.
+    write_empty_chunks
+        Store chunks holding only the fill value too (default: erase them).
+    order
+        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return.
+    fmt
+        The hierarchy format (default: detected from the store).
+
+    Returns
+    -------
+    Array
+        The array.
+
+    Raises
+    ------
+    ArrayNotFoundError
+        Nothing is at ``path``.
+    ContainsGroupError
+        A group is at ``path``.
+    MetadataError
+        The stored metadata is invalid.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> from zarr3c.array import open_array_at
+    >>> a = zarr3c.create_array("memory://", shape=(4,), dtype="int32", chunks=(2,))
+    >>> a[...] = 3
+    >>> open_array_at(a.store, "", read_only=True)[1].item()
+    3
+    """
+    fmt = fmt if fmt is not None else detect_format(store)
+    metadata = fmt.read_node(store, path)
+    if metadata is None:
+        if path and fmt.node_exists(store, path):
+            raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
+        raise ArrayNotFoundError(
+            f"no array at path {path!r} (no {fmt.metadata_key(path, 'array')!r})"
+        )
+    if metadata.node_type != "array":
+        raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
+    return Array(store, path, metadata, read_only=read_only,
+                 write_empty_chunks=write_empty_chunks, order=order, fmt=fmt)

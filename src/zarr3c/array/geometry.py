@@ -1,0 +1,64 @@
+"""Chunk geometry of an array: where a chunk starts and how large it is (from the chunk
+grid's per-axis dimensions), which chunks are stored, and the per-array facts the short
+read paths need of a regular grid (:class:`~zarr3c.array.read.plan.BoxGrid`,
+:class:`~zarr3c.array.read.plan.InnerBox`), computed once per shape.
+
+The functions taking the array first are also :class:`~zarr3c.array.Array`'s private
+methods (``_chunk_origin``, ``_chunk_shape_at``, ``_stored_chunks``): assigned in the class,
+so a call costs no extra layer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from zarr3c.array.read.plan import BoxGrid, InnerBox, box_grid_of, inner_box_of
+from zarr3c.metadata import ArrayMetadata
+
+if TYPE_CHECKING:
+    from zarr3c.array.core import Array
+    from zarr3c.codecs.sharding import ShardingCodec
+
+__all__ = ["chunk_origin", "chunk_shape_at", "regular_grid_facts", "stored_chunks"]
+
+
+def chunk_origin(array: Array, coords: Sequence[int]) -> tuple[int, ...]:
+    """The index of the first element of the chunk at grid ``coords``."""
+    return tuple(d.chunk_offset(c) for d, c in zip(array._dims, coords, strict=True))
+
+
+def chunk_shape_at(array: Array, coords: Sequence[int]) -> tuple[int, ...]:
+    """The full shape of the chunk at ``coords`` (edge chunks too are full-size)."""
+    return tuple(d.chunk_length(c) for d, c in zip(array._dims, coords, strict=True))
+
+
+def stored_chunks(array: Array) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """Keys and grid coordinates of the chunks stored for ``array``, inside its grid (keys
+    that do not decode as chunk keys of its grid, and stray chunks outside it, are
+    skipped)."""
+    decode = array._metadata.chunk_key_encoding.decode_chunk_key
+    grid_shape = array.cdata_shape
+    prefix = array._prefix
+    keys = array._store.list_prefix(prefix) if prefix else array._store.list()
+    for key in keys:
+        rel = key[len(prefix):]
+        if rel == "zarr.json":
+            continue
+        coords = decode(rel, ndim=len(grid_shape))
+        if coords is None or len(coords) != len(grid_shape):
+            continue
+        if all(0 <= c < n for c, n in zip(coords, grid_shape, strict=True)):
+            yield key, coords
+
+
+def regular_grid_facts(metadata: ArrayMetadata, sharding: ShardingCodec | None,
+                       itemsize: int) -> tuple[BoxGrid | None, InnerBox | None]:
+    """What the short paths need of the array's grid, when it is regular (else two Nones):
+    its :class:`BoxGrid` and, for shards whose inner chunks can be read by byte range, its
+    :class:`InnerBox`."""
+    regular = getattr(metadata.chunk_grid, "chunk_shape", None)
+    if regular is None:
+        return None, None
+    grid = box_grid_of(metadata.shape, regular, itemsize)
+    inner = None if sharding is None else inner_box_of(sharding, tuple(regular), itemsize)
+    return grid, inner

@@ -1,0 +1,66 @@
+"""One whole chunk read and decoded: its stored bytes fetched into this thread's scratch
+memory, decoded into scratch (or straight into the output), for a caller that copies it out
+at once.  Every path that reads chunks whole ends here."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zarr3c._buffers import thread_scratch
+
+if TYPE_CHECKING:
+    from zarr3c.array.core import Array
+
+__all__ = ["read_chunk", "stored_value"]
+
+
+def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = None,
+               need: int | None = None) -> np.ndarray | None:
+    """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored,
+    for a caller that copies it out at once, before this thread reads another: its stored
+    bytes are read into, and it is decoded into, this thread's scratch memory where the
+    store and the codecs can (``thread_scratch``: no fresh memory, and its page faults, per
+    chunk), so it may be a view of either.  With ``into`` (where the chunk's C-ordered bytes
+    go in an output: a contiguous ``uint8`` run of its size), decoded straight there where
+    the codecs can (``CodecPipeline.decode_into``), and ``into`` itself is returned.  With
+    ``need``, the caller reads only the chunk's first ``need`` bytes (C order): where the
+    codecs can, only they are decoded (``CodecPipeline.decode_prefix_into``) and the rest of
+    the chunk returned is undefined."""
+    key = array.chunk_key(coords)
+    shape = array._chunk_shape_at(coords)
+    nbytes = math.prod(shape) * array._itemsize
+    raw = stored_value(array, key, nbytes)
+    if raw is None:
+        return None
+    pipeline = array._pipeline
+    if into is not None:
+        if pipeline.decode_into(raw, into):
+            return into
+    elif pipeline.can_decode_into:
+        scratch = thread_scratch(nbytes)
+        if (need is not None and need < nbytes and pipeline.can_decode_prefix
+                and pipeline.decode_prefix_into(raw, scratch, need)):
+            return scratch.view(array.dtype).reshape(shape)
+        if pipeline.decode_into(raw, scratch):
+            return scratch.view(array.dtype).reshape(shape)
+    return pipeline.decode(raw, shape, key=key)
+
+
+def stored_value(array: Array, key: str, nbytes: int) -> Any:
+    """The value stored at ``key`` (None if missing) of a chunk of ``nbytes`` decoded bytes,
+    used at once (decoded, or its raw elements copied out): where the store reads into
+    memory, in this thread's ``"stored"`` scratch memory (valid until its next such read),
+    not fresh ``bytes`` (whose page faults, in some allocator states, cost as much as the
+    read)."""
+    store = array._store
+    if not store.reads_into_memory:
+        return store.get(key)
+    cap = nbytes + (nbytes >> 3) + 4096  # an incompressible chunk's encoding fits
+    buf = thread_scratch(cap, "stored")
+    size = store.read_value_into(key, buf)
+    if size is None:
+        return None
+    return buf[:size] if size <= cap else store.get(key)

@@ -1,0 +1,237 @@
+"""The general read: any orthogonal selection (basic keys with any step, integer and boolean
+arrays per axis) projected onto the chunk grid (``plan_chunks``: one :class:`ChunkTask` per
+chunk touched), every touched chunk read and decoded once however many selections touch
+it, and its elements copied straight into each output.
+
+Its steps, planned then executed: :func:`~.plan.plan_general` allocates the outputs and
+groups the tasks by chunk, putting aside raw chunks whose selected elements span at most
+half of them (:class:`~.plan.RawSpan`: fetched by that span, :func:`_place_span`); every
+other chunk is read on the thread pool (:func:`_read_group`): decoded into scratch or
+straight into an output and copied out per task (:func:`_copy_task`), or for a shard only
+the inner chunks the tasks touch (:func:`_read_shard_runs` for strided tasks,
+:func:`_read_shard_outer` for index arrays)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zarr3c._kernels.copy import copy_strided, fill_strided
+from zarr3c._kernels.scatter import copy_outer
+from zarr3c.array.read.chunk import read_chunk
+from zarr3c.array.read.plan import (
+    ChunkGroup,
+    GeneralPlan,
+    Member,
+    RawSpan,
+    plan_general,
+    plan_inner_pieces,
+    plan_outer_parts,
+    whole_chunk_run,
+)
+from zarr3c.array.read.points import read_shard_outer
+from zarr3c.array.read.raw import read_raw_spans
+from zarr3c.concurrency import map_unordered
+from zarr3c.indexing import (
+    ChunkTask,
+    OrthogonalSelection,
+    c_strides,
+    int64_array,
+    parse_basic_selection,
+    plan_chunks,
+)
+
+if TYPE_CHECKING:
+    from zarr3c.array.core import Array
+
+__all__ = ["basic_result", "has_ellipsis", "read_general", "read_planned", "read_selection",
+           "read_selections"]
+
+
+def read_general(array: Array, selection: Any) -> Any:
+    """``array[selection]`` for a basic selection, through the general path only (the
+    selection parsed, planned per chunk and read by :func:`read_selection`), never the short
+    paths: the oracle they are tested against.
+
+    Parameters
+    ----------
+    array
+        The array to read.
+    selection
+        A basic selection (ints, slices with any step, ``...``, ``None``) or an already
+        parsed :class:`~zarr3c.indexing.OrthogonalSelection` (its values are returned in
+        the selection's ``out_shape`` then).
+
+    Returns
+    -------
+    numpy.ndarray or scalar
+        What ``array[selection]`` returns.
+
+    Raises
+    ------
+    IndexingError
+        For a selection that is not a valid basic selection of the array.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> from zarr3c.array.read.general import read_general
+    >>> a = zarr3c.create_array("memory://", shape=(4, 4), dtype="int32", chunks=(2, 2))
+    >>> a[...] = 7
+    >>> read_general(a, (slice(1, 3), 2)).tolist()
+    [7, 7]
+    """
+    if isinstance(selection, OrthogonalSelection):
+        return array._in_order(read_selection(array, selection).reshape(selection.out_shape))
+    sel = parse_basic_selection(selection, array.shape)
+    return basic_result(array, selection, sel, read_selection(array, sel))
+
+
+def basic_result(array: Array, selection: Any, sel: OrthogonalSelection, raw: np.ndarray
+                 ) -> Any:
+    """What ``array[selection]`` returns for the values read (``sel`` its parse): numpy's
+    shape, a scalar for all-integer keys, the array's memory order."""
+    result = raw.reshape(sel.out_shape)
+    if result.shape == () and not has_ellipsis(selection):
+        return result[()]
+    return array._in_order(result)
+
+
+def has_ellipsis(selection: Any) -> bool:
+    """Whether a basic key holds ``...`` (``a[...]`` of a 0-d array is an array, not a
+    scalar)."""
+    if selection is Ellipsis:
+        return True
+    return isinstance(selection, tuple) and any(s is Ellipsis for s in selection)
+
+
+def read_selection(array: Array, sel: OrthogonalSelection) -> np.ndarray:
+    """The elements of one orthogonal selection, in an array of shape ``sel.counts``."""
+    return read_selections(array, [sel])[0]
+
+
+def read_selections(array: Array, sels: Sequence[OrthogonalSelection]) -> list[np.ndarray]:
+    """Read orthogonal selections: their chunk tasks grouped by chunk, so each chunk is read
+    and decoded once, whichever selections touch it."""
+    return read_planned(array, [sel.counts for sel in sels],
+                        [plan_chunks(sel, array._dims) if sel.size else () for sel in sels])
+
+
+def read_planned(array: Array, counts: Sequence[Sequence[int]],
+                 plans: Sequence[Iterable[ChunkTask]]) -> list[np.ndarray]:
+    """Outputs of shapes ``counts`` filled by their chunk ``plans`` (see the module)."""
+    plan = plan_general(counts, plans, array.dtype, array._chunk_shape_at,
+                        array._pipeline.stores_raw_elements)
+    read_raw_spans(array, plan.spans, partial(_place_span, array, plan))
+    map_unordered(partial(_read_group, array, plan), plan.whole)
+    return plan.outs
+
+
+def _copy_task(array: Array, plan: GeneralPlan, member: Member, chunk: np.ndarray | None
+               ) -> None:
+    """Move a task's elements of a decoded chunk (None: not stored) into its output."""
+    task, i = member
+    itemsize = array._itemsize
+    dst, out_strides = plan.targets[i]
+    if not task.strided:
+        if chunk is None:
+            plan.outs[i][task.out_index()] = array._metadata.fill_value_array
+        else:  # one gather over the outer product of the per-axis indices
+            copy_outer(chunk.reshape(-1).view(np.uint8),
+                       task.local_dim_offsets(c_strides(chunk.shape, itemsize)),
+                       dst, task.out_dim_offsets(out_strides), int64_array(task.counts),
+                       itemsize)
+        return
+    dst_offset, dst_strides = task.out_region(out_strides)
+    shape = int64_array(task.counts)
+    if chunk is None:
+        fill_strided(dst, dst_offset, dst_strides, shape, array._fill_bytes)
+        return
+    src = chunk.reshape(-1).view(np.uint8)
+    src_offset, src_strides = task.chunk_region(c_strides(chunk.shape, itemsize))
+    copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape, itemsize)
+
+
+def _read_group(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None:
+    """Read one chunk (or shard) and fill every task of it."""
+    coords, members = group
+    if array._sharding is not None:
+        if all(task.strided for task, _ in members):
+            _read_shard_runs(array, plan, group)
+        else:
+            _read_shard_outer(array, plan, group)
+        return
+    target = None
+    if len(members) == 1 and array._pipeline.can_decode_into:
+        target = whole_chunk_run(array._chunk_shape_at(coords), members[0],
+                                 plan.targets[members[0].out], array._itemsize)
+    chunk = read_chunk(array, coords, into=target)
+    if chunk is not None and chunk is target:
+        return
+    for member in members:
+        _copy_task(array, plan, member, chunk)
+
+
+def _place_span(array: Array, plan: GeneralPlan, n: int, buf: np.ndarray | None) -> None:
+    """Copy the tasks of ``plan.spans[n]`` out of its fetched bytes (None: not stored)."""
+    span: RawSpan = plan.spans[n]
+    if buf is None:
+        for member in span.members:
+            _copy_task(array, plan, member, None)
+        return
+    itemsize = array._itemsize
+    for (task, i), (offset, steps) in zip(span.members, span.regions, strict=True):
+        dst, out_strides = plan.targets[i]
+        dst_offset, dst_strides = task.out_region(out_strides)
+        copy_strided(buf, offset - span.lo, steps, dst, dst_offset, dst_strides,
+                     int64_array(task.counts), itemsize)
+
+
+def _read_shard_outer(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None:
+    """Index arrays into a shard: only the inner chunks the outer products touch are read
+    and decoded, each feeding one ``copy_outer`` per output region."""
+    coords, members = group
+    assert array._sharding is not None
+    key = array.chunk_key(coords)
+    found = read_shard_outer(
+        array._sharding, array._ranges_of(key), array._chunk_shape_at(coords),
+        plan_outer_parts(members, plan.targets), itemsize=array._itemsize,
+        fill_bytes=array._fill_bytes, key=key)
+    if not found:
+        for member in members:
+            _copy_task(array, plan, member, None)
+
+
+def _read_shard_runs(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None:
+    """Strided tasks in one shard: only the shard index and the inner chunks they touch
+    are read, once, in bounded batches; each decoded inner chunk is copied straight into
+    every output region it feeds, so neither the shard's bytes nor the decoded shard is
+    ever held.  Every copy is planned (:func:`~.plan.plan_inner_pieces`) before anything
+    is read."""
+    coords, members = group
+    sharding = array._sharding
+    assert sharding is not None
+    key = array.chunk_key(coords)
+    shard_shape = array._chunk_shape_at(coords)
+    itemsize, fill = array._itemsize, array._fill_bytes
+    targets = plan.targets
+    pieces = plan_inner_pieces(sharding, shard_shape, members, targets, itemsize)
+
+    def sink(inner_coords: tuple[int, ...], chunk: np.ndarray | None) -> None:
+        src = None if chunk is None else chunk.reshape(-1).view(np.uint8)
+        for i, dst_offset, dst_strides, shape, src_offset, src_strides in pieces[inner_coords]:
+            dst = targets[i].dst
+            if src is None:
+                fill_strided(dst, dst_offset, dst_strides, shape, fill)
+            else:
+                copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape,
+                             itemsize)
+
+    found = sharding.read_inner_chunks_into(array._ranges_of(key), shard_shape, pieces, sink,
+                                            key=key)
+    if not found:
+        for member in members:
+            _copy_task(array, plan, member, None)
