@@ -1,10 +1,26 @@
 """zarr3c: a Cython-compiled, high-performance Zarr v3 library for Python.
 
->>> import zarr3c, numpy as np
+The public API follows zarr-python 3's names:
+
+- arrays and groups: :func:`create_array`, :func:`create_group`, :func:`open`,
+  :func:`open_array`, :func:`open_group`, :class:`Array`, :class:`Group`;
+- consolidated metadata: :func:`consolidate_metadata`, :func:`open_consolidated`;
+- stores: :class:`Store` and :class:`LocalStore`, :class:`MemoryStore`, :class:`ZipStore`,
+  :class:`FsspecStore` (remote, with ``zarr3c[remote]``);
+- copying and rechunking hierarchies: :func:`copy`; writing dask arrays: :func:`from_dask`;
+- the thread pool: :func:`get_num_threads`, :func:`set_num_threads`;
+- exceptions: :mod:`zarr3c.errors`.
+
+>>> import zarr3c
 >>> a = zarr3c.create_array("memory://", shape=(100, 100), dtype="uint16", chunks=(10, 10))
 >>> a[:10, :10] = 7
 >>> int(a[5, 5])
 7
+>>> a[8:12, 9:11]
+array([[7, 0],
+       [7, 0],
+       [0, 0],
+       [0, 0]], dtype=uint16)
 """
 
 # First: fails in one line, naming the command to run, where the kernels are not compiled.

@@ -45,7 +45,11 @@ _COMPRESSORS: dict[str, tuple[str, str, int]] = {
 
 
 class CliError(Exception):
-    """A problem the command line reports itself (exit status 2, no traceback)."""
+    """A problem the command line reports itself (exit status 2, no traceback).
+
+    Raised by the commands for what is wrong with their arguments (a missing source, a
+    destination that is not empty); :func:`main` prints ``error: <message>`` on stderr.
+    """
 
 
 # -- argument types ----------------------------------------------------------------------------
@@ -401,7 +405,38 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    """Run the command line (``python -m zarr3c``, ``zarr3c``) and return its exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default None
+        The arguments after the program name (None: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success; 1 when ``demo`` reads back something other than what it wrote; 2 for
+        a zarr3c error or a problem with the arguments (``error: ...`` on stderr, naming
+        the path or key); 130 when interrupted.
+
+    Raises
+    ------
+    SystemExit
+        For a usage error (status 2, from argparse), ``--help`` and ``--version``
+        (status 0).
+
+    Examples
+    --------
+    >>> import tempfile, zarr3c
+    >>> from zarr3c.__main__ import main
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     a = zarr3c.create_array(tmp, "x", shape=(2, 3), dtype="int8")
+    ...     status = main(["tree", tmp])
+    /
+    └── x (2, 3) int8
+    >>> status
+    0
+    """
     args = _parser().parse_args(argv)
     if getattr(args, "zarr_format", None) == "3":
         args.zarr_format = 3

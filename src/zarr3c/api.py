@@ -1,9 +1,15 @@
 """The public functions: create and open arrays and groups, as zarr-python 3 names them.
 
 ``store`` may be a Store, a path (str or pathlib.Path: LocalStore), ``"memory://"`` (a new
-MemoryStore) or a dict.  Modes: ``r`` read-only, must exist; ``r+`` read/write, must exist;
-``a`` read/write, created if missing; ``w`` create, replacing what is there; ``w-`` create,
-fail if something is there.
+MemoryStore), a dict (a MemoryStore over it) or a URL (FsspecStore).  Modes: ``r``
+read-only, must exist; ``r+`` read/write, must exist; ``a`` read/write, created if missing;
+``w`` create, replacing what is there; ``w-`` create, fail if something is there.
+
+>>> import zarr3c
+>>> g = zarr3c.create_group("memory://")
+>>> a = g.create_array("x", shape=(3,), dtype="int8")
+>>> zarr3c.open(g.store, "x", mode="r")
+<zarr3c.Array '/x' shape=(3,) dtype=int8>
 """
 
 from __future__ import annotations
@@ -28,17 +34,23 @@ from zarr3c.stores import make_store
 
 __all__ = ["create_array", "create_group", "open", "open_array", "open_group"]
 
+#: The modes the open functions take (see the module docstring).
 MODES = ("r", "r+", "a", "w", "w-")
 
 
 def _check_mode(mode: str) -> None:
+    """Refuse a mode other than those in :data:`MODES` (InvalidArgumentError)."""
     if mode not in MODES:
         raise InvalidArgumentError(f"mode must be one of {MODES}, got {mode!r}")
 
 
 def _format_for_create(store: Any, zarr_format: Any) -> HierarchyFormat:
     """The format a new node is written in: the hierarchy's own, which must be the one asked
-    for (one hierarchy never mixes layouts).  An empty store takes the one asked for."""
+    for (one hierarchy never mixes layouts).  An empty store takes the one asked for.
+
+    Raises UnsupportedFeatureError for a ``zarr_format`` zarr3c does not write, and
+    UnsupportedFormatError when the store holds a hierarchy in another layout.
+    """
     if zarr_format not in FORMATS:
         raise UnsupportedFeatureError(
             f"zarr_format {zarr_format!r} is not supported (one of {list(FORMATS)})"
@@ -78,32 +90,154 @@ def create_array(
     data: Any = None,
     storage_options: dict[str, Any] | None = None,
 ) -> Array:
-    """Create a Zarr v3 array.
+    """Create an array, writing its metadata document to the store.
+
+    The arguments follow zarr-python 3's ``zarr.create_array``.  Nothing is written until
+    the new metadata has been checked: an array refused for its arguments leaves the store
+    as it was.
 
     Parameters
     ----------
-    store
-        Where to create it (Store, path, ``"memory://"``).
-    name
-        Path of the array within the store (``None``: the root).
-    shape, dtype
-        Shape and numpy dtype (taken from ``data`` when given).
-    chunks
-        Chunk shape (a tuple of ints; an int for every dimension; ``"auto"``).
-    filters, serializer, compressors
-        The array->array codecs, the array->bytes codec (default ``bytes``, little endian) and
-        the bytes->bytes codecs (default zstd level 0; ``None`` for none), as codec dicts
-        (``{"name": "gzip", "configuration": {"level": 5}}``) or codec objects.
-    codecs
-        The whole codec list; overrides filters/serializer/compressors.
-    fill_value
-        Value of elements never written (default 0 / False).
-    order
-        Memory layout ("C" or "F") of the numpy arrays reads return.
-    write_empty_chunks
-        Store chunks even when they hold only the fill value (default: erase them).
-    overwrite
-        Replace a node already at the path (otherwise ContainsArrayError/ContainsGroupError).
+    store : Store, str, os.PathLike, dict or None
+        Where to create the array: a :class:`~zarr3c.Store`; a path (a
+        :class:`~zarr3c.LocalStore` over that directory, created if missing); ``"memory://"``
+        or None (a new :class:`~zarr3c.MemoryStore`); a dict (a MemoryStore over it); or
+        another URL (``"s3://bucket/data.zarr"``: an :class:`~zarr3c.FsspecStore`).
+    name : str or None, default None
+        Path of the array in the store, names separated by ``"/"`` (leading and trailing
+        ``"/"`` are ignored).  None or ``""``: the root.  Missing parent groups are created.
+    shape : int or sequence of int
+        The array's shape (an int for a 1-d array).  Required, also when ``data`` is given.
+    dtype : numpy dtype-like
+        The element type: one of the Zarr v3 core data types (bool, int8 ... uint64,
+        float16/32/64, complex64/128) or raw bytes (``"V<n>"``, stored as ``r<8n>``).
+        Required, also when ``data`` is given.
+    chunks : "auto", int, sequence of int, or sequence with edge lists, default "auto"
+        The chunk shape: a tuple of ints (a regular grid), an int (the same length in every
+        dimension) or ``"auto"`` (about 1 MiB chunks, found by halving the longest
+        dimension).  A dimension given as a list of edge lengths (``[[10, 20, 5], 7]``)
+        makes a rectilinear grid
+        (https://github.com/zarr-developers/zarr-extensions/tree/main/chunk-grids/rectilinear).
+        With ``shards``: the shape of the inner chunks, which must be regular.
+    shards : int, sequence of int, or None, default None
+        None: no sharding.  Otherwise the shard shape: the array's chunk grid is then the
+        shards, each stored as one object holding inner chunks of shape ``chunks`` in a
+        ``sharding_indexed`` codec
+        (https://zarr-specs.readthedocs.io/en/latest/v3/codecs/sharding-indexed/index.html),
+        and ``filters``, ``serializer`` and ``compressors`` encode each inner chunk.
+    filters : codec or sequence of codecs, default ()
+        The array -> array codecs (``transpose``, ``reshape``, numcodecs filters), as codec
+        dicts (``{"name": "transpose", "configuration": {"order": [1, 0]}}``) or codec
+        objects.
+    serializer : "auto", "bytes" or codec, default "auto"
+        The array -> bytes codec.  ``"auto"`` and ``"bytes"``: the ``bytes`` codec, little
+        endian where the data type has a byte order.
+    compressors : "auto", codec, sequence of codecs, or None, default "auto"
+        The bytes -> bytes codecs.  ``"auto"``: zstd at level 0 without checksum (as
+        zarr-python 3 writes); None: no compression.
+    fill_value : scalar or None, default None
+        The value of elements never written.  None: the data type's default (0, False,
+        0.0, or zero bytes).
+    order : {"C", "F"}, default "C"
+        Memory layout of the numpy arrays that reads return.  In the draft-2022 and zarr2-v3
+        layouts it is also the stored chunk memory layout.
+    attributes : dict or None, default None
+        User attributes (JSON-serializable), stored in the array's metadata document.
+    chunk_key_encoding : str, dict or None, default None
+        How chunk coordinates become store keys.  None: ``default`` with the separator
+        ``"/"`` (``c/0/1``); a name (``"default"``, ``"v2"``); or a dict such as
+        ``{"name": "v2", "configuration": {"separator": "."}}`` (``0.1``).
+    dimension_names : sequence of str or None, or None, default None
+        A name (or None) per dimension, stored in the metadata.
+    overwrite : bool, default False
+        Replace a node already at ``name`` (it and everything below it is erased first).
+        With False, a node there raises ContainsArrayError or ContainsGroupError.
+    codecs : sequence of codecs or None, default None
+        The whole codec list, in order.  When given, ``filters``, ``serializer`` and
+        ``compressors`` are ignored; with ``shards``, the list must hold the
+        ``sharding_indexed`` codec itself.
+    zarr_format : {3, "draft-2022", "zarr2-v3"}, default 3
+        The hierarchy layout: 3 is the final Zarr v3 layout
+        (https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html); ``"draft-2022"``
+        the core spec draft of 25 May 2022
+        (https://zarr-specs.readthedocs.io/en/latest/v3/core/v3.0.html); ``"zarr2-v3"``
+        zarr-python 2's experimental v3 layout.  A store already holding a hierarchy takes
+        only that hierarchy's layout.
+    write_empty_chunks : bool, default False
+        Store chunks that hold only the fill value.  With False such chunks are not stored
+        (and erased if they were), so they read as the fill value at no storage cost.
+    data : array-like or None, default None
+        Values written to the whole array once it is created (``shape`` and ``dtype`` must
+        still be given).
+    storage_options : dict or None, default None
+        Options for the fsspec filesystem of a URL store (credentials, ``endpoint_url``,
+        ...); refused for local and in-memory stores.
+
+    Returns
+    -------
+    Array
+        The new array, writable.
+
+    Raises
+    ------
+    InvalidTypeError
+        If ``shape`` or ``dtype`` is missing and ``data`` is not given, or ``store`` is not
+        store-like.
+    InvalidArgumentError
+        If ``order`` is neither "C" nor "F".
+    MetadataError
+        If ``shape``, ``dtype``, ``chunks``, ``shards``, a codec's configuration,
+        ``fill_value``, ``chunk_key_encoding``, ``dimension_names`` or ``attributes`` is
+        invalid (the message names the metadata field); :class:`UnknownExtensionError` (a
+        subclass) for an unknown codec or chunk key encoding.
+    UnsupportedFeatureError
+        If ``zarr_format`` is not one of the layouts above, or ``shards`` is given with
+        rectilinear inner ``chunks``.
+    UnsupportedFormatError
+        If the store holds a hierarchy in another layout than ``zarr_format``.
+    ContainsArrayError, ContainsGroupError
+        If a node exists at ``name`` and ``overwrite`` is False, or an ancestor of ``name``
+        is an array (ContainsArrayError).
+    NodeNameError
+        If ``name`` holds an invalid node name (empty, only periods, starting with ``__``).
+    ReadOnlyError
+        If ``store`` is a read-only Store.
+    StoreError
+        If ``storage_options`` is given for a local or in-memory store, or writing fails.
+
+    See Also
+    --------
+    open_array : Open an existing array, or create one with mode ``"a"`` or ``"w"``.
+    Group.create_array : Create an array below a group.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(4, 6), dtype="int32", chunks=(2, 3))
+    >>> a[:2, :3] = 7
+    >>> a[:3, :4]
+    array([[7, 7, 7, 0],
+           [7, 7, 7, 0],
+           [0, 0, 0, 0]], dtype=int32)
+
+    Sharded, with named dimensions and attributes:
+
+    >>> b = zarr3c.create_array("memory://", name="images/raw", shape=(64, 64),
+    ...                         dtype="uint8", chunks=(8, 8), shards=(32, 32),
+    ...                         dimension_names=["y", "x"], attributes={"units": "counts"})
+    >>> b.chunks, b.shards
+    ((8, 8), (32, 32))
+    >>> b.attrs["units"]
+    'counts'
+
+    In a directory, written from ``data``:
+
+    >>> import numpy as np, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     c = zarr3c.create_array(tmp, shape=(2, 3), dtype="int64",
+    ...                             data=np.arange(6).reshape(2, 3))
+    ...     print(zarr3c.open_array(tmp)[1])
+    [3 4 5]
     """
     if data is None and (shape is None or dtype is None):
         raise InvalidTypeError("create_array() needs shape and dtype (or data)")
@@ -128,8 +262,73 @@ def open_array(
     storage_options: dict[str, Any] | None = None,
     **create_kwargs: Any,
 ) -> Array:
-    """Open an array.  With mode ``a`` a missing array is created from ``create_kwargs``
-    (shape, dtype, chunks, ...); with ``w``/``w-`` it is always created."""
+    """Open an array, or create one with mode ``"a"``, ``"w"`` or ``"w-"``.
+
+    Parameters
+    ----------
+    store : Store, str, os.PathLike, dict or None
+        The store holding the array, as for :func:`create_array`.
+    path : str or None, default None
+        Path of the array in the store (None: the root).
+    mode : {"r", "r+", "a", "w", "w-"}, default "r"
+        ``"r"``: read-only, the array must exist.  ``"r+"``: read/write, it must exist.
+        ``"a"``: read/write; a missing array is created from ``create_kwargs`` when they are
+        given (otherwise it must exist).  ``"w"``: create it, replacing any node at
+        ``path``.  ``"w-"``: create it, failing if a node is there.
+    write_empty_chunks : bool, default False
+        Store chunks that hold only the fill value (see :func:`create_array`).
+    order : {"C", "F"}, default "C"
+        Memory layout of the numpy arrays reads return.
+    storage_options : dict or None, default None
+        Options for the fsspec filesystem of a URL store.
+    **create_kwargs
+        When the array is created: :func:`create_array`'s keywords (``shape``, ``dtype``,
+        ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
+        ``fill_value``, ``attributes``, ``chunk_key_encoding``, ``dimension_names``,
+        ``codecs``, ``data`` (which then gives ``shape`` and ``dtype`` if they are
+        missing) and ``zarr_format``).  Ignored when an existing array is opened.
+
+    Returns
+    -------
+    Array
+        The array; read-only with mode ``"r"`` or a read-only store.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``mode`` or ``order`` is not one of the values above.
+    ArrayNotFoundError
+        If there is no node at ``path`` and none is created.
+    ContainsGroupError
+        If a group is at ``path`` (mode ``"w-"``, or any mode that opens).
+    ContainsArrayError
+        If an array is at ``path`` with mode ``"w-"``.
+    MetadataError
+        If the array's metadata document is invalid, or, when creating, an argument is
+        (see :func:`create_array`).
+    UnsupportedFormatError
+        If the store holds something other than a Zarr v3, draft-2022 or zarr2-v3
+        hierarchy.
+    ReadOnlyError
+        If a read-only store is opened with a mode that creates.
+    StoreError
+        If reading or writing the store fails.
+
+    See Also
+    --------
+    create_array : Create an array (all keywords explained).
+    open : Open an array or a group, whichever is there.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> a = zarr3c.open_array(store, "temperature", mode="a", shape=(4,), dtype="int16")
+    >>> a[:] = [1, 2, 3, 4]
+    >>> b = zarr3c.open_array(store, "temperature")
+    >>> b[1:3], b.read_only
+    (array([2, 3], dtype=int16), True)
+    """
     _check_mode(mode)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
@@ -150,7 +349,63 @@ def create_group(
     overwrite: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
-    """Create a group (and any missing parent groups)."""
+    """Create a group (and any missing parent groups).
+
+    Parameters
+    ----------
+    store : Store, str, os.PathLike, dict or None
+        Where to create it, as for :func:`create_array`.
+    path : str or None, default None
+        Path of the group in the store (None: the root).
+    attributes : dict or None, default None
+        User attributes (JSON-serializable).
+    zarr_format : {3, "draft-2022", "zarr2-v3"}, default 3
+        The hierarchy layout (see :func:`create_array`); a store already holding a hierarchy
+        takes only that hierarchy's layout.
+    overwrite : bool, default False
+        Replace a node already at ``path`` (erasing it and everything below it).
+    storage_options : dict or None, default None
+        Options for the fsspec filesystem of a URL store.
+
+    Returns
+    -------
+    Group
+        The new group, writable.
+
+    Raises
+    ------
+    ContainsArrayError, ContainsGroupError
+        If a node exists at ``path`` and ``overwrite`` is False, or an ancestor of ``path``
+        is an array (ContainsArrayError).
+    NodeNameError
+        If ``path`` holds an invalid node name.
+    MetadataError
+        If ``attributes`` is not JSON-serializable.
+    UnsupportedFeatureError
+        If ``zarr_format`` is not one of the layouts above.
+    UnsupportedFormatError
+        If the store holds a hierarchy in another layout than ``zarr_format``.
+    ReadOnlyError
+        If ``store`` is a read-only Store.
+    StoreError
+        If ``storage_options`` is given for a local or in-memory store, or writing fails.
+
+    See Also
+    --------
+    open_group : Open a group, creating it if missing (mode ``"a"``).
+    Group.create_group : Create a group below another.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://", "climate/2024", attributes={"source": "model"})
+    >>> g
+    <zarr3c.Group '/climate/2024'>
+    >>> g.attrs["source"]
+    'model'
+    >>> zarr3c.open_group(g.store, "climate", mode="r").keys()
+    ['2024']
+    """
     s = make_store(store, read_only=False, storage_options=storage_options)
     return _create_group(s, normalize_path(path), attributes=attributes, overwrite=overwrite,
                          fmt=_format_for_create(s, zarr_format))
@@ -165,11 +420,70 @@ def open_group(
     storage_options: dict[str, Any] | None = None,
     use_consolidated: bool | None = None,
 ) -> Group:
-    """Open a group; with mode ``a`` (the default) a missing group is created.
+    """Open a group; with mode ``"a"`` (the default) a missing group is created.
 
-    ``use_consolidated`` (as in zarr-python): None uses the group's consolidated metadata
-    when its ``zarr.json`` has some, True requires it (MetadataError naming the key when
-    there is none), False ignores it.  A group created here has none.
+    Parameters
+    ----------
+    store : Store, str, os.PathLike, dict or None
+        The store holding the group, as for :func:`create_array`.
+    path : str or None, default None
+        Path of the group in the store (None: the root).
+    mode : {"r", "r+", "a", "w", "w-"}, default "a"
+        ``"r"``: read-only, the group must exist.  ``"r+"``: read/write, it must exist.
+        ``"a"``: read/write, created if missing.  ``"w"``: create it, replacing any node at
+        ``path``.  ``"w-"``: create it, failing if a node is there.
+    attributes : dict or None, default None
+        User attributes of a group created here (ignored when an existing group is opened).
+    storage_options : dict or None, default None
+        Options for the fsspec filesystem of a URL store.
+    use_consolidated : bool or None, default None
+        As in zarr-python: None uses the group's consolidated metadata when its
+        ``zarr.json`` has some; True requires it; False ignores it (see
+        :mod:`zarr3c.consolidated`).  A group created here has none.
+
+    Returns
+    -------
+    Group
+        The group; read-only with mode ``"r"`` or a read-only store.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``mode`` is not one of the values above, or ``use_consolidated`` is not None,
+        True or False.
+    GroupNotFoundError
+        If there is no node at ``path`` with mode ``"r"`` or ``"r+"``.
+    ContainsArrayError
+        If an array is at ``path`` (or, when creating, at an ancestor).
+    ContainsGroupError
+        If a group is at ``path`` with mode ``"w-"``.
+    MetadataError
+        If ``use_consolidated`` is True and the group's ``zarr.json`` has no consolidated
+        metadata (the message names the key), or a metadata document is invalid.
+    UnsupportedFeatureError
+        If ``use_consolidated`` is True for a hierarchy not in the Zarr v3 layout.
+    UnsupportedFormatError
+        If the store holds something other than a Zarr v3, draft-2022 or zarr2-v3
+        hierarchy.
+    ReadOnlyError
+        If a read-only store is opened with a mode that creates.
+    StoreError
+        If reading or writing the store fails.
+
+    See Also
+    --------
+    create_group : Create a group.
+    open_consolidated : Open a group from its consolidated metadata.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> g = zarr3c.open_group(store, "experiments")    # created: mode "a"
+    >>> g.attrs["run"] = 1
+    >>> again = zarr3c.open_group(store, "experiments", mode="r")
+    >>> again.attrs["run"], again.read_only
+    (1, True)
     """
     _check_mode(mode)
     check_use_consolidated(use_consolidated)
@@ -194,9 +508,67 @@ def open(
     use_consolidated: bool | None = None,
     **kwargs: Any,
 ) -> Array | Group:
-    """Open whatever node is at ``path``.  When there is none: with ``shape`` in ``kwargs``
-    an array is created, otherwise a group (modes ``a``, ``w``, ``w-``).  A group uses its
-    consolidated metadata as :func:`open_group` does with ``use_consolidated``."""
+    """Open the array or group at ``path``, or create one.
+
+    Parameters
+    ----------
+    store : Store, str, os.PathLike, dict or None
+        The store, as for :func:`create_array`.
+    path : str or None, default None
+        Path of the node in the store (None: the root).
+    mode : {"r", "r+", "a", "w", "w-"}, default "a"
+        As for :func:`open_group`.  When a node is created (a missing node with ``"a"``,
+        always with ``"w"`` and ``"w-"``) it is an array if ``kwargs`` has ``shape`` or
+        ``data``, otherwise a group.
+    storage_options : dict or None, default None
+        Options for the fsspec filesystem of a URL store.
+    use_consolidated : bool or None, default None
+        For a group, as for :func:`open_group`.
+    **kwargs
+        When creating: the keywords of :func:`open_array` (an array) or :func:`open_group`
+        (a group).  When opening an existing array: ``write_empty_chunks`` and ``order``
+        apply, others are ignored; for an existing group all are ignored.
+
+    Returns
+    -------
+    Array or Group
+        The node; read-only with mode ``"r"`` or a read-only store.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``mode`` is not one of the values above, or ``use_consolidated`` is not None,
+        True or False.
+    NodeNotFoundError
+        If there is no node at ``path`` with mode ``"r"`` or ``"r+"``.
+    ContainsArrayError, ContainsGroupError
+        If a node is at ``path`` with mode ``"w-"``.
+    MetadataError
+        If a metadata document is invalid, or, when creating, an argument is (see
+        :func:`create_array`).
+    UnsupportedFormatError
+        If the store holds something other than a Zarr v3, draft-2022 or zarr2-v3
+        hierarchy.
+    ReadOnlyError
+        If a read-only store is opened with a mode that creates.
+    StoreError
+        If reading or writing the store fails.
+
+    See Also
+    --------
+    open_array, open_group : Open a node of a known type.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> zarr3c.open(store, "a", shape=(2, 2), dtype="float32")   # created: an array
+    <zarr3c.Array '/a' shape=(2, 2) dtype=float32>
+    >>> zarr3c.open(store, "b")                                    # created: a group
+    <zarr3c.Group '/b'>
+    >>> zarr3c.open(store, mode="r")                               # the root group
+    <zarr3c.Group '/'>
+    """
     _check_mode(mode)
     check_use_consolidated(use_consolidated)
     p = normalize_path(path)

@@ -10,6 +10,12 @@ are keyed by the store's identity for locking (:func:`store_lock_id`) and the ke
 ``Array`` objects over the same data share them.  Inside the thread lock, the store's
 ``key_lock(key)`` adds a cross-process lock where the store offers one (``LocalStore(root,
 process_locks=True)``: ``flock`` on a lock file next to the key).
+
+>>> import zarr3c
+>>> zarr3c.set_num_threads(2)
+>>> zarr3c.get_num_threads()
+2
+>>> zarr3c.set_num_threads(None)       # back to ZARR3C_NUM_THREADS or the core count
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ _env_threads: tuple[str | None, int] = (None, _CPU_COUNT)
 
 
 def _default_threads() -> int:
+    """The pool size without :func:`set_num_threads`: ``ZARR3C_NUM_THREADS`` if it is set
+    (a malformed value counts as unset), else the core count."""
     global _env_threads
     env = os.environ.get("ZARR3C_NUM_THREADS")
     if not env:
@@ -61,12 +69,59 @@ def _default_threads() -> int:
 
 
 def get_num_threads() -> int:
-    """Number of worker threads used for chunk-parallel reads and writes."""
+    """The number of worker threads used for chunk-parallel reads and writes.
+
+    The value given to :func:`set_num_threads`; without one, the environment variable
+    ``ZARR3C_NUM_THREADS`` (read at each call; a value that is not an integer counts as
+    unset), else the machine's core count.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    See Also
+    --------
+    set_num_threads
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> zarr3c.get_num_threads() >= 1
+    True
+    """
     return _num_threads if _num_threads is not None else _default_threads()
 
 
 def set_num_threads(n: int | None) -> None:
-    """Set the number of worker threads (None: back to the environment/machine default)."""
+    """Set the number of worker threads used for chunk-parallel reads and writes.
+
+    The pool is replaced: work already running on the old one finishes there.  With one
+    thread, every read and write runs in the calling thread.
+
+    Parameters
+    ----------
+    n : int or None
+        The number of threads (1 or more).  None: back to the default
+        (``ZARR3C_NUM_THREADS``, else the core count).
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``n`` is not a positive int or None.
+
+    See Also
+    --------
+    get_num_threads
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> zarr3c.set_num_threads(1)
+    >>> zarr3c.get_num_threads()
+    1
+    >>> zarr3c.set_num_threads(None)
+    """
     global _pool, _num_threads
     if n is not None and (not isinstance(n, int) or n < 1):
         raise InvalidArgumentError(f"number of threads must be a positive int, got {n!r}")
@@ -78,6 +133,7 @@ def set_num_threads(n: int | None) -> None:
 
 
 def _executor() -> ThreadPoolExecutor:
+    """The shared pool, created on first use with :func:`get_num_threads` threads."""
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -86,9 +142,12 @@ def _executor() -> ThreadPoolExecutor:
 
 
 def _reset_after_fork() -> None:
-    # A forked child (multiprocessing's default start method on Linux) inherits the pool and
-    # the locks but not the threads that run or hold them: without this, its first
-    # chunk-parallel read would wait forever on the parent's workers.
+    """Forget the pool and the locks in a forked child.
+
+    A forked child (multiprocessing's default start method on Linux) inherits the pool and
+    the locks but not the threads that run or hold them: without this, its first
+    chunk-parallel read would wait forever on the parent's workers.
+    """
     global _pool, _pool_lock, _locks_guard
     _pool = None
     _pool_lock = threading.Lock()
@@ -105,11 +164,22 @@ _in_worker = threading.local()
 
 def in_worker() -> bool:
     """Whether this thread is running items of :func:`map_unordered` (where a nested
-    fan-out runs inline, in this thread)."""
+    fan-out runs inline, in this thread).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> in_worker()
+    False
+    """
     return getattr(_in_worker, "active", False)
 
 
 def _run_in_worker(fn: Callable[[T], R], item: T) -> R:
+    """``fn(item)`` with this thread marked as a worker (see :func:`in_worker`)."""
     _in_worker.active = True
     try:
         return fn(item)
@@ -118,20 +188,42 @@ def _run_in_worker(fn: Callable[[T], R], item: T) -> R:
 
 
 def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """Apply ``fn`` to every item, in parallel when there is more than one, and wait; the
-    results come in the items' order.
+    """Apply ``fn`` to every item, in parallel when there is more than one, and wait.
 
     Runs inline for a single item, with one thread, or when called from a worker (nested
     fan-out would otherwise deadlock a bounded pool).  Otherwise the calling thread and up to
     ``get_num_threads() - 1`` pool threads take items one at a time from the shared iterator:
     one pool task per thread rather than per item, since a future and the hand-offs between
-    threads cost about as much as reading a small chunk (measured: 512 point gathers took
-    twice as long with a future each as inline).  Items are drawn as they are needed, so a
+    threads cost about as much as reading a small chunk (tracked by the asv benchmark
+    ``bench_array_io.Read.time_vindex``).  Items are drawn as they are needed, so a
     generator of tasks (a whole write's chunk plan) is never held whole.  Every item runs even
     when one raises; the first exception (or one from ``items`` itself, after which no item is
     taken) is re-raised after all have finished, so no task is still writing when the caller
     sees it.  Ctrl-C stops the threads from taking new items (and is re-raised once the
     running ones have finished).
+
+    Parameters
+    ----------
+    fn : callable
+        Called once per item.
+    items : iterable
+        The items, drawn lazily.
+
+    Returns
+    -------
+    list
+        ``fn(item)`` for every item, in the items' order.
+
+    Raises
+    ------
+    Exception
+        The first exception ``fn`` (or iterating ``items``) raised, once every running item
+        has finished.
+
+    Examples
+    --------
+    >>> map_unordered(lambda x: x * x, range(5))
+    [0, 1, 4, 9, 16]
     """
     source = iter(items)
     threads = get_num_threads()
@@ -146,6 +238,7 @@ def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     take = threading.Lock()  # the shared iterator is advanced by one thread at a time
 
     def work(_: object) -> None:
+        """Take items from the shared iterator and run them until none is left (or stop)."""
         while not stop:
             with take:
                 try:
@@ -191,7 +284,13 @@ def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
 
 
 class Beside:
-    """A call :func:`run_beside` handed to a pool thread; :meth:`finish` once done with it."""
+    """A call :func:`run_beside` handed to a pool thread; :meth:`finish` once done with it.
+
+    Parameters
+    ----------
+    future : concurrent.futures.Future
+        The pool's future of the call.
+    """
 
     __slots__ = ("_future",)
 
@@ -200,16 +299,44 @@ class Beside:
 
     def finish(self) -> None:
         """Drop the call if no thread has started it, else wait for it to end (its answer
-        and any exception are dropped: it only helps)."""
+        and any exception are dropped: it only helps).
+
+        Examples
+        --------
+        >>> started = run_beside(sum, [1, 2])
+        >>> if started is not None:
+        ...     started.finish()
+        """
         if not self._future.cancel():
             wait([self._future])
 
 
 def run_beside(fn: Callable[..., Any], *args: Any) -> Beside | None:
     """Start ``fn(*args)`` on a pool thread, to overlap work that only helps the calling
-    thread's (taking the page faults of a buffer it is about to fill); the caller calls
-    :meth:`Beside.finish` when its own work is done.  None, and nothing started, with one
-    thread or in a pool worker (whose pool threads are busy with the same fan-out)."""
+    thread's (taking the page faults of a buffer it is about to fill).
+
+    Parameters
+    ----------
+    fn : callable
+        The helping call; its result and exceptions are dropped.
+    *args
+        Its arguments.
+
+    Returns
+    -------
+    Beside or None
+        The started call, which the caller must :meth:`~Beside.finish` once its own work is
+        done; None, and nothing started, with one thread or in a pool worker (whose pool
+        threads are busy with the same fan-out).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> buf = np.empty(1 << 20, dtype=np.uint8)
+    >>> started = run_beside(buf.fill, 0)
+    >>> if started is not None:
+    ...     started.finish()
+    """
     if get_num_threads() < 2 or in_worker():
         return None
     try:
@@ -224,11 +351,32 @@ _PARTS_PER_THREAD = 4
 
 def map_parts(fn: Callable[[list[T]], R], items: Sequence[T]) -> list[R]:
     """``fn`` of each of a few consecutive parts of ``items`` (:data:`_PARTS_PER_THREAD`
-    per thread, one on one thread), in parallel as :func:`map_unordered`; the results in
-    the parts' order.
+    per thread, one on one thread), in parallel as :func:`map_unordered`.
 
     For work whose per-item step is short enough that handing the GIL between threads at
     every item would cost more than the step: ``fn`` does a part in one call without it.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with a list of consecutive items.
+    items : sequence
+        The items.
+
+    Returns
+    -------
+    list
+        ``fn(part)`` for every part, in the parts' order (empty for no items).
+
+    Raises
+    ------
+    Exception
+        The first exception ``fn`` raised, as :func:`map_unordered`.
+
+    Examples
+    --------
+    >>> sum(map_parts(sum, list(range(100))))
+    4950
     """
     threads = get_num_threads()
     nparts = 1 if threads == 1 or in_worker() else min(len(items), threads * _PARTS_PER_THREAD)
@@ -239,6 +387,8 @@ def map_parts(fn: Callable[[list[T]], R], items: Sequence[T]) -> list[R]:
 
 
 class _RefLock:
+    """A lock and the number of :func:`chunk_lock` callers using it (freed at zero)."""
+
     __slots__ = ("lock", "users")
 
     def __init__(self) -> None:
@@ -251,7 +401,27 @@ _locks: dict[tuple[Any, str], _RefLock] = {}
 
 
 def store_lock_id(store: Any) -> Any:
-    """What identifies a store's data for locking (``Store.lock_id``)."""
+    """What identifies a store's data for locking (``Store.lock_id``).
+
+    Two store objects over the same data (a store and its read-only twin, two LocalStores
+    of one directory) have the same one, so their writers share chunk locks.
+
+    Parameters
+    ----------
+    store : Store
+        The store.
+
+    Returns
+    -------
+    hashable
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> store_lock_id(store) == store_lock_id(store.with_read_only(True))
+    True
+    """
     return store.lock_id
 
 
@@ -262,6 +432,25 @@ def chunk_lock(store: Any, key: str) -> Iterator[None]:
     First the process-wide lock (created on demand, freed when unused), which serialises
     threads; then the store's own cross-process lock (``store.key_lock(key)``, a no-op unless
     the store offers one, e.g. ``LocalStore(root, process_locks=True)``).
+
+    Parameters
+    ----------
+    store : Store
+        The store holding ``key``.
+    key : str
+        The key read, changed and written under the lock.
+
+    Raises
+    ------
+    StoreError
+        If the store's cross-process lock cannot be taken.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> with chunk_lock(store, "c/0"):
+    ...     store.set("c/0", b"new")
     """
     ident = (store_lock_id(store), key)
     with _locks_guard:

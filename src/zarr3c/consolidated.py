@@ -6,11 +6,15 @@ group's ``zarr.json`` gets a ``consolidated_metadata`` object (``"kind": "inline
 group (``"sub"``, ``"sub/temperature"``) to that node's document (see
 :mod:`zarr3c.metadata.group`).  A group opened with it answers ``g[name]``, ``name in g``,
 ``members()``, ``tree()`` and nested paths from that one document, with no further metadata
-reads or listings, whatever the store (chunk reads still go to the store)::
+reads or listings, whatever the store (chunk reads still go to the store):
 
-    zarr3c.consolidate_metadata("data.zarr")          # after the hierarchy is written
-    g = zarr3c.open_consolidated("data.zarr")          # one read: the root zarr.json
-    g["sub/temperature"][:10]
+>>> import zarr3c
+>>> store = zarr3c.MemoryStore()
+>>> t = zarr3c.create_group(store).create_array("sub/temperature", shape=(20,), dtype="int8")
+>>> _ = zarr3c.consolidate_metadata(store)       # after the hierarchy is written
+>>> g = zarr3c.open_consolidated(store)          # one read: the root zarr.json
+>>> g["sub/temperature"][:5]
+array([0, 0, 0, 0, 0], dtype=int8)
 
 It is a Zarr v3 (``zarr.json``) feature: the draft-2022 and zarr-python-2 layouts refuse it.
 
@@ -85,11 +89,13 @@ NodeMetadata = Any  # ArrayMetadata | GroupMetadata
 
 
 def _join(parent: str, name: str) -> str:
+    """``parent/name``, or ``name`` below the root ("")."""
     return f"{parent}/{name}" if parent else name
 
 
 def _sort_key(rel: str) -> tuple[int, str]:
-    # zarr-python's order: shallow first, then by case-folded name.
+    """zarr-python's order of consolidated entries: shallow first, then by case-folded
+    name."""
     return rel.count("/"), unicodedata.normalize("NFKC", rel).casefold()
 
 
@@ -108,6 +114,15 @@ class ConsolidatedIndex:
         The path of the group in its store (where the consolidated document lives).
     parsed
         Entries already parsed (by :func:`consolidate_metadata`), by relative path.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://")
+    >>> _ = g.create_array("sub/x", shape=(2,), dtype="int8")
+    >>> index = zarr3c.consolidate_metadata(g.store)._consolidated.index
+    >>> "sub/x" in index, index.child_names("sub"), index.get("sub/x").shape
+    (True, ['x'], (2,))
     """
 
     def __init__(self, consolidated: ConsolidatedMetadata, root_path: str,
@@ -122,14 +137,26 @@ class ConsolidatedIndex:
             self._link(rel)
 
     def _link(self, rel: str) -> None:
+        """List ``rel`` among its parent's children."""
         parent, _, name = rel.rpartition("/")
         self._children.setdefault(parent, set()).add(name)
 
     def __contains__(self, rel: str) -> bool:
+        """Whether there is a node at ``rel`` (its entry is not parsed)."""
         return rel in self._entries
 
     def get(self, rel: str) -> NodeMetadata | None:
         """The metadata of the node at ``rel`` (relative to the consolidated group), or None.
+
+        Parameters
+        ----------
+        rel : str
+            The node's path relative to the consolidated group.
+
+        Returns
+        -------
+        ArrayMetadata, GroupMetadata or None
+            The parsed entry (parsed once, then kept), or None when there is none.
 
         Raises
         ------
@@ -146,12 +173,34 @@ class ConsolidatedIndex:
         return parsed
 
     def child_names(self, rel: str) -> list[str]:
-        """Names of the children of the group at ``rel`` ("" is the consolidated group)."""
+        """Names of the children of the group at ``rel`` ("" is the consolidated group).
+
+        Parameters
+        ----------
+        rel : str
+            The group's path relative to the consolidated group.
+
+        Returns
+        -------
+        list of str
+            Sorted; empty for an unknown path.
+        """
         with self._lock:
             return sorted(self._children.get(rel, ()))
 
     def add(self, rel: str, metadata: NodeMetadata, new_group: NodeMetadata) -> None:
-        """Record a node created at ``rel`` (and, as ``new_group``, missing ancestors)."""
+        """Record a node created at ``rel`` (and, as ``new_group``, missing ancestors).
+
+        Parameters
+        ----------
+        rel : str
+            The new node's path relative to the consolidated group; what was there (and
+            below it) is forgotten.
+        metadata : ArrayMetadata or GroupMetadata
+            The new node's metadata.
+        new_group : GroupMetadata
+            The metadata recorded for ancestors the index does not know yet.
+        """
         with self._lock:
             parts = rel.split("/")
             for i in range(1, len(parts)):
@@ -164,11 +213,23 @@ class ConsolidatedIndex:
             self._link(rel)
 
     def remove(self, rel: str) -> list[str]:
-        """Forget the node at ``rel`` and its descendants; returns the paths removed."""
+        """Forget the node at ``rel`` and its descendants.
+
+        Parameters
+        ----------
+        rel : str
+            The node's path relative to the consolidated group.
+
+        Returns
+        -------
+        list of str
+            The relative paths removed.
+        """
         with self._lock:
             return self.remove_locked(rel)
 
     def remove_locked(self, rel: str) -> list[str]:
+        """:meth:`remove`, for a caller already holding the index's lock."""
         gone = [k for k in self._entries if k == rel or k.startswith(rel + "/")]
         for k in gone:
             del self._entries[k]
@@ -180,22 +241,44 @@ class ConsolidatedIndex:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ConsolidatedView:
-    """A group's window on a :class:`ConsolidatedIndex`: ``rel`` is the group's path
-    relative to the consolidated group ("" for that group itself)."""
+    """A group's window on a :class:`ConsolidatedIndex`.
+
+    Parameters
+    ----------
+    index : ConsolidatedIndex
+        The index of the hierarchy below the consolidated group, shared by every group
+        reached through it.
+    rel : str, default ""
+        The group's path relative to the consolidated group ("" for that group itself).
+    """
 
     index: ConsolidatedIndex
     rel: str = ""
 
     def child_rel(self, relative_path: str) -> str:
+        """The index path of ``relative_path`` (relative to this view's group)."""
         return _join(self.rel, relative_path)
 
     def child(self, relative_path: str) -> ConsolidatedView:
+        """The view of the group at ``relative_path`` below this view's group."""
         return ConsolidatedView(self.index, self.child_rel(relative_path))
 
     def forget(self, store: Any, fmt: HierarchyFormat, relative_path: str) -> None:
         """Remove a deleted node (and all below it) from the view and from the stored
-        consolidated document.  The stored keys are matched by prefix, not by what this view
-        knew: another writer may have re-consolidated with more nodes below it since."""
+        consolidated document.
+
+        The stored keys are matched by prefix, not by what this view knew: another writer
+        may have re-consolidated with more nodes below it since.
+
+        Parameters
+        ----------
+        store : Store
+            The store holding the consolidated group.
+        fmt : HierarchyFormat
+            The hierarchy's layout.
+        relative_path : str
+            The deleted node's path relative to this view's group.
+        """
         rel = self.child_rel(relative_path)
         self.index.remove(rel)
         root = self.index.root_path
@@ -222,6 +305,22 @@ class ReadOnce:
     Opening a node looks at the root ``zarr.json`` several times (format detection, existence,
     the document itself); through this view the store is asked once.  Use it for one open call
     only: it never sees later writes.
+
+    Parameters
+    ----------
+    store : Store
+        The store read through; everything but ``get`` and ``exists`` goes to it directly.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> reads = ReadOnce(store)
+    >>> reads.get("zarr.json") is None
+    True
+    >>> store.set("zarr.json", b"{}")
+    >>> reads.get("zarr.json") is None      # read once, before the write
+    True
     """
 
     def __init__(self, store: Any):
@@ -229,19 +328,41 @@ class ReadOnce:
         self._got: dict[str, Any] = {}
 
     def get(self, key: str) -> Any:
+        """The value of ``key`` (None if missing), read from the store the first time."""
         if key not in self._got:
             self._got[key] = self._store.get(key)
         return self._got[key]
 
-    def exists(self, key: str) -> bool:  # (V3Format.node_exists: shares the one read)
+    def exists(self, key: str) -> bool:
+        """Whether ``key`` exists, from the one read of it (V3Format.node_exists asks)."""
         return self.get(key) is not None
 
-    def __getattr__(self, name: str) -> Any:  # listing and the rest go to the store
+    def __getattr__(self, name: str) -> Any:
+        """Listing and the rest go to the store."""
         return getattr(self._store, name)
 
 
 def check_use_consolidated(use_consolidated: Any) -> None:
-    """Refuse values other than None, True and False."""
+    """Refuse a ``use_consolidated`` other than None, True and False.
+
+    Parameters
+    ----------
+    use_consolidated : object
+        The argument given.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If it is not None, True or False.
+
+    Examples
+    --------
+    >>> check_use_consolidated(None)
+    >>> check_use_consolidated("yes")
+    Traceback (most recent call last):
+        ...
+    zarr3c.errors.InvalidArgumentError: use_consolidated must be None, True or False, got 'yes'
+    """
     if not (use_consolidated is None or isinstance(use_consolidated, bool)):
         raise InvalidArgumentError(
             f"use_consolidated must be None, True or False, got {use_consolidated!r}"
@@ -249,6 +370,20 @@ def check_use_consolidated(use_consolidated: Any) -> None:
 
 
 def refuse_other_formats(fmt: HierarchyFormat, what: str) -> None:
+    """Refuse consolidated metadata outside the Zarr v3 ``zarr.json`` layout.
+
+    Parameters
+    ----------
+    fmt : HierarchyFormat
+        The hierarchy's layout.
+    what : str
+        What was asked, for the message.
+
+    Raises
+    ------
+    UnsupportedFeatureError
+        If ``fmt`` is not the final Zarr v3 layout.
+    """
     if not isinstance(fmt, V3Format):
         raise UnsupportedFeatureError(
             f"{what}: consolidated metadata is a feature of the Zarr v3 zarr.json layout, "
@@ -262,9 +397,29 @@ def _empty(metadata: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def collect(store: Any, fmt: HierarchyFormat, path: str) -> dict[str, NodeMetadata]:
-    """The metadata of every node below the group at ``path``, keyed by relative path in
-    zarr-python's order; each group entry gets an empty ``consolidated_metadata`` (as
-    zarr-python writes, so readers know it has no other children)."""
+    """The metadata of every node below the group at ``path``.
+
+    Parameters
+    ----------
+    store : Store
+        The store holding the hierarchy.
+    fmt : HierarchyFormat
+        The hierarchy's layout.
+    path : str
+        The group's normalised path.
+
+    Returns
+    -------
+    dict of str to ArrayMetadata or GroupMetadata
+        Keyed by path relative to the group, in zarr-python's order; each group entry gets
+        an empty ``consolidated_metadata`` (as zarr-python writes, so readers know it has no
+        other children).
+
+    Raises
+    ------
+    MetadataError
+        If a node's document is invalid (the message names its key).
+    """
     out: dict[str, NodeMetadata] = {}
     pending = [(path, "")]
     while pending:
@@ -295,16 +450,21 @@ def consolidate_metadata(
 ) -> Group:
     """Write the metadata of every node below a group into that group's ``zarr.json``.
 
+    Readers that open the group with :func:`open_consolidated` (or ``use_consolidated``
+    None or True) then find every member from that one document.  Call it again after
+    changing the hierarchy: the document is a snapshot (see :mod:`zarr3c.consolidated`).
+
     Parameters
     ----------
-    store
-        Store, path or URL holding the hierarchy (opened writable).
-    path
-        The group to consolidate (default: the root); only nodes below it are included.
-    zarr_format
-        None or 3 (the only format with consolidated metadata).
-    storage_options
-        For remote stores.
+    store : Store, str, os.PathLike, dict or None
+        The store holding the hierarchy, as for :func:`zarr3c.create_array` (opened
+        writable).
+    path : str or None, default None
+        The group to consolidate (None: the root); only nodes below it are included.
+    zarr_format : {None, 3}, default None
+        The layout: consolidated metadata exists only in the final Zarr v3 one.
+    storage_options : dict or None, default None
+        Options for the fsspec filesystem of a URL store.
 
     Returns
     -------
@@ -320,7 +480,23 @@ def consolidate_metadata(
     UnsupportedFeatureError
         If the hierarchy is not in the Zarr v3 ``zarr.json`` layout.
     GroupNotFoundError, ContainsArrayError
-        If there is no group at ``path``.
+        If there is no group at ``path`` (nothing, or an array).
+    MetadataError
+        If a node's metadata document is invalid (the message names its key).
+
+    See Also
+    --------
+    open_consolidated : Open a group from its consolidated metadata.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> root = zarr3c.create_group(store)
+    >>> a = root.create_array("sub/x", shape=(2,), dtype="int8")
+    >>> g = zarr3c.consolidate_metadata(store)
+    >>> sorted(g.metadata.consolidated_metadata["metadata"])
+    ['sub', 'sub/x']
     """
     from zarr3c.group import Group  # (group.py imports this module)
     from zarr3c.paths import normalize_path
@@ -364,15 +540,56 @@ def open_consolidated(
     use_consolidated: bool = True,
     **kwargs: Any,
 ) -> Group:
-    """Open a group from its consolidated metadata (:func:`zarr3c.open_group` with
-    ``use_consolidated=True``; read-only by default).
+    """Open a group from its consolidated metadata, read-only by default.
+
+    :func:`zarr3c.open_group` with ``use_consolidated=True``, as zarr-python's
+    ``zarr.open_consolidated``: membership, listings and member metadata then come from the
+    group's ``zarr.json`` alone.
+
+    Parameters
+    ----------
+    store : Store, str, os.PathLike, dict or None
+        The store holding the group, as for :func:`zarr3c.create_array`.
+    path : str or None, default None
+        The group's path (None: the root).
+    mode : {"r", "r+", "a", "w", "w-"}, default "r"
+        As for :func:`zarr3c.open_group`.  A group these modes create (``"a"`` for a
+        missing group, ``"w"``, ``"w-"``) is returned as created, without consolidated
+        metadata.
+    use_consolidated : bool, default True
+        Must be True (accepted for zarr-python's signature).
+    **kwargs
+        Other :func:`zarr3c.open_group` keywords: ``attributes``, ``storage_options``.
+
+    Returns
+    -------
+    Group
+        The group, answering from its consolidated metadata.
 
     Raises
     ------
     MetadataError
         If the group's ``zarr.json`` has no consolidated metadata (the message names the key).
     InvalidArgumentError
-        If ``use_consolidated`` is not True.
+        If ``use_consolidated`` is not True, or ``mode`` is invalid.
+    GroupNotFoundError
+        If there is no group at ``path``.
+    UnsupportedFeatureError
+        If the hierarchy is not in the Zarr v3 layout.
+
+    See Also
+    --------
+    consolidate_metadata : Write the consolidated metadata.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> a = zarr3c.create_group(store).create_array("x", shape=(3,), dtype="int8")
+    >>> _ = zarr3c.consolidate_metadata(store)
+    >>> g = zarr3c.open_consolidated(store)
+    >>> g.uses_consolidated_metadata, g.keys(), g.read_only
+    (True, ['x'], True)
     """
     from zarr3c.api import open_group
 

@@ -10,8 +10,8 @@ are chunk (shard) boundaries of ``a``; :func:`from_dask` makes sure of it.
 
 Dask is an optional dependency (``pip install "zarr3c[dask]"``), imported only when used.
 
-Example
--------
+Examples
+--------
 >>> import dask.array as da, zarr3c
 >>> x = da.ones((100, 60), chunks=((30, 30, 40), 25), dtype="int16")
 >>> a = zarr3c.from_dask(x, "memory://")
@@ -59,13 +59,18 @@ def chunks_from_dask(
 
     Parameters
     ----------
-    dask_chunks
+    dask_chunks : sequence of sequence of int
         Per dimension the chunk lengths, as ``dask.array.Array.chunks``.
 
     Returns
     -------
     tuple of int or list
         ``(c0, c1, ...)`` or ``[c0, [e10, e11, ...], ...]``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If a dimension has unknown (NaN) chunk sizes.
 
     Examples
     --------
@@ -94,6 +99,7 @@ def chunks_from_dask(
 
 
 def _boundaries(edges: Sequence[int]) -> list[int]:
+    """The offsets where chunks of these lengths start, and the total length."""
     return [0, *itertools.accumulate(int(e) for e in edges)]
 
 
@@ -142,6 +148,7 @@ def _uses_distributed() -> bool:
 
 
 def _create_array_options() -> set[str]:
+    """The :func:`zarr3c.create_array` keywords :func:`from_dask` passes on as given."""
     from zarr3c.api import create_array
 
     names = set(inspect.signature(create_array).parameters)
@@ -170,25 +177,25 @@ def from_dask(
 
     Parameters
     ----------
-    x
-        The ``dask.array.Array`` to store (its chunk sizes must be known).
-    store
+    x : dask.array.Array
+        The dask array to store (its chunk sizes must be known).
+    store : Store, str, os.PathLike, dict or None
         Where to create the array (a Store, a path, ``"memory://"``), as for
         :func:`zarr3c.create_array`.
-    name
+    name : str or None, default None
         Path of the array within the store (``None``: the root).
-    chunks
+    chunks : int, tuple of int, rectilinear chunks or None, default None
         The chunk shape (inner chunk shape when ``shards`` is given), in any form
-        :func:`zarr3c.create_array` takes; default: follow x's chunks.
-    shards
+        :func:`zarr3c.create_array` takes; None: follow x's chunks.
+    shards : int, tuple of int or None, default None
         The shard shape, as for :func:`zarr3c.create_array` (needs ``chunks``).
-    overwrite
+    overwrite : bool, default False
         Replace a node already at the path.
-    compute
+    compute : bool, default True
         Store now and return the Array; with False, create the array now and return the lazy
         dask object that stores x when computed (what ``x.store(..., compute=False)`` gives,
         as ``dask.array.to_zarr``).
-    rechunk
+    rechunk : bool, default True
         When x's chunk boundaries cut through the array's chunks (shards) — only possible
         with explicit ``chunks``/``shards`` — rechunk x first so that every chunk (shard) is
         written by one task: each dask chunk boundary moves up to the next chunk boundary of
@@ -214,6 +221,24 @@ def from_dask(
         would write into its own copy and the data would be lost); for an unknown option.
     InvalidTypeError
         If x is not a dask array.
+    MetadataError, ContainsArrayError, ContainsGroupError
+        As :func:`zarr3c.create_array` raises them (checked before anything is written).
+
+    See Also
+    --------
+    chunks_from_dask : The chunk grid that follows dask chunks.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np, zarr3c
+    >>> x = da.from_array(np.arange(12, dtype="int32").reshape(3, 4), chunks=2)
+    >>> a = zarr3c.from_dask(x, "memory://", attributes={"from": "dask"})
+    >>> a.chunks, a.attrs["from"]
+    ((2, 2), 'dask')
+    >>> a[...]
+    array([[ 0,  1,  2,  3],
+           [ 4,  5,  6,  7],
+           [ 8,  9, 10, 11]], dtype=int32)
     """
     da = _import_dask_array()
     from zarr3c.api import create_array

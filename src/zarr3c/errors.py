@@ -3,12 +3,22 @@
 Every error zarr3c raises on bad input is a :class:`ZarrError` that also subclasses the
 builtin a numpy or zarr-python user would catch (``ValueError``, ``KeyError``, ``IndexError``,
 ``FileNotFoundError``, ...).  Messages name the JSON field path, store key or file involved.
+
+>>> import zarr3c
+>>> from zarr3c.errors import ZarrError
+>>> a = zarr3c.create_array("memory://", shape=(3,), dtype="int8")
+>>> try:
+...     a[7]
+... except ZarrError as exc:      # or IndexError, as numpy raises
+...     print(type(exc).__name__, isinstance(exc, IndexError))
+BoundsCheckError True
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ArrayNotFoundError",
+    "AttributeNotFoundError",
     "BoundsCheckError",
     "ChecksumError",
     "ChunkDecodeError",
@@ -17,7 +27,9 @@ __all__ = [
     "ContainsGroupError",
     "GroupNotFoundError",
     "IndexingError",
+    "InvalidArgumentError",
     "InvalidKeyError",
+    "InvalidTypeError",
     "MetadataError",
     "MissingDependencyError",
     "NodeExistsError",
@@ -35,25 +47,80 @@ __all__ = [
 
 
 class ZarrError(Exception):
-    """Base class of every zarr3c error."""
+    """Base class of every error zarr3c raises on bad input, bad data or a failed store.
+
+    Each subclass also derives from the builtin exception a numpy or zarr-python user would
+    catch, so ``except ValueError`` and ``except ZarrError`` both work.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.open_group("memory://", mode="r")
+    ... except zarr3c.errors.ZarrError as exc:
+    ...     print(type(exc).__name__)
+    GroupNotFoundError
+    """
 
 
 class MissingDependencyError(ZarrError, ImportError):
-    """An optional dependency a feature needs is not installed; the message names the extra
-    to install (``pip install "zarr3c[remote]"``, ``"zarr3c[dask]"``)."""
+    """An optional dependency a feature needs is not installed.
+
+    Raised when a feature is used, not on import: a URL store without fsspec or the scheme's
+    package (``pip install "zarr3c[remote]"``), :func:`zarr3c.from_dask` without dask
+    (``"zarr3c[dask]"``); the message names the extra to install.  Also an ``ImportError``.
+    """
 
 
 class InvalidArgumentError(ZarrError, ValueError):
-    """An argument has a value zarr3c does not take (a mode, an order, a thread count...)."""
+    """An argument has a value zarr3c does not take (a mode, an order, a thread count...).
+
+    Also a ``ValueError``.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.open_group("memory://", mode="x")
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    InvalidArgumentError
+    """
 
 
 class InvalidTypeError(ZarrError, TypeError):
     """An argument has a type zarr3c does not take (a store-like, a value that is not
-    bytes-like, a missing shape or dtype...)."""
+    bytes-like, a missing shape or dtype...).
+
+    Also a ``TypeError``.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.create_array("memory://", shape=(3,))    # no dtype
+    ... except TypeError as exc:
+    ...     print(type(exc).__name__)
+    InvalidTypeError
+    """
 
 
 class AttributeNotFoundError(ZarrError, KeyError):
-    """A node has no user attribute of that name (a KeyError, as for a dict)."""
+    """A node has no user attribute of that name (``node.attrs[name]``, ``del``).
+
+    Also a ``KeyError``, as for a dict; its message is the plain text, not KeyError's quoted
+    repr of it.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://")
+    >>> try:
+    ...     g.attrs["units"]
+    ... except KeyError as exc:
+    ...     print(type(exc).__name__, exc)
+    AttributeNotFoundError '/' has no attribute 'units'
+    """
 
     __str__ = BaseException.__str__  # the message, not KeyError's quoted repr of it
 
@@ -62,10 +129,29 @@ class AttributeNotFoundError(ZarrError, KeyError):
 
 
 class MetadataError(ZarrError, ValueError):
-    """A metadata document is malformed or invalid.
+    """A metadata document (or an argument that becomes one) is malformed or invalid.
 
     The message names the JSON path of the offending field (``codecs[1].configuration.level``)
-    and, where known, the store key or file it came from.
+    and, where known, the store key or file it came from; both are also attributes.  Also a
+    ``ValueError``.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong.
+    path : str or None, default None
+        The JSON path of the field (kept as ``.path``).
+    source : str or None, default None
+        The store key or file of the document (kept as ``.source``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.create_array("memory://", shape=(4,), dtype="int8", chunks=(2, 2))
+    ... except zarr3c.errors.MetadataError as exc:
+    ...     print(exc.path)
+    chunk_grid.configuration.chunk_shape
     """
 
     def __init__(self, message: str, *, path: str | None = None, source: str | None = None):
@@ -81,68 +167,245 @@ class MetadataError(ZarrError, ValueError):
 
 
 class UnknownExtensionError(MetadataError):
-    """A codec, chunk grid, chunk key encoding, data type or other extension is not known."""
+    """A codec, chunk grid, chunk key encoding, data type or other extension is not known.
+
+    A :class:`MetadataError` (so also a ``ValueError``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.create_array("memory://", shape=(4,), dtype="int8",
+    ...                         compressors={"name": "no-such-codec"})
+    ... except zarr3c.errors.MetadataError as exc:
+    ...     print(type(exc).__name__)
+    UnknownExtensionError
+    """
 
 
 class UnsupportedFormatError(MetadataError):
-    """The document is not a Zarr format zarr3c reads (e.g. ``zarr_format`` 2)."""
+    """The store holds something that is not a Zarr layout zarr3c reads (``zarr_format`` 2),
+    or a hierarchy in another layout than the one asked for.
+
+    A :class:`MetadataError` (so also a ``ValueError``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> store.set("zarr.json", b'{"zarr_format": 2, "node_type": "group"}')
+    >>> try:
+    ...     zarr3c.open(store)
+    ... except zarr3c.errors.MetadataError as exc:
+    ...     print(type(exc).__name__)
+    UnsupportedFormatError
+    """
 
 
 # -- hierarchy ---------------------------------------------------------------------------------
 
 
 class NodeNotFoundError(ZarrError, FileNotFoundError):
-    """No array or group at the given path."""
+    """No array or group at the given path.
+
+    Also a ``FileNotFoundError``.  :class:`ArrayNotFoundError`, :class:`GroupNotFoundError`
+    and ``Group``'s ``MemberNotFoundError`` (also a KeyError) say which kind was expected.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.open("memory://", mode="r")
+    ... except FileNotFoundError as exc:
+    ...     print(type(exc).__name__)
+    NodeNotFoundError
+    """
 
 
 class ArrayNotFoundError(NodeNotFoundError):
-    """No array at the given path."""
+    """No array at the given path (:func:`zarr3c.open_array`).
+
+    A :class:`NodeNotFoundError` (so also a ``FileNotFoundError``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.open_array("memory://")
+    ... except FileNotFoundError as exc:
+    ...     print(type(exc).__name__)
+    ArrayNotFoundError
+    """
 
 
 class GroupNotFoundError(NodeNotFoundError):
-    """No group at the given path."""
+    """No group at the given path (:func:`zarr3c.open_group` with mode ``"r"`` or ``"r+"``).
+
+    A :class:`NodeNotFoundError` (so also a ``FileNotFoundError``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.open_group("memory://", mode="r")
+    ... except FileNotFoundError as exc:
+    ...     print(type(exc).__name__)
+    GroupNotFoundError
+    """
 
 
 class NodeExistsError(ZarrError, FileExistsError):
-    """A node already exists where one is to be created (mode ``w-``, or no overwrite)."""
+    """A node already exists where one is to be created (mode ``"w-"``, or no overwrite).
+
+    Also a ``FileExistsError``; raised as :class:`ContainsArrayError` or
+    :class:`ContainsGroupError`, naming what is there.
+    """
 
 
 class ContainsArrayError(NodeExistsError):
-    """An array exists at the path."""
+    """An array is at the path: where a node is to be created without ``overwrite``, where a
+    group is expected, or at an ancestor of a new node.
+
+    A :class:`NodeExistsError` (so also a ``FileExistsError``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(2,), dtype="int8")
+    >>> try:
+    ...     zarr3c.create_array(a.store, shape=(2,), dtype="int8")
+    ... except FileExistsError as exc:
+    ...     print(type(exc).__name__)
+    ContainsArrayError
+    """
 
 
 class ContainsGroupError(NodeExistsError):
-    """A group exists at the path."""
+    """A group is at the path: where a node is to be created without ``overwrite``, or where
+    an array is expected.
+
+    A :class:`NodeExistsError` (so also a ``FileExistsError``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://")
+    >>> try:
+    ...     zarr3c.open_array(g.store)
+    ... except FileExistsError as exc:
+    ...     print(type(exc).__name__)
+    ContainsGroupError
+    """
 
 
 class NodeNameError(ZarrError, ValueError):
-    """A node name or path is not allowed (empty, '.', '..', '/' inside, leading '__', ...)."""
+    """A node name or path is not allowed (empty, only periods, '/' inside, leading '__',
+    a backslash or NUL; the draft-2022 layout allows fewer characters).
+
+    Also a ``ValueError``.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.create_group("memory://", "data/__private")
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    NodeNameError
+    """
 
 
 # -- stores ------------------------------------------------------------------------------------
 
 
 class StoreError(ZarrError, OSError):
-    """A store operation failed; the message names the key (and file, for LocalStore)."""
+    """A store operation failed; the message names the key (and file, for LocalStore).
+
+    Also an ``OSError``.
+
+    Examples
+    --------
+    >>> import os, tempfile, zarr3c
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "a-file")
+    ...     open(path, "w").close()
+    ...     try:
+    ...         zarr3c.LocalStore(path)
+    ...     except OSError as exc:
+    ...         print(type(exc).__name__)
+    StoreError
+    """
 
 
 class InvalidKeyError(ZarrError, ValueError):
-    """A store key is malformed or would reach outside the store (``..``, leading ``/``, ...)."""
+    """A store key is malformed or would reach outside the store (``..``, leading ``/``,
+    ...).
+
+    Also a ``ValueError``.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.MemoryStore().get("../outside")
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    InvalidKeyError
+    """
 
 
 class ReadOnlyError(ZarrError, PermissionError, ValueError):
-    """A write was attempted through a read-only store or array."""
+    """A write was attempted through a read-only store or node.
+
+    Also a ``PermissionError`` (an ``OSError``) and a ``ValueError``.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(2,), dtype="int8")
+    >>> try:
+    ...     zarr3c.open_array(a.store, mode="r")[0] = 1
+    ... except PermissionError as exc:
+    ...     print(type(exc).__name__)
+    ReadOnlyError
+    """
 
 
 # -- codecs and chunks ---------------------------------------------------------------------------
 
 
 class CodecError(ZarrError, ValueError):
-    """A codec failed to encode or decode."""
+    """A codec failed to encode or decode (or refused its configuration at run time).
+
+    Also a ``ValueError``; :class:`ChunkDecodeError` for a stored chunk that does not decode.
+    """
 
 
 class ChunkDecodeError(CodecError):
-    """A stored chunk is corrupt or truncated; the message names its key."""
+    """A stored chunk is corrupt or truncated; the message names its key (also ``.key``).
+
+    A :class:`CodecError` (so also a ``ValueError``).
+
+    Parameters
+    ----------
+    message : str
+        What is wrong.
+    key : str or None, default None
+        The chunk's store key.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(4,), dtype="int8", chunks=(2,),
+    ...                         compressors=None)
+    >>> a[:] = 1
+    >>> a.store.set("c/0", b"garbage")
+    >>> try:
+    ...     a[0]
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__, exc.key)
+    ChunkDecodeError c/0
+    """
 
     def __init__(self, message: str, *, key: str | None = None):
         self.key = key
@@ -150,30 +413,111 @@ class ChunkDecodeError(CodecError):
 
 
 class ChecksumError(ChunkDecodeError):
-    """A checksum (crc32c) did not match."""
+    """A checksum (crc32c) stored with a chunk did not match its data.
+
+    A :class:`ChunkDecodeError` (so also a ``ValueError``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(4,), dtype="int8", chunks=(2,),
+    ...                         compressors={"name": "crc32c"})
+    >>> a[:] = 1
+    >>> damaged = bytearray(a.store.get("c/0"))
+    >>> damaged[0] ^= 1
+    >>> a.store.set("c/0", bytes(damaged))
+    >>> try:
+    ...     a[0]
+    ... except zarr3c.errors.ChunkDecodeError as exc:
+    ...     print(type(exc).__name__)
+    ChecksumError
+    """
 
 
 # -- indexing ------------------------------------------------------------------------------------
 
 
 class IndexingError(ZarrError, IndexError):
-    """A selection is malformed (too many indices, step 0, wrong index type, ...)."""
+    """A selection is malformed (too many indices, step 0, wrong index type, ...).
+
+    Also an ``IndexError``, as numpy raises; :class:`BoundsCheckError` for an index out of
+    bounds.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(4,), dtype="int8")
+    >>> try:
+    ...     a[::0]
+    ... except IndexError as exc:
+    ...     print(type(exc).__name__)
+    IndexingError
+    """
 
 
 class BoundsCheckError(IndexingError):
-    """An index is out of bounds; the message names the axis."""
+    """An index is out of bounds; the message names the axis.
+
+    An :class:`IndexingError` (so also an ``IndexError``).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(4,), dtype="int8")
+    >>> try:
+    ...     a[4]
+    ... except IndexError as exc:
+    ...     print(type(exc).__name__, exc)
+    BoundsCheckError index 4 is out of bounds for axis 0 with size 4
+    """
 
 
 class ShapeMismatchError(ZarrError, ValueError):
-    """A value cannot be broadcast to the selection's shape (as numpy raises ValueError)."""
+    """A value cannot be broadcast to the selection's shape (as numpy raises ValueError).
+
+    Also a ``ValueError``.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(4,), dtype="int8")
+    >>> try:
+    ...     a[:2] = [1, 2, 3]
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    ShapeMismatchError
+    """
 
 
 class ValueConversionError(ZarrError, ValueError, TypeError, OverflowError):
     """A value to write does not convert to the array's data type the way numpy assignment
     refuses it: a Python integer out of the type's range (numpy: OverflowError), NaN into
     integers (ValueError), complex into reals or None into numbers (TypeError).  It subclasses
-    all three so that whichever numpy would raise is caught."""
+    all three so that whichever numpy would raise is caught.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(4,), dtype="int8")
+    >>> try:
+    ...     a[0] = 300
+    ... except OverflowError as exc:
+    ...     print(type(exc).__name__)
+    ValueConversionError
+    """
 
 
 class UnsupportedFeatureError(ZarrError, NotImplementedError):
-    """A feature of the format that this version of zarr3c does not implement yet."""
+    """A feature of the format (or an option) that this version of zarr3c does not implement.
+
+    Also a ``NotImplementedError``.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> try:
+    ...     zarr3c.create_group("memory://", zarr_format=2)
+    ... except NotImplementedError as exc:
+    ...     print(type(exc).__name__)
+    UnsupportedFeatureError
+    """

@@ -38,7 +38,21 @@ __all__ = ["Group", "MemberNotFoundError", "create_group", "open_group_at", "ope
 
 
 class MemberNotFoundError(NodeNotFoundError, KeyError):
-    """``group[name]`` where there is no such member (a KeyError, as for a dict)."""
+    """Raised by ``group[name]`` (and ``del group[name]``) when the group has no such member.
+
+    A :class:`~zarr3c.errors.NodeNotFoundError` (so also a ``FileNotFoundError``) and a
+    ``KeyError``, as a dict lookup raises.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://")
+    >>> try:
+    ...     g["missing"]
+    ... except KeyError as exc:
+    ...     print(type(exc).__name__, exc)
+    MemberNotFoundError no member 'missing' in group '/'
+    """
 
     __str__ = BaseException.__str__  # the message, not KeyError's quoted repr of it
 
@@ -46,12 +60,46 @@ class MemberNotFoundError(NodeNotFoundError, KeyError):
 def open_node(store: Store, path: str, *, read_only: bool = False,
               fmt: HierarchyFormat | None = None, use_consolidated: bool | None = False,
               reads: Any = None) -> Array | Group:
-    """The array or group at ``path``; NodeNotFoundError when there is none.
+    """The array or group at ``path`` (already normalised) in ``store``.
 
-    ``use_consolidated`` applies when it is a group (see :func:`zarr3c.open_group`; the
-    default here, False, reads the hierarchy as stored, which is what copying and other
-    internal walks need); ``reads`` is what metadata is read through (default: ``store``;
-    see :class:`~zarr3c.consolidated.ReadOnce`).
+    Parameters
+    ----------
+    store : Store
+        The store holding the hierarchy.
+    path : str
+        The node's path ("" for the root).
+    read_only : bool, default False
+        Open the node read-only.
+    fmt : HierarchyFormat or None, default None
+        The hierarchy's layout (None: detected from the store).
+    use_consolidated : bool or None, default False
+        For a group, as for :func:`zarr3c.open_group`; the default here, False, reads the
+        hierarchy as stored, which is what copying and other internal walks need.
+    reads : object or None, default None
+        What metadata is read through (None: ``store``; see
+        :class:`~zarr3c.consolidated.ReadOnce`).
+
+    Returns
+    -------
+    Array or Group
+        The node.
+
+    Raises
+    ------
+    NodeNotFoundError
+        If there is no node at ``path``.
+    MetadataError
+        If ``use_consolidated`` is True and the group has no consolidated metadata, or a
+        document is invalid.
+    InvalidArgumentError
+        If ``use_consolidated`` is not None, True or False.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://", "a/b")
+    >>> open_node(g.store, "a")
+    <zarr3c.Group '/a'>
     """
     check_use_consolidated(use_consolidated)
     reads = store if reads is None else reads
@@ -84,8 +132,48 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
 
 
 class Group(Node):
-    """A Zarr v3 group.  Create with :func:`zarr3c.create_group`, open with
-    :func:`zarr3c.open_group`."""
+    """A group: a node whose members are arrays and other groups.
+
+    Create one with :func:`zarr3c.create_group` or :meth:`Group.create_group`, open one with
+    :func:`zarr3c.open_group` (or :func:`zarr3c.open`, :func:`zarr3c.open_consolidated`);
+    the constructor is what these call, with a metadata document already read.
+
+    A group is a read-only mapping from member names to nodes (``g["x"]``, ``"x" in g``,
+    ``len(g)``, iteration over names, ``del g["x"]`` to erase a member); nested paths work
+    (``g["sub/x"]``).  Members are found by listing the store, or in the group's
+    consolidated metadata when it was opened from it.  Groups compare equal when they are
+    the same path in the same store, and pickle as a reference to it.
+
+    Parameters
+    ----------
+    store : Store
+        The store holding the hierarchy.
+    path : str
+        The group's path in the store, normalised ("" for the root).
+    metadata : GroupMetadata
+        The group's metadata document (a draft-2022 or zarr2-v3 one in those layouts).
+    read_only : bool, default False
+        Refuse changes (also when the store is read-only).
+    fmt : HierarchyFormat or None, default None
+        The hierarchy's layout (None: the final Zarr v3 one).
+    consolidated : ConsolidatedView or None, default None
+        Where members are looked up when the group was opened from consolidated metadata.
+
+    See Also
+    --------
+    zarr3c.create_group, zarr3c.open_group
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> root = zarr3c.create_group("memory://")
+    >>> a = root.create_array("data", shape=(3,), dtype="uint8")
+    >>> sub = root.create_group("sub")
+    >>> sorted(root), len(root), "data" in root
+    (['data', 'sub'], 2, True)
+    >>> root["data"]
+    <zarr3c.Array '/data' shape=(3,) dtype=uint8>
+    """
 
     kind = "group"
 
@@ -98,19 +186,65 @@ class Group(Node):
 
     @property
     def uses_consolidated_metadata(self) -> bool:
-        """Whether members are looked up in consolidated metadata (no store reads)."""
+        """Whether members are looked up in consolidated metadata (no store reads).
+
+        True for a group opened with consolidated metadata and the groups reached through
+        it.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> g.uses_consolidated_metadata
+        False
+        >>> zarr3c.consolidate_metadata(g.store).uses_consolidated_metadata
+        True
+        """
         return self._consolidated is not None
 
     def __repr__(self) -> str:
+        """``<zarr3c.Group '/path'>``."""
         return f"<zarr3c.Group {self.name!r}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as (store, path, read-only, consolidated): the group is reopened."""
         return (_reopen_group, (self._store, self._path, self._read_only,
                                 self._consolidated is not None))
 
     # -- members -----------------------------------------------------------------------------
 
     def __getitem__(self, name: str) -> Array | Group:
+        """The member at ``name``: a child, or a descendant by relative path.
+
+        Parameters
+        ----------
+        name : str
+            A member name, or a path relative to this group (``"sub/x"``).
+
+        Returns
+        -------
+        Array or Group
+            The member, opened read-only if this group is.
+
+        Raises
+        ------
+        MemberNotFoundError
+            If there is no such member (a KeyError).
+        NodeNameError
+            If ``name`` is not a valid path (empty, ``".."``, ...).
+        MetadataError
+            If the member's metadata document (or consolidated entry) is invalid.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> x = g.create_group("sub").create_array("x", shape=(2,), dtype="int8")
+        >>> g["sub"]
+        <zarr3c.Group '/sub'>
+        >>> g["sub/x"]
+        <zarr3c.Array '/sub/x' shape=(2,) dtype=int8>
+        """
         path = join_path(self._path, name)
         view = self._consolidated
         if view is not None:
@@ -137,12 +271,44 @@ class Group(Node):
             raise MemberNotFoundError(f"no member {name!r} in group {self.name!r}") from None
 
     def get(self, name: str, default: Any = None) -> Any:
+        """The member at ``name``, or ``default`` when there is none (as ``dict.get``).
+
+        Parameters
+        ----------
+        name : str
+            A member name, or a path relative to this group.
+        default : object, default None
+            What to return when there is no such member.
+
+        Returns
+        -------
+        Array, Group or object
+            The member, or ``default``.
+
+        Raises
+        ------
+        NodeNameError
+            If ``name`` is not a valid path.
+        MetadataError
+            If the member's metadata document is invalid.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> g.get("nothing") is None
+        True
+        >>> g.get("nothing", "default")
+        'default'
+        """
         try:
             return self[name]
         except MemberNotFoundError:
             return default
 
     def __contains__(self, name: object) -> bool:
+        """Whether ``name`` (a member name or relative path) is a member; False for an
+        invalid name."""
         if not isinstance(name, str):
             return False
         try:
@@ -155,9 +321,12 @@ class Group(Node):
         return self._format.node_exists(self._store, path)
 
     def _relative(self, path: str) -> str:
+        """``path`` (below this group) relative to this group."""
         return path[len(self._path) + 1:] if self._path else path
 
     def __delitem__(self, name: str) -> None:
+        """Erase the member ``name`` and everything below it (MemberNotFoundError if none;
+        ReadOnlyError if the group is read-only)."""
         self._check_writable()
         path = join_path(self._path, name)
         if name not in self:
@@ -167,6 +336,7 @@ class Group(Node):
             self._consolidated.forget(self._store, self._format, self._relative(path))
 
     def _child_names(self) -> list[str]:
+        """Names of the children, sorted: from the consolidated view or a store listing."""
         view = self._consolidated
         if view is not None:
             return view.index.child_names(view.rel)
@@ -185,17 +355,68 @@ class Group(Node):
         view.index.add(view.child_rel(rel), node.metadata, self._format.new_group({}))
 
     def __iter__(self) -> Iterator[str]:
+        """The names of the children, sorted."""
         return iter(self._child_names())
 
     def __len__(self) -> int:
+        """The number of children."""
         return len(self._child_names())
 
     def keys(self) -> list[str]:
+        """Names of the children (arrays and groups), sorted.
+
+        Returns
+        -------
+        list of str
+            The names, without their group's path.
+
+        Raises
+        ------
+        StoreError
+            If listing the store fails.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> _ = g.create_group("b"), g.create_array("a", shape=(1,), dtype="int8")
+        >>> g.keys()
+        ['a', 'b']
+        """
         return self._child_names()
 
     def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
-        """(name, node) pairs of the children, sorted by name; with ``max_depth`` > 0 (or
-        None for unlimited) also descendants, named by their path relative to this group."""
+        """The children (and with ``max_depth``, deeper descendants) as (name, node) pairs.
+
+        Parameters
+        ----------
+        max_depth : int or None, default 0
+            0: the children only.  n > 0: also descendants up to n levels below them.
+            None: every descendant.  Descendants are named by their path relative to this
+            group, each right after its parent.
+
+        Returns
+        -------
+        tuple of (str, Array or Group)
+            Children sorted by name, each followed by its own descendants.
+
+        Raises
+        ------
+        MetadataError
+            If a member's metadata document (or consolidated entry) is invalid.
+        StoreError
+            If listing or reading the store fails.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> x = g.create_group("sub").create_array("x", shape=(2,), dtype="int8")
+        >>> [name for name, _ in g.members()]
+        ['sub']
+        >>> [name for name, _ in g.members(max_depth=None)]
+        ['sub', 'sub/x']
+        """
         out: list[tuple[str, Array | Group]] = []
         for name in self._child_names():
             node = self[name]
@@ -206,19 +427,145 @@ class Group(Node):
         return tuple(out)
 
     def arrays(self) -> tuple[tuple[str, Array], ...]:
+        """The child arrays as (name, array) pairs, sorted by name.
+
+        Returns
+        -------
+        tuple of (str, Array)
+
+        Raises
+        ------
+        MetadataError
+            If a member's metadata document is invalid.
+        StoreError
+            If listing or reading the store fails.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> _ = g.create_array("x", shape=(2,), dtype="int8"), g.create_group("sub")
+        >>> g.arrays()
+        (('x', <zarr3c.Array '/x' shape=(2,) dtype=int8>),)
+        """
         return tuple((n, m) for n, m in self.members() if isinstance(m, Array))
 
     def groups(self) -> tuple[tuple[str, Group], ...]:
+        """The child groups as (name, group) pairs, sorted by name.
+
+        Returns
+        -------
+        tuple of (str, Group)
+
+        Raises
+        ------
+        MetadataError
+            If a member's metadata document is invalid.
+        StoreError
+            If listing or reading the store fails.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> _ = g.create_array("x", shape=(2,), dtype="int8"), g.create_group("sub")
+        >>> g.groups()
+        (('sub', <zarr3c.Group '/sub'>),)
+        """
         return tuple((n, m) for n, m in self.members() if isinstance(m, Group))
 
     def array_keys(self) -> list[str]:
+        """Names of the child arrays, sorted.
+
+        Returns
+        -------
+        list of str
+
+        Raises
+        ------
+        MetadataError
+            If a member's metadata document is invalid.
+        StoreError
+            If listing or reading the store fails.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> _ = g.create_array("x", shape=(2,), dtype="int8"), g.create_group("sub")
+        >>> g.array_keys()
+        ['x']
+        """
         return [n for n, _ in self.arrays()]
 
     def group_keys(self) -> list[str]:
+        """Names of the child groups, sorted.
+
+        Returns
+        -------
+        list of str
+
+        Raises
+        ------
+        MetadataError
+            If a member's metadata document is invalid.
+        StoreError
+            If listing or reading the store fails.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> _ = g.create_array("x", shape=(2,), dtype="int8"), g.create_group("sub")
+        >>> g.group_keys()
+        ['sub']
+        """
         return [n for n, _ in self.groups()]
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
-        """Create an array at ``name`` below this group (see :func:`zarr3c.create_array`)."""
+        """Create an array at ``name`` below this group, in the group's layout.
+
+        Parameters
+        ----------
+        name : str
+            The array's name, or a path relative to this group (missing groups between are
+            created).
+        **kwargs
+            :func:`zarr3c.create_array`'s keywords but ``zarr_format`` (the group's layout is
+            used) and ``storage_options``: ``shape``, ``dtype``, ``chunks``, ``shards``,
+            ``filters``, ``serializer``, ``compressors``, ``fill_value``, ``order``,
+            ``attributes``, ``chunk_key_encoding``, ``dimension_names``, ``overwrite``,
+            ``codecs``, ``write_empty_chunks`` and ``data`` (which here gives ``shape`` and
+            ``dtype`` when they are not given).
+
+        Returns
+        -------
+        Array
+            The new array.
+
+        Raises
+        ------
+        ReadOnlyError
+            If the group is read-only.
+        ContainsArrayError, ContainsGroupError
+            If a node exists at ``name`` and ``overwrite`` is not True.
+        NodeNameError
+            If ``name`` is not a valid path.
+        MetadataError
+            If an argument is invalid (see :func:`zarr3c.create_array`).
+
+        See Also
+        --------
+        zarr3c.create_array
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> a = g.create_array("x", shape=(2, 3), dtype="float32", chunks=(1, 3))
+        >>> a, a.chunks
+        (<zarr3c.Array '/x' shape=(2, 3) dtype=float32>, (1, 3))
+        """
         self._check_writable()
         array = create_array(self._store, join_path(self._path, name), fmt=self._format,
                              **kwargs)
@@ -227,6 +574,47 @@ class Group(Node):
 
     def create_group(self, name: str, attributes: dict[str, Any] | None = None,
                      overwrite: bool = False) -> Group:
+        """Create a group at ``name`` below this group.
+
+        Parameters
+        ----------
+        name : str
+            The group's name, or a path relative to this group (missing groups between are
+            created).
+        attributes : dict or None, default None
+            User attributes (JSON-serializable).
+        overwrite : bool, default False
+            Replace a node already at ``name`` (erasing it and everything below it).
+
+        Returns
+        -------
+        Group
+            The new group.
+
+        Raises
+        ------
+        ReadOnlyError
+            If this group is read-only.
+        ContainsArrayError, ContainsGroupError
+            If a node exists at ``name`` and ``overwrite`` is False.
+        NodeNameError
+            If ``name`` is not a valid path.
+        MetadataError
+            If ``attributes`` is not JSON-serializable.
+
+        See Also
+        --------
+        require_group : The group at ``name``, created only if missing.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> g.create_group("sub/deeper", attributes={"level": 2})
+        <zarr3c.Group '/sub/deeper'>
+        >>> g.group_keys()
+        ['sub']
+        """
         self._check_writable()
         group = create_group(self._store, join_path(self._path, name), attributes=attributes,
                              overwrite=overwrite, fmt=self._format)
@@ -237,7 +625,37 @@ class Group(Node):
         return group
 
     def require_group(self, name: str, attributes: dict[str, Any] | None = None) -> Group:
-        """The child group ``name``, created if missing."""
+        """The group at ``name`` below this group, created if missing.
+
+        Parameters
+        ----------
+        name : str
+            The group's name, or a path relative to this group.
+        attributes : dict or None, default None
+            User attributes of a group created here (an existing group keeps its own).
+
+        Returns
+        -------
+        Group
+            The existing or new group.
+
+        Raises
+        ------
+        ContainsArrayError
+            If an array is at ``name``.
+        ReadOnlyError
+            If the group is missing and this group is read-only.
+        NodeNameError
+            If ``name`` is not a valid path.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> first = g.require_group("sub", attributes={"n": 1})
+        >>> g.require_group("sub", attributes={"n": 2}).attrs["n"]
+        1
+        """
         path = join_path(self._path, name)
         if name not in self:
             return self.create_group(name, attributes=attributes)
@@ -247,7 +665,32 @@ class Group(Node):
         return node
 
     def tree(self) -> str:
-        """The hierarchy below this group as indented text, with shapes and dtypes."""
+        """The hierarchy below this group as indented text, with shapes and dtypes.
+
+        Returns
+        -------
+        str
+            One line per node, the group's own name first.
+
+        Raises
+        ------
+        MetadataError
+            If a member's metadata document is invalid.
+        StoreError
+            If listing or reading the store fails.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> a = g.create_array("sub/x", shape=(2, 3), dtype="int16")
+        >>> b = g.create_array("y", shape=(4,), dtype="uint8")
+        >>> print(g.tree())
+        /
+        ├── sub
+        │   └── x (2, 3) int16
+        └── y (4,) uint8
+        """
         lines = [self.name]
 
         def walk(group: Group, indent: str) -> None:
@@ -267,7 +710,43 @@ class Group(Node):
 
 def create_group(store: Store, path: str, *, attributes: dict[str, Any] | None = None,
                  overwrite: bool = False, fmt: HierarchyFormat | None = None) -> Group:
-    """Create a group at ``path`` (already normalised)."""
+    """Create a group at ``path`` (already normalised) in ``store``.
+
+    What :func:`zarr3c.create_group` and :meth:`Group.create_group` call once the store and
+    format are known.
+
+    Parameters
+    ----------
+    store : Store
+        The store, writable.
+    path : str
+        The group's normalised path ("" for the root).
+    attributes : dict or None, default None
+        User attributes.
+    overwrite : bool, default False
+        Replace a node already at ``path``.
+    fmt : HierarchyFormat or None, default None
+        The hierarchy's layout (None: the final Zarr v3 one).
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    ReadOnlyError
+        If the store is read-only.
+    ContainsArrayError, ContainsGroupError
+        If a node exists at ``path`` and ``overwrite`` is False, or an ancestor is an array.
+    MetadataError
+        If ``attributes`` is not JSON-serializable.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> create_group(zarr3c.MemoryStore(), "a/b")
+    <zarr3c.Group '/a/b'>
+    """
     fmt = fmt if fmt is not None else V3Format()
     if store.read_only:
         raise ReadOnlyError(f"cannot create a group in a read-only store at {path!r}")
@@ -280,7 +759,43 @@ def create_group(store: Store, path: str, *, attributes: dict[str, Any] | None =
 def open_group_at(store: Store, path: str, read_only: bool = False,
                   fmt: HierarchyFormat | None = None, *, use_consolidated: bool | None = False,
                   reads: Any = None) -> Group:
-    """Open the existing group at ``path`` (see :func:`open_node` for the keywords)."""
+    """Open the existing group at ``path`` (already normalised) in ``store``.
+
+    Parameters
+    ----------
+    store : Store
+        The store holding the hierarchy.
+    path : str
+        The group's normalised path ("" for the root).
+    read_only : bool, default False
+        Open the group read-only.
+    fmt : HierarchyFormat or None, default None
+        The hierarchy's layout (None: detected).
+    use_consolidated : bool or None, default False
+        As for :func:`open_node`.
+    reads : object or None, default None
+        What metadata is read through, as for :func:`open_node`.
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    GroupNotFoundError
+        If there is no node at ``path``.
+    ContainsArrayError
+        If an array is at ``path``.
+    MetadataError
+        If ``use_consolidated`` is True and there is no consolidated metadata.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://", "a")
+    >>> open_group_at(g.store, "a", read_only=True).read_only
+    True
+    """
     fmt = fmt if fmt is not None else detect_format(store if reads is None else reads)
     try:
         node = open_node(store, path, read_only=read_only, fmt=fmt,

@@ -5,6 +5,12 @@ Creating a node checks, before anything is written, that nothing is at its path 
 initialises a new hierarchy (a draft-2022 entry point) and, in the final v3 layout, writes
 group documents for missing ancestors as zarr-python 3 does, so every node is discoverable by
 listing from the root.
+
+>>> import zarr3c
+>>> store = zarr3c.MemoryStore()
+>>> _ = zarr3c.create_group(store, "a/b/c")     # writes the groups a and a/b too
+>>> sorted(store.list())
+['a/b/c/zarr.json', 'a/b/zarr.json', 'a/zarr.json', 'zarr.json']
 """
 
 from __future__ import annotations
@@ -18,7 +24,23 @@ __all__ = ["prepare_node", "ancestors"]
 
 
 def ancestors(path: str) -> list[str]:
-    """Paths of the ancestors of ``path``, root first ("" is the root)."""
+    """Paths of the ancestors of ``path``, root first ("" is the root).
+
+    Parameters
+    ----------
+    path : str
+        A normalised path.
+
+    Returns
+    -------
+    list of str
+        Empty for the root.
+
+    Examples
+    --------
+    >>> ancestors("a/b/c")
+    ['', 'a', 'a/b']
+    """
     if path == "":
         return []
     parts = path.split("/")
@@ -26,10 +48,38 @@ def ancestors(path: str) -> list[str]:
 
 
 def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool) -> None:
-    """Make ``path`` free for a new node and its ancestors groups.
+    """Make ``path`` free for a new node, and its ancestors groups.
 
-    Raises ContainsArrayError/ContainsGroupError when a node exists and ``overwrite`` is false,
-    or when an ancestor is an array.  Nothing is written or erased before every check passed.
+    Nothing is written or erased before every check passed.  The caller then writes the new
+    node's document.
+
+    Parameters
+    ----------
+    store : Store
+        The store, writable.
+    fmt : HierarchyFormat
+        The hierarchy's layout.
+    path : str
+        The new node's normalised path.
+    overwrite : bool
+        Erase a node already at ``path`` (and everything below it).
+
+    Raises
+    ------
+    ContainsArrayError, ContainsGroupError
+        If a node exists at ``path`` and ``overwrite`` is False, or an ancestor is an array
+        (ContainsArrayError).
+    NodeNameError
+        If a name of ``path`` is not allowed in the layout.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> from zarr3c.metadata.formats import V3Format
+    >>> store = zarr3c.MemoryStore()
+    >>> prepare_node(store, V3Format(), "a/b", overwrite=False)
+    >>> sorted(store.list())                     # the ancestors, as groups
+    ['a/zarr.json', 'zarr.json']
     """
     if path:
         for name in path.split("/"):

@@ -3,6 +3,14 @@
 Every node knows its store, its path, its hierarchy format and its metadata document;
 attribute changes are written to that document at once, re-read under a lock so concurrent
 updates through different objects are not lost.
+
+>>> import zarr3c
+>>> g = zarr3c.create_group("memory://", "experiments/run1")
+>>> g.path, g.name, g.basename
+('experiments/run1', '/experiments/run1', 'run1')
+>>> g.attrs["trial"] = 42
+>>> zarr3c.open_group(g.store, "experiments/run1", mode="r").attrs.asdict()
+{'trial': 42}
 """
 
 from __future__ import annotations
@@ -20,7 +28,21 @@ __all__ = ["Node", "Attributes"]
 
 
 class Node:
-    """The common part of :class:`~zarr3c.Array` and :class:`~zarr3c.Group`."""
+    """The common part of :class:`~zarr3c.Array` and :class:`~zarr3c.Group`.
+
+    Parameters
+    ----------
+    store : Store
+        The store holding the hierarchy.
+    path : str
+        The node's normalised path ("" for the root).
+    metadata : object
+        The node's metadata document.
+    read_only : bool
+        Refuse changes (the node is read-only also when the store is).
+    fmt : HierarchyFormat or None
+        The hierarchy's layout (None: the final Zarr v3 one).
+    """
 
     #: "array" or "group", for messages
     kind: str = "node"
@@ -35,46 +57,131 @@ class Node:
 
     @property
     def metadata(self) -> Any:
+        """The node's metadata document, as last read or written through this object.
+
+        An :class:`~zarr3c.metadata.array.ArrayMetadata` or
+        :class:`~zarr3c.metadata.group.GroupMetadata` (their draft-2022 or zarr2-v3
+        counterparts in those layouts); ``to_dict()`` gives its JSON form.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> zarr3c.create_group("memory://", attributes={"a": 1}).metadata.to_dict()
+        {'zarr_format': 3, 'node_type': 'group', 'attributes': {'a': 1}}
+        """
         return self._metadata
 
     @property
     def store(self) -> Any:
+        """The :class:`~zarr3c.Store` holding the node.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> zarr3c.create_group("memory://").store
+        MemoryStore(...)
+        """
         return self._store
 
     @property
     def format(self) -> HierarchyFormat:
-        """The hierarchy's layout: the final Zarr v3 one, or the 2022 core-spec draft's."""
+        """The hierarchy's layout (a :class:`~zarr3c.metadata.formats.HierarchyFormat`): the
+        final Zarr v3 one, the 2022 core-spec draft's or zarr-python 2's experimental one.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> zarr3c.create_group("memory://", zarr_format="draft-2022").format.zarr_format
+        'draft-2022'
+        """
         return self._format
 
     @property
     def zarr_format(self) -> Any:
+        """The hierarchy's layout: 3, ``"draft-2022"`` or ``"zarr2-v3"``.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> zarr3c.create_group("memory://").zarr_format
+        3
+        """
         return self._format.zarr_format
 
     @property
     def path(self) -> str:
+        """The node's path in its store: names joined by "/", "" for the root.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> zarr3c.create_group("memory://", "/a/b/").path
+        'a/b'
+        """
         return self._path
 
     @property
     def name(self) -> str:
+        """The node's absolute name: its path after a "/" (``"/"`` for the root).
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> zarr3c.create_group("memory://", "a/b").name
+        '/a/b'
+        """
         return "/" + self._path
 
     @property
     def basename(self) -> str:
+        """The last name of the node's path ("" for the root).
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> zarr3c.create_group("memory://", "a/b").basename
+        'b'
+        """
         return self._path.rsplit("/", 1)[-1]
 
     @property
     def read_only(self) -> bool:
+        """Whether the node refuses changes (opened read-only, or its store is).
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> g.read_only, zarr3c.open_group(g.store, mode="r").read_only
+        (False, True)
+        """
         return self._read_only
 
     @property
     def attrs(self) -> Attributes:
+        """The node's user attributes, a mutable mapping written through at once.
+
+        Each change (``attrs[k] = v``, ``del attrs[k]``, ``update``, ``put``) rewrites the
+        node's metadata document; values must be JSON-serializable.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> g.attrs["units"] = "m"
+        >>> g.attrs.update(scale=2, offset=0)
+        >>> g.attrs.asdict()
+        {'units': 'm', 'scale': 2, 'offset': 0}
+        """
         return Attributes(self)
 
     def _check_writable(self) -> None:
+        """Raise ReadOnlyError, naming the node, if it is read-only."""
         if self._read_only:
             raise ReadOnlyError(f"{self.kind} {self.name!r} was opened read-only")
 
     def _set_metadata(self, metadata: Any) -> None:
+        """Adopt ``metadata`` as this object's copy of the document (after a write)."""
         self._metadata = metadata
 
     @contextmanager
@@ -108,35 +215,65 @@ class Node:
         self._set_metadata(new)
 
     def __eq__(self, other: object) -> bool:
+        """Nodes are equal when they are the same type at the same path of equal stores."""
         return (type(other) is type(self) and other._store == self._store  # type: ignore[attr-defined]
                 and other._path == self._path)  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
+        """Hash of the type, the store's type and the path (consistent with ``==``)."""
         return hash((type(self), type(self._store), self._path))
 
 
 class Attributes(MutableMapping[str, Any]):
-    """A node's user attributes; every change is written to its ``zarr.json`` at once."""
+    """A node's user attributes; every change is written to its metadata document at once.
+
+    What :attr:`Node.attrs` returns: a mutable mapping over the attributes of the node's
+    document as this object last read or wrote it.  A change re-reads the stored document
+    under the key's lock, applies itself and writes it back, so changes made through other
+    objects meanwhile are kept.
+
+    Parameters
+    ----------
+    node : Node
+        The array or group whose attributes these are.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://")
+    >>> g.attrs["a"] = [1, 2]
+    >>> dict(g.attrs), "a" in g.attrs, len(g.attrs)
+    ({'a': [1, 2]}, True, 1)
+    >>> del g.attrs["a"]
+    >>> g.attrs
+    {}
+    """
 
     def __init__(self, node: Node):
         self._node = node
 
     def _current(self) -> dict[str, Any]:
+        """The attributes of the node's document as this object last read or wrote it."""
         return self._node.metadata.attributes
 
     def __getitem__(self, key: str) -> Any:
+        """The attribute ``key``; AttributeNotFoundError (a KeyError) when there is none."""
         try:
             return self._current()[key]
         except KeyError:
             raise self._missing(key) from None
 
     def _missing(self, key: str) -> AttributeNotFoundError:
+        """The error for a missing attribute ``key``, naming the node."""
         return AttributeNotFoundError(f"{self._node.name!r} has no attribute {key!r}")
 
     def __setitem__(self, key: str, value: Any) -> None:
+        """Set the attribute ``key`` (written at once; MetadataError if not JSON-serializable,
+        ReadOnlyError if the node is read-only)."""
         self._node._update_attributes(lambda attrs: attrs.__setitem__(key, value))
 
     def __delitem__(self, key: str) -> None:
+        """Remove the attribute ``key`` (written at once; AttributeNotFoundError if none)."""
         def delete(attrs: dict[str, Any]) -> None:
             if key not in attrs:
                 raise self._missing(key)
@@ -145,17 +282,64 @@ class Attributes(MutableMapping[str, Any]):
         self._node._update_attributes(delete)
 
     def __iter__(self) -> Iterator[str]:
+        """The attribute names, in stored order."""
         return iter(dict(self._current()))
 
     def __len__(self) -> int:
+        """The number of attributes."""
         return len(self._current())
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Set several attributes in one write of the document (as ``dict.update``).
+
+        Parameters
+        ----------
+        *args : mapping or iterable of (key, value) pairs
+            At most one, as for ``dict.update``.
+        **kwargs
+            More attributes.
+
+        Raises
+        ------
+        MetadataError
+            If a value is not JSON-serializable (nothing is written).
+        ReadOnlyError
+            If the node is read-only.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://")
+        >>> g.attrs.update({"a": 1}, b=2)
+        >>> g.attrs.asdict()
+        {'a': 1, 'b': 2}
+        """
         new = dict(*args, **kwargs)
         self._node._update_attributes(lambda attrs: attrs.update(new))
 
     def put(self, attributes: dict[str, Any]) -> None:
-        """Replace all attributes."""
+        """Replace all attributes with ``attributes``, in one write of the document.
+
+        Parameters
+        ----------
+        attributes : dict
+            The new attributes (JSON-serializable).
+
+        Raises
+        ------
+        MetadataError
+            If a value is not JSON-serializable (nothing is written).
+        ReadOnlyError
+            If the node is read-only.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://", attributes={"old": 1})
+        >>> g.attrs.put({"new": 2})
+        >>> g.attrs.asdict()
+        {'new': 2}
+        """
         new = dict(attributes)
 
         def replace(attrs: dict[str, Any]) -> None:
@@ -165,7 +349,20 @@ class Attributes(MutableMapping[str, Any]):
         self._node._update_attributes(replace)
 
     def asdict(self) -> dict[str, Any]:
+        """A copy of the attributes as a plain dict.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> zarr3c.create_group("memory://", attributes={"a": 1}).attrs.asdict()
+        {'a': 1}
+        """
         return dict(self._current())
 
     def __repr__(self) -> str:
+        """The attributes' dict repr."""
         return repr(self._current())

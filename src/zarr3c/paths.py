@@ -4,6 +4,11 @@ A path is "" for the root or names joined by "/" (no leading or trailing "/").  
 follow the final Zarr v3 spec as zarr-python 3 applies it: not empty, not made only of periods,
 no "/" inside, and not starting with "__" (reserved).  Unicode and spaces are allowed, since
 the ecosystem writes them.
+
+>>> normalize_path("/experiments/run 1/")
+'experiments/run 1'
+>>> join_path("experiments", "run 1/temperature")
+'experiments/run 1/temperature'
 """
 
 from __future__ import annotations
@@ -14,7 +19,33 @@ __all__ = ["join_path", "normalize_path", "validate_node_name"]
 
 
 def validate_node_name(name: str) -> str:
-    """Return ``name`` if it is a valid node name, else raise :class:`NodeNameError`."""
+    """Return ``name`` if it is a valid node name, else raise :class:`NodeNameError`.
+
+    Parameters
+    ----------
+    name : str
+        One node name (no "/").
+
+    Returns
+    -------
+    str
+        ``name`` itself.
+
+    Raises
+    ------
+    NodeNameError
+        If ``name`` is not a string, is empty, is made only of periods, contains "/", a
+        backslash or NUL, or starts with "__".
+
+    Examples
+    --------
+    >>> validate_node_name("température")
+    'température'
+    >>> validate_node_name("..")
+    Traceback (most recent call last):
+        ...
+    zarr3c.errors.NodeNameError: node name '..' must not consist only of periods
+    """
     if not isinstance(name, str):
         raise NodeNameError(f"node name must be a string, got {type(name).__name__}")
     if name == "":
@@ -31,7 +62,30 @@ def validate_node_name(name: str) -> str:
 
 
 def normalize_path(path: str | None) -> str:
-    """Normalise a user path ("/a/b/", "a/b", None) to "a/b" ("" for the root), validating names."""
+    """Normalise a user path ("/a/b/", "a/b", None) to "a/b" ("" for the root).
+
+    Parameters
+    ----------
+    path : str or None
+        Node names joined by "/"; leading and trailing "/" are dropped.  None or "" (or
+        "/"): the root.
+
+    Returns
+    -------
+    str
+        The names joined by "/", or "" for the root.
+
+    Raises
+    ------
+    NodeNameError
+        If ``path`` is not a string or None, or one of its names is invalid (see
+        :func:`validate_node_name`; ``"a//b"`` has an empty one).
+
+    Examples
+    --------
+    >>> normalize_path("/a/b/"), normalize_path(None)
+    ('a/b', '')
+    """
     if path is None:
         return ""
     if not isinstance(path, str):
@@ -45,7 +99,30 @@ def normalize_path(path: str | None) -> str:
 
 
 def join_path(parent: str, name: str) -> str:
-    """Join a normalised parent path and a relative path (which may contain "/")."""
+    """Join a normalised parent path and a relative path (which may contain "/").
+
+    Parameters
+    ----------
+    parent : str
+        A normalised path ("" for the root).
+    name : str
+        A path relative to ``parent``, normalised by :func:`normalize_path`.
+
+    Returns
+    -------
+    str
+        The normalised path of ``name`` below ``parent``.
+
+    Raises
+    ------
+    NodeNameError
+        If ``name`` is empty (or only "/") or holds an invalid name.
+
+    Examples
+    --------
+    >>> join_path("", "a/b"), join_path("a", "/b/c/")
+    ('a/b', 'a/b/c')
+    """
     child = normalize_path(name)
     if child == "":
         raise NodeNameError("child path must not be empty")

@@ -16,10 +16,14 @@ values.  Two ways, chosen per call:
   destination chunk per worker thread, whatever the array's size; regions are spread over
   zarr3c's thread pool (:func:`zarr3c.set_num_threads`).
 
-Example::
-
-    >>> zarr3c.copy("in.zarr", "out.zarr", chunks=(64, 64, 64),
-    ...             compressors={"name": "zstd", "configuration": {"level": 5}})
+>>> import zarr3c
+>>> src = zarr3c.MemoryStore()
+>>> a = zarr3c.create_array(src, "x", shape=(64, 64), dtype="uint8", chunks=(16, 16))
+>>> a[:] = 1
+>>> out = zarr3c.copy(src, zarr3c.MemoryStore(), chunks=(32, 32),
+...                   compressors={"name": "zstd", "configuration": {"level": 5}})
+>>> out["x"].chunks, int(out["x"][...].sum())
+((32, 32), 4096)
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from zarr3c.api import _format_for_create
 from zarr3c.array import Array, create_array
 from zarr3c.chunk_grids.regular import RegularChunkGrid
 from zarr3c.codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
-from zarr3c.codecs.sharding_indexed import ShardingCodec
+from zarr3c.codecs.sharding import ShardingCodec
 from zarr3c.concurrency import get_num_threads, map_unordered
 from zarr3c.errors import InvalidArgumentError, ZarrError
 from zarr3c.group import Group, create_group, open_node
@@ -53,7 +57,8 @@ ProgressCallback = Callable[[str, int, int], None]
 
 
 class _Progress:
-    """Counts finished chunks of one array (from worker threads) and reports them."""
+    """Counts finished chunks of one array and reports them to the callback (reporting
+    ``(path, 0, total)`` at once)."""
 
     def __init__(self, callback: ProgressCallback | None, path: str, total: int) -> None:
         self._callback = callback
@@ -65,6 +70,7 @@ class _Progress:
             callback(path, 0, total)
 
     def step(self, n: int = 1) -> None:
+        """Count ``n`` more chunks done and report the total so far."""
         if self._callback is None:
             return
         with self._lock:
@@ -287,6 +293,7 @@ def _naming(exc: ZarrError, what: str) -> ZarrError:
 
 
 def _is_keep(value: Any) -> bool:
+    """Whether ``value`` is :data:`KEEP` (compared as a string: it may be an array)."""
     return isinstance(value, str) and value == KEEP
 
 
@@ -312,31 +319,36 @@ def copy(
 ) -> Group | Array:
     """Copy the hierarchy in ``src`` to ``dst`` in the layout ``zarr_format``.
 
-    Nodes already in ``dst`` at the same paths are replaced (a hierarchy whose root is a
-    group replaces everything below the root of ``dst``; a root array, only that array).
+    Every group and array is recreated with the same data, attributes, fill values,
+    dimension names and (between two Zarr v3 layouts) chunk key encoding.  Nodes already in
+    ``dst`` at the same paths are replaced (a hierarchy whose root is a group replaces
+    everything below the root of ``dst``; a root array, only that array).  Every array's new
+    metadata is checked in memory before anything is written, so options that do not fit
+    some array fail with ``dst`` untouched.
 
     Parameters
     ----------
-    src, dst
-        Store-likes (a Store, a path, a URL): the source (opened read-only) and the
-        destination.
-    zarr_format
-        ``3`` (the final v3 layout) or ``"draft-2022"``.
-    chunks
-        ``"keep"`` (default): every array keeps its chunk grid.  Otherwise the new chunk
-        shape of every array, as ``create_array`` takes it (a tuple of ints, an int for every
+    src, dst : Store, str, os.PathLike, dict or URL
+        Store-likes, as for :func:`zarr3c.create_array`: the source (opened read-only) and
+        the destination.
+    zarr_format : {3, "draft-2022", "zarr2-v3"}, default 3
+        The layout of the copy: 3 is the final Zarr v3 layout, ``"draft-2022"`` the 2022
+        core spec draft's (see :func:`zarr3c.create_array`).
+    chunks : "keep", "auto", int or tuple of int, default "keep"
+        ``"keep"``: every array keeps its chunk grid.  Otherwise the new chunk shape of
+        every array, as ``create_array`` takes it (a tuple of ints, an int for every
         dimension, ``"auto"``); for a sharded destination, the inner chunk shape.
-    shards
-        ``"keep"`` (default): sharded arrays stay sharded with the same shard shape.  None:
-        no sharding; a tuple of ints: the new shard shape.
-    compressors
-        ``"keep"`` (default): the source's bytes->bytes codecs.  Otherwise as
-        ``create_array`` takes them: a codec dict or a list of them, ``"auto"``, or None for
-        no compression.  Filters and the serializer are always kept.
-    progress
+    shards : "keep", tuple of int or None, default "keep"
+        ``"keep"``: sharded arrays stay sharded with the same shard shape.  None: no
+        sharding; a tuple of ints: the new shard shape.
+    compressors : "keep", "auto", codec, list of codecs or None, default "keep"
+        ``"keep"``: the source's bytes -> bytes codecs.  Otherwise as ``create_array`` takes
+        them: a codec dict or a list of them, ``"auto"``, or None for no compression.
+        Filters and the serializer are always kept.
+    progress : callable or None, default None
         Called as ``progress(array_path, chunks_done, chunks_total)`` as each array is
         copied (from the calling thread or a worker; calls for one array are serialised).
-    clear
+    clear : bool, default False
         Erase everything in ``dst`` before writing (as mode ``"w"`` does), once the options
         have been checked against every array; ``dst`` may then hold a hierarchy in another
         layout than ``zarr_format``.
@@ -356,9 +368,43 @@ def copy(
     Raises
     ------
     InvalidArgumentError
-        If ``chunks`` does not have as many dimensions as an array (the message names it), or
+        If ``chunks`` does not have as many dimensions as an array (the message names it),
         if ``dst`` is ``src``, contains it or is inside it (checked before anything is
-        written).
+        written), or a sharded array with codecs around its ``sharding_indexed`` codec is
+        re-encoded.
+    NodeNotFoundError
+        If ``src`` holds no hierarchy.
+    MetadataError, UnsupportedFeatureError
+        If an option does not apply to some array (the message names the array).
+    UnsupportedFormatError
+        If ``dst`` holds a hierarchy in another layout and ``clear`` is False.
+    ChunkDecodeError
+        If a source chunk that must be decoded is corrupt.
+    StoreError
+        If reading ``src`` or writing ``dst`` fails.
+
+    See Also
+    --------
+    zarr3c.create_array : What ``chunks``, ``shards`` and ``compressors`` mean.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> src = zarr3c.MemoryStore()
+    >>> g = zarr3c.create_group(src, attributes={"title": "demo"})
+    >>> a = g.create_array("x", shape=(8, 8), dtype="int16", chunks=(2, 2))
+    >>> a[:] = 3
+    >>> seen = []
+    >>> out = zarr3c.copy(src, zarr3c.MemoryStore(), shards=(4, 4),
+    ...                   progress=lambda path, done, total: seen.append((done, total)))
+    >>> out.attrs["title"], out["x"].chunks, out["x"].shards, seen[-1]
+    ('demo', (2, 2), (4, 4), (4, 4))
+
+    Into the 2022 draft layout, chunks copied as they are:
+
+    >>> draft = zarr3c.copy(src, zarr3c.MemoryStore(), zarr_format="draft-2022")
+    >>> draft.zarr_format, int(draft["x"][0, 0])
+    ('draft-2022', 3)
     """
     return _copy_counted(src, dst, zarr_format, chunks=chunks, shards=shards,
                          compressors=compressors, progress=progress, clear=clear)[0]
