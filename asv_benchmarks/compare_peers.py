@@ -311,12 +311,12 @@ def import_zarr3c() -> Any:
         if exc.name != "zarr3c":
             raise
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path.insert(0, repo)
+    sys.path.insert(0, os.path.join(repo, "src"))
     return importlib.import_module("zarr3c")
 
 
 class Zarr3cAdapter(Adapter):
-    """zarr3c through its public API (DESIGN.md, "Public API")."""
+    """zarr3c through its public API (docs/design.md)."""
 
     name = "zarr3c"
 

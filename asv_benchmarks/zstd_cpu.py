@@ -33,8 +33,8 @@ libraries compress to about the same bytes, so a difference in CPU is the calls'
 
 Usage::
 
-    PYTHONPATH=. python asv_benchmarks/zstd_cpu.py                 # 256^3, 32^3 chunks
-    PYTHONPATH=. python asv_benchmarks/zstd_cpu.py --chunk 64
+    python asv_benchmarks/zstd_cpu.py                 # 256^3, 32^3 chunks
+    python asv_benchmarks/zstd_cpu.py --chunk 64
 """
 
 from __future__ import annotations

@@ -9,11 +9,12 @@ as zarr-python 3 writes them:
 - ``transpose+bytes``: order [2, 1, 0] (Fortran layout), one pass of the copy kernel each way;
 - ``bytes+crc32c``: the checksum (sharding indexes use it);
 - ``reshape+bytes``, ``transpose+reshape+bytes``, ``reshape+bytes+zstd``: the reshape codec
-  (seed 004) is a view, so these should cost what the same chains without reshape cost.
+  (https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/reshape) is a view, so
+  these should cost what the same chains without reshape cost.
 
 ``ZstdCallCost`` times zstd on a chunk of 8 elements, so that what it measures is the fixed
-cost of one call: numcodecs makes a new zstd context per call (on the project's VM 13-20 us,
-mostly zstd's ``cpuid`` feature check, which traps to the hypervisor), which the thousands of
+cost of one call: numcodecs makes a new zstd context per call (mostly zstd's ``cpuid``
+feature check, which traps to the hypervisor in a virtual machine), which the thousands of
 small inner chunks of a sharded read would pay once each; ``time_decode_into_tiny`` is the
 decode reads make instead, through a context kept per thread (``zarr3c._kernels.zstd_ctx``),
 and ``time_encode_to_scratch_tiny`` the compression writes make, likewise.

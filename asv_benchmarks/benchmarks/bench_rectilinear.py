@@ -1,4 +1,5 @@
-"""asv benchmarks: the rectilinear chunk grid (seeds 000/001).
+"""asv benchmarks: the rectilinear chunk grid
+(https://github.com/zarr-developers/zarr-extensions/tree/main/chunk-grids/rectilinear).
 
 Two questions:
 
