@@ -1,4 +1,7 @@
-"""The core spec editor's draft of 25 May 2022 (seed 003) as the "draft-2022" layout."""
+"""The core spec editor's draft of 25 May 2022 as the "draft-2022" layout.
+
+The draft: https://zarr-specs.readthedocs.io/en/latest/v3/core/v3.0.html
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""Arrays on rectilinear chunk grids (seeds 000/001) end to end: numpy is the oracle.
+"""Arrays on rectilinear chunk grids end to end: numpy is the oracle.
 
-Covers the seeds' 5-D example documents, ``create_array(chunks=[[...], ...])``, ``a.chunks``,
+The grid, both revisions of it:
+https://github.com/zarr-developers/zarr-extensions/tree/main/chunk-grids/rectilinear
+
+Covers the extension's 5-D example documents, ``create_array(chunks=[[...], ...])``, ``a.chunks``,
 every indexing mode, edge chunks and overflowing edges on disk, resize/append, codecs, bad
 documents, zarr-python's rectilinear fixtures, and interop with zarr-python >= 3.2 both ways.
 """
@@ -59,21 +62,21 @@ def _write_document(store: zarr3c.Store, path: str, doc: dict[str, Any]) -> None
     store.set(f"{path}/zarr.json", json.dumps(doc).encode())
 
 
-# -- the seeds' example documents -----------------------------------------------------------------
+# -- the extension's example documents -------------------------------------------------------------
 
-SEED_DOCUMENTS = {
-    # seed 000: every dimension sums exactly to 6
+EXAMPLE_DOCUMENTS = {
+    # the extension's earlier revision: every dimension sums exactly to 6
     "seed-000": ([[[2, 3]], [[1, 6]], [1, [2, 1], 3], [[1, 3], 3], [6]],
                  ((2, 2, 2), (1,) * 6, (1, 2, 3), (1, 1, 1, 3), (6,))),
-    # seed 001: a bare integer, and [4, 4, 4] overflowing the length by a whole chunk
+    # its later revision: a bare integer, and [4, 4, 4] overflowing the length by a whole chunk
     "seed-001": ([4, [1, 2, 3], [[4, 2]], [[1, 3], 3], [4, 4, 4]],
                  ((4, 2), (1, 2, 3), (4, 2), (1, 1, 1, 3), (4, 2))),
 }
 
 
-@pytest.mark.parametrize("seed", sorted(SEED_DOCUMENTS))
+@pytest.mark.parametrize("seed", sorted(EXAMPLE_DOCUMENTS))
 def test_seed_documents_open_read_write(store: zarr3c.Store, seed: str) -> None:
-    chunk_shapes, dask_chunks = SEED_DOCUMENTS[seed]
+    chunk_shapes, dask_chunks = EXAMPLE_DOCUMENTS[seed]
     _write_document(store, "x", _document([6] * 5, chunk_shapes, fill_value=-7))
     a = zarr3c.open_array(store, "x", mode="r+")
     assert isinstance(a.metadata.chunk_grid, RectilinearChunkGrid)

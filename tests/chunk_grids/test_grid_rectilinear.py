@@ -1,5 +1,9 @@
-"""The rectilinear chunk grid (seeds 000/001): parsing, validation, compact serialisation,
-geometry (the seeds' worked examples) and lookups through the kernels against numpy."""
+"""The rectilinear chunk grid: parsing, validation, compact serialisation, geometry (the
+extension's worked examples) and lookups through the kernels against numpy.
+
+The extension, both revisions of it:
+https://github.com/zarr-developers/zarr-extensions/tree/main/chunk-grids/rectilinear
+"""
 
 from __future__ import annotations
 

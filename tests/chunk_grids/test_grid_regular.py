@@ -1,4 +1,4 @@
-"""The regular chunk grid: parsing, geometry (seed 002's examples), projections via the kernels."""
+"""The regular chunk grid: parsing, geometry (the v3 spec's regular grid examples), projections via the kernels."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``reshape`` array -> array codec (seed 004): shapes, every MUST-error, views, end to end."""
+"""The ``reshape`` array -> array codec (zarr-extensions codecs/reshape): shapes, every MUST-error, views, end to end."""
 
 from __future__ import annotations
 
@@ -576,7 +576,7 @@ def test_open_array_refuses_bad_metadata_at_open(
     assert ("chunk shape [4, 6]" in message) == names_chunk_shape
 
 
-# -- variable chunk shapes (rectilinear grids, seeds 000/001) ---------------------------------------
+# -- variable chunk shapes (rectilinear grids) ---------------------------------------
 
 needs_rectilinear = pytest.mark.skipif(
     "rectilinear" not in zarr3c.registry.chunk_grids, reason="rectilinear grid not available"

@@ -29,8 +29,10 @@ of range, the element count and the two position constraints of each non-empty `
 depend on the chunk shape and are checked by :meth:`ReshapeCodec.validate`, which the array
 calls for every distinct chunk shape of its grid when it is opened or created.
 
-Seed note: the first position constraint is printed ``prod(B[:i]) == prod(A[input_dims[0]])``;
-the seed's own example only satisfies ``prod(B[:i]) == prod(A[:input_dims[0]])`` (the input
+A note on the extension's text
+(https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/reshape): the first
+position constraint is printed ``prod(B[:i]) == prod(A[input_dims[0]])``; its own example
+only satisfies ``prod(B[:i]) == prod(A[:input_dims[0]])`` (the input
 dimensions before the first listed one, mirroring the second constraint), which is checked.
 """
 
@@ -159,7 +161,7 @@ def reshape_output_shape(
     MetadataError
         Naming ``{path}.configuration.shape[i]`` and the chunk shape: an input dimension out of
         range, a -1 that cannot be inferred, an ``input_dims`` entry whose position breaks the
-        seed's constraints; or ``{path}.configuration.shape`` when the element count differs.
+        extension's constraints; or ``{path}.configuration.shape`` when the element count differs.
     """
     field = f"{path}.configuration.shape"
     ndim = len(chunk_shape)

@@ -196,7 +196,7 @@ class Draft2022Format(HierarchyFormat):
         return f"data/{self._root_dir}{_prefix(path)}"
 
     def read_node(self, store: Any, path: str) -> Metadata | None:
-        # The seed's order: array document, then explicit group document.
+        # The 2022 draft's order: array document, then explicit group document.
         key = self.metadata_key(path, "array")
         data = store.get(key)
         if data is not None:
@@ -228,7 +228,7 @@ class Draft2022Format(HierarchyFormat):
         return sorted(names)
 
     def erase_node(self, store: Any, path: str) -> None:
-        # The seed's "Erase a group or array": the node's own document, and the meta/ and
+        # The 2022 draft's "Erase a group or array": the node's own document, and the meta/ and
         # data/ prefixes of its path; nothing else.
         store.erase(self.metadata_key(path, "array"))
         store.erase(self.metadata_key(path, "group"))
