@@ -36,12 +36,13 @@ from zarr3c.codecs.base import BytesBytesCodec, as_byte_array
 from zarr3c.codecs.pipeline import CodecPipeline
 from zarr3c.codecs.sharding._inner import Coords, decode_inner_bytes, fill, renamed
 from zarr3c.codecs.sharding._parallel import fan_out_parts, in_parallel
+from zarr3c.codecs.sharding._part import CodecPart
 from zarr3c.codecs.sharding.index import MISSING, ShardIndex, check_shard_size
 from zarr3c.concurrency import get_num_threads, map_unordered
 from zarr3c.errors import ChunkDecodeError, IndexingError
 
 if TYPE_CHECKING:
-    from zarr3c.codecs.sharding.index import IndexLayout
+    pass
 
 __all__ = [
     "COALESCE_MAX_GAP",
@@ -166,28 +167,13 @@ class ByteRangeGroup:
 # -- the partial-read methods of ShardingCodec -------------------------------------------------
 
 
-class ShardReads:
+class ShardReads(CodecPart):
     """The partial-read methods of :class:`~zarr3c.codecs.sharding.ShardingCodec`.
 
     A mixin without state of its own: ``ShardingCodec`` inherits these methods and provides
-    what the ``TYPE_CHECKING`` block declares.  So the reading code sits in one module with
-    the helpers it uses, while the codec keeps one class.
+    what :class:`~zarr3c.codecs.sharding._part.CodecPart` declares.  So the reading code sits
+    in one module with the helpers it uses, while the codec keeps one class.
     """
-
-    if TYPE_CHECKING:
-        @property
-        def chunk_shape(self) -> tuple[int, ...]: ...
-
-        def _layout(self, shard_shape: Sequence[int]) -> IndexLayout: ...
-
-        def _evolved_pipeline(self) -> CodecPipeline: ...
-
-        def _decode_index_from_shard(self, buf: np.ndarray, shard_shape: Sequence[int]
-                                     ) -> ShardIndex: ...
-
-        def decode_index(self, data: bytes | bytearray | memoryview | np.ndarray,
-                         shard_shape: Sequence[int], *, shard_nbytes: int | None = None
-                         ) -> ShardIndex: ...
 
     def read_index(
         self, get_ranges: GetRanges, shard_shape: Sequence[int], *, key: str | None = None

@@ -28,13 +28,14 @@ from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.pipeline import CodecPipeline
 from zarr3c.codecs.sharding._inner import Coords, naming
 from zarr3c.codecs.sharding._parallel import fan_out, in_parallel
+from zarr3c.codecs.sharding._part import CodecPart
 from zarr3c.codecs.sharding.index import ShardIndex, encode_index
 from zarr3c.concurrency import get_num_threads, in_worker, map_unordered
 from zarr3c.errors import IndexingError, ShapeMismatchError
 from zarr3c.indexing import c_strides, int64_array
 
 if TYPE_CHECKING:
-    from zarr3c.codecs.sharding.index import IndexLayout
+    pass
 
 __all__ = [
     "InnerSource", "PartArena", "ShardWrites", "encode_pieces", "encode_strided", "shard_parts",
@@ -109,27 +110,13 @@ Loader = Callable[[np.ndarray, int, InnerSource], bool]
 # -- the partial-write methods of ShardingCodec ------------------------------------------------
 
 
-class ShardWrites:
+class ShardWrites(CodecPart):
     """The partial-write methods of :class:`~zarr3c.codecs.sharding.ShardingCodec`.
 
     A mixin without state of its own: ``ShardingCodec`` inherits these methods and provides
-    what the ``TYPE_CHECKING`` block declares.  So the writing code sits in one module with
-    the helpers it uses, while the codec keeps one class.
+    what :class:`~zarr3c.codecs.sharding._part.CodecPart` declares.  So the writing code sits
+    in one module with the helpers it uses, while the codec keeps one class.
     """
-
-    if TYPE_CHECKING:
-        @property
-        def chunk_shape(self) -> tuple[int, ...]: ...
-
-        def _layout(self, shard_shape: Sequence[int]) -> IndexLayout: ...
-
-        def _evolved_pipeline(self) -> CodecPipeline: ...
-
-        def _chunks_per_shard(self, shard_shape: Sequence[int], *, path: str | None = None
-                              ) -> Coords: ...
-
-        def _decode_index_from_shard(self, buf: np.ndarray, shard_shape: Sequence[int]
-                                     ) -> ShardIndex: ...
 
     def encode_region(
         self,
