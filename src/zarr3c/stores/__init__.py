@@ -53,6 +53,18 @@ def is_url(text: Any) -> bool:
     drive, ``C:\data`` or ``C://data``, stays a path) and for chained fsspec URLs
     (``simplecache::s3://bucket/x.zarr``); False for anything that is not a ``str``.
 
+    Parameters
+    ----------
+    text
+        What a caller was given as a store: a string, or anything else (a path object, a
+        store, a dict).
+
+    Returns
+    -------
+    bool
+        Whether ``text`` is a URL string (which :func:`make_store` opens as an
+        :class:`FsspecStore`, but for ``"memory://"`` and ``"file://<path>"``).
+
     Examples
     --------
     >>> is_url("s3://bucket/x.zarr"), is_url("simplecache::s3://b/x"), is_url("C:\\x")

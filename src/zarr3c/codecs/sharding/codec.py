@@ -102,6 +102,22 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         The index's codec chain; its encoded size must be fixed (``bytes`` + ``crc32c``).
     index_location
         ``"end"`` (default) or ``"start"``.
+    path
+        The JSON path of this codec object, named by errors (not compared, not written).
+    _inner, _index
+        Internal: the inner and index chains :meth:`evolve` resolved for an array; leave
+        them out (None).
+
+    Raises
+    ------
+    MetadataError
+        A ``chunk_shape`` that is not a non-empty list of positive integers, an
+        ``index_location`` other than ``"start"`` or ``"end"``, or a bad codec in either
+        chain (naming the field under ``path``).
+    UnknownExtensionError
+        An inner or index codec name that is not registered.
+    dataclasses.FrozenInstanceError
+        On an attempt to change a field.
 
     Notes
     -----
@@ -216,6 +232,11 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         -------
         dict
             ``{"name": "sharding_indexed", "configuration": {...}}``.
+
+        Raises
+        ------
+        None
+            Writing a configured codec cannot fail (nor can its inner and index codecs').
 
         Examples
         --------

@@ -88,11 +88,17 @@ _MISSING_FILL = np.array(MISSING, dtype=ENTRY_DTYPE).reshape(())
 class ShardIndex:
     """A decoded shard index: where each inner chunk's bytes are in the shard.
 
-    Attributes
+    Parameters
     ----------
     entries
         ``uint64`` array of shape ``chunks_per_shard + (2,)``: ``[..., 0]`` offsets,
-        ``[..., 1]`` byte lengths; :data:`MISSING` in both for a missing inner chunk.
+        ``[..., 1]`` byte lengths; :data:`MISSING` in both for a missing inner chunk.  Kept
+        as given (not copied nor checked: :func:`decode_index` checks a decoded one).
+
+    Raises
+    ------
+    dataclasses.FrozenInstanceError
+        On an attempt to rebind ``entries`` (the array itself stays writable).
 
     Examples
     --------
@@ -128,7 +134,34 @@ class ShardIndex:
         return not bool(self.present.any())
 
     def get(self, coords: Sequence[int]) -> tuple[int, int] | None:
-        """``(offset, nbytes)`` of the inner chunk at ``coords``, or None if it is missing."""
+        """``(offset, nbytes)`` of the inner chunk at ``coords``, or None if it is missing.
+
+        Parameters
+        ----------
+        coords
+            The inner chunk's position in the inner grid, one index per dimension
+            (negative indices count from the end, as numpy takes them).
+
+        Returns
+        -------
+        tuple of (int, int) or None
+            The byte offset of its encoding from the start of the shard and its length, or
+            None where the entry's offset is :data:`MISSING`.
+
+        Raises
+        ------
+        IndexError
+            If ``coords`` lie outside the inner grid, or have two or more indices too many.
+        TypeError
+            If ``coords`` have fewer indices than the grid has dimensions, or one too many.
+
+        Examples
+        --------
+        >>> index = ShardIndex.empty((2,))
+        >>> index.entries[1] = (16, 4)
+        >>> index.get((1,)), index.get((0,))
+        ((16, 4), None)
+        """
         offset, nbytes = (int(v) for v in self.entries[tuple(coords)])
         if offset == MISSING:
             return None
@@ -136,7 +169,30 @@ class ShardIndex:
 
     @classmethod
     def empty(cls, chunks_per_shard: Sequence[int]) -> ShardIndex:
-        """An index in which every inner chunk is missing."""
+        """An index in which every inner chunk is missing.
+
+        Parameters
+        ----------
+        chunks_per_shard
+            The shape of the inner chunk grid.
+
+        Returns
+        -------
+        ShardIndex
+            Fresh, writable entries of shape ``chunks_per_shard + (2,)``, all
+            :data:`MISSING`.
+
+        Raises
+        ------
+        ValueError
+            If a dimension of ``chunks_per_shard`` is negative.
+
+        Examples
+        --------
+        >>> index = ShardIndex.empty((1, 3))
+        >>> index.entries.shape, index.all_missing
+        ((1, 3, 2), True)
+        """
         return cls(np.full((*chunks_per_shard, 2), MISSING, dtype=ENTRY_DTYPE))
 
 

@@ -100,6 +100,16 @@ class StoreRanges:
     chunks, read only to be decoded at once, go to scratch memory rather than fresh
     ``bytes`` per request.
 
+    Calling it reads ``ranges`` of the key as :data:`GetRanges` says; a lone suffix range
+    (a shard index at the end) is read with one :meth:`~zarr3c.stores.base.Store.read_tail_into`.
+
+    Parameters
+    ----------
+    store
+        The store to read (a :class:`~zarr3c.stores.base.Store`).
+    key
+        The key of the shard in it (not checked here: reads report a malformed key).
+
     Examples
     --------
     >>> import zarr3c
@@ -128,7 +138,43 @@ class StoreRanges:
         """The ``(start, length)`` ranges, read one after another into this thread's
         scratch memory (valid until its next such read): a view of each.  None if the store
         cannot read into memory or any range is not all there (the caller reads them
-        again, and reports)."""
+        again, and reports).
+
+        Parameters
+        ----------
+        ranges
+            ``(start, length)`` byte ranges of the value, ``start >= 0``.
+
+        Returns
+        -------
+        list of numpy.ndarray or None
+            A ``uint8`` view of the thread's ``"stored"`` scratch memory per range, in
+            order; None where the store does not read into memory
+            (:attr:`~zarr3c.stores.base.Store.reads_into_memory` False), the ranges add up
+            to more than 64 MiB, or the key is missing or shorter than a range.
+
+        Raises
+        ------
+        InvalidKeyError
+            If the key or a range is malformed.
+        StoreError
+            If the value exists but cannot be read.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import zarr3c
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = zarr3c.LocalStore(tmp.name)
+        >>> store.set("k", b"0123456789")
+        >>> get_ranges, wanted = StoreRanges(store, "k"), [(2, 3), (7, 2)]
+        >>> got = get_ranges.into(wanted) or get_ranges(wanted)  # as a shard read does
+        >>> [bytes(v) for v in got]
+        [b'234', b'78']
+        >>> StoreRanges(zarr3c.MemoryStore(), "k").into(wanted) is None  # no reads into memory
+        True
+        >>> tmp.cleanup()
+        """
         if not self.store.reads_into_memory:
             return None
         requests, at = [], 0
@@ -151,12 +197,24 @@ class ByteRangeGroup:
     """One read request covering one or more stored inner chunks (see
     :meth:`ShardingCodec.byte_ranges`).
 
-    Attributes
+    Parameters
     ----------
     start, length
         The bytes of the shard to read: ``shard[start:start + length]``.
     members
         ``(inner coords, offset within this range, nbytes)`` of each inner chunk it holds.
+
+    Raises
+    ------
+    dataclasses.FrozenInstanceError
+        On an attempt to change a field.
+
+    Examples
+    --------
+    >>> group = ByteRangeGroup(start=100, length=12, members=(((0,), 0, 4), ((1,), 8, 4)))
+    >>> shard = bytes(range(128))
+    >>> [shard[group.start + rel:group.start + rel + n] for _, rel, n in group.members]
+    [b'defg', b'lmno']
     """
 
     start: int
@@ -718,6 +776,19 @@ def pack_runs(sizes: Sequence[int], limit: int) -> list[tuple[int, int]]:
     (an item larger than ``limit`` alone): how requests are batched to bound the bytes held
     at once.
 
+    Parameters
+    ----------
+    sizes
+        The items' sizes, in order (bytes, ``>= 0``).
+    limit
+        The most a run adds up to, unless it is one item larger than that.
+
+    Returns
+    -------
+    list of tuple of (int, int)
+        ``(lo, hi)`` of each run, covering ``range(len(sizes))`` in order, each greedily as
+        long as ``limit`` allows; empty for no items.
+
     Examples
     --------
     >>> pack_runs([3, 3, 5, 1, 9], 6)
@@ -882,7 +953,48 @@ def batch_decoder(call: Callable[..., list[int]], chunk_nbytes: int,
     :meth:`~zarr3c.codecs.base.BytesBytesCodec.batch_kernels`, no Python between the
     chunks): ``call(frames, scratch, run_starts, run_stops, *args)``, inner chunk ``c``'s
     run being ``bounds[index[c]]`` to ``bounds[index[c] + 1]``.  Returns the tasks the call
-    left, for the ordinary decode (which reports them)."""
+    left, for the ordinary decode (which reports them).
+
+    Parameters
+    ----------
+    call
+        The batch kernel: ``call(frames, scratch, run_starts, run_stops, *args)`` decodes
+        each stored inner chunk of ``frames`` into ``scratch`` and copies out its run, and
+        returns the positions in ``frames`` of those it did not decode.
+    chunk_nbytes
+        The size of a decoded inner chunk: the scratch memory the kernel decodes into.
+    index
+        The position of each inner chunk's run in ``bounds``, by inner coords.
+    bounds
+        ``int64`` run boundaries: inner chunk ``c``'s run is ``bounds[index[c]]`` to
+        ``bounds[index[c] + 1]``.
+    *args
+        Passed on to ``call`` after the run bounds (the destination and its offsets).
+
+    Returns
+    -------
+    BatchSink
+        ``batch_sink(tasks)``: takes ``(coords, stored bytes)`` of a batch of inner chunks
+        and returns those the kernel left (an inner chunk it could not decode), in order.
+
+    Raises
+    ------
+    KeyError
+        Not here, but from the sink it returns: an inner chunk of a batch that is not in
+        ``index``.  The sink also passes on what ``call`` raises.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> calls = []
+    >>> def call(frames, scratch, run_starts, run_stops):
+    ...     calls.append((len(frames), run_starts.tolist(), run_stops.tolist()))
+    ...     return [1]  # leaves the second inner chunk to the ordinary decode
+    >>> sink = batch_decoder(call, 8, {(0,): 0, (1,): 1}, np.array([0, 4, 8]))
+    >>> left = sink([((0,), np.zeros(3, "uint8")), ((1,), np.zeros(3, "uint8"))])
+    >>> [coords for coords, _ in left], calls
+    ([(1,)], [(2, [0, 4], [4, 8])])
+    """
 
     def batch_sink(tasks: list[_Task]) -> list[_Task]:
         runs = np.array([index[coords] for coords, _ in tasks], dtype=np.int64)

@@ -73,11 +73,49 @@ class PartArena:
         self._at = 0
 
     def reset(self) -> None:
-        """Start a new shard: the memory of the parts handed out so far is reused."""
+        """Start a new shard: the memory of the parts handed out so far is reused.
+
+        The parts handed out before are not valid after it: their memory is handed out
+        again.  The blocks are kept (never freed nor shrunk) for the next shard.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> arena = PartArena()
+        >>> first = arena.take(4)
+        >>> arena.reset()
+        >>> np.shares_memory(arena.take(4), first)  # the same memory again
+        True
+        """
         self._block = self._at = 0
 
     def take(self, nbytes: int) -> np.ndarray:
-        """``nbytes`` of uninitialised ``uint8`` memory, valid until :meth:`reset`."""
+        """``nbytes`` of uninitialised ``uint8`` memory, valid until :meth:`reset`.
+
+        Parameters
+        ----------
+        nbytes
+            How many bytes (``>= 0``).
+
+        Returns
+        -------
+        numpy.ndarray
+            A writable 1-d ``uint8`` view of ``nbytes`` of a block: after the previous part
+            in the current block, or at the start of the next block (a new one of 1 MiB, or
+            of ``nbytes`` if larger) where it does not fit there.
+
+        Raises
+        ------
+        MemoryError
+            If a new block cannot be allocated.
+
+        Examples
+        --------
+        >>> arena = PartArena()
+        >>> a, b = arena.take(3), arena.take(5)
+        >>> a.nbytes, b.nbytes, a.base is b.base  # one block
+        (3, 5, True)
+        """
         while True:
             if self._block == len(self._blocks):
                 self._blocks.append(np.empty(max(_ARENA_BLOCK_BYTES, nbytes), dtype=np.uint8))
@@ -89,7 +127,36 @@ class PartArena:
         return block[self._at - nbytes:self._at]
 
     def put(self, data: np.ndarray) -> np.ndarray:
-        """A copy of ``data`` (``uint8``) in the arena, valid until :meth:`reset`."""
+        """A copy of ``data`` (``uint8``) in the arena, valid until :meth:`reset`.
+
+        Parameters
+        ----------
+        data
+            The bytes to keep: a 1-d ``uint8`` array (or one that broadcasts to
+            ``data.nbytes`` bytes).
+
+        Returns
+        -------
+        numpy.ndarray
+            The copy: a 1-d ``uint8`` view of arena memory (see :meth:`take`).
+
+        Raises
+        ------
+        ValueError
+            If ``data`` does not broadcast to a 1-d array of its ``nbytes`` (a 2-d array;
+            most arrays of another data type than ``uint8``).
+        MemoryError
+            If a new block cannot be allocated.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> arena = PartArena()
+        >>> data = np.frombuffer(b"shard", dtype=np.uint8)
+        >>> kept = arena.put(data)
+        >>> bytes(kept), kept is data
+        (b'shard', False)
+        """
         view = self.take(data.nbytes)
         view[...] = data
         return view
