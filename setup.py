@@ -38,9 +38,11 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-KERNELS = ["copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx"]
-if os.name == "posix":  # (open/pread without the GIL; elsewhere LocalStore reads through os)
-    KERNELS.append("fileio")
+KERNELS = ["copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx", "checksum"]
+if os.name == "posix":
+    # open/pread without the GIL, and the native chunk pipeline on its pthread pool;
+    # elsewhere LocalStore reads through os and reads take the Python path.
+    KERNELS += ["fileio", "pool", "chunks"]
 
 
 def _extension(name: str, source: str) -> Extension:

@@ -117,6 +117,42 @@ class ChunkKeyEncoding:
     name: ClassVar[str]
     separator: str
 
+    def encode_chunk_keys(self, coords: Sequence[Sequence[int]]) -> list[str]:
+        """The store keys of many chunks at once (:meth:`encode_chunk_key` of each), for a
+        read planned in bulk.
+
+        Parameters
+        ----------
+        coords : sequence of sequences of int, or a 2-d integer numpy array
+            One row of grid coordinates per chunk.
+
+        Returns
+        -------
+        list of str
+            The keys, in the order of ``coords``.
+
+        Raises
+        ------
+        None
+            Any coordinates have a key.
+
+        Examples
+        --------
+        >>> from zarr3c.chunk_key_encodings import DefaultChunkKeyEncoding
+        >>> DefaultChunkKeyEncoding().encode_chunk_keys([(0, 1), (2, 3)])
+        ['c/0/1', 'c/2/3']
+        """
+        rows = coords.tolist() if hasattr(coords, "tolist") else coords
+        # One comprehension with C-level string building: no Python call per chunk.
+        head, sep = self._key_head(), self.separator
+        if rows and not len(rows[0]):
+            return [self.encode_chunk_key(())] * len(rows)
+        return [head + sep.join(map(str, row)) for row in rows]
+
+    def _key_head(self) -> str:
+        """What every key of a chunk of ndim >= 1 starts with (before the coordinates)."""
+        return ""
+
     def encode_chunk_key(self, coords: Sequence[int]) -> str:  # pragma: no cover - interface
         """The store key of the chunk at grid coordinates ``coords``.
 
@@ -289,6 +325,9 @@ class DefaultChunkKeyEncoding(ChunkKeyEncoding):
             return "c"
         sep = self.separator
         return "c" + sep + sep.join(map(str, coords))
+
+    def _key_head(self) -> str:
+        return "c" + self.separator
 
     def decode_chunk_key(self, key: str, *, ndim: int | None = None) -> tuple[int, ...] | None:
         """Grid coordinates of a chunk key, or None if ``key`` is not one of this encoding.

@@ -1,5 +1,5 @@
 """Typed Cython kernels: strided copy, gathers and scatters, grid lookup, box plans, layout
-conversion, shard indexes, zstd and file reads.
+conversion, shard indexes, zstd, file reads and CRC-32C checksums.
 
 Imports nothing from zarr3c.  Only flat typed buffers and integers cross the boundary.  Each
 entry point validates its arguments in O(ndim) and then runs a ``noexcept nogil`` core; a
@@ -17,7 +17,7 @@ import importlib.util
 import os
 
 # The kernels every zarr3c install has (fileio is built on POSIX systems only).
-REQUIRED = ("copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx")
+REQUIRED = ("copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx", "checksum")
 
 _absent = [name for name in REQUIRED if importlib.util.find_spec(f"{__name__}.{name}") is None]
 if _absent:

@@ -1,12 +1,12 @@
 """Pure-numpy reference implementations of every compiled kernel (the tests' oracle).
 
 Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``scatter.pyx``,
-``layout.pyx``, ``grid.pyx``, ``boxes.pyx``, ``shard.pyx`` and ``fileio.pyx`` (see the ``.pyi``
-stubs), written the obvious way with numpy, ``os`` and Python integers and independently of
-the Cython code paths: strided regions become ``numpy.lib.stride_tricks.as_strided`` views
-with a ``V<itemsize>`` data type, projections come from ``numpy.searchsorted`` and run-length
-grouping.  Not meant to be fast; meant to be clearly right.  Error messages are shorter than
-the kernels'.
+``layout.pyx``, ``grid.pyx``, ``boxes.pyx``, ``shard.pyx``, ``fileio.pyx`` and ``checksum.pyx``
+(see the ``.pyi`` stubs), written the obvious way with numpy, ``os`` and Python integers and
+independently of the Cython code paths: strided regions become
+``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
+come from ``numpy.searchsorted`` and run-length grouping, the CRC-32C goes bit by bit.  Not
+meant to be fast; meant to be clearly right.  Error messages are shorter than the kernels'.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ __all__ = [
     "copy_pieces",
     "copy_strided",
     "count_box_pieces",
+    "crc32c",
     "fill_pieces",
     "fill_strided",
     "group_by_key",
@@ -442,6 +443,23 @@ def basic_box(
         start.append(lo)
         stop.append(hi)
     return tuple(start), tuple(stop), tuple(out_shape), not out_shape and not ellipses
+
+
+def crc32c(data: ReadBuffer, value: int = 0) -> int:
+    """Reference of :func:`zarr3c._kernels.checksum.crc32c`: the CRC-32C of ``data`` continued
+    from ``value``, one bit at a time with the reflected Castagnoli polynomial (RFC 3720,
+    appendix B.4)."""
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise OverflowError("crc32c: value must be in [0, 2**32)")
+    arr = _u8(data)
+    if not arr.flags.c_contiguous:
+        raise ValueError("crc32c: the buffer is not contiguous")
+    crc = value ^ 0xFFFFFFFF
+    for byte in arr.tobytes():
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
 
 
 def check_shard_index(

@@ -56,3 +56,8 @@ cdef inline bint region_fits(
                 return False
             below -= -st * n1
     return True
+
+
+# Reverse the byte order of each ``width``-byte word (2, 4, 8 or 16; others: nothing) of
+# ``nbytes`` bytes in place; shared with chunks.pyx (a chunk stored in the other byte order).
+cdef void byteswap_core(uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t width) noexcept nogil

@@ -470,7 +470,7 @@ cdef inline uint64_t _swap_bytes_in_64(uint64_t v) noexcept nogil:
     return (v << 32) | (v >> 32)
 
 
-cdef void _byteswap_core(uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t width) noexcept nogil:
+cdef void byteswap_core(uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t width) noexcept nogil:
     # Shifts and masks on 64-bit lanes rather than bswap instructions: the compiler turns
     # these loops into SIMD code on the baseline instruction set (SSE2 has no byte shuffle),
     # faster than one bswap per word (bench_kernels.Byteswap).
@@ -667,7 +667,7 @@ def byteswap(uint8_t[::1] buf not None, Py_ssize_t width) -> None:
         return
     cdef uint8_t* bp = &buf[0]
     with nogil:
-        _byteswap_core(bp, nbytes, width)
+        byteswap_core(bp, nbytes, width)
 
 
 def is_uniform(const uint8_t[::1] buf not None, const uint8_t[::1] value not None) -> bool:

@@ -562,3 +562,60 @@ def decompress_outer(
             if batch.decode(ctx.ptr, k):
                 pieces.copy(batch.runs[2 * k], batch.runs[2 * k + 1], batch.sp, dp)
     return batch.left()
+
+
+# -- for kernels running on threads of their own (zstd_ctx.pxd) ---------------------------------
+
+
+cdef void* dctx_new() noexcept nogil:
+    return _create_dctx() if _create_dctx != NULL else NULL
+
+
+cdef void dctx_free(void* dctx) noexcept nogil:
+    if dctx != NULL and _free_dctx != NULL:
+        _free_dctx(dctx)
+
+
+cdef Py_ssize_t dctx_decompress(void* dctx, uint8_t* dst, size_t cap, const uint8_t* src,
+                                size_t n) noexcept nogil:
+    cdef size_t result
+    if dctx == NULL or n == 0 or cap == 0:
+        return -1
+    result = _decompress_dctx(dctx, dst, cap, src, n)
+    if _is_error(result):
+        return -1
+    return <Py_ssize_t>result
+
+
+cdef void* cctx_new() noexcept nogil:
+    return _create_cctx() if _create_cctx != NULL else NULL
+
+
+cdef void cctx_free(void* cctx) noexcept nogil:
+    if cctx != NULL and _free_cctx != NULL:
+        _free_cctx(cctx)
+
+
+cdef Py_ssize_t cctx_compress(void* cctx, uint8_t* dst, size_t cap, const uint8_t* src,
+                              size_t n, int level, bint checksum) noexcept nogil:
+    cdef size_t result
+    cdef uint8_t empty = 0
+    if cctx == NULL or cap == 0:
+        return -1
+    # (as compress_into: both parameters set every time, they are sticky)
+    result = _cctx_set_parameter(cctx, _C_COMPRESSION_LEVEL, level)
+    if not _is_error(result):
+        result = _cctx_set_parameter(cctx, _C_CHECKSUM_FLAG, 1 if checksum else 0)
+    if not _is_error(result):
+        result = _compress2(cctx, dst, cap, src if n else &empty, n)
+    if _is_error(result):
+        return -1
+    return <Py_ssize_t>result
+
+
+cdef size_t bound_of(size_t n) noexcept nogil:
+    cdef size_t bound
+    if _compress_bound == NULL:
+        return 0
+    bound = _compress_bound(n)
+    return 0 if _is_error(bound) else bound

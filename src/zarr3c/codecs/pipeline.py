@@ -42,6 +42,7 @@ from zarr3c.codecs.base import (
     has_byte_order,
     native_dtype,
 )
+from zarr3c.codecs.native import NativeChain, native_chain
 from zarr3c.errors import ChunkDecodeError, CodecError, MetadataError, ZarrError
 
 __all__ = [
@@ -401,6 +402,8 @@ class CodecPipeline:
                               else self._sole_compressor.batch_kernels())
         self._chains: dict[tuple[int, ...], _Chain] = {}
         self._lock = threading.Lock()
+        #: How the native chunk pipeline decodes this chain, or None (the Python path).
+        self.native: NativeChain | None = native_chain(self)
 
     @classmethod
     def from_codecs(

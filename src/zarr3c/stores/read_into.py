@@ -39,6 +39,8 @@ The hooks, and who calls them:
   one request; the chunk's size, -1 or None.  Small reads of uncompressed arrays.
 - :meth:`~ReadIntoHooks.read_elements_into`: elements of many whole raw chunks, a batch at a
   time; the batch members not read, or None.  Point reads (``vindex``).
+- :meth:`~ReadIntoHooks.chunk_files`: the files of chunk keys, for the native chunk pipeline
+  to open itself; None where values are not files.  Array reads executed natively.
 - :meth:`~ReadIntoHooks.set_parts`: the write-side counterpart, a value given as parts that
   are never joined in memory.  Sharded writes.
 
@@ -436,6 +438,36 @@ class ReadIntoHooks:
         >>> from zarr3c.stores import MemoryStore
         >>> MemoryStore().read_elements_into(["c/0"], None, None, None, None, None, None,
         ...                                  None, 1) is None
+        True
+        """
+        return None
+
+    def chunk_files(self, prefix: str, names: Sequence[str]) -> builtins.list[bytes] | None:
+        """The files holding the values of keys ``prefix + name``, as the native chunk
+        pipeline (``zarr3c._kernels.chunks``) opens them itself, or None where the values are
+        not files (the default): the pipeline then fetches values with ``get_many``.
+
+        Parameters
+        ----------
+        prefix
+            The keys' common prefix (an array's path and ``/``, or ``""``).
+        names
+            Chunk keys of the array's chunk key encoding (``c/0/1``, ``0.1``...).
+
+        Returns
+        -------
+        list of bytes or None
+            One file path per name (a file that does not exist is a missing key).
+
+        Raises
+        ------
+        InvalidKeyError
+            A store with files raises it for a key that is not valid.
+
+        Examples
+        --------
+        >>> from zarr3c.stores import MemoryStore
+        >>> MemoryStore().chunk_files("a/", ["c/0"]) is None
         True
         """
         return None

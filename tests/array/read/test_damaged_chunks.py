@@ -20,6 +20,9 @@ import pytest
 import zarr3c
 from zarr3c.errors import ChecksumError, ChunkDecodeError
 
+# Every test on both read paths: the native pipeline and the Python path.
+pytestmark = pytest.mark.usefixtures("read_path")
+
 KEY = "a/c/0"
 DATA = (np.arange(1, 17, dtype="int32") * 12345).astype("int32")
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}

@@ -82,6 +82,7 @@ def test_reads_equal_numpy(dtype: str, order: str, lo: int, hi: int, full_width:
 
 
 @pytest.mark.parametrize("compressor", list(CODECS))
+@pytest.mark.usefixtures("python_path")
 def test_whole_chunks_are_decoded_into_the_output(monkeypatch: pytest.MonkeyPatch,
                                                   compressor: str) -> None:
     a, data = _rows(compressor=compressor)

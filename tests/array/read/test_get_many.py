@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 import zarr3c
 from zarr3c.errors import BoundsCheckError, InvalidTypeError
 
+# Every test on both read paths: the native pipeline and the Python path.
+pytestmark = pytest.mark.usefixtures("read_path")
+
 LAYOUTS = {
     "regular": {"chunks": (4, 5)},
     "rectilinear": {"chunks": [[3, 1, 6, 4], [5, 2, 9]]},

@@ -19,6 +19,9 @@ from zarr3c.array.read import many, shard_boxes
 from zarr3c.errors import ChunkDecodeError
 from zarr3c.testing.reads import read_general
 
+# Every test on both read paths: the native pipeline and the Python path.
+pytestmark = pytest.mark.usefixtures("read_path")
+
 SHAPE = (11, 13, 7)
 ZSTD = [{"name": "zstd", "configuration": {"level": 0}}]
 LAYOUTS: dict[str, dict[str, Any]] = {

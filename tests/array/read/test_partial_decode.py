@@ -89,6 +89,7 @@ def test_box_reads_equal_numpy(plain: tuple[zarr3c.Array, np.ndarray], data: st.
     np.testing.assert_array_equal(a.vindex[points], expected[points])
 
 
+@pytest.mark.usefixtures("python_path")
 def test_a_box_at_a_chunk_s_start_decodes_only_the_start(
         monkeypatch: pytest.MonkeyPatch, plain: tuple[zarr3c.Array, np.ndarray]) -> None:
     """One box: its chunk's bytes up to its furthest element; a box reaching the chunk's

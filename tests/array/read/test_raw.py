@@ -103,6 +103,7 @@ def test_a_chunk_of_the_wrong_size_is_reported_even_outside_the_range(change) ->
         a[0, 0:2]
 
 
+@pytest.mark.usefixtures("python_path")
 def test_ranges_of_many_chunks_go_to_the_store_in_one_batched_request() -> None:
     """What lets a remote store run them concurrently (and a local one over its pool)."""
     store = RangeLog()

@@ -347,6 +347,7 @@ def test_batches_decoded_in_one_call_match_the_per_chunk_path(monkeypatch, case,
 
 @pytest.mark.skipif(not zstd_module._CONTEXTS, reason="numcodecs' libzstd is not visible")
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.usefixtures("python_path")
 def test_a_shard_s_inner_chunks_are_decoded_in_few_calls(monkeypatch, threads):
     """One call for a shard's inner chunks on one thread; a few parts per worker on two."""
     monkeypatch.setattr(sharding._parallel, "_PARALLEL_MIN_BYTES", 0)

@@ -22,6 +22,12 @@ from zarr3c._kernels.boxes import basic_box
 from zarr3c._kernels.scatter import copy_pieces, fill_pieces
 from zarr3c.array.read.chunk import read_chunk
 from zarr3c.array.read.general import basic_result, read_selections
+from zarr3c.array.read.native import (
+    chunks_native,
+    read_chunks_natively,
+    read_shards_natively,
+    shards_native,
+)
 from zarr3c.array.read.place import (
     copy_chunk_pieces,
     copy_pieces_from,
@@ -100,7 +106,14 @@ def read_boxes(array: Array, boxes: Sequence[Box]) -> list[Any]:
     assert grid is not None
     plan = BoxPlan(boxes, grid.chunk_i64, grid.chunk_strides, array.dtype)
     pieces = plan.by_chunk(lambda coords: coords @ grid.grid_steps)
-    if array._pipeline.stores_raw_elements:
+    chain = chunks_native(array)
+    if chain is not None:
+        # Executed natively; the chunks the kernel could not read are read again (and
+        # reported) by the Python path.
+        failed = read_chunks_natively(array, pieces, range(pieces.nchunks), chain)
+        if failed:
+            _read_whole_pieces(array, pieces, failed)
+    elif array._pipeline.stores_raw_elements:
         _read_raw_pieces(array, pieces, grid.chunk_nbytes)
     else:
         _read_whole_pieces(array, pieces)
@@ -212,6 +225,11 @@ def _read_shard_boxes(array: Array, boxes: Sequence[Box]) -> list[Any]:
     assert array._sharding is not None
     read = _ShardRead(array, pieces, int64_array(pieces.bounds),
                       array._sharding.inner_batch_kernels())
+    chain = shards_native(array)
+    if chain is not None:
+        # Executed natively; the shards the kernel could not read are read again below.
+        failed = set(read_shards_natively(array, pieces, chain))
+        runs = [run for run in runs if run.shard in failed]
     map_unordered(lambda run: _read_shard_run(read, run), runs)
     return plan.results(boxes, array._in_order)
 

@@ -254,13 +254,13 @@ class BoxPlan:
         n = len(self.coords)
         if n == 1:
             return Pieces(self.out.reshape(-1).view(np.uint8), [0, 1], *arrays)
+        # (in numpy: no Python step per piece, see zarr3c.array.read.native)
         ids = chunk_ids(self.coords)
-        id_list = ids.tolist()
-        if any(y < x for x, y in zip(id_list, id_list[1:], strict=False)):
+        if (ids[1:] < ids[:-1]).any():
             order = np.argsort(ids, kind="stable")
-            arrays = tuple(a[order] for a in arrays)
-            id_list = ids[order].tolist()
-        bounds = [0, *(i for i in range(1, n) if id_list[i] != id_list[i - 1]), n]
+            arrays = tuple([a[order] for a in arrays])
+            ids = ids[order]
+        bounds = [0, *(np.flatnonzero(ids[1:] != ids[:-1]) + 1).tolist(), n]
         return Pieces(self.out.reshape(-1).view(np.uint8), bounds, *arrays)
 
     def results(self, boxes: Sequence[Box],
@@ -280,8 +280,8 @@ class Pieces:
     """Pieces of reads grouped by chunk: chunk ``n``'s are rows ``bounds[n]:bounds[n + 1]``
     of the arrays (see ``plan_box_pieces``), all landing in ``dst``."""
 
-    __slots__ = ("bounds", "chunks", "counts", "dst", "dst_offsets", "dst_strides", "nchunks",
-                 "src_ends", "src_offsets")
+    __slots__ = ("bounds", "chunk_coords", "chunks", "counts", "dst", "dst_offsets",
+                 "dst_strides", "nchunks", "src_ends", "src_offsets")
 
     def __init__(self, dst: np.ndarray, bounds: list[int], coords: np.ndarray,
                  counts: np.ndarray, src_offsets: np.ndarray, src_ends: np.ndarray,
@@ -289,8 +289,9 @@ class Pieces:
         self.dst = dst
         self.bounds = bounds
         self.nchunks = len(bounds) - 1
-        coords_list = coords.tolist()
-        self.chunks = [tuple(coords_list[i]) for i in bounds[:-1]]
+        #: each chunk's grid coordinates, as an (nchunks, ndim) int64 array and as tuples
+        self.chunk_coords = coords[bounds[:-1]]
+        self.chunks = [tuple(row) for row in self.chunk_coords.tolist()]
         self.counts = counts
         self.src_offsets = src_offsets
         self.src_ends = src_ends
@@ -409,14 +410,15 @@ def inner_in_shard(coords: tuple[int, ...], per_shard: tuple[int, ...]) -> tuple
 
 def shard_runs(pieces: Pieces, per_shard: tuple[int, ...]) -> list[ShardRun]:
     """The runs of inner chunks of ``pieces`` (grouped by shard first) in one shard each."""
-    runs: list[ShardRun] = []
-    for n, coords in enumerate(pieces.chunks):
-        shard = tuple(c // k for c, k in zip(coords, per_shard, strict=True))
-        if runs and runs[-1].shard == shard:
-            runs[-1] = runs[-1]._replace(end=n + 1)
-        else:
-            runs.append(ShardRun(shard, n, n + 1))
-    return runs
+    n = pieces.nchunks
+    if not n:
+        return []
+    # (in numpy: no Python step per inner chunk)
+    shards = pieces.chunk_coords // np.asarray(per_shard, dtype=np.int64)
+    cuts = (np.flatnonzero((shards[1:] != shards[:-1]).any(axis=1)) + 1).tolist()
+    firsts = [0, *cuts]
+    return [new_plan(ShardRun, (tuple(row), first, end)) for row, first, end in
+            zip(shards[firsts].tolist(), firsts, [*cuts, n], strict=True)]
 
 
 class ShardRawBatch(NamedTuple):

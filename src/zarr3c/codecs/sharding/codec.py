@@ -32,6 +32,7 @@ from zarr3c.codecs.base import (
     parse_choice_field,
     parse_int_field,
 )
+from zarr3c.codecs.native import NativeChain
 from zarr3c.codecs.pipeline import CodecLike, CodecPipeline, codec_chain, parse_codecs
 from zarr3c.codecs.sharding import write as _write
 from zarr3c.codecs.sharding._inner import Coords, decode_inner_bytes, fill
@@ -780,6 +781,28 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         RuntimeError: this sharding codec was not evolved for an array ...
         """
         return self._evolved_pipeline().batch_kernels
+
+    def inner_native_chain(self) -> NativeChain | None:
+        """How the native chunk pipeline decodes the evolved inner chain, or None.
+
+        Returns
+        -------
+        NativeChain or None
+            See :func:`zarr3c.codecs.native.native_chain`.
+
+        Raises
+        ------
+        RuntimeError
+            For a codec that was not evolved.
+
+        Examples
+        --------
+        >>> ShardingCodec.from_config({"chunk_shape": [2]}, path="c").inner_native_chain()
+        Traceback (most recent call last):
+        ...
+        RuntimeError: this sharding codec was not evolved for an array ...
+        """
+        return self._evolved_pipeline().native
 
     def stores_raw_inner_chunks(self) -> bool:
         """Whether inner chunks are stored as their elements' native bytes in C order.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import os
 import pathlib
+import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -36,6 +37,8 @@ __all__ = ["LocalStore"]
 
 #: LocalStore keeps the files of this many keys (see LocalStore._path).
 _PATHS_KEPT = 1 << 14
+#: A chunk key of any chunk key encoding: coordinates and separators after an optional "c".
+_CHUNK_NAME = re.compile(r"(?:c[./]?)?\d+(?:[./]\d+)*|c")
 
 
 class LocalStore(Store):
@@ -371,6 +374,17 @@ class LocalStore(Store):
         if done is None:
             return -1
         return nbytes if copied and done is not reads.RETRY else None
+
+    def chunk_files(self, prefix: str, names: Sequence[str]) -> builtins.list[bytes] | None:
+        if reads.fileio is None or not names:
+            return None
+        # The first key is checked in full (the prefix with it); the others differ from it
+        # only in chunk coordinates, checked here to be nothing else.
+        first = self._kernel_file(prefix + names[0])
+        if first is None or not all(map(_CHUNK_NAME.fullmatch, names)):
+            return None
+        base = first[:len(first) - len(names[0].encode())]
+        return [base + name for name in map(str.encode, names)]
 
     def read_value_into(self, key: str, out: Any) -> int | None:
         # One open and one read (two would be the range and a size probe).

@@ -1,0 +1,52 @@
+"""The native chunk pipeline: a read plan executed on native threads without the GIL
+(contract; chunks.pyx, where the plan's nouns are defined)."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+from zarr3c._kernels.copy import ReadBuffer
+
+#: The most shards one read_shards call takes (it holds their files open).
+MAX_SHARDS: int
+#: compressors of a chain
+NONE: int
+ZSTD: int
+#: what became of a chunk: read, not stored (filled), or failed (the Python path reads it)
+READ: int
+MISSING: int
+FAILED_IO: int
+FAILED_SIZE: int
+FAILED_DECODE: int
+FAILED_CHECKSUM: int
+FAILED_INDEX: int
+FAILED_MEMORY: int
+
+def read_chunks(
+    sources: list[bytes] | list[ReadBuffer | None], paths: bool,
+    firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64],
+    dst: NDArray[np.uint8], dst_offsets: NDArray[np.int64], dst_strides: NDArray[np.int64],
+    counts: NDArray[np.int64], itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8],
+    compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
+    status: NDArray[np.int8],
+) -> None:
+    """Read, decode and copy out each chunk of ``sources`` (file paths if ``paths``, else
+    values, None where not stored) on up to ``nthreads`` threads, the GIL released;
+    ``status[c]`` says what became of chunk ``c``.  ValueError for a plan that does not
+    hold together, never for stored bytes."""
+
+def read_shards(
+    sources: list[bytes] | list[ReadBuffer | None], paths: bool, index_nbytes: int,
+    index_at_end: bool, index_checksum: bool,
+    inner_shard: NDArray[np.int64], inner_slot: NDArray[np.int64],
+    firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64],
+    dst: NDArray[np.uint8], dst_offsets: NDArray[np.int64], dst_strides: NDArray[np.int64],
+    counts: NDArray[np.int64], itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8],
+    compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
+    status: NDArray[np.int8], shard_status: NDArray[np.int8],
+) -> None:
+    """read_chunks for the inner chunks of shards: inner chunk ``k`` is entry
+    ``inner_slot[k]`` of the index of shard ``inner_shard[k]`` (``index_nbytes`` bytes of
+    little-endian uint64 pairs, then a CRC-32C if ``index_checksum``, at the shard's end or
+    start); ``shard_status[s]`` says what became of shard ``s``'s index."""

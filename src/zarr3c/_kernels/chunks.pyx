@@ -1,0 +1,698 @@
+"""The native chunk pipeline: a read plan executed on native threads without the GIL.
+
+A read plans in Python once (which chunks, which pieces of them land where in the output:
+the plan types of :mod:`zarr3c.array.read.plan`) and then :func:`read_chunks` or
+:func:`read_shards` executes the whole plan in one call: for each chunk, on the pool's
+threads (:mod:`.pool`), read its stored bytes, decode them and copy its pieces out, or fill
+them where it is not stored.  No Python runs between chunks, so threads never queue for the
+GIL, and each output page is first touched by the thread that fills it.
+
+The nouns, defined once:
+
+source
+    Where a chunk's stored bytes are: a file (its path; ``paths=True``), or a value already
+    in memory (a bytes-like object; None where the chunk is not stored).  A file that does
+    not exist is a chunk not stored.
+chain
+    How stored bytes decode into the chunk's elements in C order: :class:`Chain`'s
+    ``checksums`` trailing CRC-32C checksums verified and stripped (zarr's ``crc32c``
+    codec), then one ``compressor`` (:data:`NONE`, :data:`ZSTD`), then a byte swap of
+    ``swap``-byte words (an ``endian`` other than the machine's; the component size for
+    complex types), giving ``nbytes`` bytes.  Other codecs take the Python path.
+pieces
+    Chunk ``c``'s pieces are rows ``firsts[c]:ends[c]``: piece ``p`` copies the
+    region of ``counts[p]`` elements at byte ``src_offsets[p]`` of the decoded chunk (byte
+    strides ``src_strides``, shared) to byte ``dst_offsets[p]`` of ``dst`` (strides
+    ``dst_strides[p]``).  A chunk flagged ``direct`` has one piece that is the whole chunk,
+    C-ordered in ``dst``: it is decoded (or read) straight there.
+status
+    Per chunk, what happened: :data:`READ`, :data:`MISSING` (its pieces filled with
+    ``fill``), or a negative :data:`FAILED_*` code: the chunk's pieces hold anything, and
+    the caller reads it again through the Python path, which reports what is wrong.  The
+    kernel never raises for what it finds in stored bytes.
+
+Sharded arrays (:func:`read_shards`): the sources are shards, each holding an index of
+``(offset, nbytes)`` little-endian ``uint64`` pairs (the sharding codec's, optionally with
+one trailing CRC-32C) at its end or start; a first pass reads every shard's index (and keeps
+the shard's file open), a second executes the inner chunks as above, each at its entry's
+byte range.
+
+Memory: stored and decoded bytes go to per-thread scratch buffers (``pool.thread_buffer``)
+reused from chunk to chunk; nothing is allocated per chunk once a thread is warm.
+
+The reference of both is the Python path, chunk for chunk
+(:func:`zarr3c._kernels._reference.read_chunks`).
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.errno cimport ENOENT, ENOTDIR
+from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy
+from posix.unistd cimport close as c_close
+
+from zarr3c._kernels.checksum cimport crc32c_update
+from zarr3c._kernels.copy cimport MAX_NDIM, byteswap_core, fill_core
+from zarr3c._kernels.fileio cimport _open_file, _pread_upto
+from zarr3c._kernels.pool cimport run_tasks, set_thread_value, thread_buffer, thread_value
+from zarr3c._kernels.scatter cimport check_piece_rows, check_pieces, copy_live_pieces
+from zarr3c._kernels.zstd_ctx cimport dctx_decompress, dctx_free, dctx_new
+
+import numpy as np
+
+from zarr3c._kernels.zstd_ctx import available as _zstd_available
+
+__all__ = ["MAX_SHARDS", "FAILED_CHECKSUM", "FAILED_DECODE", "FAILED_INDEX", "FAILED_IO", "FAILED_MEMORY",
+           "FAILED_SIZE", "MISSING", "NONE", "READ", "ZSTD", "read_chunks", "read_shards"]
+
+# compressors
+NONE = 0
+ZSTD = 1
+# statuses
+READ = 0
+MISSING = 1
+FAILED_IO = -1
+FAILED_SIZE = -2
+FAILED_DECODE = -3
+FAILED_CHECKSUM = -4
+FAILED_INDEX = -5
+FAILED_MEMORY = -6
+
+cdef enum:
+    _NONE = 0
+    _ZSTD = 1
+    _READ = 0
+    _MISSING = 1
+    _FAILED_IO = -1
+    _FAILED_SIZE = -2
+    _FAILED_DECODE = -3
+    _FAILED_CHECKSUM = -4
+    _FAILED_INDEX = -5
+    _FAILED_MEMORY = -6
+    # per-thread scratch slots (pool.thread_buffer) and values (pool.thread_value)
+    _SLOT_STORED = 0
+    _SLOT_DECODED = 1
+    _SLOT_DCTX = 0
+    # the most shard files one read_shards call holds open
+    MAX_OPEN_SHARDS = 256
+
+cdef uint64_t _MISSING_ENTRY = 0xFFFFFFFFFFFFFFFFULL
+#: The most shards one read_shards call takes (it holds their files open).
+MAX_SHARDS = MAX_OPEN_SHARDS
+
+
+cdef struct Plan:
+    # sources: per chunk a path, or a value (NULL: not stored) of value_lens bytes; for the
+    # inner chunks of shards, an open fd (-1: not stored) and a byte range
+    const char** paths
+    const uint8_t** values
+    int64_t* value_lens
+    int* fds
+    int64_t* starts
+    int64_t* lens
+    # the chain
+    int compressor
+    int checksums
+    int64_t swap
+    int64_t nbytes
+    int64_t cap           # the most stored bytes a chunk may have
+    # the pieces
+    const int64_t* firsts
+    const int64_t* ends
+    const int64_t* src_offsets
+    int64_t src_strides[MAX_NDIM]
+    uint8_t* dst
+    Py_ssize_t dlen
+    const int64_t* dst_offsets
+    const int64_t* dst_strides
+    const int64_t* counts
+    Py_ssize_t ndim
+    int64_t itemsize
+    const uint8_t* fill
+    const uint8_t* live
+    const uint8_t* direct
+    int8_t* status
+
+
+cdef inline uint32_t _le_u32(const uint8_t* p) noexcept nogil:
+    return <uint32_t>p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+cdef inline uint64_t _le_u64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(8):
+        v |= (<uint64_t>p[i]) << (8 * i)
+    return v
+
+
+cdef void _fill(Plan* plan, Py_ssize_t c) noexcept nogil:
+    """Fill chunk ``c``'s live pieces with the fill value."""
+    cdef Py_ssize_t p
+    for p in range(plan.firsts[c], plan.ends[c]):
+        if plan.live[p]:
+            fill_core(plan.dst, plan.dst_offsets[p], plan.dst_strides + p * plan.ndim,
+                      plan.counts + p * plan.ndim, plan.ndim, plan.fill, plan.itemsize)
+
+
+cdef void _free_dctx(void* dctx) noexcept nogil:
+    dctx_free(dctx)
+
+
+cdef void* _thread_dctx() noexcept nogil:
+    """This thread's zstd decompression context (NULL if none can be made)."""
+    cdef void* dctx = thread_value(_SLOT_DCTX)
+    if dctx == NULL:
+        dctx = dctx_new()
+        if dctx != NULL and set_thread_value(_SLOT_DCTX, dctx, _free_dctx) != 0:
+            dctx_free(dctx)
+            dctx = NULL
+    return dctx
+
+
+cdef int _decode(Plan* plan, const uint8_t* data, int64_t size, uint8_t* out,
+                 const uint8_t** decoded) noexcept nogil:
+    """Decode ``size`` stored bytes into ``out`` (``nbytes`` of room), or point ``decoded``
+    at them where they are the elements already: a status."""
+    cdef int k
+    cdef Py_ssize_t got
+    for k in range(plan.checksums):
+        if size < 4:
+            return _FAILED_DECODE
+        if crc32c_update(0, data, <size_t>(size - 4)) != _le_u32(data + size - 4):
+            return _FAILED_CHECKSUM
+        size -= 4
+    if plan.compressor == _ZSTD:
+        got = dctx_decompress(_thread_dctx(), out, <size_t>plan.nbytes, data, <size_t>size)
+        if got != plan.nbytes:
+            return _FAILED_DECODE
+        decoded[0] = out
+    else:
+        if size != plan.nbytes:
+            return _FAILED_SIZE
+        if out == NULL:  # (raw elements, copied out from where they are)
+            decoded[0] = data
+            return _READ
+        if out != data:
+            memcpy(out, data, <size_t>size)
+        decoded[0] = out
+    if plan.swap > 1:
+        byteswap_core(out, plan.nbytes, plan.swap)
+    return _READ
+
+
+cdef void _span(Plan* plan, Py_ssize_t c, int64_t* lo, int64_t* hi) noexcept nogil:
+    """The bytes ``[lo, hi)`` of raw chunk ``c`` that its live pieces read (the source
+    strides are a chunk's C-order strides: positive)."""
+    cdef Py_ssize_t p, d
+    cdef int64_t first, last
+    lo[0], hi[0] = plan.nbytes, 0
+    for p in range(plan.firsts[c], plan.ends[c]):
+        if not plan.live[p]:
+            continue
+        first = plan.src_offsets[p]
+        last = first + plan.itemsize
+        for d in range(plan.ndim):
+            last += (plan.counts[p * plan.ndim + d] - 1) * plan.src_strides[d]
+        if first < lo[0]:
+            lo[0] = first
+        if last > hi[0]:
+            hi[0] = last
+
+
+cdef int _stored(Plan* plan, Py_ssize_t c, uint8_t* direct, const uint8_t** data,
+                 int64_t* size) noexcept nogil:
+    """Chunk ``c``'s stored bytes: ``data`` and ``size``, read into scratch (or, for a raw
+    chunk read ``direct``, straight there; for another raw chunk, only the span its pieces
+    read, ``data`` then pointing where its first byte would be): a status."""
+    cdef int fd = -1, err
+    cdef int64_t got, n, at = 0, lo, hi
+    cdef uint8_t* buf
+    cdef bint raw = plan.compressor == _NONE and plan.checksums == 0 and plan.swap <= 1
+    if plan.paths != NULL:
+        err = _open_file(plan.paths[c], &fd, &n)
+        if err:
+            return _MISSING if err == ENOENT or err == ENOTDIR else _FAILED_IO
+        if n < 0:
+            c_close(fd)
+            return _MISSING  # (not a regular file: as the store answers)
+    elif plan.fds != NULL:
+        fd = plan.fds[c]
+        if fd < 0:
+            return _MISSING
+        n, at = plan.lens[c], plan.starts[c]
+    else:
+        if plan.values[c] == NULL:
+            return _MISSING
+        data[0], size[0] = plan.values[c], plan.value_lens[c]
+        return _READ
+    err = _READ
+    lo, hi = 0, n
+    if raw and direct == NULL:
+        _span(plan, c, &lo, &hi)
+    if n > plan.cap or (raw and n != plan.nbytes):
+        err = _FAILED_SIZE
+    elif hi <= lo:  # (nothing of it wanted)
+        data[0], size[0] = plan.fill - lo, n
+    else:
+        buf = direct if raw and direct != NULL else thread_buffer(_SLOT_STORED,
+                                                                 <size_t>(hi - lo))
+        if buf == NULL:
+            err = _FAILED_MEMORY
+        elif _pread_upto(fd, buf, hi - lo, at + lo, &got) != 0 or got != hi - lo:
+            err = _FAILED_IO
+        else:
+            # (for a span, where the chunk's first byte would be: its pieces lie in the span)
+            data[0], size[0] = buf - lo, n
+    if plan.paths != NULL:
+        c_close(fd)
+    return err
+
+
+cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
+    """One task: chunk ``c`` read, decoded and its pieces copied (or filled)."""
+    cdef Plan* plan = <Plan*>ctx
+    cdef Py_ssize_t p0 = plan.firsts[c], p1 = plan.ends[c]
+    cdef uint8_t* direct = NULL
+    cdef uint8_t* out
+    cdef const uint8_t* data = NULL
+    cdef const uint8_t* decoded = NULL
+    cdef int64_t size = 0
+    cdef int status
+    if p1 <= p0:
+        plan.status[c] = _READ
+        return
+    if plan.direct[c]:
+        direct = plan.dst + plan.dst_offsets[p0]
+    status = _stored(plan, c, direct, &data, &size)
+    if status == _MISSING:
+        _fill(plan, c)
+    if status != _READ:
+        plan.status[c] = status
+        return
+    if direct != NULL and data == direct:  # a raw chunk read straight into place
+        plan.status[c] = _READ
+        return
+    out = direct
+    if out == NULL and (plan.compressor != _NONE or plan.swap > 1):
+        out = thread_buffer(_SLOT_DECODED, <size_t>plan.nbytes)
+        if out == NULL:
+            plan.status[c] = _FAILED_MEMORY
+            return
+    decoded = out  # (where the decoded bytes must go, if anywhere)
+    status = _decode(plan, data, size, out, &decoded)
+    if status == _READ and direct == NULL:
+        if copy_live_pieces(decoded, plan.nbytes, plan.src_offsets, plan.src_strides,
+                            plan.dst, plan.dlen, plan.dst_offsets, plan.dst_strides,
+                            plan.counts, p0, p1, plan.ndim, plan.itemsize, plan.live) >= 0:
+            status = _FAILED_SIZE
+    plan.status[c] = status
+
+
+cdef class _Values:
+    """The buffers of a list of values, held for a call (None: not stored)."""
+    cdef Py_buffer* views
+    cdef const uint8_t** ptrs
+    cdef int64_t* lens
+    cdef Py_ssize_t n
+
+    def __cinit__(self, list values):
+        cdef Py_ssize_t i
+        cdef object v
+        self.n = 0
+        self.views = <Py_buffer*>calloc(max(1, len(values)), sizeof(Py_buffer))
+        self.ptrs = <const uint8_t**>calloc(max(1, len(values)), sizeof(uint8_t*))
+        self.lens = <int64_t*>calloc(max(1, len(values)), sizeof(int64_t))
+        if self.views == NULL or self.ptrs == NULL or self.lens == NULL:
+            raise MemoryError()
+        for i in range(len(values)):
+            v = values[i]
+            if v is None:
+                continue
+            PyObject_GetBuffer(v, &self.views[i], PyBUF_SIMPLE)
+            self.n = i + 1
+            self.ptrs[i] = <const uint8_t*>self.views[i].buf
+            self.lens[i] = self.views[i].len
+            if self.ptrs[i] == NULL:  # (an empty buffer may have no address)
+                self.ptrs[i] = <const uint8_t*>&self.lens[i]
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.views != NULL:
+            for i in range(self.n):
+                if self.ptrs[i] != NULL:
+                    PyBuffer_Release(&self.views[i])
+        free(self.views)
+        free(self.ptrs)
+        free(self.lens)
+
+
+cdef class _Paths:
+    """A list of paths (bytes without NUL) as C strings, held for a call."""
+    cdef const char** ptrs
+    cdef list keep
+
+    def __cinit__(self, list paths, str fn):
+        cdef Py_ssize_t i
+        self.keep = paths
+        self.ptrs = <const char**>calloc(max(1, len(paths)), sizeof(char*))
+        if self.ptrs == NULL:
+            raise MemoryError()
+        for i in range(len(paths)):
+            p = paths[i]
+            if type(p) is not bytes or b"\0" in <bytes>p:
+                raise ValueError(f"{fn}: source {i} is not a path (bytes without NUL)")
+            self.ptrs[i] = <bytes>p
+
+    def __dealloc__(self):
+        free(self.ptrs)
+
+
+cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] firsts,
+                     const int64_t[::1] ends,
+                     const int64_t[::1] src_offsets, const int64_t[::1] src_strides,
+                     uint8_t[::1] dst, const int64_t[::1] dst_offsets,
+                     const int64_t[:, ::1] dst_strides, const int64_t[:, ::1] counts,
+                     int64_t itemsize, const uint8_t[::1] fill, const uint8_t[::1] direct,
+                     int compressor, int checksums, int64_t swap, int64_t nbytes,
+                     uint8_t[::1] live, int8_t[::1] status) except -1:
+    """Validate the pieces and the chain, and point ``plan`` at them."""
+    cdef Py_ssize_t n = src_offsets.shape[0], ndim = src_strides.shape[0], c, p
+    check_piece_rows(fn, n, dst_offsets, dst_strides, counts, ndim)
+    if firsts.shape[0] != nchunks or ends.shape[0] != nchunks or \
+            direct.shape[0] != nchunks or status.shape[0] != nchunks:
+        raise ValueError(f"{fn}: firsts, ends, direct and status must have one entry per "
+                         f"chunk ({nchunks} chunks)")
+    if live.shape[0] != n:
+        raise ValueError(f"{fn}: live must have one entry per piece")
+    if itemsize < 1 or fill.shape[0] != itemsize:
+        raise ValueError(f"{fn}: fill must be one element ({itemsize} bytes)")
+    if nbytes < 1 or nbytes % itemsize:
+        raise ValueError(f"{fn}: nbytes = {nbytes} is not a positive number of elements")
+    if compressor not in (_NONE, _ZSTD) or checksums < 0 or checksums > 8:
+        raise ValueError(f"{fn}: unknown chain (compressor {compressor}, "
+                         f"{checksums} checksums)")
+    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
+        raise ValueError(f"{fn}: swap = {swap} is not a word size of the chunk")
+    if compressor == _ZSTD and not _zstd_available():
+        raise ValueError(f"{fn}: no libzstd is bound")
+    for c in range(nchunks):
+        if not 0 <= firsts[c] <= ends[c] <= n:
+            raise ValueError(f"{fn}: chunk {c}: pieces [{firsts[c]}, {ends[c]}) are not rows "
+                             f"of the {n} pieces")
+    memcpy(plan.src_strides, &src_strides[0] if ndim else NULL, ndim * sizeof(int64_t))
+    if n:
+        check_pieces(fn, 0, n, &src_offsets[0], plan.src_strides, nbytes, &dst_offsets[0],
+                     &dst_strides[0, 0] if ndim else NULL, &counts[0, 0] if ndim else NULL,
+                     dst.shape[0], ndim, itemsize, &live[0])
+    for c in range(nchunks):
+        if direct[c]:
+            p = firsts[c]
+            if ends[c] - p != 1 or dst_offsets[p] < 0 or \
+                    dst_offsets[p] > dst.shape[0] - nbytes:
+                raise ValueError(f"{fn}: chunk {c} is direct but its piece is not one run "
+                                 f"of {nbytes} bytes of dst")
+    plan.compressor, plan.checksums, plan.swap, plan.nbytes = compressor, checksums, swap, nbytes
+    # an incompressible chunk's encoding fits (as in the Python path's stored scratch)
+    plan.cap = nbytes + (nbytes >> 3) + 4096 + 4 * checksums
+    plan.firsts = &firsts[0] if nchunks else NULL
+    plan.ends = &ends[0] if nchunks else NULL
+    plan.src_offsets = &src_offsets[0] if n else NULL
+    plan.dst = &dst[0] if dst.shape[0] else NULL
+    plan.dlen = dst.shape[0]
+    plan.dst_offsets = &dst_offsets[0] if n else NULL
+    plan.dst_strides = &dst_strides[0, 0] if n and ndim else NULL
+    plan.counts = &counts[0, 0] if n and ndim else NULL
+    plan.ndim, plan.itemsize = ndim, itemsize
+    plan.fill = &fill[0]
+    plan.live = &live[0] if n else NULL
+    plan.direct = &direct[0] if nchunks else NULL
+    plan.status = &status[0] if nchunks else NULL
+    return 0
+
+
+def read_chunks(
+    list sources not None,
+    bint paths,
+    const int64_t[::1] firsts not None,
+    const int64_t[::1] ends not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] src_strides not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[:, ::1] dst_strides not None,
+    const int64_t[:, ::1] counts not None,
+    int64_t itemsize,
+    const uint8_t[::1] fill not None,
+    const uint8_t[::1] direct not None,
+    int compressor,
+    int checksums,
+    int64_t swap,
+    int64_t nbytes,
+    int nthreads,
+    int8_t[::1] status not None,
+):
+    """Execute a read plan of whole chunks (see the module for its nouns): each chunk of
+    ``sources`` read, decoded and its pieces copied into ``dst`` (or filled), on up to
+    ``nthreads`` threads, the GIL released throughout.  ``status[c]`` says what became of
+    chunk ``c``.
+
+    Raises
+    ------
+    ValueError
+        For a plan that does not hold together (array lengths, a piece outside ``src`` or
+        ``dst``, a ``direct`` chunk that is not one run of ``dst``, an unknown chain, a
+        source that is not a path or a buffer): never for stored bytes.
+    """
+    cdef str fn = "read_chunks"
+    cdef Py_ssize_t nchunks = len(sources)
+    cdef Plan plan
+    cdef _Paths held_paths = None
+    cdef _Values held_values = None
+    live = bytearray(src_offsets.shape[0])
+    _set_pieces(&plan, fn, nchunks, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
+                dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
+                nbytes, live, status)
+    plan.paths, plan.values, plan.value_lens, plan.fds = NULL, NULL, NULL, NULL
+    if paths:
+        held_paths = _Paths(sources, fn)
+        plan.paths = held_paths.ptrs
+    else:
+        held_values = _Values(sources)
+        plan.values, plan.value_lens = held_values.ptrs, held_values.lens
+    with nogil:
+        run_tasks(_read_chunk, &plan, nchunks, nthreads)
+
+
+# -- shards ------------------------------------------------------------------------------------
+
+
+cdef struct Shards:
+    Plan* plan
+    const char** paths
+    const uint8_t** values
+    int64_t* value_lens
+    int* fds             # per shard: its open file (-1: not stored, or its index failed)
+    int8_t* shard_status
+    uint8_t* indexes     # per shard: its index, index_nbytes bytes
+    int64_t index_nbytes
+    bint at_end
+    bint index_checksum
+    int64_t per_shard    # entries in an index
+    int64_t* sizes       # per shard: its size
+    const int64_t* inner_shard
+    const int64_t* inner_slot
+    const uint8_t** inner_base  # values: per shard its first byte
+
+
+cdef void _read_index(void* ctx, Py_ssize_t s) noexcept nogil:
+    """Pass one, per shard: its index read (and checked), its file kept open."""
+    cdef Shards* sh = <Shards*>ctx
+    cdef int fd = -1, err
+    cdef int64_t size, got, at
+    cdef uint8_t* index = sh.indexes + s * sh.index_nbytes
+    cdef int64_t n = sh.index_nbytes
+    sh.fds[s] = -1
+    if sh.paths != NULL:
+        err = _open_file(sh.paths[s], &fd, &size)
+        if err:
+            sh.shard_status[s] = _MISSING if err == ENOENT or err == ENOTDIR else _FAILED_IO
+            return
+        if size < 0:
+            c_close(fd)
+            sh.shard_status[s] = _MISSING
+            return
+        if size < n:
+            c_close(fd)
+            sh.shard_status[s] = _FAILED_INDEX
+            return
+        at = size - n if sh.at_end else 0
+        if _pread_upto(fd, index, n, at, &got) != 0 or got != n:
+            c_close(fd)
+            sh.shard_status[s] = _FAILED_IO
+            return
+    else:
+        if sh.values[s] == NULL:
+            sh.shard_status[s] = _MISSING
+            return
+        size = sh.value_lens[s]
+        if size < n:
+            sh.shard_status[s] = _FAILED_INDEX
+            return
+        memcpy(index, sh.values[s] + (size - n if sh.at_end else 0), <size_t>n)
+    if sh.index_checksum and crc32c_update(0, index, <size_t>(n - 4)) != _le_u32(index + n - 4):
+        if fd >= 0:
+            c_close(fd)
+        sh.shard_status[s] = _FAILED_CHECKSUM
+        return
+    sh.sizes[s] = size
+    sh.fds[s] = fd
+    sh.shard_status[s] = _READ
+
+
+cdef void _locate_inner(Shards* sh, Py_ssize_t k) noexcept nogil:
+    """Inner chunk ``k``'s source: its shard's file or value and its entry's byte range."""
+    cdef Plan* plan = sh.plan
+    cdef int64_t s = sh.inner_shard[k]
+    cdef const uint8_t* entry
+    cdef uint64_t offset, nbytes
+    cdef int64_t lo, hi
+    if plan.fds != NULL:
+        plan.fds[k] = -1
+    plan.values[k] = NULL
+    if sh.shard_status[s] != _READ:
+        return
+    entry = sh.indexes + s * sh.index_nbytes + 16 * sh.inner_slot[k]
+    offset, nbytes = _le_u64(entry), _le_u64(entry + 8)
+    if offset == _MISSING_ENTRY and nbytes == _MISSING_ENTRY:
+        return
+    # the data lies outside the index: before it (at the end) or after it (at the start)
+    lo = 0 if sh.at_end else sh.index_nbytes
+    hi = sh.sizes[s] - sh.index_nbytes if sh.at_end else sh.sizes[s]
+    if offset > <uint64_t>hi or nbytes > <uint64_t>hi - offset or offset < <uint64_t>lo:
+        plan.status[k] = _FAILED_INDEX
+        return
+    if sh.paths != NULL:
+        plan.fds[k] = sh.fds[s]
+        plan.starts[k] = <int64_t>offset
+        plan.lens[k] = <int64_t>nbytes
+    else:
+        plan.values[k] = sh.values[s] + offset
+        plan.value_lens[k] = <int64_t>nbytes
+
+
+cdef void _read_inner(void* ctx, Py_ssize_t k) noexcept nogil:
+    """Pass two, per inner chunk: located, then read as any chunk."""
+    cdef Shards* sh = <Shards*>ctx
+    sh.plan.status[k] = _READ
+    _locate_inner(sh, k)
+    if sh.plan.status[k] != _READ:  # (its entry is bad: leave it to the Python path)
+        return
+    if sh.shard_status[sh.inner_shard[k]] < 0:
+        sh.plan.status[k] = sh.shard_status[sh.inner_shard[k]]
+        return
+    _read_chunk(sh.plan, k)
+
+
+def read_shards(
+    list sources not None,
+    bint paths,
+    int64_t index_nbytes,
+    bint index_at_end,
+    bint index_checksum,
+    const int64_t[::1] inner_shard not None,
+    const int64_t[::1] inner_slot not None,
+    const int64_t[::1] firsts not None,
+    const int64_t[::1] ends not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] src_strides not None,
+    uint8_t[::1] dst not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[:, ::1] dst_strides not None,
+    const int64_t[:, ::1] counts not None,
+    int64_t itemsize,
+    const uint8_t[::1] fill not None,
+    const uint8_t[::1] direct not None,
+    int compressor,
+    int checksums,
+    int64_t swap,
+    int64_t nbytes,
+    int nthreads,
+    int8_t[::1] status not None,
+    int8_t[::1] shard_status not None,
+):
+    """Execute a read plan of inner chunks of shards (see the module): ``sources`` are the
+    shards (at most :data:`MAX_SHARDS` per call), each with an index of
+    ``index_nbytes`` bytes (``(offset, nbytes)`` little-endian ``uint64`` pairs, then a
+    CRC-32C if ``index_checksum``) at its end or start; inner chunk ``k`` is entry
+    ``inner_slot[k]`` of shard ``inner_shard[k]``, its pieces rows ``firsts[k]:ends[k]`` as
+    in :func:`read_chunks`.  ``shard_status[s]`` says what became of shard ``s``'s
+    index (:data:`MISSING`: its inner chunks filled), ``status[k]`` of inner chunk ``k``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_chunks`, and for an index size that is not whole entries, an
+        ``inner_shard`` or ``inner_slot`` outside the shards or the index, or too many
+        shards.
+    """
+    cdef str fn = "read_shards"
+    cdef Py_ssize_t nshards = len(sources), ninner = inner_shard.shape[0], k
+    cdef int64_t entries = (index_nbytes - (4 if index_checksum else 0)) // 16
+    cdef Plan plan
+    cdef Shards sh
+    cdef _Paths held_paths = None
+    cdef _Values held_values = None
+    if nshards > MAX_OPEN_SHARDS:
+        raise ValueError(f"{fn}: {nshards} shards, at most {MAX_OPEN_SHARDS} per call")
+    if entries < 1 or entries * 16 + (4 if index_checksum else 0) != index_nbytes:
+        raise ValueError(f"{fn}: an index of {index_nbytes} bytes is not whole entries")
+    if inner_slot.shape[0] != ninner or shard_status.shape[0] != nshards:
+        raise ValueError(f"{fn}: inner_shard and inner_slot must have one entry per inner "
+                         "chunk, shard_status one per shard")
+    for k in range(ninner):
+        if not (0 <= inner_shard[k] < nshards and 0 <= inner_slot[k] < entries):
+            raise ValueError(f"{fn}: inner chunk {k} is outside the shards or their index")
+    live = bytearray(src_offsets.shape[0])
+    _set_pieces(&plan, fn, ninner, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
+                dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
+                nbytes, live, status)
+    fds = np.full(max(1, ninner), -1, dtype=np.intc)
+    starts = np.zeros(max(1, ninner), dtype=np.int64)
+    lens = np.zeros(max(1, ninner), dtype=np.int64)
+    inner_values = _Values([None] * ninner)
+    indexes = np.empty(max(1, nshards) * index_nbytes, dtype=np.uint8)
+    shard_fds = np.full(max(1, nshards), -1, dtype=np.intc)
+    sizes = np.zeros(max(1, nshards), dtype=np.int64)
+    cdef int[::1] fds_v = fds, shard_fds_v = shard_fds
+    cdef int64_t[::1] starts_v = starts, lens_v = lens, sizes_v = sizes
+    cdef uint8_t[::1] indexes_v = indexes
+    plan.paths = NULL
+    plan.fds = &fds_v[0]
+    plan.starts, plan.lens = &starts_v[0], &lens_v[0]
+    plan.values, plan.value_lens = inner_values.ptrs, inner_values.lens
+    sh.plan = &plan
+    sh.paths, sh.values, sh.value_lens = NULL, NULL, NULL
+    if paths:
+        held_paths = _Paths(sources, fn)
+        sh.paths = held_paths.ptrs
+    else:
+        held_values = _Values(sources)
+        sh.values, sh.value_lens = held_values.ptrs, held_values.lens
+        plan.fds = NULL
+    sh.fds = &shard_fds_v[0]
+    sh.shard_status = &shard_status[0] if nshards else NULL
+    sh.indexes = &indexes_v[0]
+    sh.index_nbytes, sh.at_end, sh.index_checksum = index_nbytes, index_at_end, index_checksum
+    sh.per_shard = entries
+    sh.sizes = &sizes_v[0]
+    sh.inner_shard = &inner_shard[0] if ninner else NULL
+    sh.inner_slot = &inner_slot[0] if ninner else NULL
+    try:
+        with nogil:
+            run_tasks(_read_index, &sh, nshards, nthreads)
+            run_tasks(_read_inner, &sh, ninner, nthreads)
+    finally:
+        for k in range(nshards):
+            if shard_fds_v[k] >= 0:
+                c_close(shard_fds_v[k])

@@ -1,0 +1,18 @@
+# The native thread pool and per-thread scratch of pool.pyx, for the kernels that execute a
+# whole read or write plan without the GIL (chunks.pyx).
+
+from libc.stdint cimport uint8_t
+
+# One task of a job: ``fn(ctx, i)`` for i in [0, n), called on any of the pool's threads.
+ctypedef void (*task_fn)(void* ctx, Py_ssize_t i) noexcept nogil
+# Frees a per-thread value when its thread ends.
+ctypedef void (*value_free_fn)(void* value) noexcept nogil
+
+cdef enum:
+    # per-thread scratch buffers (thread_buffer) and values (thread_value)
+    SLOTS = 8
+
+cdef int run_tasks(task_fn fn, void* ctx, Py_ssize_t n, int nthreads) noexcept nogil
+cdef uint8_t* thread_buffer(int slot, size_t nbytes) noexcept nogil
+cdef void* thread_value(int slot) noexcept nogil
+cdef int set_thread_value(int slot, void* value, value_free_fn free_fn) noexcept nogil

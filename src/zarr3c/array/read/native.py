@@ -1,0 +1,170 @@
+"""Reads executed natively: a plan's chunks read, decoded and copied on the native thread pool
+(:mod:`zarr3c._kernels.chunks`), the GIL released for the whole execution.
+
+The many-boxes path (:mod:`.many`: whole reads, large boxes, ``get_many``) plans its pieces
+per chunk as before (:class:`~.plan.Pieces`); where the chain is native
+(:func:`zarr3c.codecs.native.native_chain`) the plan is handed over whole:
+
+- the chunks' sources: their files, where the store has them
+  (``Store.chunk_files``: :class:`~zarr3c.stores.LocalStore`), else their values, fetched
+  with the store's ``get_many`` in batches of :data:`FETCH_BATCH_BYTES` decoded bytes (so
+  the read holds at most about that much beyond its output);
+- for sharded arrays with the usual index chain (``bytes`` [+ ``crc32c``]), the shards'
+  files (or, in a :class:`~zarr3c.stores.MemoryStore`, their values) and per inner chunk
+  its shard and its entry in the index, :data:`~zarr3c._kernels.chunks.MAX_SHARDS`
+  shards per call.
+
+The number of Python calls a read makes then does not grow with its number of chunks
+(``tests/array/test_native_read.py`` counts them).  A chunk the kernel could not read
+(damaged, of the wrong size, an I/O error) is handed back and read again by the Python path,
+which reports what is wrong with the key at fault: the native path never raises for stored
+bytes, and both paths give the same results (tested chunk for chunk).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zarr3c.array.read.plan import Pieces, one_c_piece
+from zarr3c.concurrency import get_num_threads
+from zarr3c.stores.memory import MemoryStore
+from zarr3c.stores.read_into import ReadIntoHooks
+
+try:  # (POSIX builds)
+    from zarr3c._kernels import chunks as _chunks
+except ImportError:  # pragma: no cover - other systems
+    _chunks = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from zarr3c.array.core import Array
+    from zarr3c.codecs.native import NativeChain
+
+__all__ = ["FETCH_BATCH_BYTES", "chunk_names", "chunks_native", "enabled",
+           "read_chunks_natively",
+           "read_shards_natively", "shards_native"]
+
+#: Decoded bytes of the chunks whose values one ``get_many`` fetches for the native
+#: pipeline, where the store has no files.
+FETCH_BATCH_BYTES = 64 << 20
+
+#: Whether reads use the native pipeline where they can (``ZARR3C_NATIVE=0`` in the
+#: environment at import turns it off: every read takes the Python path).  Tests switch it
+#: to compare the two paths.
+enabled: bool = os.environ.get("ZARR3C_NATIVE", "1") != "0"
+
+
+def chunks_native(array: Array) -> NativeChain | None:
+    """The chain's :class:`~zarr3c.codecs.native.NativeChain` where an unsharded array's
+    boxes are read natively, else None."""
+    return array._pipeline.native if enabled else None
+
+
+def chunk_names(array: Array, coords: np.ndarray) -> list[str]:
+    """The chunk keys (without the array's prefix) of the chunks at ``coords`` (one row per
+    chunk), built in bulk."""
+    encoding = array._metadata.chunk_key_encoding
+    many = getattr(encoding, "encode_chunk_keys", None)
+    if many is not None:
+        names: list[str] = many(coords)
+        return names
+    return [encoding.encode_chunk_key(tuple(row)) for row in coords.tolist()]
+
+
+def _common(array: Array, pieces: Pieces, src_strides: np.ndarray, chain: NativeChain,
+            nbytes: int) -> dict[str, Any]:
+    """The kernel arguments every call of one read shares: the pieces, the chain."""
+    return {"src_offsets": pieces.src_offsets, "src_strides": src_strides, "dst": pieces.dst,
+            "dst_offsets": pieces.dst_offsets, "dst_strides": pieces.dst_strides,
+            "counts": pieces.counts, "itemsize": array._itemsize, "fill": array._fill_bytes,
+            "compressor": chain.compressor, "checksums": chain.checksums, "swap": chain.swap,
+            "nbytes": nbytes, "nthreads": get_num_threads()}
+
+
+def read_chunks_natively(array: Array, pieces: Pieces, todo: Sequence[int],
+                         chain: NativeChain) -> list[int]:
+    """Read chunks ``todo`` (numbers in ``pieces``) of an unsharded array natively: their
+    pieces copied (or filled); returns the numbers of those left to the Python path."""
+    grid = array._box_grid
+    assert grid is not None and _chunks is not None
+    numbers = np.asarray(todo, dtype=np.int64)
+    bounds = np.asarray(pieces.bounds, dtype=np.int64)
+    firsts, ends = bounds[numbers], bounds[numbers + 1]
+    direct = np.array(one_c_piece(pieces, todo, grid.chunk_i64, grid.chunk_strides),
+                      dtype=np.uint8)
+    status = np.empty(len(numbers), dtype=np.int8)
+    names = chunk_names(array, pieces.chunk_coords[numbers])
+    store, prefix = array._store, array._prefix
+    files = store.chunk_files(prefix, names)
+    nbytes = grid.chunk_nbytes
+    common = _common(array, pieces, grid.chunk_strides, chain, nbytes)
+    if files is not None:
+        _chunks.read_chunks(files, True, firsts, ends, direct=direct, status=status, **common)
+    else:
+        step = max(1, FETCH_BATCH_BYTES // nbytes)
+        for lo in range(0, len(names), step):
+            hi = lo + step
+            values = store.get_many([prefix + name for name in names[lo:hi]])
+            _chunks.read_chunks(list(values), False, firsts[lo:hi], ends[lo:hi],
+                                direct=direct[lo:hi], status=status[lo:hi], **common)
+    failed: list[int] = numbers[status < 0].tolist()
+    return failed
+
+
+def shards_native(array: Array) -> NativeChain | None:
+    """The inner chain's :class:`~zarr3c.codecs.native.NativeChain` where a sharded array's
+    boxes can be read natively (the usual index chain; a store with files, or a
+    MemoryStore), else None."""
+    ib, sharding = array._inner_box, array._sharding
+    if not enabled or ib is None or sharding is None or ib.plain is None:
+        return None
+    chain = sharding.inner_native_chain()
+    if chain is None:
+        return None
+    store = array._store
+    if not isinstance(store, MemoryStore) and (type(store).chunk_files
+                                               is ReadIntoHooks.chunk_files):
+        return None
+    return chain
+
+
+def read_shards_natively(array: Array, pieces: Pieces, chain: NativeChain
+                         ) -> list[tuple[int, ...]]:
+    """Read the inner chunks of ``pieces`` (numbered over the array's whole inner grid) of a
+    sharded array natively; returns the coordinates of the shards left to the Python path."""
+    ib, grid = array._inner_box, array._box_grid
+    assert ib is not None and grid is not None and ib.plain is not None
+    assert _chunks is not None
+    index_nbytes, at_end = ib.plain
+    inner = pieces.chunk_coords
+    per_shard = np.asarray(ib.per_shard, dtype=np.int64)
+    slots = (inner % per_shard) @ np.asarray(ib.shard_steps, dtype=np.int64)
+    shards, of = np.unique(inner // per_shard, axis=0, return_inverse=True)
+    of = of.reshape(-1)
+    names = chunk_names(array, shards)
+    store, prefix = array._store, array._prefix
+    files = store.chunk_files(prefix, names)
+    bounds = np.asarray(pieces.bounds, dtype=np.int64)
+    direct = np.array(one_c_piece(pieces, range(pieces.nchunks), ib.shape_i64,
+                                  ib.strides_i64), dtype=np.uint8)
+    common = _common(array, pieces, ib.strides_i64, chain, ib.nbytes)
+    failed: list[tuple[int, ...]] = []
+    step = _chunks.MAX_SHARDS
+    for lo in range(0, len(names), step):
+        hi = min(lo + step, len(names))
+        ks = np.flatnonzero((of >= lo) & (of < hi)) if lo or hi < len(names) else \
+            np.arange(pieces.nchunks)
+        sources = files[lo:hi] if files is not None else list(
+            store.get_many([prefix + name for name in names[lo:hi]]))
+        status = np.empty(len(ks), dtype=np.int8)
+        shard_status = np.empty(hi - lo, dtype=np.int8)
+        _chunks.read_shards(sources, files is not None, index_nbytes, at_end,
+                            index_nbytes % 16 == 4, of[ks] - lo, slots[ks], bounds[ks],
+                            bounds[ks + 1], direct=direct[ks], status=status,
+                            shard_status=shard_status, **common)
+        bad = np.union1d(of[ks][status < 0], np.flatnonzero(shard_status < 0) + lo)
+        failed += [tuple(row) for row in shards[bad].tolist()]
+    return failed

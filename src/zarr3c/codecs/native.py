@@ -1,0 +1,91 @@
+"""Which codec chains the native chunk pipeline decodes (:mod:`zarr3c._kernels.chunks`).
+
+A chain is native when its stored bytes become the chunk's elements in C order by steps the
+kernel has in C: trailing ``crc32c`` codecs (verified and stripped), at most one ``zstd``
+(through the libzstd numcodecs bundles, :mod:`zarr3c.codecs.zstd`), and the ``bytes``
+serializer in either byte order (a byte swap).  Any other codec (``transpose``, ``gzip``,
+``blosc``, numcodecs' own, a checksum before the compressor) keeps the chain on the Python
+path, which is what the native one is tested against.  Codecs: `the Zarr v3 core codecs
+<https://zarr-specs.readthedocs.io/en/latest/v3/codecs/index.html>`_.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from zarr3c.codecs.base import swap_width
+from zarr3c.codecs.bytes import BytesCodec
+from zarr3c.codecs.crc32c import Crc32cCodec
+from zarr3c.codecs.zstd import ZstdCodec
+
+try:  # (POSIX builds: the pipeline runs on a pthread pool)
+    from zarr3c._kernels import chunks as _chunks
+    from zarr3c._kernels import zstd_ctx as _zstd_ctx
+except ImportError:  # pragma: no cover - other systems
+    _chunks = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from zarr3c.codecs.pipeline import CodecPipeline
+
+__all__ = ["NativeChain", "native_chain"]
+
+
+class NativeChain(NamedTuple):
+    """How the native pipeline decodes a chain (the kernel's ``chain`` arguments)."""
+
+    compressor: int  # chunks.NONE or chunks.ZSTD
+    checksums: int  # trailing crc32c codecs
+    swap: int  # width of the words to byte-swap (1: none)
+
+
+def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
+    """The :class:`NativeChain` of ``pipeline``, or None where it has a codec the native
+    pipeline does not decode (or there is no native pipeline on this system).
+
+    Parameters
+    ----------
+    pipeline
+        A resolved codec chain.
+
+    Returns
+    -------
+    NativeChain or None
+
+    Raises
+    ------
+    None
+        A chain it cannot decode gives None.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import CodecPipeline
+    >>> from zarr3c.codecs.native import native_chain
+    >>> native_chain(CodecPipeline.from_codecs(["bytes", "zstd", "crc32c"], dtype="<u2"))
+    NativeChain(compressor=1, checksums=1, swap=1)
+    >>> gzip = {"name": "gzip", "configuration": {"level": 5}}
+    >>> native_chain(CodecPipeline.from_codecs(["bytes", gzip], dtype="<u2")) is None
+    True
+    """
+    if _chunks is None or pipeline.array_array or not isinstance(pipeline.array_bytes,
+                                                                 BytesCodec):
+        return None
+    dtype = pipeline.dtype
+    if dtype.itemsize == 0 or dtype.hasobject:
+        return None
+    swap = 1
+    if not pipeline.array_bytes.stores_raw_elements(dtype):
+        if dtype.fields is not None or dtype.subdtype is not None:
+            return None
+        swap = swap_width(dtype)
+    rest = list(pipeline.bytes_bytes)
+    checksums = 0
+    while rest and type(rest[-1]) is Crc32cCodec:
+        rest.pop()
+        checksums += 1
+    compressor = _chunks.NONE
+    if len(rest) == 1 and type(rest[0]) is ZstdCodec and _zstd_ctx.available():
+        compressor = _chunks.ZSTD
+        rest.pop()
+    if rest:
+        return None
+    return NativeChain(compressor, checksums, swap)
