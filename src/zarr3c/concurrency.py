@@ -35,7 +35,7 @@ R = TypeVar("R")
 
 __all__ = [
     "Beside", "chunk_lock", "get_num_threads", "in_worker", "map_parts", "map_unordered",
-    "run_beside", "set_num_threads", "store_lock_id",
+    "run_beside", "set_num_threads", "store_lock_id", "submit",
 ]
 
 _pool_lock = threading.Lock()
@@ -141,6 +141,49 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
+_submit_lock = threading.Lock()
+_submit_pool: ThreadPoolExecutor | None = None
+
+
+def submit(fn: Callable[..., R], *args: Any) -> Future[R]:
+    """Run ``fn(*args)`` on the pool of submitted reads and return its future.
+
+    A pool of its own (:func:`get_num_threads` threads, made on first use), apart from the
+    chunk pool that reads fan out on: a submitted read that fans out never waits for a
+    thread held by another submitted read.
+
+    Parameters
+    ----------
+    fn
+        What to run (an array read).
+    *args
+        Its arguments.
+
+    Returns
+    -------
+    concurrent.futures.Future
+        Its result, or the exception it raised.
+
+    Raises
+    ------
+    None
+        ``fn``'s exceptions are the future's.
+
+    Examples
+    --------
+    >>> from zarr3c.concurrency import submit
+    >>> submit(sum, [1, 2, 3]).result()
+    6
+    """
+    global _submit_pool
+    with _submit_lock:
+        if _submit_pool is None:
+            _submit_pool = ThreadPoolExecutor(get_num_threads(),
+                                              thread_name_prefix="zarr3c-submitted")
+        pool = _submit_pool
+    return pool.submit(fn, *args)
+
+
 def _reset_after_fork() -> None:
     """Forget the pool and the locks in a forked child.
 
@@ -148,9 +191,11 @@ def _reset_after_fork() -> None:
     the locks but not the threads that run or hold them: without this, its first
     chunk-parallel read would wait forever on the parent's workers.
     """
-    global _pool, _pool_lock, _locks_guard
+    global _pool, _pool_lock, _locks_guard, _submit_pool, _submit_lock
     _pool = None
     _pool_lock = threading.Lock()
+    _submit_pool = None
+    _submit_lock = threading.Lock()
     _locks_guard = threading.Lock()
     _locks.clear()
 

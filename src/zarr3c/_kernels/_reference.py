@@ -1,16 +1,18 @@
 """Pure-numpy reference implementations of every compiled kernel (the tests' oracle).
 
 Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``scatter.pyx``,
-``layout.pyx``, ``grid.pyx``, ``boxes.pyx``, ``shard.pyx``, ``fileio.pyx`` and ``checksum.pyx``
-(see the ``.pyi`` stubs), written the obvious way with numpy, ``os`` and Python integers and
-independently of the Cython code paths: strided regions become
+``layout.pyx``, ``grid.pyx``, ``boxes.pyx``, ``shard.pyx``, ``fileio.pyx``, ``checksum.pyx``,
+``chunks.pyx`` and ``pool.pyx`` (see the ``.pyi`` stubs), written the obvious way with numpy,
+``os`` and Python integers and independently of the Cython code paths: strided regions become
 ``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
-come from ``numpy.searchsorted`` and run-length grouping, the CRC-32C goes bit by bit.  Not
+come from ``numpy.searchsorted`` and run-length grouping, the CRC-32C goes bit by bit, zstd
+frames go through ``numcodecs.zstd`` and a read plan's chunks run one after another.  Not
 meant to be fast; meant to be clearly right.  Error messages are shorter than the kernels'.
 """
 
 from __future__ import annotations
 
+import errno
 import itertools
 import math
 import mmap
@@ -19,6 +21,7 @@ import stat
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numcodecs.zstd
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from numpy.typing import NDArray
@@ -48,11 +51,14 @@ __all__ = [
     "project_slice_offsets",
     "project_slice_regular",
     "read_box_into",
+    "read_chunks",
     "read_files_elements",
     "read_files_ranges_into",
     "read_ranges_into",
     "read_shard_parts",
+    "read_shards",
     "read_tail_into",
+    "spread",
     "transpose_into",
 ]
 
@@ -958,3 +964,383 @@ def plan_box_in_cell(start: tuple[int, ...], stop: tuple[int, ...],
     per = tuple(k // c for k, c in zip(cells, chunks, strict=True))
     slots = np.ravel_multi_index(tuple((coords % np.array(per)).T), per).astype(np.int64)
     return cell, np.concatenate([slots, src, end, dst, counts.ravel(), dst_strides.ravel()])
+
+
+# -- the native chunk pipeline (chunks.pyx) and its thread pool (pool.pyx) ---------------------
+
+#: The most shards one read_shards call takes (as chunks.MAX_SHARDS).
+MAX_SHARDS = 256
+# the chain's compressors and a chunk's statuses, as chunks.pyx numbers them
+_NONE, _ZSTD = 0, 1
+_READ, _MISSING = 0, 1
+_FAILED_IO, _FAILED_SIZE, _FAILED_DECODE, _FAILED_CHECKSUM, _FAILED_INDEX = -1, -2, -3, -4, -5
+
+
+def spread(n: int, nthreads: int, spin: int = 0) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Reference of :func:`zarr3c._kernels.pool.spread`: the ``n`` tasks run one after
+    another on the calling thread.
+
+    Parameters
+    ----------
+    n : int
+        How many tasks.
+    nthreads : int
+        Ignored (one thread runs them all).
+    spin : int
+        Ignored (the tasks do nothing but count themselves).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(serials, runs)``: thread 0 ran every task, each once.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is negative.
+
+    Examples
+    --------
+    >>> serials, runs = spread(3, 4)
+    >>> serials.tolist(), runs.tolist()
+    ([0, 0, 0], [1, 1, 1])
+    """
+    if n < 0:
+        raise ValueError("spread: n must be >= 0")
+    return np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64)
+
+
+def _check_chunk_plan(
+    fn: str, nchunks: int, firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64], dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64], dst_strides: NDArray[np.int64], counts: NDArray[np.int64],
+    itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8], compressor: int,
+    checksums: int, swap: int, nbytes: int, status: NDArray[np.int8],
+) -> None:
+    """The ValueError checks of a read plan (chunks.pyx's ``_set_pieces``): array lengths,
+    the chain, each chunk's rows of pieces, each piece inside the chunk and ``dst``, each
+    direct chunk one run of ``nbytes`` bytes of ``dst``."""
+    n, ndim = len(src_offsets), len(src_strides)
+    _check_pieces(fn, n, dst_offsets, dst_strides, counts, ndim)
+    if not len(firsts) == len(ends) == len(direct) == len(status) == nchunks:
+        raise ValueError(f"{fn}: firsts, ends, direct and status need one entry per chunk")
+    if itemsize < 1 or len(_u8(fill)) != itemsize:
+        raise ValueError(f"{fn}: fill must be one element")
+    if nbytes < 1 or nbytes % itemsize:
+        raise ValueError(f"{fn}: nbytes is not a positive number of elements")
+    if compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8:
+        raise ValueError(f"{fn}: unknown chain")
+    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
+        raise ValueError(f"{fn}: swap is not a word size of the chunk")
+    lo, hi = _ints(firsts), _ints(ends)
+    if any(not 0 <= a <= b <= n for a, b in zip(lo, hi, strict=True)):
+        raise ValueError(f"{fn}: a chunk's pieces are not rows of the pieces")
+    chunk = np.zeros(nbytes, dtype=np.uint8)
+    for p, shp in _live_pieces(fn, src_offsets, dst_offsets, counts):
+        _region(fn, "src", chunk, int(src_offsets[p]), _ints(src_strides), shp, itemsize,
+                writeable=False)
+        _region(fn, "dst", dst, int(dst_offsets[p]), _ints(dst_strides[p]), shp, itemsize,
+                writeable=False)
+    for c in np.flatnonzero(np.asarray(direct)):
+        p = lo[c]
+        if hi[c] - p != 1 or not 0 <= int(dst_offsets[p]) <= len(dst) - nbytes:
+            raise ValueError(f"{fn}: chunk {c} is direct but not one run of dst")
+
+
+def _chunk_sources(fn: str, sources: list[Any], paths: bool) -> list[bytes | None]:
+    """The sources checked: paths as they are (bytes without NUL), values copied to bytes
+    (None kept: not stored; TypeError for what is not a buffer)."""
+    if paths:
+        for i, path in enumerate(sources):
+            if type(path) is not bytes or b"\0" in path:
+                raise ValueError(f"{fn}: source {i} is not a path (bytes without NUL)")
+        return list(sources)
+    return [None if v is None else memoryview(v).tobytes() for v in sources]
+
+
+def _read_whole(path: bytes) -> tuple[int, bytes | None, int]:
+    """``(status, contents, size)`` of the regular file at ``path``: not there (or not a
+    regular file) MISSING, another error FAILED_IO, a file that ends early FAILED_IO."""
+    err, size, fd = _open_regular(path)
+    if fd is None:
+        return (_MISSING if err in (0, errno.ENOENT, errno.ENOTDIR) else _FAILED_IO), None, -1
+    try:
+        parts, got = [], 0
+        while got < size:
+            part = os.pread(fd, size - got, got)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+    finally:
+        os.close(fd)
+    data = b"".join(parts)
+    return (_READ if len(data) == size else _FAILED_IO), data, size
+
+
+def _size_ok(size: int, compressor: int, checksums: int, swap: int, nbytes: int) -> bool:
+    """Whether a chunk file of ``size`` bytes may be read: a raw chunk's is ``nbytes``, any
+    other's at most an incompressible chunk's encoding (the kernel's ``cap``)."""
+    if compressor == _NONE and checksums == 0 and swap <= 1:
+        return size == nbytes
+    return size <= nbytes + (nbytes >> 3) + 4096 + 4 * checksums
+
+
+def _decode_chunk(data: bytes, compressor: int, checksums: int, swap: int,
+                  nbytes: int) -> tuple[int, NDArray[np.uint8] | None]:
+    """Stored bytes through the chain: ``(status, the chunk's nbytes bytes)``."""
+    for _ in range(checksums):
+        if len(data) < 4:
+            return _FAILED_DECODE, None
+        if crc32c(data[:-4]) != int.from_bytes(data[-4:], "little"):
+            return _FAILED_CHECKSUM, None
+        data = data[:-4]
+    if compressor == _ZSTD:
+        try:
+            # (into nbytes of room first: a frame that claims more is refused unallocated)
+            numcodecs.zstd.decompress(data, bytearray(nbytes))
+            data = bytes(numcodecs.zstd.decompress(data))
+        except (RuntimeError, ValueError):
+            return _FAILED_DECODE, None
+        if len(data) != nbytes:
+            return _FAILED_DECODE, None
+    elif len(data) != nbytes:
+        return _FAILED_SIZE, None
+    out = np.frombuffer(data, dtype=np.uint8).copy()
+    if swap > 1:
+        byteswap(out, swap)
+    return _READ, out
+
+
+def _finish_chunk(
+    c: int, stored: bytes | None, firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64], dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64], dst_strides: NDArray[np.int64], counts: NDArray[np.int64],
+    itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8], compressor: int,
+    checksums: int, swap: int, nbytes: int,
+) -> int:
+    """Chunk ``c`` from its stored bytes (None: not stored, its pieces filled): decoded
+    and its pieces copied, or the whole chunk put in place if it is direct; its status."""
+    p0, p1 = int(firsts[c]), int(ends[c])
+    rows = slice(p0, p1)
+    if stored is None:
+        fill_pieces(dst, dst_offsets[rows], dst_strides[rows], counts[rows], fill)
+        return _MISSING
+    result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes)
+    if chunk is None:
+        return result
+    if direct[c]:
+        at = int(dst_offsets[p0])
+        dst[at:at + nbytes] = chunk
+    else:
+        copy_pieces(chunk, src_offsets[rows], src_strides, dst, dst_offsets[rows],
+                    dst_strides[rows], counts[rows], itemsize)
+    return _READ
+
+
+def read_chunks(
+    sources: list[Any], paths: bool, firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64], dst: NDArray[np.uint8],
+    dst_offsets: NDArray[np.int64], dst_strides: NDArray[np.int64], counts: NDArray[np.int64],
+    itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8], compressor: int,
+    checksums: int, swap: int, nbytes: int, nthreads: int, status: NDArray[np.int8],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.chunks.read_chunks`: each chunk read whole
+    (``os``), its checksums verified with :func:`crc32c`, decompressed with
+    ``numcodecs.zstd``, byte-swapped with :func:`byteswap` and copied out with
+    :func:`copy_pieces` (or filled with :func:`fill_pieces`), one after another.
+
+    Parameters
+    ----------
+    sources : list
+        Per chunk, its file's path (bytes, if ``paths``) or its stored bytes (a buffer;
+        None where it is not stored).
+    paths : bool
+        Whether ``sources`` are paths.
+    firsts, ends : numpy.ndarray
+        Chunk ``c``'s pieces are rows ``firsts[c]:ends[c]`` of the piece arrays.
+    src_offsets, src_strides : numpy.ndarray
+        Per piece its first byte in the decoded chunk; the chunk's byte strides (shared).
+    dst : numpy.ndarray
+        The output bytes.
+    dst_offsets, dst_strides, counts : numpy.ndarray
+        Per piece its first byte in ``dst``, its byte strides there and its extents.
+    itemsize : int
+        Bytes per element.
+    fill : bytes-like
+        One element: what the pieces of chunks not stored become.
+    direct : numpy.ndarray
+        Per chunk, 1 where its one piece is the whole chunk C-ordered in ``dst``.
+    compressor, checksums, swap, nbytes : int
+        The chain: the compressor (0 none, 1 zstd), how many trailing CRC-32C checksums,
+        the byte swap's word size (0 or 1: none) and the decoded chunk's size.
+    nthreads : int
+        Ignored (the chunks run one after another).
+    status : numpy.ndarray
+        Filled per chunk: 0 read, 1 not stored (filled), negative: failed (its pieces hold
+        anything).
+
+    Raises
+    ------
+    ValueError
+        For a plan that does not hold together (never for stored bytes).
+    TypeError
+        For a value source that is not a buffer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> i64 = lambda *v: np.array(v, dtype=np.int64)
+    >>> dst, status = np.zeros(4, np.uint8), np.zeros(2, np.int8)
+    >>> read_chunks([b"ab", None], False, i64(0, 1), i64(1, 2), i64(0, 0), i64(1),
+    ...             dst, i64(0, 2), i64(1, 1).reshape(2, 1), i64(2, 2).reshape(2, 1), 1,
+    ...             b"z", np.zeros(2, np.uint8), 0, 0, 0, 2, 1, status)
+    >>> dst.tobytes(), status.tolist()
+    (b'abzz', [0, 1])
+    """
+    fn, nchunks = "read_chunks", len(sources)
+    _check_chunk_plan(fn, nchunks, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
+                      dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
+                      nbytes, status)
+    chain = (compressor, checksums, swap, nbytes)
+    for c, source in enumerate(_chunk_sources(fn, sources, paths)):
+        if ends[c] <= firsts[c]:
+            status[c] = _READ
+            continue
+        stored: bytes | None = source
+        if paths and source is not None:
+            result, stored, size = _read_whole(source)
+            if result == _READ and not _size_ok(size, *chain):
+                result = _FAILED_SIZE
+            if result < 0:
+                status[c] = result
+                continue
+        status[c] = _finish_chunk(c, stored, firsts, ends, src_offsets, src_strides, dst,
+                                  dst_offsets, dst_strides, counts, itemsize, fill, direct,
+                                  *chain)
+
+
+def _read_shard(source: bytes | None, paths: bool, index_nbytes: int, index_at_end: bool,
+                index_checksum: bool) -> tuple[int, bytes]:
+    """A shard's status (its index read and checked) and its bytes."""
+    if source is None:
+        return _MISSING, b""
+    data = source
+    if paths:
+        result, contents, _ = _read_whole(source)
+        if contents is None or result != _READ:
+            return result, b""
+        data = contents
+    if len(data) < index_nbytes:
+        return _FAILED_INDEX, b""
+    index = data[len(data) - index_nbytes:] if index_at_end else data[:index_nbytes]
+    if index_checksum and crc32c(index[:-4]) != int.from_bytes(index[-4:], "little"):
+        return _FAILED_CHECKSUM, b""
+    return _READ, data
+
+
+def read_shards(
+    sources: list[Any], paths: bool, index_nbytes: int, index_at_end: bool,
+    index_checksum: bool, inner_shard: NDArray[np.int64], inner_slot: NDArray[np.int64],
+    firsts: NDArray[np.int64], ends: NDArray[np.int64], src_offsets: NDArray[np.int64],
+    src_strides: NDArray[np.int64], dst: NDArray[np.uint8], dst_offsets: NDArray[np.int64],
+    dst_strides: NDArray[np.int64], counts: NDArray[np.int64], itemsize: int,
+    fill: ReadBuffer, direct: NDArray[np.uint8], compressor: int, checksums: int, swap: int,
+    nbytes: int, nthreads: int, status: NDArray[np.int8], shard_status: NDArray[np.int8],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.chunks.read_shards`: each shard read whole and
+    its index parsed with numpy, then each inner chunk cut out of it and finished as
+    :func:`read_chunks` finishes a chunk, one after another.
+
+    Parameters
+    ----------
+    sources : list
+        Per shard, its file's path (bytes, if ``paths``) or its bytes (a buffer; None where
+        it is not stored).
+    paths : bool
+        Whether ``sources`` are paths.
+    index_nbytes : int
+        The size of a shard's index: 16 bytes per entry, then 4 if ``index_checksum``.
+    index_at_end : bool
+        Whether the index is at the shard's end (else its start).
+    index_checksum : bool
+        Whether the index ends in the CRC-32C of its entries.
+    inner_shard, inner_slot : numpy.ndarray
+        Inner chunk ``k`` is entry ``inner_slot[k]`` of shard ``inner_shard[k]``.
+    firsts, ends, src_offsets, src_strides, dst, dst_offsets, dst_strides, counts : ndarray
+        The pieces of the inner chunks, as in :func:`read_chunks`.
+    itemsize, fill, direct, compressor, checksums, swap, nbytes, nthreads
+        As in :func:`read_chunks`.
+    status : numpy.ndarray
+        Filled per inner chunk, as in :func:`read_chunks`.
+    shard_status : numpy.ndarray
+        Filled per shard: 0 its index read, 1 not stored (its inner chunks filled),
+        negative: failed (its inner chunks fail too).
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_chunks`, and for an index that is not whole entries, an inner chunk
+        outside the shards or their index, or more than :data:`MAX_SHARDS` shards.
+    TypeError
+        For a value source that is not a buffer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> i64 = lambda *v: np.array(v, dtype=np.int64)
+    >>> shard = b"ab" + np.array([0, 2], dtype="<u8").tobytes()  # one entry, at the end
+    >>> dst = np.zeros(2, np.uint8)
+    >>> status, shard_status = np.zeros(1, np.int8), np.zeros(1, np.int8)
+    >>> read_shards([shard], False, 16, True, False, i64(0), i64(0), i64(0), i64(1), i64(0),
+    ...             i64(1), dst, i64(0), i64(1).reshape(1, 1), i64(2).reshape(1, 1), 1, b"z",
+    ...             np.zeros(1, np.uint8), 0, 0, 0, 2, 1, status, shard_status)
+    >>> dst.tobytes(), status.tolist(), shard_status.tolist()
+    (b'ab', [0], [0])
+    """
+    fn, nshards, ninner = "read_shards", len(sources), len(inner_shard)
+    tail = 4 if index_checksum else 0
+    entries = (index_nbytes - tail) // 16
+    if nshards > MAX_SHARDS:
+        raise ValueError(f"{fn}: more than {MAX_SHARDS} shards")
+    if entries < 1 or entries * 16 + tail != index_nbytes:
+        raise ValueError(f"{fn}: the index is not whole entries")
+    if len(inner_slot) != ninner or len(shard_status) != nshards:
+        raise ValueError(f"{fn}: inner_slot or shard_status of the wrong length")
+    shard_of, slot_of = _ints(inner_shard), _ints(inner_slot)
+    if any(not (0 <= s < nshards and 0 <= e < entries)
+           for s, e in zip(shard_of, slot_of, strict=True)):
+        raise ValueError(f"{fn}: an inner chunk outside the shards or their index")
+    _check_chunk_plan(fn, ninner, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
+                      dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
+                      nbytes, status)
+    shards = []
+    for s, source in enumerate(_chunk_sources(fn, sources, paths)):
+        result, data = _read_shard(source, paths, index_nbytes, index_at_end, index_checksum)
+        shard_status[s] = result
+        shards.append(data)
+    chain = (compressor, checksums, swap, nbytes)
+    for k, (s, slot) in enumerate(zip(shard_of, slot_of, strict=True)):
+        data = shards[s]
+        if shard_status[s] < 0:
+            status[k] = shard_status[s]
+            continue
+        stored: bytes | None = None
+        if shard_status[s] == _READ:
+            index = data[-index_nbytes:] if index_at_end else data[:index_nbytes]
+            offset, length = (int(v) for v in np.frombuffer(index, "<u8", 2, 16 * slot))
+            if not offset == length == _MISSING_ENTRY:
+                lo, hi = ((0, len(data) - index_nbytes) if index_at_end
+                          else (index_nbytes, len(data)))
+                if not lo <= offset <= offset + length <= hi:
+                    status[k] = _FAILED_INDEX
+                    continue
+                stored = data[offset:offset + length]
+        if ends[k] <= firsts[k]:
+            status[k] = _READ
+        elif paths and stored is not None and not _size_ok(len(stored), *chain):
+            status[k] = _FAILED_SIZE
+        else:
+            status[k] = _finish_chunk(k, stored, firsts, ends, src_offsets, src_strides, dst,
+                                      dst_offsets, dst_strides, counts, itemsize, fill, direct,
+                                      *chain)

@@ -16,7 +16,8 @@ source
 chain
     How stored bytes decode into the chunk's elements in C order: :class:`Chain`'s
     ``checksums`` trailing CRC-32C checksums verified and stripped (zarr's ``crc32c``
-    codec), then one ``compressor`` (:data:`NONE`, :data:`ZSTD`), then a byte swap of
+    codec), then one ``compressor`` (:data:`NONE`, :data:`ZSTD`, :data:`BLOSC`: c-blosc v1
+    through the addresses :func:`bind_blosc` was given), then a byte swap of
     ``swap``-byte words (an ``endian`` other than the machine's; the component size for
     complex types), giving ``nbytes`` bytes.  Other codecs take the Python path.
 pieces
@@ -62,12 +63,14 @@ import numpy as np
 
 from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
-__all__ = ["MAX_SHARDS", "FAILED_CHECKSUM", "FAILED_DECODE", "FAILED_INDEX", "FAILED_IO", "FAILED_MEMORY",
-           "FAILED_SIZE", "MISSING", "NONE", "READ", "ZSTD", "read_chunks", "read_shards"]
+__all__ = ["BLOSC", "MAX_SHARDS", "FAILED_CHECKSUM", "FAILED_DECODE", "FAILED_INDEX", "FAILED_IO", "FAILED_MEMORY",
+           "FAILED_SIZE", "MISSING", "NONE", "READ", "ZSTD", "bind_blosc", "blosc_available",
+           "read_chunks", "read_shards"]
 
 # compressors
 NONE = 0
 ZSTD = 1
+BLOSC = 2
 # statuses
 READ = 0
 MISSING = 1
@@ -81,6 +84,8 @@ FAILED_MEMORY = -6
 cdef enum:
     _NONE = 0
     _ZSTD = 1
+    _BLOSC = 2
+    _BLOSC_HEADER = 16
     _READ = 0
     _MISSING = 1
     _FAILED_IO = -1
@@ -97,6 +102,45 @@ cdef enum:
     MAX_OPEN_SHARDS = 256
 
 cdef uint64_t _MISSING_ENTRY = 0xFFFFFFFFFFFFFFFFULL
+
+# c-blosc (v1), as numcodecs bundles it, through the addresses bind_blosc() was given:
+# blosc_decompress_ctx (thread-safe, no global state) and blosc_cbuffer_validate.
+ctypedef int (*blosc_decompress_ctx_t)(const void* src, void* dest, size_t destsize,
+                                       int numinternalthreads) noexcept nogil
+ctypedef int (*blosc_cbuffer_validate_t)(const void* cbuffer, size_t cbytes,
+                                         size_t* nbytes) noexcept nogil
+cdef blosc_decompress_ctx_t _blosc_decompress = NULL
+cdef blosc_cbuffer_validate_t _blosc_validate = NULL
+
+
+def bind_blosc(size_t decompress_ctx, size_t cbuffer_validate):
+    """Use c-blosc's ``blosc_decompress_ctx`` and ``blosc_cbuffer_validate`` at these
+    addresses for the :data:`BLOSC` compressor (binds once per process)."""
+    global _blosc_decompress, _blosc_validate
+    if not (decompress_ctx and cbuffer_validate):
+        raise ValueError("chunks.bind_blosc: a function address is null")
+    if _blosc_decompress == NULL:
+        _blosc_validate = <blosc_cbuffer_validate_t><void*>cbuffer_validate
+        _blosc_decompress = <blosc_decompress_ctx_t><void*>decompress_ctx
+
+
+def blosc_available():
+    """True once :func:`bind_blosc` has given this module c-blosc."""
+    return _blosc_decompress != NULL
+
+
+cdef Py_ssize_t _blosc_decode(uint8_t* dst, int64_t nbytes, const uint8_t* src,
+                              int64_t size) noexcept nogil:
+    """A blosc frame decoded into ``dst``: its size, or -1.  Its header must give the
+    stored size and ``nbytes`` (c-blosc trusts the header, and would read past a truncated
+    frame), and c-blosc must find the frame sound."""
+    cdef size_t claimed = 0
+    if size < _BLOSC_HEADER or _le_u32(src + 12) != <uint64_t>size or \
+            _le_u32(src + 4) != <uint64_t>nbytes:
+        return -1
+    if _blosc_validate(src, <size_t>size, &claimed) != 0 or claimed != <size_t>nbytes:
+        return -1
+    return _blosc_decompress(src, dst, <size_t>nbytes, 1)
 #: The most shards one read_shards call takes (it holds their files open).
 MAX_SHARDS = MAX_OPEN_SHARDS
 
@@ -185,6 +229,10 @@ cdef int _decode(Plan* plan, const uint8_t* data, int64_t size, uint8_t* out,
     if plan.compressor == _ZSTD:
         got = dctx_decompress(_thread_dctx(), out, <size_t>plan.nbytes, data, <size_t>size)
         if got != plan.nbytes:
+            return _FAILED_DECODE
+        decoded[0] = out
+    elif plan.compressor == _BLOSC:
+        if _blosc_decode(out, plan.nbytes, data, size) != plan.nbytes:
             return _FAILED_DECODE
         decoded[0] = out
     else:
@@ -389,13 +437,15 @@ cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] 
         raise ValueError(f"{fn}: fill must be one element ({itemsize} bytes)")
     if nbytes < 1 or nbytes % itemsize:
         raise ValueError(f"{fn}: nbytes = {nbytes} is not a positive number of elements")
-    if compressor not in (_NONE, _ZSTD) or checksums < 0 or checksums > 8:
+    if compressor not in (_NONE, _ZSTD, _BLOSC) or checksums < 0 or checksums > 8:
         raise ValueError(f"{fn}: unknown chain (compressor {compressor}, "
                          f"{checksums} checksums)")
     if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
         raise ValueError(f"{fn}: swap = {swap} is not a word size of the chunk")
     if compressor == _ZSTD and not _zstd_available():
         raise ValueError(f"{fn}: no libzstd is bound")
+    if compressor == _BLOSC and _blosc_decompress == NULL:
+        raise ValueError(f"{fn}: no c-blosc is bound")
     for c in range(nchunks):
         if not 0 <= firsts[c] <= ends[c] <= n:
             raise ValueError(f"{fn}: chunk {c}: pieces [{firsts[c]}, {ends[c]}) are not rows "

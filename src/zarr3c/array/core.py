@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from zarr3c.array.read import boxes, general, many, points, shard_boxes
 from zarr3c.array.read.plan import Box, BoxGrid, InnerBox
 from zarr3c.codecs.pipeline import CodecPipeline
 from zarr3c.codecs.sharding import GetRanges, ShardingCodec, StoreRanges, partial_read_codec
+from zarr3c.concurrency import submit
 from zarr3c.errors import (
     IndexingError,
     InvalidArgumentError,
@@ -621,6 +623,42 @@ class Array(Node):
         [[0, 1], [12, 14]]
         """
         return many.get_many(self, selections)
+
+    def read_async(self, selection: Any) -> Future[Any]:
+        """Start reading ``a[selection]`` and return at once: a future of its result.
+
+        For many independent reads at once, as tensorstore's ``read().result()``: each read
+        runs on zarr3c's pool of submitted reads, and where the array's chain is native
+        (``zarr3c.codecs.native``) it holds the GIL only to plan, not while its chunks are
+        read and decoded, so reads submitted from one thread (or from many) proceed in
+        parallel.  Where the selections are known together, :meth:`get_many` is cheaper
+        still: it reads each chunk once for all of them.
+
+        Parameters
+        ----------
+        selection
+            Any selection ``a[...]`` takes.
+
+        Returns
+        -------
+        concurrent.futures.Future
+            Its ``result()`` is what ``a[selection]`` returns.
+
+        Raises
+        ------
+        None
+            What ``a[selection]`` would raise is raised by the future's ``result()``.
+
+        Examples
+        --------
+        >>> import numpy as np, zarr3c
+        >>> a = zarr3c.create_array("memory://", shape=(4, 4), dtype="int32", chunks=(2, 2))
+        >>> a[...] = np.arange(16).reshape(4, 4)
+        >>> futures = [a.read_async(np.s_[i, 1:3]) for i in range(4)]
+        >>> [f.result().tolist() for f in futures]
+        [[1, 2], [5, 6], [9, 10], [13, 14]]
+        """
+        return submit(self.__getitem__, selection)
 
     def get_orthogonal_selection(self, selection: Any) -> np.ndarray:
         """Read an orthogonal selection: per axis an int, a slice, an integer array or a

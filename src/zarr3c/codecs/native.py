@@ -2,18 +2,23 @@
 
 A chain is native when its stored bytes become the chunk's elements in C order by steps the
 kernel has in C: trailing ``crc32c`` codecs (verified and stripped), at most one ``zstd``
-(through the libzstd numcodecs bundles, :mod:`zarr3c.codecs.zstd`), and the ``bytes``
-serializer in either byte order (a byte swap).  Any other codec (``transpose``, ``gzip``,
-``blosc``, numcodecs' own, a checksum before the compressor) keeps the chain on the Python
-path, which is what the native one is tested against.  Codecs: `the Zarr v3 core codecs
+(through the libzstd numcodecs bundles, :mod:`zarr3c.codecs.zstd`) or ``blosc`` (the c-blosc
+numcodecs bundles, bound here), and the ``bytes`` serializer in either byte order (a byte
+swap).  Any other codec (``transpose``, ``gzip``, numcodecs' own, a checksum before the
+compressor) keeps the chain on the Python path, which is what the native one is tested
+against.  Codecs: `the Zarr v3 core codecs
 <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/index.html>`_.
 """
 
 from __future__ import annotations
 
+import ctypes
 from typing import TYPE_CHECKING, NamedTuple
 
+import numcodecs.blosc
+
 from zarr3c.codecs.base import swap_width
+from zarr3c.codecs.blosc import BloscCodec
 from zarr3c.codecs.bytes import BytesCodec
 from zarr3c.codecs.crc32c import Crc32cCodec
 from zarr3c.codecs.zstd import ZstdCodec
@@ -30,10 +35,30 @@ if TYPE_CHECKING:
 __all__ = ["NativeChain", "native_chain"]
 
 
+def _bind_numcodecs_blosc() -> bool:
+    """Hand the native pipeline the c-blosc inside ``numcodecs.blosc``'s extension module
+    (``blosc_decompress_ctx``, ``blosc_cbuffer_validate``); False where its symbols cannot
+    be found (blosc chains then take the Python path)."""
+    if _chunks is None:
+        return False
+    try:
+        lib = ctypes.CDLL(numcodecs.blosc.__file__)
+        addresses = [ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
+                     for name in ("blosc_decompress_ctx", "blosc_cbuffer_validate")]
+        _chunks.bind_blosc(*addresses)
+    except (OSError, AttributeError, ValueError, TypeError):
+        return False
+    return bool(_chunks.blosc_available())
+
+
+#: Whether blosc chains are decoded natively
+_BLOSC = _bind_numcodecs_blosc()
+
+
 class NativeChain(NamedTuple):
     """How the native pipeline decodes a chain (the kernel's ``chain`` arguments)."""
 
-    compressor: int  # chunks.NONE or chunks.ZSTD
+    compressor: int  # chunks.NONE, chunks.ZSTD or chunks.BLOSC
     checksums: int  # trailing crc32c codecs
     swap: int  # width of the words to byte-swap (1: none)
 
@@ -85,6 +110,9 @@ def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
     compressor = _chunks.NONE
     if len(rest) == 1 and type(rest[0]) is ZstdCodec and _zstd_ctx.available():
         compressor = _chunks.ZSTD
+        rest.pop()
+    elif len(rest) == 1 and type(rest[0]) is BloscCodec and _BLOSC:
+        compressor = _chunks.BLOSC
         rest.pop()
     if rest:
         return None

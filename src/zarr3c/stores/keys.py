@@ -12,11 +12,17 @@ and NUL.  With those rules no key can name a location outside a directory store'
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from zarr3c.errors import InvalidKeyError
 
-__all__ = ["key_problem", "validate_key", "validate_prefix"]
+__all__ = ["CHUNK_NAME", "key_problem", "validate_key", "validate_prefix"]
+
+#: A chunk key of any chunk key encoding (coordinates and separators after an optional
+#: ``c``): valid below any valid prefix, so keys of this form built in bulk for a read need
+#: their prefix checked once (``Store.chunk_files``, ``Store.chunk_values``).
+CHUNK_NAME = re.compile(r"(?:c[./]?)?\d+(?:[./]\d+)*|c")
 
 
 def key_problem(key: str) -> str | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from zarr3c.errors import InvalidTypeError, StoreError
@@ -31,10 +31,12 @@ from zarr3c.stores.byte_ranges import (
     normalize_byte_range,
     resolve_byte_range,
 )
-from zarr3c.stores.keys import validate_key, validate_prefix
+from zarr3c.stores.keys import CHUNK_NAME, validate_key, validate_prefix
 
 __all__ = ["MemoryStore"]
 
+
+_BYTES_OR_NONE = {bytes, type(None)}
 
 class MemoryStore(Store):
     """A thread-safe in-memory store.
@@ -143,6 +145,17 @@ class MemoryStore(Store):
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         key_list = [validate_key(key) for key in keys]
         return [self._value(key) for key in key_list]
+
+    def chunk_values(self, prefix: str, names: Sequence[str]
+                     ) -> builtins.list[bytes | None] | None:
+        # The prefix is checked once; the names are chunk keys, valid below any prefix.
+        if not names or not all(map(CHUNK_NAME.fullmatch, names)):
+            return None
+        validate_key(prefix + names[0])
+        get = self._store_dict.get
+        values = [get(prefix + name) for name in names]
+        # (other buffers a caller put in the dict go through get, which copies them)
+        return values if set(map(type, values)) <= _BYTES_OR_NONE else None
 
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]

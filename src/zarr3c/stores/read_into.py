@@ -41,6 +41,8 @@ The hooks, and who calls them:
   time; the batch members not read, or None.  Point reads (``vindex``).
 - :meth:`~ReadIntoHooks.chunk_files`: the files of chunk keys, for the native chunk pipeline
   to open itself; None where values are not files.  Array reads executed natively.
+- :meth:`~ReadIntoHooks.chunk_values`: the values of chunk keys looked up in bulk, where
+  the store holds them in memory; None elsewhere.  Array reads executed natively.
 - :meth:`~ReadIntoHooks.set_parts`: the write-side counterpart, a value given as parts that
   are never joined in memory.  Sharded writes.
 
@@ -469,6 +471,39 @@ class ReadIntoHooks:
         >>> from zarr3c.stores import MemoryStore
         >>> MemoryStore().chunk_files("a/", ["c/0"]) is None
         True
+        """
+        return None
+
+    def chunk_values(self, prefix: str, names: Sequence[str]
+                     ) -> builtins.list[bytes | None] | None:
+        """The values of keys ``prefix + name`` as ``bytes`` (None where missing), looked up
+        in bulk where the store holds them in memory; None (the default) where it does not:
+        the native chunk pipeline then fetches them with ``get_many``, in batches.
+
+        Parameters
+        ----------
+        prefix
+            The keys' common prefix (an array's path and ``/``, or ``""``).
+        names
+            Chunk keys of the array's chunk key encoding.
+
+        Returns
+        -------
+        list or None
+            One value (or None) per name.
+
+        Raises
+        ------
+        InvalidKeyError
+            A store holding values raises it for a key that is not valid.
+
+        Examples
+        --------
+        >>> from zarr3c.stores import MemoryStore
+        >>> store = MemoryStore()
+        >>> store.set("a/c/0", b"x")
+        >>> store.chunk_values("a/", ["c/0", "c/1"])
+        [b'x', None]
         """
         return None
 

@@ -6,19 +6,26 @@ per chunk as before (:class:`~.plan.Pieces`); where the chain is native
 (:func:`zarr3c.codecs.native.native_chain`) the plan is handed over whole:
 
 - the chunks' sources: their files, where the store has them
-  (``Store.chunk_files``: :class:`~zarr3c.stores.LocalStore`), else their values, fetched
-  with the store's ``get_many`` in batches of :data:`FETCH_BATCH_BYTES` decoded bytes (so
-  the read holds at most about that much beyond its output);
+  (``Store.chunk_files``: :class:`~zarr3c.stores.LocalStore`), else their values: looked
+  up in bulk where the store holds them (``Store.chunk_values``:
+  :class:`~zarr3c.stores.MemoryStore`), or fetched with its ``get_many`` in batches of
+  :data:`FETCH_BATCH_BYTES` decoded bytes (so the read holds at most about that much
+  beyond its output);
 - for sharded arrays with the usual index chain (``bytes`` [+ ``crc32c``]), the shards'
-  files (or, in a :class:`~zarr3c.stores.MemoryStore`, their values) and per inner chunk
-  its shard and its entry in the index, :data:`~zarr3c._kernels.chunks.MAX_SHARDS`
-  shards per call.
+  files (or, in a store holding them in memory, ``Store.chunk_values``, their values) and
+  per inner chunk its shard and its entry in the index,
+  :data:`~zarr3c._kernels.chunks.MAX_SHARDS` shards per call; in other stores the Python
+  path reads only the parts of shards it needs.
 
 The number of Python calls a read makes then does not grow with its number of chunks
-(``tests/array/test_native_read.py`` counts them).  A chunk the kernel could not read
-(damaged, of the wrong size, an I/O error) is handed back and read again by the Python path,
-which reports what is wrong with the key at fault: the native path never raises for stored
-bytes, and both paths give the same results (tested chunk for chunk).
+(``tests/array/read/test_native.py`` counts them).  Reads of a few chunks take the short
+paths (:mod:`.boxes`, :mod:`.shard_boxes`) before they get here; the other selections
+(``oindex``, ``vindex``, steps) take the general and points paths, in Python.
+
+A chunk the kernel could not read (damaged, of the wrong size, an I/O error) is handed back
+and read again by the Python path, which reports what is wrong with the key at fault: the
+native path never raises for stored bytes, and both paths give the same results (tested
+chunk for chunk).
 """
 
 from __future__ import annotations
@@ -31,7 +38,6 @@ import numpy as np
 
 from zarr3c.array.read.plan import Pieces, one_c_piece
 from zarr3c.concurrency import get_num_threads
-from zarr3c.stores.memory import MemoryStore
 from zarr3c.stores.read_into import ReadIntoHooks
 
 try:  # (POSIX builds)
@@ -99,10 +105,12 @@ def read_chunks_natively(array: Array, pieces: Pieces, todo: Sequence[int],
     names = chunk_names(array, pieces.chunk_coords[numbers])
     store, prefix = array._store, array._prefix
     files = store.chunk_files(prefix, names)
+    values = None if files is not None else store.chunk_values(prefix, names)
     nbytes = grid.chunk_nbytes
     common = _common(array, pieces, grid.chunk_strides, chain, nbytes)
-    if files is not None:
-        _chunks.read_chunks(files, True, firsts, ends, direct=direct, status=status, **common)
+    if files is not None or values is not None:
+        _chunks.read_chunks(files if values is None else values, values is None, firsts,
+                            ends, direct=direct, status=status, **common)
     else:
         step = max(1, FETCH_BATCH_BYTES // nbytes)
         for lo in range(0, len(names), step):
@@ -116,18 +124,18 @@ def read_chunks_natively(array: Array, pieces: Pieces, todo: Sequence[int],
 
 def shards_native(array: Array) -> NativeChain | None:
     """The inner chain's :class:`~zarr3c.codecs.native.NativeChain` where a sharded array's
-    boxes can be read natively (the usual index chain; a store with files, or a
-    MemoryStore), else None."""
+    boxes can be read natively (the usual index chain; a store with files, or holding its
+    values in memory), else None."""
     ib, sharding = array._inner_box, array._sharding
     if not enabled or ib is None or sharding is None or ib.plain is None:
         return None
     chain = sharding.inner_native_chain()
     if chain is None:
         return None
-    store = array._store
-    if not isinstance(store, MemoryStore) and (type(store).chunk_files
-                                               is ReadIntoHooks.chunk_files):
-        return None
+    store = type(array._store)
+    if (store.chunk_files is ReadIntoHooks.chunk_files
+            and store.chunk_values is ReadIntoHooks.chunk_values):
+        return None  # (it would fetch whole shards: the Python path reads what it needs)
     return chain
 
 
@@ -147,6 +155,9 @@ def read_shards_natively(array: Array, pieces: Pieces, chain: NativeChain
     names = chunk_names(array, shards)
     store, prefix = array._store, array._prefix
     files = store.chunk_files(prefix, names)
+    values = None if files is not None else store.chunk_values(prefix, names)
+    if files is None and values is None:
+        return [tuple(row) for row in shards.tolist()]
     bounds = np.asarray(pieces.bounds, dtype=np.int64)
     direct = np.array(one_c_piece(pieces, range(pieces.nchunks), ib.shape_i64,
                                   ib.strides_i64), dtype=np.uint8)
@@ -157,8 +168,7 @@ def read_shards_natively(array: Array, pieces: Pieces, chain: NativeChain
         hi = min(lo + step, len(names))
         ks = np.flatnonzero((of >= lo) & (of < hi)) if lo or hi < len(names) else \
             np.arange(pieces.nchunks)
-        sources = files[lo:hi] if files is not None else list(
-            store.get_many([prefix + name for name in names[lo:hi]]))
+        sources = files[lo:hi] if files is not None else values[lo:hi]  # type: ignore
         status = np.empty(len(ks), dtype=np.int8)
         shard_status = np.empty(hi - lo, dtype=np.int8)
         _chunks.read_shards(sources, files is not None, index_nbytes, at_end,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import os
 import pathlib
-import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -29,7 +28,7 @@ from zarr3c.stores.byte_ranges import (
     normalize_byte_range,
     scatter_byte_ranges,
 )
-from zarr3c.stores.keys import validate_key, validate_prefix
+from zarr3c.stores.keys import CHUNK_NAME, validate_key, validate_prefix
 from zarr3c.stores.local import files, listing, pool, reads
 from zarr3c.stores.read_into import RangesInto, destination_view
 
@@ -37,8 +36,6 @@ __all__ = ["LocalStore"]
 
 #: LocalStore keeps the files of this many keys (see LocalStore._path).
 _PATHS_KEPT = 1 << 14
-#: A chunk key of any chunk key encoding: coordinates and separators after an optional "c".
-_CHUNK_NAME = re.compile(r"(?:c[./]?)?\d+(?:[./]\d+)*|c")
 
 
 class LocalStore(Store):
@@ -381,7 +378,7 @@ class LocalStore(Store):
         # The first key is checked in full (the prefix with it); the others differ from it
         # only in chunk coordinates, checked here to be nothing else.
         first = self._kernel_file(prefix + names[0])
-        if first is None or not all(map(_CHUNK_NAME.fullmatch, names)):
+        if first is None or not all(map(CHUNK_NAME.fullmatch, names)):
             return None
         base = first[:len(first) - len(names[0].encode())]
         return [base + name for name in map(str.encode, names)]

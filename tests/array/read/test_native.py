@@ -1,0 +1,215 @@
+"""The native chunk pipeline through Array: which reads take it, that they give what the
+Python path gives, and that a read's Python calls do not grow with its chunks (the proxy,
+on few cores, for reads that scale: each Python call between chunks is a GIL hand-off)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarr3c
+from zarr3c._kernels import chunks as chunks_kernel
+from zarr3c.array.read import native
+
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": True}}
+BIG = {"name": "bytes", "configuration": {"endian": "big"}}
+CHAINS: dict[str, dict[str, Any]] = {
+    "raw": {"compressors": None},
+    "zstd": {"compressors": [ZSTD]},
+    "crc32c": {"compressors": ["crc32c"]},
+    "zstd-crc32c": {"compressors": [ZSTD, "crc32c"]},
+    "big-endian": {"compressors": None, "serializer": BIG},
+    "big-endian-zstd": {"compressors": [ZSTD], "serializer": BIG},
+    "blosc": {"compressors": [{"name": "blosc", "configuration": {"cname": "lz4"}}]},
+}
+
+
+def count_calls(fn: Callable[[], object]) -> int:
+    """The Python function calls ``fn()`` makes, in every thread."""
+    n = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal n
+        if event == "call":
+            n += 1
+
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    return n
+
+
+def _store(kind: str, tmp_path: Path) -> zarr3c.Store:
+    if kind == "local":
+        return zarr3c.LocalStore(tmp_path / f"{kind}.zarr")
+    if kind == "zip":
+        return zarr3c.ZipStore(tmp_path / "a.zip", mode="w")
+    return zarr3c.MemoryStore()
+
+
+def _array(store: zarr3c.Store, edge: int, chunk: int, sharded: bool, chain: str,
+           dtype: str = "uint16") -> tuple[zarr3c.Array, np.ndarray]:
+    shape = (edge,) * 3
+    a = zarr3c.create_array(store, name="a", shape=shape, dtype=dtype, chunks=(chunk,) * 3,
+                            shards=(2 * chunk,) * 3 if sharded else None, fill_value=7,
+                            **CHAINS[chain])
+    data = (np.arange(edge**3) % 1000).astype(dtype).reshape(shape)
+    data[: chunk * 2, : chunk * 2, : chunk * 2] = 7  # (a shard, or chunks, not stored)
+    a[...] = data
+    return a, data
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("chain", ["raw", "zstd", "crc32c"])
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_a_whole_read_makes_as_many_python_calls_for_512_chunks_as_for_216(
+        tmp_path: Path, kind: str, chain: str, sharded: bool) -> None:
+    calls = []
+    for edge in (24, 32):  # 6^3 and 8^3 chunks of 4^3 (inner chunks when sharded)
+        a, data = _array(_store(kind, tmp_path / str(edge)), edge, 4, sharded, chain)
+        np.testing.assert_array_equal(a[...], data)  # (warm: per-array facts kept)
+        calls.append(count_calls(lambda a=a: a[...]))
+    small, large = calls
+    # (a few calls per call of the kernel: one per 256 shards)
+    assert large <= small + 16, calls
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("chain", ["raw", "zstd"])
+def test_get_many_of_1000_boxes_makes_as_many_python_calls_over_more_chunks(
+        tmp_path: Path, chain: str, sharded: bool) -> None:
+    rng = np.random.default_rng(0)
+    calls = []
+    for edge in (16, 64):  # 4^3 and 16^3 chunks of 4^3
+        a, data = _array(_store("local", tmp_path / str(edge)), edge, 4, sharded, chain)
+        boxes = [tuple(slice(int(s), int(s) + 3) for s in rng.integers(0, edge - 3, 3))
+                 for _ in range(1000)]
+        for got, box in zip(a.get_many(boxes), boxes, strict=True):
+            np.testing.assert_array_equal(got, data[box])
+        calls.append(count_calls(lambda a=a, boxes=boxes: a.get_many(boxes)))
+    small, large = calls
+    # (a few dozen calls per call of the kernel, which takes 256 shards: 512 shards are 2)
+    assert large <= small + 64, calls
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("chain", list(CHAINS))
+@pytest.mark.parametrize("kind", ["local", "memory", "zip"])
+def test_native_chains_are_read_natively_and_equal_the_python_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, chain: str,
+        sharded: bool) -> None:
+    a, data = _array(_store(kind, tmp_path), 24, 4, sharded, chain, dtype=">i4")
+    calls: list[int] = []
+    for name in ("read_chunks", "read_shards"):
+        kernel = getattr(chunks_kernel, name)
+        monkeypatch.setattr(chunks_kernel, name,
+                            lambda *args, kernel=kernel, **kw: calls.append(1) or kernel(
+                                *args, **kw))
+    got = a[1:23, 2:, :21]
+    # (a sharded zip store takes the Python path: it would fetch whole shards)
+    assert bool(calls) == (kind != "zip" or not sharded)
+    monkeypatch.setattr(native, "enabled", False)
+    np.testing.assert_array_equal(got, a[1:23, 2:, :21])
+    np.testing.assert_array_equal(got, data[1:23, 2:, :21])
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
+@pytest.mark.parametrize("index_crc", [True, False])
+def test_shards_with_either_index_location_and_chain(tmp_path: Path, location: str,
+                                                      index_crc: bool) -> None:
+    index_codecs: list[Any] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if index_crc:
+        index_codecs.append({"name": "crc32c"})
+    a = zarr3c.create_array(
+        zarr3c.LocalStore(tmp_path / "s.zarr"), shape=(20, 20), dtype="float64",
+        chunks=(10, 10), fill_value=np.nan,
+        codecs=[{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [5, 5], "index_location": location, "index_codecs": index_codecs,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, ZSTD]}}])
+    data = np.arange(400.0).reshape(20, 20)
+    data[:5, :5] = np.nan
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(a[3:17, 2:19], data[3:17, 2:19])
+
+
+def test_chains_without_a_native_decoder_take_the_python_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kw: Any) -> None:
+        raise AssertionError("the native pipeline was called")
+
+    monkeypatch.setattr(chunks_kernel, "read_chunks", refuse)
+    little = {"name": "bytes", "configuration": {"endian": "little"}}
+    transpose = {"name": "transpose", "configuration": {"order": [1, 0]}}
+    gzip = {"name": "gzip", "configuration": {"level": 1}}
+    for n, codecs in enumerate([[transpose, little], [little, gzip]]):
+        a = zarr3c.create_array(zarr3c.LocalStore(tmp_path / str(n)),
+                                shape=(12, 12), dtype="int32", chunks=(3, 3), codecs=codecs)
+        data = np.arange(144, dtype="int32").reshape(12, 12)
+        a[...] = data
+        np.testing.assert_array_equal(a[...], data)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 23), st.integers(1, 24)), min_size=3, max_size=3),
+       st.sampled_from(["raw", "zstd", "big-endian-zstd"]), st.booleans())
+def test_boxes_equal_numpy_on_complex_and_swapped_data(tmp_path_factory: Any, box: Any,
+                                                      chain: str, sharded: bool) -> None:
+    a, data = _array(_store("local", tmp_path_factory.mktemp("c")), 24, 4, sharded, chain,
+                     dtype="complex128")
+    key = tuple(slice(lo, min(24, lo + n)) for lo, n in box)
+    np.testing.assert_array_equal(a[key], data[key])
+
+
+def test_read_async_gives_what_a_read_gives_and_its_errors(tmp_path: Path) -> None:
+    a, data = _array(_store("local", tmp_path), 32, 4, True, "zstd")
+    rng = np.random.default_rng(1)
+    keys = [tuple(slice(int(s), int(s) + 5) for s in rng.integers(0, 27, 3))
+            for _ in range(64)]
+    futures = [a.read_async(key) for key in keys]
+    for future, key in zip(futures, keys, strict=True):
+        np.testing.assert_array_equal(future.result(), data[key])
+    with pytest.raises(zarr3c.errors.BoundsCheckError):
+        a.read_async(np.s_[40]).result()
+
+
+def test_reads_from_many_threads_at_once_are_all_right(tmp_path: Path) -> None:
+    a, data = _array(_store("local", tmp_path), 32, 4, False, "zstd")
+    rng = np.random.default_rng(2)
+    keys = [tuple(slice(int(s), int(s) + 12) for s in rng.integers(0, 20, 3))
+            for _ in range(200)]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(a.__getitem__, keys))
+    for got, key in zip(results, keys, strict=True):
+        np.testing.assert_array_equal(got, data[key])
+
+
+@pytest.mark.parametrize("how", ["truncated", "longer", "garbage"])
+@pytest.mark.parametrize("chain", ["blosc", "zstd", "crc32c"])
+def test_a_damaged_chunk_is_reported_by_key_on_the_native_path(tmp_path: Path, chain: str,
+                                                               how: str) -> None:
+    store = zarr3c.LocalStore(tmp_path / "d.zarr")
+    a, data = _array(store, 16, 4, False, chain)
+    key = a.chunk_key((3, 3, 3))
+    stored = store.get(key)
+    assert stored is not None
+    damaged = {"truncated": stored[:-5], "longer": stored + b"\0" * 7,
+               "garbage": bytes(len(stored))}[how]
+    store.set(key, damaged)
+    with pytest.raises(zarr3c.errors.ChunkDecodeError, match="c/3/3/3"):
+        a[...]
+    np.testing.assert_array_equal(a[:12], data[:12])  # (the others read as they are)
