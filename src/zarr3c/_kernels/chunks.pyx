@@ -17,7 +17,8 @@ chain
     How stored bytes decode into the chunk's elements in C order: :class:`Chain`'s
     ``checksums`` trailing CRC-32C checksums verified and stripped (zarr's ``crc32c``
     codec), then one ``compressor`` (:data:`NONE`, :data:`ZSTD`, :data:`BLOSC`: c-blosc v1
-    through the addresses :func:`bind_blosc` was given), then a byte swap of
+    through the addresses :func:`bind_blosc` was given, :data:`GZIP`: zlib through
+    :func:`bind_zlib`'s), then a byte swap of
     ``swap``-byte words (an ``endian`` other than the machine's; the component size for
     complex types), giving ``nbytes`` bytes.  Other codecs take the Python path.
 pieces
@@ -49,7 +50,7 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.errno cimport ENOENT, ENOTDIR
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from posix.unistd cimport close as c_close
 
 from zarr3c._kernels.checksum cimport crc32c_update
@@ -63,14 +64,15 @@ import numpy as np
 
 from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
-__all__ = ["BLOSC", "MAX_SHARDS", "FAILED_CHECKSUM", "FAILED_DECODE", "FAILED_INDEX", "FAILED_IO", "FAILED_MEMORY",
-           "FAILED_SIZE", "MISSING", "NONE", "READ", "ZSTD", "bind_blosc", "blosc_available",
-           "read_chunks", "read_shards"]
+__all__ = ["BLOSC", "GZIP", "MAX_SHARDS", "FAILED_CHECKSUM", "FAILED_DECODE", "FAILED_INDEX", "FAILED_IO", "FAILED_MEMORY",
+           "FAILED_SIZE", "MISSING", "NONE", "READ", "ZSTD", "bind_blosc", "bind_zlib", "blosc_available",
+           "read_chunks", "read_shards", "zlib_available"]
 
 # compressors
 NONE = 0
 ZSTD = 1
 BLOSC = 2
+GZIP = 3
 # statuses
 READ = 0
 MISSING = 1
@@ -86,6 +88,7 @@ cdef enum:
     _ZSTD = 1
     _BLOSC = 2
     _BLOSC_HEADER = 16
+    _GZIP = 3
     _READ = 0
     _MISSING = 1
     _FAILED_IO = -1
@@ -98,6 +101,7 @@ cdef enum:
     _SLOT_STORED = 0
     _SLOT_DECODED = 1
     _SLOT_DCTX = 0
+    _SLOT_ZSTREAM = 1
     # the most shard files one read_shards call holds open
     MAX_OPEN_SHARDS = 256
 
@@ -127,6 +131,119 @@ def bind_blosc(size_t decompress_ctx, size_t cbuffer_validate):
 def blosc_available():
     """True once :func:`bind_blosc` has given this module c-blosc."""
     return _blosc_decompress != NULL
+
+
+# zlib, for the gzip codec: the z_stream layout from zlib.h where the build has it (else
+# gzip chains take the Python path), the functions through the addresses bind_zlib() was
+# given (the libz Python's own zlib module uses).  inflateInit2_ refuses a library whose
+# z_stream differs from the header's.
+cdef extern from *:
+    """
+    #if defined(__has_include)
+    #  if __has_include(<zlib.h>)
+    #    include <zlib.h>
+    #    define ZARR3C_HAVE_ZLIB 1
+    #  endif
+    #endif
+    #ifndef ZARR3C_HAVE_ZLIB
+    #  define ZARR3C_HAVE_ZLIB 0
+    typedef struct { unsigned char* next_in; unsigned int avail_in; unsigned char* next_out;
+                     unsigned int avail_out; } z_stream;
+    #  define ZLIB_VERSION ""
+    #  define Z_OK 0
+    #  define Z_STREAM_END 1
+    #  define Z_FINISH 4
+    #endif
+    """
+    ctypedef struct z_stream:
+        uint8_t* next_in
+        unsigned int avail_in
+        uint8_t* next_out
+        unsigned int avail_out
+    const int ZARR3C_HAVE_ZLIB
+    const char* ZLIB_VERSION
+    const int Z_OK
+    const int Z_STREAM_END
+    const int Z_FINISH
+
+ctypedef int (*inflate_init2_t)(z_stream* strm, int window_bits, const char* version,
+                                int stream_size) noexcept nogil
+ctypedef int (*inflate_t)(z_stream* strm, int flush) noexcept nogil
+ctypedef int (*inflate_end_t)(z_stream* strm) noexcept nogil
+ctypedef int (*inflate_reset_t)(z_stream* strm) noexcept nogil
+cdef inflate_init2_t _inflate_init2 = NULL
+cdef inflate_t _inflate = NULL
+cdef inflate_end_t _inflate_end = NULL
+cdef inflate_reset_t _inflate_reset = NULL
+cdef enum:
+    _GZIP_WINDOW = 16 + 15  # a gzip wrapper, any window size
+
+
+def bind_zlib(size_t inflate_init2, size_t inflate, size_t inflate_end, size_t inflate_reset):
+    """Use zlib's ``inflateInit2_``, ``inflate``, ``inflateEnd`` and ``inflateReset`` at these
+    addresses for the :data:`GZIP` compressor (binds once per process; nothing where this
+    build has no ``zlib.h``, or the library's stream layout is not the header's)."""
+    global _inflate_init2, _inflate, _inflate_end, _inflate_reset
+    cdef z_stream probe
+    if not (inflate_init2 and inflate and inflate_end and inflate_reset):
+        raise ValueError("chunks.bind_zlib: a function address is null")
+    if not ZARR3C_HAVE_ZLIB or _inflate != NULL:
+        return
+    memset(&probe, 0, sizeof(probe))
+    if (<inflate_init2_t><void*>inflate_init2)(&probe, _GZIP_WINDOW, ZLIB_VERSION,
+                                               sizeof(z_stream)) != Z_OK:
+        return
+    (<inflate_end_t><void*>inflate_end)(&probe)
+    _inflate_end = <inflate_end_t><void*>inflate_end
+    _inflate_reset = <inflate_reset_t><void*>inflate_reset
+    _inflate_init2 = <inflate_init2_t><void*>inflate_init2
+    _inflate = <inflate_t><void*>inflate
+
+
+def zlib_available():
+    """True once :func:`bind_zlib` has given this module zlib."""
+    return _inflate != NULL
+
+
+cdef void _free_zstream(void* p) noexcept nogil:
+    _inflate_end(<z_stream*>p)
+    free(p)
+
+
+cdef z_stream* _thread_zstream() noexcept nogil:
+    """This thread's inflate stream, set up for gzip (NULL if none can be made)."""
+    cdef z_stream* strm = <z_stream*>thread_value(_SLOT_ZSTREAM)
+    if strm != NULL:
+        return strm
+    strm = <z_stream*>calloc(1, sizeof(z_stream))
+    if strm == NULL:
+        return NULL
+    if _inflate_init2(strm, _GZIP_WINDOW, ZLIB_VERSION, sizeof(z_stream)) != Z_OK:
+        free(strm)
+        return NULL
+    if set_thread_value(_SLOT_ZSTREAM, strm, _free_zstream) != 0:
+        _free_zstream(strm)
+        return NULL
+    return strm
+
+
+cdef Py_ssize_t _gzip_decode(uint8_t* dst, int64_t nbytes, const uint8_t* src,
+                             int64_t size) noexcept nogil:
+    """gzip members, back to back and nothing after them, decoded into ``dst``: the bytes
+    decoded, or -1 (anything else: the Python path decides)."""
+    cdef z_stream* strm
+    if size <= 0 or size > <int64_t>0xFFFFFFFFU or nbytes > <int64_t>0xFFFFFFFFU:
+        return -1
+    strm = _thread_zstream()
+    if strm == NULL:
+        return -1
+    strm.next_in, strm.avail_in = <uint8_t*>src, <unsigned int>size
+    strm.next_out, strm.avail_out = dst, <unsigned int>nbytes
+    while True:
+        if _inflate_reset(strm) != Z_OK or _inflate(strm, Z_FINISH) != Z_STREAM_END:
+            return -1
+        if strm.avail_in == 0:
+            return nbytes - strm.avail_out
 
 
 cdef Py_ssize_t _blosc_decode(uint8_t* dst, int64_t nbytes, const uint8_t* src,
@@ -233,6 +350,10 @@ cdef int _decode(Plan* plan, const uint8_t* data, int64_t size, uint8_t* out,
         decoded[0] = out
     elif plan.compressor == _BLOSC:
         if _blosc_decode(out, plan.nbytes, data, size) != plan.nbytes:
+            return _FAILED_DECODE
+        decoded[0] = out
+    elif plan.compressor == _GZIP:
+        if _gzip_decode(out, plan.nbytes, data, size) != plan.nbytes:
             return _FAILED_DECODE
         decoded[0] = out
     else:
@@ -437,7 +558,7 @@ cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] 
         raise ValueError(f"{fn}: fill must be one element ({itemsize} bytes)")
     if nbytes < 1 or nbytes % itemsize:
         raise ValueError(f"{fn}: nbytes = {nbytes} is not a positive number of elements")
-    if compressor not in (_NONE, _ZSTD, _BLOSC) or checksums < 0 or checksums > 8:
+    if compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or checksums < 0 or checksums > 8:
         raise ValueError(f"{fn}: unknown chain (compressor {compressor}, "
                          f"{checksums} checksums)")
     if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
@@ -446,6 +567,8 @@ cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] 
         raise ValueError(f"{fn}: no libzstd is bound")
     if compressor == _BLOSC and _blosc_decompress == NULL:
         raise ValueError(f"{fn}: no c-blosc is bound")
+    if compressor == _GZIP and _inflate == NULL:
+        raise ValueError(f"{fn}: no zlib is bound")
     for c in range(nchunks):
         if not 0 <= firsts[c] <= ends[c] <= n:
             raise ValueError(f"{fn}: chunk {c}: pieces [{firsts[c]}, {ends[c]}) are not rows "

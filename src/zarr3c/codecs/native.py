@@ -2,17 +2,19 @@
 
 A chain is native when its stored bytes become the chunk's elements in C order by steps the
 kernel has in C: trailing ``crc32c`` codecs (verified and stripped), at most one ``zstd``
-(through the libzstd numcodecs bundles, :mod:`zarr3c.codecs.zstd`) or ``blosc`` (the c-blosc
-numcodecs bundles, bound here), and the ``bytes`` serializer in either byte order (a byte
-swap).  Any other codec (``transpose``, ``gzip``, numcodecs' own, a checksum before the
-compressor) keeps the chain on the Python path, which is what the native one is tested
-against.  Codecs: `the Zarr v3 core codecs
+(through the libzstd numcodecs bundles, :mod:`zarr3c.codecs.zstd`), ``blosc`` (the c-blosc
+numcodecs bundles) or ``gzip`` (the zlib Python's ``zlib`` module uses), both bound here,
+and the ``bytes`` serializer in either byte order (a byte swap).  Any other codec
+(``transpose``, numcodecs' own, a checksum before the compressor) keeps the chain on the
+Python path, which is what the native one is tested against.  Codecs: `the Zarr v3 core codecs
 <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/index.html>`_.
 """
 
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
+import zlib
 from typing import TYPE_CHECKING, NamedTuple
 
 import numcodecs.blosc
@@ -21,6 +23,7 @@ from zarr3c.codecs.base import swap_width
 from zarr3c.codecs.blosc import BloscCodec
 from zarr3c.codecs.bytes import BytesCodec
 from zarr3c.codecs.crc32c import Crc32cCodec
+from zarr3c.codecs.gzip import GzipCodec
 from zarr3c.codecs.zstd import ZstdCodec
 
 try:  # (POSIX builds: the pipeline runs on a pthread pool)
@@ -51,14 +54,37 @@ def _bind_numcodecs_blosc() -> bool:
     return bool(_chunks.blosc_available())
 
 
+def _bind_zlib() -> bool:
+    """Hand the native pipeline the zlib Python's ``zlib`` module uses (its ``inflate*``
+    functions); False where it cannot be found or does not match the build's ``zlib.h``
+    (gzip chains then take the Python path)."""
+    if _chunks is None:
+        return False
+    names = ("inflateInit2_", "inflate", "inflateEnd", "inflateReset")
+    for where in (ctypes.util.find_library("z"), getattr(zlib, "__file__", None)):
+        if not where:
+            continue
+        try:
+            lib = ctypes.CDLL(where)
+            _chunks.bind_zlib(*[ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
+                                for name in names])
+        except (OSError, AttributeError, ValueError, TypeError):
+            continue
+        if _chunks.zlib_available():
+            return True
+    return False
+
+
 #: Whether blosc chains are decoded natively
 _BLOSC = _bind_numcodecs_blosc()
+#: Whether gzip chains are decoded natively
+_GZIP = _bind_zlib()
 
 
 class NativeChain(NamedTuple):
     """How the native pipeline decodes a chain (the kernel's ``chain`` arguments)."""
 
-    compressor: int  # chunks.NONE, chunks.ZSTD or chunks.BLOSC
+    compressor: int  # chunks.NONE, ZSTD, BLOSC or GZIP
     checksums: int  # trailing crc32c codecs
     swap: int  # width of the words to byte-swap (1: none)
 
@@ -87,8 +113,8 @@ def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
     >>> from zarr3c.codecs.native import native_chain
     >>> native_chain(CodecPipeline.from_codecs(["bytes", "zstd", "crc32c"], dtype="<u2"))
     NativeChain(compressor=1, checksums=1, swap=1)
-    >>> gzip = {"name": "gzip", "configuration": {"level": 5}}
-    >>> native_chain(CodecPipeline.from_codecs(["bytes", gzip], dtype="<u2")) is None
+    >>> transpose = {"name": "transpose", "configuration": {"order": [0]}}
+    >>> native_chain(CodecPipeline.from_codecs([transpose, "bytes"], dtype="<u2")) is None
     True
     """
     if _chunks is None or pipeline.array_array or not isinstance(pipeline.array_bytes,
@@ -113,6 +139,9 @@ def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
         rest.pop()
     elif len(rest) == 1 and type(rest[0]) is BloscCodec and _BLOSC:
         compressor = _chunks.BLOSC
+        rest.pop()
+    elif len(rest) == 1 and type(rest[0]) is GzipCodec and _GZIP:
+        compressor = _chunks.GZIP
         rest.pop()
     if rest:
         return None
