@@ -11,6 +11,8 @@ MAX_SHARDS: int
 #: compressors of a chain
 NONE: int
 ZSTD: int
+BLOSC: int
+GZIP: int
 #: what became of a chunk: read, not stored (filled), or failed (the Python path reads it)
 READ: int
 MISSING: int
@@ -50,3 +52,18 @@ def read_shards(
     ``inner_slot[k]`` of the index of shard ``inner_shard[k]`` (``index_nbytes`` bytes of
     little-endian uint64 pairs, then a CRC-32C if ``index_checksum``, at the shard's end or
     start); ``shard_status[s]`` says what became of shard ``s``'s index."""
+
+def bind_blosc(decompress_ctx: int, cbuffer_validate: int) -> None:
+    """Use c-blosc's blosc_decompress_ctx and blosc_cbuffer_validate at these addresses for
+    BLOSC (binds once per process).  ValueError for a null address."""
+
+def blosc_available() -> bool:
+    """True once bind_blosc() has given this module c-blosc."""
+
+def bind_zlib(inflate_init2: int, inflate: int, inflate_end: int, inflate_reset: int) -> None:
+    """Use zlib's inflateInit2_, inflate, inflateEnd and inflateReset at these addresses for
+    GZIP (once per process; nothing without zlib.h at build or with another stream layout).
+    ValueError for a null address."""
+
+def zlib_available() -> bool:
+    """True once bind_zlib() has given this module zlib."""
