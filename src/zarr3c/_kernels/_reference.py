@@ -5,9 +5,9 @@ Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``s
 ``chunks.pyx`` and ``pool.pyx`` (see the ``.pyi`` stubs), written the obvious way with numpy,
 ``os`` and Python integers and independently of the Cython code paths: strided regions become
 ``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
-come from ``numpy.searchsorted`` and run-length grouping, the CRC-32C goes bit by bit, zstd
-frames go through ``numcodecs.zstd`` and a read plan's chunks run one after another.  Not
-meant to be fast; meant to be clearly right.  Error messages are shorter than the kernels'.
+come from ``numpy.searchsorted`` and run-length grouping, the CRC-32C goes bit by bit,
+compressed chunks go through numcodecs and ``zlib``, a read plan's chunks one after another.
+Not meant to be fast; meant to be clearly right.  Error messages are shorter than the kernels'.
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ import math
 import mmap
 import os
 import stat
+import sys
+import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numcodecs.blosc
 import numcodecs.zstd
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -971,7 +974,7 @@ def plan_box_in_cell(start: tuple[int, ...], stop: tuple[int, ...],
 #: The most shards one read_shards call takes (as chunks.MAX_SHARDS).
 MAX_SHARDS = 256
 # the chain's compressors and a chunk's statuses, as chunks.pyx numbers them
-_NONE, _ZSTD = 0, 1
+_NONE, _ZSTD, _BLOSC, _GZIP = 0, 1, 2, 3
 _READ, _MISSING = 0, 1
 _FAILED_IO, _FAILED_SIZE, _FAILED_DECODE, _FAILED_CHECKSUM, _FAILED_INDEX = -1, -2, -3, -4, -5
 
@@ -1028,10 +1031,12 @@ def _check_chunk_plan(
         raise ValueError(f"{fn}: fill must be one element")
     if nbytes < 1 or nbytes % itemsize:
         raise ValueError(f"{fn}: nbytes is not a positive number of elements")
-    if compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8:
+    if compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or not 0 <= checksums <= 8:
         raise ValueError(f"{fn}: unknown chain")
     if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
         raise ValueError(f"{fn}: swap is not a word size of the chunk")
+    if any(st < 0 for st in _ints(src_strides)):
+        raise ValueError(f"{fn}: a source stride is negative")
     lo, hi = _ints(firsts), _ints(ends)
     if any(not 0 <= a <= b <= n for a, b in zip(lo, hi, strict=True)):
         raise ValueError(f"{fn}: a chunk's pieces are not rows of the pieces")
@@ -1086,6 +1091,35 @@ def _size_ok(size: int, compressor: int, checksums: int, swap: int, nbytes: int)
     return size <= nbytes + (nbytes >> 3) + 4096 + 4 * checksums
 
 
+def _decompress(data: bytes, compressor: int, nbytes: int) -> bytes | None:
+    """A compressor's frame decoded (None where it is not sound), at most ``nbytes + 1``
+    bytes of it where the frame cannot say its size first."""
+    try:
+        if compressor == _ZSTD:
+            # (into nbytes of room first: a frame that claims more is refused unallocated)
+            numcodecs.zstd.decompress(data, bytearray(nbytes))
+            return bytes(numcodecs.zstd.decompress(data))
+        if compressor == _BLOSC:
+            # (the header must give the frame's size and nbytes: c-blosc trusts it)
+            if len(data) < 16 or int.from_bytes(data[12:16], "little") != len(data) or \
+                    int.from_bytes(data[4:8], "little") != nbytes:
+                return None
+            return bytes(numcodecs.blosc.decompress(data))
+        # gzip: members back to back, each whole, nothing after them
+        out = b""
+        if not data:
+            return None
+        while data:
+            member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out += member.decompress(data, nbytes + 1 - len(out))
+            if not member.eof or len(out) > nbytes:
+                return None
+            data = member.unused_data
+        return out
+    except (RuntimeError, ValueError, zlib.error):
+        return None
+
+
 def _decode_chunk(data: bytes, compressor: int, checksums: int, swap: int,
                   nbytes: int) -> tuple[int, NDArray[np.uint8] | None]:
     """Stored bytes through the chain: ``(status, the chunk's nbytes bytes)``."""
@@ -1095,15 +1129,11 @@ def _decode_chunk(data: bytes, compressor: int, checksums: int, swap: int,
         if crc32c(data[:-4]) != int.from_bytes(data[-4:], "little"):
             return _FAILED_CHECKSUM, None
         data = data[:-4]
-    if compressor == _ZSTD:
-        try:
-            # (into nbytes of room first: a frame that claims more is refused unallocated)
-            numcodecs.zstd.decompress(data, bytearray(nbytes))
-            data = bytes(numcodecs.zstd.decompress(data))
-        except (RuntimeError, ValueError):
+    if compressor != _NONE:
+        decompressed = _decompress(data, compressor, nbytes)
+        if decompressed is None or len(decompressed) != nbytes:
             return _FAILED_DECODE, None
-        if len(data) != nbytes:
-            return _FAILED_DECODE, None
+        data = decompressed
     elif len(data) != nbytes:
         return _FAILED_SIZE, None
     out = np.frombuffer(data, dtype=np.uint8).copy()
@@ -1147,8 +1177,9 @@ def read_chunks(
 ) -> None:
     """Reference of :func:`zarr3c._kernels.chunks.read_chunks`: each chunk read whole
     (``os``), its checksums verified with :func:`crc32c`, decompressed with
-    ``numcodecs.zstd``, byte-swapped with :func:`byteswap` and copied out with
-    :func:`copy_pieces` (or filled with :func:`fill_pieces`), one after another.
+    ``numcodecs.zstd``, ``numcodecs.blosc`` or ``zlib``, byte-swapped with :func:`byteswap`
+    and copied out with :func:`copy_pieces` (or filled with :func:`fill_pieces`), one after
+    another.
 
     Parameters
     ----------
@@ -1172,8 +1203,9 @@ def read_chunks(
     direct : numpy.ndarray
         Per chunk, 1 where its one piece is the whole chunk C-ordered in ``dst``.
     compressor, checksums, swap, nbytes : int
-        The chain: the compressor (0 none, 1 zstd), how many trailing CRC-32C checksums,
-        the byte swap's word size (0 or 1: none) and the decoded chunk's size.
+        The chain: the compressor (0 none, 1 zstd, 2 blosc, 3 gzip), how many trailing
+        CRC-32C checksums, the byte swap's word size (0 or 1: none) and the decoded chunk's
+        size.
     nthreads : int
         Ignored (the chunks run one after another).
     status : numpy.ndarray
@@ -1280,8 +1312,9 @@ def read_shards(
     Raises
     ------
     ValueError
-        As :func:`read_chunks`, and for an index that is not whole entries, an inner chunk
-        outside the shards or their index, or more than :data:`MAX_SHARDS` shards.
+        As :func:`read_chunks`, and for an index that is not whole entries (or too large for
+        all the shards' indexes in memory), an inner chunk outside the shards or their
+        index, or more than :data:`MAX_SHARDS` shards.
     TypeError
         For a value source that is not a buffer.
 
@@ -1305,6 +1338,8 @@ def read_shards(
         raise ValueError(f"{fn}: more than {MAX_SHARDS} shards")
     if entries < 1 or entries * 16 + tail != index_nbytes:
         raise ValueError(f"{fn}: the index is not whole entries")
+    if index_nbytes * max(1, nshards) > sys.maxsize:
+        raise ValueError(f"{fn}: the indexes do not fit in memory")
     if len(inner_slot) != ninner or len(shard_status) != nshards:
         raise ValueError(f"{fn}: inner_slot or shard_status of the wrong length")
     shard_of, slot_of = _ints(inner_shard), _ints(inner_slot)

@@ -47,6 +47,7 @@ The reference of both is the Python path, chunk for chunk
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.errno cimport ENOENT, ENOTDIR
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
@@ -569,6 +570,10 @@ cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] 
         raise ValueError(f"{fn}: no c-blosc is bound")
     if compressor == _GZIP and _inflate == NULL:
         raise ValueError(f"{fn}: no zlib is bound")
+    for c in range(ndim):
+        # (a chunk's C-order strides: a raw chunk is read by the span its pieces cover)
+        if src_strides[c] < 0:
+            raise ValueError(f"{fn}: src_strides[{c}] = {src_strides[c]} is negative")
     for c in range(nchunks):
         if not 0 <= firsts[c] <= ends[c] <= n:
             raise ValueError(f"{fn}: chunk {c}: pieces [{firsts[c]}, {ends[c]}) are not rows "
@@ -634,7 +639,7 @@ def read_chunks(
     ------
     ValueError
         For a plan that does not hold together (array lengths, a piece outside ``src`` or
-        ``dst``, a ``direct`` chunk that is not one run of ``dst``, an unknown chain, a
+        ``dst``, negative ``src_strides``, a ``direct`` chunk that is not one run of ``dst``, an unknown chain, a
         source that is not a path or a buffer): never for stored bytes.
     """
     cdef str fn = "read_chunks"
@@ -805,7 +810,8 @@ def read_shards(
     Raises
     ------
     ValueError
-        As :func:`read_chunks`, and for an index size that is not whole entries, an
+        As :func:`read_chunks`, and for an index size that is not whole entries (or too
+        large for ``len(sources)`` of them in memory), an
         ``inner_shard`` or ``inner_slot`` outside the shards or the index, or too many
         shards.
     """
@@ -820,6 +826,9 @@ def read_shards(
         raise ValueError(f"{fn}: {nshards} shards, at most {MAX_OPEN_SHARDS} per call")
     if entries < 1 or entries * 16 + (4 if index_checksum else 0) != index_nbytes:
         raise ValueError(f"{fn}: an index of {index_nbytes} bytes is not whole entries")
+    if index_nbytes > PY_SSIZE_T_MAX // max(1, nshards):
+        raise ValueError(f"{fn}: {nshards} indexes of {index_nbytes} bytes do not fit in "
+                         "memory")
     if inner_slot.shape[0] != ninner or shard_status.shape[0] != nshards:
         raise ValueError(f"{fn}: inner_shard and inner_slot must have one entry per inner "
                          "chunk, shard_status one per shard")
