@@ -348,6 +348,102 @@ def test_read_chunks_agrees_with_the_reference(
             assert (outs[0][mask] == expected_out[mask]).all(), f"chunk {c} ({kind})"
 
 
+@settings(max_examples=60, deadline=None)
+@given(nelements=st.integers(1, 64), dtype=st.sampled_from(DTYPES),
+       chain=st.sampled_from(CHAINS),
+       kinds=st.lists(st.sampled_from(CHUNK_KINDS + FILE_KINDS), min_size=0, max_size=6),
+       npoints=st.lists(st.integers(0, 12), min_size=6, max_size=6),
+       paths=st.booleans(), nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+def test_read_elements_agrees_with_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, nelements: int, dtype: tuple[str, int, int],
+    chain: tuple[str, int, bool, int], kinds: list[str], npoints: list[int], paths: bool,
+    nthreads: int, seed: int,
+) -> None:
+    """Points: each chunk's elements copied one by one to their places (repeats too), or
+    filled; the same statuses and bytes as the reference, and as the decoded chunks."""
+    _, itemsize, swap = dtype
+    _, compressor, zstd_checksum, checksums = chain
+    rng = np.random.default_rng(seed)
+    if not paths:
+        kinds = [k if k not in FILE_KINDS else "missing" for k in kinds]
+    nbytes = nelements * itemsize
+    cap = nbytes + (nbytes >> 3) + 4096 + 4 * checksums
+    fill = rng.bytes(itemsize)
+    folder = tmp_path_factory.mktemp("elements")
+    sources: list[Any] = []
+    decoded_of: list[bytes] = []
+    firsts, ends, src, out_at = [], [], [], []
+    total = sum(npoints[:len(kinds)])
+    places = rng.permutation(total + 3)[:total]  # (distinct output slots, some left alone)
+    for c, kind in enumerate(kinds):
+        decoded = rng.bytes(nbytes)
+        decoded_of.append(decoded)
+        firsts.append(len(src))
+        for _ in range(npoints[c]):
+            src.append(int(rng.integers(0, nelements)) * itemsize)
+            out_at.append(int(places[len(out_at)]) * itemsize)
+        ends.append(len(src))
+        encoded = _encode(decoded, itemsize, swap, compressor, zstd_checksum, checksums)
+        stored: bytes | None = encoded
+        if kind in ("missing", "dir", "io"):
+            stored = None
+        elif kind != "ok":
+            stored = _damage(kind, encoded, cap, rng)
+        if paths:
+            path = folder / f"c{c}"
+            if kind == "dir":
+                path.mkdir()
+            elif kind == "io":
+                path = folder / ("x" * 300)  # (ENAMETOOLONG)
+            elif stored is not None:
+                path.write_bytes(stored)
+            sources.append(os.fsencode(path))
+        else:
+            sources.append(None if stored is None else _value(stored, rng))
+    size = (total + 3) * itemsize
+    initial = np.frombuffer(np.random.default_rng(GUARD_SEED).bytes(size), np.uint8)
+    outs, statuses = [], []
+    for impl in (chunks, ref):
+        dst = initial.copy()
+        status = np.full(len(kinds), 77, dtype=np.int8)
+        impl.read_elements(sources, paths, _i64(*firsts), _i64(*ends), _i64(*src),
+                           _i64(*out_at), dst, itemsize, fill, compressor, checksums, swap,
+                           nbytes, nthreads, status)
+        outs.append(dst)
+        statuses.append(status)
+    got, want = statuses
+    assert ((got < 0) == (want < 0)).all() and (got[got >= 0] == want[got >= 0]).all()
+    for c, kind in enumerate(kinds):
+        rows = range(firsts[c], ends[c])
+        expected = _expected_status(kind, bool(rows), checksums)
+        if expected is None:
+            assert got[c] < 0, (c, kind, got)
+        elif expected != ANY:
+            assert got[c] == expected, (c, kind, got)
+        if got[c] < 0:
+            continue
+        for p in rows:
+            piece = slice(out_at[p], out_at[p] + itemsize)
+            assert outs[0][piece].tobytes() == outs[1][piece].tobytes()
+            if kind in ("ok", "missing", "dir"):
+                element = (fill if kind != "ok" else
+                           decoded_of[c][src[p]:src[p] + itemsize])
+                assert outs[0][piece].tobytes() == element
+    untouched = np.ones(size, dtype=bool)
+    for at in out_at:
+        untouched[at:at + itemsize] = False
+    assert (outs[0][untouched] == initial[untouched]).all()
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_an_element_outside_the_chunk_or_dst_is_refused(impl: Any) -> None:
+    for src, out in ((8, 0), (-1, 0), (0, 8), (0, -2)):
+        with pytest.raises(ValueError, match="outside"):
+            impl.read_elements([b"12345678"], False, _i64(0), _i64(1), _i64(src), _i64(out),
+                               np.zeros(8, np.uint8), 1, b"z", NONE, 0, 0, 8, 1,
+                               np.zeros(1, np.int8))
+
+
 # -- shards ------------------------------------------------------------------------------------
 
 # what becomes of an inner chunk's entry (besides damage to its bytes, as CHUNK_KINDS)

@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 import zarr3c
 from zarr3c.errors import BoundsCheckError, IndexingError, ShapeMismatchError
 
+# Every test on both read paths: the native pipeline and the Python path.
+pytestmark = pytest.mark.usefixtures("read_path")
+
 SETTINGS = settings(max_examples=120, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 

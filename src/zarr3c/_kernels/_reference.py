@@ -55,6 +55,7 @@ __all__ = [
     "project_slice_regular",
     "read_box_into",
     "read_chunks",
+    "read_elements",
     "read_files_elements",
     "read_files_ranges_into",
     "read_ranges_into",
@@ -1013,6 +1014,19 @@ def spread(n: int, nthreads: int, spin: int = 0) -> tuple[NDArray[np.int64], NDA
     return np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64)
 
 
+def _check_chain(fn: str, itemsize: int, fill: ReadBuffer, compressor: int, checksums: int,
+                 swap: int, nbytes: int) -> None:
+    """The ValueError checks of a chain, a fill value and a chunk size (``_set_chain``)."""
+    if itemsize < 1 or len(_u8(fill)) != itemsize:
+        raise ValueError(f"{fn}: fill must be one element")
+    if nbytes < 1 or nbytes % itemsize:
+        raise ValueError(f"{fn}: nbytes is not a positive number of elements")
+    if compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or not 0 <= checksums <= 8:
+        raise ValueError(f"{fn}: unknown chain")
+    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
+        raise ValueError(f"{fn}: swap is not a word size of the chunk")
+
+
 def _check_chunk_plan(
     fn: str, nchunks: int, firsts: NDArray[np.int64], ends: NDArray[np.int64],
     src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64], dst: NDArray[np.uint8],
@@ -1027,14 +1041,7 @@ def _check_chunk_plan(
     _check_pieces(fn, n, dst_offsets, dst_strides, counts, ndim)
     if not len(firsts) == len(ends) == len(direct) == len(status) == nchunks:
         raise ValueError(f"{fn}: firsts, ends, direct and status need one entry per chunk")
-    if itemsize < 1 or len(_u8(fill)) != itemsize:
-        raise ValueError(f"{fn}: fill must be one element")
-    if nbytes < 1 or nbytes % itemsize:
-        raise ValueError(f"{fn}: nbytes is not a positive number of elements")
-    if compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or not 0 <= checksums <= 8:
-        raise ValueError(f"{fn}: unknown chain")
-    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
-        raise ValueError(f"{fn}: swap is not a word size of the chunk")
+    _check_chain(fn, itemsize, fill, compressor, checksums, swap, nbytes)
     if any(st < 0 for st in _ints(src_strides)):
         raise ValueError(f"{fn}: a source stride is negative")
     lo, hi = _ints(firsts), _ints(ends)
@@ -1250,6 +1257,89 @@ def read_chunks(
         status[c] = _finish_chunk(c, stored, firsts, ends, src_offsets, src_strides, dst,
                                   dst_offsets, dst_strides, counts, itemsize, fill, direct,
                                   *chain)
+
+
+def read_elements(
+    sources: list[Any], paths: bool, firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8],
+    itemsize: int, fill: ReadBuffer, compressor: int, checksums: int, swap: int, nbytes: int,
+    nthreads: int, status: NDArray[np.int8],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.chunks.read_elements`: as :func:`read_chunks`,
+    each chunk's elements (rows ``firsts[c]:ends[c]``) copied one by one from
+    ``src_offsets[p]`` of the decoded chunk to ``dst_offsets[p]`` of ``dst``, in row order,
+    or set to ``fill`` where the chunk is not stored.
+
+    Parameters
+    ----------
+    sources, paths
+        As :func:`read_chunks`.
+    firsts, ends : numpy.ndarray
+        Chunk ``c``'s elements are rows ``firsts[c]:ends[c]``.
+    src_offsets, dst_offsets : numpy.ndarray
+        Per element its byte in the decoded chunk and in ``dst``.
+    dst : numpy.ndarray
+        The output bytes.
+    itemsize, fill, compressor, checksums, swap, nbytes, nthreads, status
+        As :func:`read_chunks`.
+
+    Raises
+    ------
+    ValueError
+        For a plan that does not hold together (never for stored bytes).
+    TypeError
+        For a value source that is not a buffer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> i64 = lambda *v: np.array(v, dtype=np.int64)
+    >>> dst, status = np.zeros(3, np.uint8), np.zeros(2, np.int8)
+    >>> read_elements([b"ab", None], False, i64(0, 2), i64(2, 3), i64(1, 0, 0),
+    ...               i64(0, 2, 1), dst, 1, b"z", 0, 0, 0, 2, 1, status)
+    >>> dst.tobytes(), status.tolist()
+    (b'bza', [0, 1])
+    """
+    fn, nchunks, n = "read_elements", len(sources), len(src_offsets)
+    chain = (compressor, checksums, swap, nbytes)
+    if len(dst_offsets) != n:
+        raise ValueError(f"{fn}: src_offsets and dst_offsets of different lengths")
+    if not len(firsts) == len(ends) == len(status) == nchunks:
+        raise ValueError(f"{fn}: firsts, ends and status need one entry per chunk")
+    _check_chain(fn, itemsize, fill, *chain)
+    if any(not 0 <= a <= b <= n for a, b in zip(_ints(firsts), _ints(ends), strict=True)):
+        raise ValueError(f"{fn}: a chunk's elements are not rows of the elements")
+    if any(not (0 <= so <= nbytes - itemsize and 0 <= do <= len(dst) - itemsize)
+           for so, do in zip(_ints(src_offsets), _ints(dst_offsets), strict=True)):
+        raise ValueError(f"{fn}: an element lies outside the chunk or dst")
+    value = _u8(fill).tobytes()
+    for c, source in enumerate(_chunk_sources(fn, sources, paths)):
+        rows = range(int(firsts[c]), int(ends[c]))
+        if not rows:
+            status[c] = _READ
+            continue
+        stored: bytes | None = source
+        if paths and source is not None:
+            result, stored, size = _read_whole(source)
+            if result == _READ and not _size_ok(size, *chain):
+                result = _FAILED_SIZE
+            if result < 0:
+                status[c] = result
+                continue
+        if stored is None:
+            for p in rows:
+                dst[int(dst_offsets[p]):int(dst_offsets[p]) + itemsize] = np.frombuffer(
+                    value, np.uint8)
+            status[c] = _MISSING
+            continue
+        result, chunk = _decode_chunk(stored, *chain)
+        if chunk is None:
+            status[c] = result
+            continue
+        for p in rows:
+            so, do = int(src_offsets[p]), int(dst_offsets[p])
+            dst[do:do + itemsize] = chunk[so:so + itemsize]
+        status[c] = _READ
 
 
 def _read_shard(source: bytes | None, paths: bool, index_nbytes: int, index_at_end: bool,

@@ -37,6 +37,18 @@ def read_chunks(
     ``status[c]`` says what became of chunk ``c``.  ValueError for a plan that does not
     hold together, never for stored bytes."""
 
+def read_elements(
+    sources: list[bytes] | list[ReadBuffer | None], paths: bool,
+    firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8],
+    itemsize: int, fill: ReadBuffer, compressor: int, checksums: int, swap: int, nbytes: int,
+    nthreads: int, status: NDArray[np.int8],
+) -> None:
+    """read_chunks for points: chunk ``c``'s elements are rows ``firsts[c]:ends[c]``, each
+    copied from ``src_offsets[p]`` of the decoded chunk to ``dst_offsets[p]`` of ``dst`` (in
+    row order), or filled.  ValueError for an element outside the chunk or ``dst``, or as
+    read_chunks."""
+
 def read_shards(
     sources: list[bytes] | list[ReadBuffer | None], paths: bool, index_nbytes: int,
     index_at_end: bool, index_checksum: bool,

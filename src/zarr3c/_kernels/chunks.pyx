@@ -67,7 +67,7 @@ from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
 __all__ = ["BLOSC", "GZIP", "MAX_SHARDS", "FAILED_CHECKSUM", "FAILED_DECODE", "FAILED_INDEX", "FAILED_IO", "FAILED_MEMORY",
            "FAILED_SIZE", "MISSING", "NONE", "READ", "ZSTD", "bind_blosc", "bind_zlib", "blosc_available",
-           "read_chunks", "read_shards", "zlib_available"]
+           "read_chunks", "read_elements", "read_shards", "zlib_available"]
 
 # compressors
 NONE = 0
@@ -294,6 +294,9 @@ cdef struct Plan:
     const uint8_t* live
     const uint8_t* direct
     int8_t* status
+    # elements instead of pieces: row p copies one element from src_offsets[p] of the
+    # decoded chunk to dst_offsets[p] of dst (no strides, no counts, no direct chunks)
+    bint elements
 
 
 cdef inline uint32_t _le_u32(const uint8_t* p) noexcept nogil:
@@ -308,11 +311,24 @@ cdef inline uint64_t _le_u64(const uint8_t* p) noexcept nogil:
     return v
 
 
+cdef int _copy_element(Plan* plan, const uint8_t* src, int64_t at, int64_t slen,
+                       Py_ssize_t p) noexcept nogil:
+    """Element ``p``: the ``itemsize`` bytes at ``src + at`` to its place in dst; -1 (nothing
+    copied) where either end lies outside its buffer (the arrays changed under the call)."""
+    cdef int64_t to = plan.dst_offsets[p]
+    if at < 0 or at > slen - plan.itemsize or to < 0 or to > plan.dlen - plan.itemsize:
+        return -1
+    memcpy(plan.dst + to, src + at, <size_t>plan.itemsize)
+    return 0
+
+
 cdef void _fill(Plan* plan, Py_ssize_t c) noexcept nogil:
-    """Fill chunk ``c``'s live pieces with the fill value."""
+    """Fill chunk ``c``'s live pieces (or elements) with the fill value."""
     cdef Py_ssize_t p
     for p in range(plan.firsts[c], plan.ends[c]):
-        if plan.live[p]:
+        if plan.elements:
+            _copy_element(plan, plan.fill, 0, plan.itemsize, p)
+        elif plan.live[p]:
             fill_core(plan.dst, plan.dst_offsets[p], plan.dst_strides + p * plan.ndim,
                       plan.counts + p * plan.ndim, plan.ndim, plan.fill, plan.itemsize)
 
@@ -378,10 +394,12 @@ cdef void _span(Plan* plan, Py_ssize_t c, int64_t* lo, int64_t* hi) noexcept nog
     cdef int64_t first, last
     lo[0], hi[0] = plan.nbytes, 0
     for p in range(plan.firsts[c], plan.ends[c]):
-        if not plan.live[p]:
+        if not plan.elements and not plan.live[p]:
             continue
         first = plan.src_offsets[p]
         last = first + plan.itemsize
+        if first < 0 or first > plan.nbytes - plan.itemsize:
+            continue  # (an element whose offset changed: _copy_elements reports it)
         for d in range(plan.ndim):
             last += (plan.counts[p * plan.ndim + d] - 1) * plan.src_strides[d]
         if first < lo[0]:
@@ -449,10 +467,11 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
     cdef const uint8_t* decoded = NULL
     cdef int64_t size = 0
     cdef int status
+    cdef Py_ssize_t p
     if p1 <= p0:
         plan.status[c] = _READ
         return
-    if plan.direct[c]:
+    if not plan.elements and plan.direct[c]:
         direct = plan.dst + plan.dst_offsets[p0]
     status = _stored(plan, c, direct, &data, &size)
     if status == _MISSING:
@@ -471,7 +490,12 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
             return
     decoded = out  # (where the decoded bytes must go, if anywhere)
     status = _decode(plan, data, size, out, &decoded)
-    if status == _READ and direct == NULL:
+    if status == _READ and plan.elements:
+        for p in range(p0, p1):
+            if _copy_element(plan, decoded, plan.src_offsets[p], plan.nbytes, p) != 0:
+                status = _FAILED_SIZE
+                break
+    elif status == _READ and direct == NULL:
         if copy_live_pieces(decoded, plan.nbytes, plan.src_offsets, plan.src_strides,
                             plan.dst, plan.dlen, plan.dst_offsets, plan.dst_strides,
                             plan.counts, p0, p1, plan.ndim, plan.itemsize, plan.live) >= 0:
@@ -538,6 +562,47 @@ cdef class _Paths:
         free(self.ptrs)
 
 
+cdef object _set_sources(Plan* plan, list sources, bint paths, str fn):
+    """Point ``plan`` at the chunks' sources (paths or values); returns what holds them,
+    to be kept for the call."""
+    cdef _Paths held_paths
+    cdef _Values held_values
+    plan.paths, plan.values, plan.value_lens, plan.fds = NULL, NULL, NULL, NULL
+    if paths:
+        held_paths = _Paths(sources, fn)
+        plan.paths = held_paths.ptrs
+        return held_paths
+    held_values = _Values(sources)
+    plan.values, plan.value_lens = held_values.ptrs, held_values.lens
+    return held_values
+
+
+cdef int _set_chain(Plan* plan, str fn, int64_t itemsize, const uint8_t[::1] fill,
+                    int compressor, int checksums, int64_t swap, int64_t nbytes) except -1:
+    """Validate the chain, the fill value and the chunk size, and put them in ``plan``."""
+    if itemsize < 1 or fill.shape[0] != itemsize:
+        raise ValueError(f"{fn}: fill must be one element ({itemsize} bytes)")
+    if nbytes < 1 or nbytes % itemsize:
+        raise ValueError(f"{fn}: nbytes = {nbytes} is not a positive number of elements")
+    if compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or checksums < 0 or checksums > 8:
+        raise ValueError(f"{fn}: unknown chain (compressor {compressor}, "
+                         f"{checksums} checksums)")
+    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
+        raise ValueError(f"{fn}: swap = {swap} is not a word size of the chunk")
+    if compressor == _ZSTD and not _zstd_available():
+        raise ValueError(f"{fn}: no libzstd is bound")
+    if compressor == _BLOSC and _blosc_decompress == NULL:
+        raise ValueError(f"{fn}: no c-blosc is bound")
+    if compressor == _GZIP and _inflate == NULL:
+        raise ValueError(f"{fn}: no zlib is bound")
+    plan.compressor, plan.checksums, plan.swap, plan.nbytes = compressor, checksums, swap, nbytes
+    # an incompressible chunk's encoding fits (as in the Python path's stored scratch)
+    plan.cap = nbytes + (nbytes >> 3) + 4096 + 4 * checksums
+    plan.itemsize = itemsize
+    plan.fill = &fill[0]
+    return 0
+
+
 cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] firsts,
                      const int64_t[::1] ends,
                      const int64_t[::1] src_offsets, const int64_t[::1] src_strides,
@@ -555,21 +620,7 @@ cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] 
                          f"chunk ({nchunks} chunks)")
     if live.shape[0] != n:
         raise ValueError(f"{fn}: live must have one entry per piece")
-    if itemsize < 1 or fill.shape[0] != itemsize:
-        raise ValueError(f"{fn}: fill must be one element ({itemsize} bytes)")
-    if nbytes < 1 or nbytes % itemsize:
-        raise ValueError(f"{fn}: nbytes = {nbytes} is not a positive number of elements")
-    if compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or checksums < 0 or checksums > 8:
-        raise ValueError(f"{fn}: unknown chain (compressor {compressor}, "
-                         f"{checksums} checksums)")
-    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
-        raise ValueError(f"{fn}: swap = {swap} is not a word size of the chunk")
-    if compressor == _ZSTD and not _zstd_available():
-        raise ValueError(f"{fn}: no libzstd is bound")
-    if compressor == _BLOSC and _blosc_decompress == NULL:
-        raise ValueError(f"{fn}: no c-blosc is bound")
-    if compressor == _GZIP and _inflate == NULL:
-        raise ValueError(f"{fn}: no zlib is bound")
+    _set_chain(plan, fn, itemsize, fill, compressor, checksums, swap, nbytes)
     for c in range(ndim):
         # (a chunk's C-order strides: a raw chunk is read by the span its pieces cover)
         if src_strides[c] < 0:
@@ -590,9 +641,7 @@ cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] 
                     dst_offsets[p] > dst.shape[0] - nbytes:
                 raise ValueError(f"{fn}: chunk {c} is direct but its piece is not one run "
                                  f"of {nbytes} bytes of dst")
-    plan.compressor, plan.checksums, plan.swap, plan.nbytes = compressor, checksums, swap, nbytes
-    # an incompressible chunk's encoding fits (as in the Python path's stored scratch)
-    plan.cap = nbytes + (nbytes >> 3) + 4096 + 4 * checksums
+    plan.elements = False
     plan.firsts = &firsts[0] if nchunks else NULL
     plan.ends = &ends[0] if nchunks else NULL
     plan.src_offsets = &src_offsets[0] if n else NULL
@@ -601,8 +650,7 @@ cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] 
     plan.dst_offsets = &dst_offsets[0] if n else NULL
     plan.dst_strides = &dst_strides[0, 0] if n and ndim else NULL
     plan.counts = &counts[0, 0] if n and ndim else NULL
-    plan.ndim, plan.itemsize = ndim, itemsize
-    plan.fill = &fill[0]
+    plan.ndim = ndim
     plan.live = &live[0] if n else NULL
     plan.direct = &direct[0] if nchunks else NULL
     plan.status = &status[0] if nchunks else NULL
@@ -645,19 +693,72 @@ def read_chunks(
     cdef str fn = "read_chunks"
     cdef Py_ssize_t nchunks = len(sources)
     cdef Plan plan
-    cdef _Paths held_paths = None
-    cdef _Values held_values = None
     live = bytearray(src_offsets.shape[0])
     _set_pieces(&plan, fn, nchunks, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
                 dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
                 nbytes, live, status)
-    plan.paths, plan.values, plan.value_lens, plan.fds = NULL, NULL, NULL, NULL
-    if paths:
-        held_paths = _Paths(sources, fn)
-        plan.paths = held_paths.ptrs
-    else:
-        held_values = _Values(sources)
-        plan.values, plan.value_lens = held_values.ptrs, held_values.lens
+    held = _set_sources(&plan, sources, paths, fn)
+    with nogil:
+        run_tasks(_read_chunk, &plan, nchunks, nthreads)
+
+
+def read_elements(
+    list sources not None,
+    bint paths,
+    const int64_t[::1] firsts not None,
+    const int64_t[::1] ends not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] dst_offsets not None,
+    uint8_t[::1] dst not None,
+    int64_t itemsize,
+    const uint8_t[::1] fill not None,
+    int compressor,
+    int checksums,
+    int64_t swap,
+    int64_t nbytes,
+    int nthreads,
+    int8_t[::1] status not None,
+):
+    """:func:`read_chunks` for points: chunk ``c``'s elements are rows ``firsts[c]:ends[c]``,
+    element ``p`` copied from byte ``src_offsets[p]`` of the decoded chunk to byte
+    ``dst_offsets[p]`` of ``dst`` (in row order: with repeated destinations the last row
+    wins), or filled where the chunk is not stored.
+
+    Raises
+    ------
+    ValueError
+        For a plan that does not hold together (array lengths, an element outside the chunk
+        or ``dst``, an unknown chain, a source that is not a path or a buffer): never for
+        stored bytes.
+    """
+    cdef str fn = "read_elements"
+    cdef Py_ssize_t nchunks = len(sources), n = src_offsets.shape[0], c, p
+    cdef Plan plan
+    _set_chain(&plan, fn, itemsize, fill, compressor, checksums, swap, nbytes)
+    if dst_offsets.shape[0] != n:
+        raise ValueError(f"{fn}: src_offsets and dst_offsets must have the same length")
+    if firsts.shape[0] != nchunks or ends.shape[0] != nchunks or status.shape[0] != nchunks:
+        raise ValueError(f"{fn}: firsts, ends and status must have one entry per chunk "
+                         f"({nchunks} chunks)")
+    for c in range(nchunks):
+        if not 0 <= firsts[c] <= ends[c] <= n:
+            raise ValueError(f"{fn}: chunk {c}: elements [{firsts[c]}, {ends[c]}) are not "
+                             f"rows of the {n} elements")
+    for p in range(n):
+        if not (0 <= src_offsets[p] <= nbytes - itemsize
+                and 0 <= dst_offsets[p] <= dst.shape[0] - itemsize):
+            raise ValueError(f"{fn}: element {p} lies outside the chunk or dst")
+    plan.elements = True
+    plan.firsts = &firsts[0] if nchunks else NULL
+    plan.ends = &ends[0] if nchunks else NULL
+    plan.src_offsets = &src_offsets[0] if n else NULL
+    plan.dst_offsets = &dst_offsets[0] if n else NULL
+    plan.dst = &dst[0] if dst.shape[0] else NULL
+    plan.dlen = dst.shape[0]
+    plan.dst_strides, plan.counts, plan.live, plan.direct = NULL, NULL, NULL, NULL
+    plan.ndim = 0
+    plan.status = &status[0] if nchunks else NULL
+    held = _set_sources(&plan, sources, paths, fn)
     with nogil:
         run_tasks(_read_chunk, &plan, nchunks, nthreads)
 

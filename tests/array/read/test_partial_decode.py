@@ -163,6 +163,7 @@ def test_on_a_local_store(tmp_path) -> None:
         np.testing.assert_array_equal(got, expected[box])
 
 
+@pytest.mark.usefixtures("python_path")
 def test_points_near_a_chunk_s_start_decode_only_the_start(
         monkeypatch: pytest.MonkeyPatch, plain: tuple[zarr3c.Array, np.ndarray]) -> None:
     a, expected = plain

@@ -13,13 +13,16 @@ from hypothesis import strategies as st
 
 import zarr3c
 from zarr3c import indexing as indexing_module
+from zarr3c.array.read import native
 from zarr3c.array.read import points as _points
 from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.errors import ChunkDecodeError
 from zarr3c.indexing import group_points, parse_coordinate_selection, plan_points
 from zarr3c.stores.local import reads as local_reads
 
-pytestmark = pytest.mark.skipif(local_reads.fileio is None, reason="POSIX builds only")
+pytestmark = [pytest.mark.skipif(local_reads.fileio is None, reason="POSIX builds only"),
+              # both read paths: the native pipeline and the Python path
+              pytest.mark.usefixtures("read_path")]
 
 FILL = 7
 
@@ -84,7 +87,9 @@ def test_points_equal_numpy_and_the_chunk_by_chunk_path(
 @pytest.mark.parametrize("threads", [1, 2])
 def test_whole_chunks_go_to_the_store_in_a_few_batches(tmp_path, monkeypatch, threads) -> None:
     """Every chunk holding points is read by a batch: one on one thread, a few parts (four
-    per thread) on two, never chunk by chunk."""
+    per thread) on two, never chunk by chunk (the Python path's batches: the native
+    pipeline reads them all in one call)."""
+    monkeypatch.setattr(native, "enabled", False)
     a, data = _array(tmp_path, "<u2", (40, 40), (8, 8), [])
     calls: list[int] = []
     real = local_reads.fileio.read_files_elements

@@ -2,7 +2,9 @@
 (:mod:`zarr3c._kernels.chunks`), the GIL released for the whole execution.
 
 The many-boxes path (:mod:`.many`: whole reads, large boxes, ``get_many``) plans its pieces
-per chunk as before (:class:`~.plan.Pieces`); where the chain is native
+per chunk as before (:class:`~.plan.Pieces`), and coordinate reads (``vindex``, masks) of
+unsharded arrays group their points by chunk (:class:`~zarr3c.indexing.PointGroups`); where
+the chain is native
 (:func:`zarr3c.codecs.native.native_chain`) the plan is handed over whole:
 
 - the chunks' sources: their files, where the store has them
@@ -20,7 +22,8 @@ per chunk as before (:class:`~.plan.Pieces`); where the chain is native
 The number of Python calls a read makes then does not grow with its number of chunks
 (``tests/array/read/test_native.py`` counts them).  Reads of a few chunks take the short
 paths (:mod:`.boxes`, :mod:`.shard_boxes`) before they get here; the other selections
-(``oindex``, ``vindex``, steps) take the general and points paths, in Python.
+(``oindex``, steps, ``vindex`` of sharded arrays) take the general and points paths, in
+Python.
 
 A chunk the kernel could not read (damaged, of the wrong size, an I/O error) is handed back
 and read again by the Python path, which reports what is wrong with the key at fault: the
@@ -30,14 +33,16 @@ chunk for chunk).
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zarr3c.array.read.plan import Pieces, one_c_piece
 from zarr3c.concurrency import get_num_threads
+from zarr3c.indexing import PointGroups
 from zarr3c.stores.read_into import ReadIntoHooks
 
 try:  # (POSIX builds)
@@ -50,7 +55,7 @@ if TYPE_CHECKING:
     from zarr3c.codecs.native import NativeChain
 
 __all__ = ["FETCH_BATCH_BYTES", "chunk_names", "chunks_native", "enabled",
-           "read_chunks_natively",
+           "read_chunks_natively", "read_points_natively",
            "read_shards_natively", "shards_native"]
 
 #: Decoded bytes of the chunks whose values one ``get_many`` fetches for the native
@@ -103,23 +108,55 @@ def read_chunks_natively(array: Array, pieces: Pieces, todo: Sequence[int],
                       dtype=np.uint8)
     status = np.empty(len(numbers), dtype=np.int8)
     names = chunk_names(array, pieces.chunk_coords[numbers])
-    store, prefix = array._store, array._prefix
-    files = store.chunk_files(prefix, names)
-    values = None if files is not None else store.chunk_values(prefix, names)
     nbytes = grid.chunk_nbytes
     common = _common(array, pieces, grid.chunk_strides, chain, nbytes)
-    if files is not None or values is not None:
-        _chunks.read_chunks(files if values is None else values, values is None, firsts,
-                            ends, direct=direct, status=status, **common)
-    else:
-        step = max(1, FETCH_BATCH_BYTES // nbytes)
-        for lo in range(0, len(names), step):
-            hi = lo + step
-            values = store.get_many([prefix + name for name in names[lo:hi]])
-            _chunks.read_chunks(list(values), False, firsts[lo:hi], ends[lo:hi],
-                                direct=direct[lo:hi], status=status[lo:hi], **common)
+    for sources, paths, lo, hi in _sources(array, names, nbytes):
+        _chunks.read_chunks(sources, paths, firsts[lo:hi], ends[lo:hi], direct=direct[lo:hi],
+                            status=status[lo:hi], **common)
     failed: list[int] = numbers[status < 0].tolist()
     return failed
+
+
+def read_points_natively(array: Array, groups: PointGroups, dst: np.ndarray,
+                         chain: NativeChain) -> list[int]:
+    """Read the points of ``groups`` (a coordinate selection grouped by chunk of an
+    unsharded array) natively into ``dst`` (bytes, ``groups.order`` giving each point's
+    element); returns the numbers of the chunks left to the Python path."""
+    assert _chunks is not None
+    itemsize = array._itemsize
+    coords = np.array(groups.coords, dtype=np.int64).reshape(len(groups), len(groups.sizes))
+    nbytes = math.prod(groups.sizes) * itemsize  # (every chunk's: edge chunks are full)
+    bounds = groups.bounds.astype(np.int64)
+    status = np.empty(len(groups), dtype=np.int8)
+    src_offsets = groups.offsets.astype(np.int64, copy=False)
+    dst_offsets = groups.order.astype(np.int64) * itemsize
+    for sources, paths, lo, hi in _sources(array, chunk_names(array, coords), nbytes):
+        _chunks.read_elements(sources, paths, bounds[lo:hi], bounds[lo + 1:hi + 1],
+                              src_offsets, dst_offsets, dst, itemsize, array._fill_bytes,
+                              chain.compressor, chain.checksums, chain.swap, nbytes,
+                              get_num_threads(), status[lo:hi])
+    failed: list[int] = np.flatnonzero(status < 0).tolist()
+    return failed
+
+
+def _sources(array: Array, names: list[str], nbytes: int
+             ) -> Iterator[tuple[list[Any], bool, int, int]]:
+    """The chunks' sources in batches ``(sources, paths, lo, hi)`` for chunks ``lo:hi`` of
+    ``names``: their files, or their values (in one batch where the store holds them, else
+    fetched with ``get_many``, :data:`FETCH_BATCH_BYTES` of decoded chunks at a time)."""
+    store, prefix = array._store, array._prefix
+    files = store.chunk_files(prefix, names)
+    if files is not None:
+        yield files, True, 0, len(names)
+        return
+    values = store.chunk_values(prefix, names)
+    if values is not None:
+        yield values, False, 0, len(names)
+        return
+    step = max(1, FETCH_BATCH_BYTES // nbytes)
+    for lo in range(0, len(names), step):
+        hi = min(lo + step, len(names))
+        yield list(store.get_many([prefix + name for name in names[lo:hi]])), False, lo, hi
 
 
 def shards_native(array: Array) -> NativeChain | None:

@@ -34,6 +34,7 @@ from zarr3c._buffers import thread_scratch
 from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c._kernels.scatter import OuterPieces, copy_elements, copy_outer
 from zarr3c.array.read.chunk import read_chunk, stored_value
+from zarr3c.array.read.native import chunks_native, read_points_natively
 from zarr3c.array.read.plan import OuterPart, RawRequest, plan_outer_pieces
 from zarr3c.array.read.raw import fetch_raw, raw_size_error
 from zarr3c.codecs.base import as_byte_array
@@ -441,6 +442,17 @@ def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
         copy_elements(chunk.reshape(-1).view(np.uint8), task.offsets,
                       dst, task.out * itemsize, itemsize)
 
+    chain = chunks_native(array) if sharding is None else None
+    if chain is not None:
+        grouped = group_points(sel, array._dims, itemsize, scratch=True)
+        if grouped is not None:
+            # Executed natively; the chunks the kernel could not read are read again (and
+            # reported) by the Python path.
+            failed = read_points_natively(array, grouped, dst, chain)
+            if failed:
+                bounds = grouped.bounds.tolist()
+                map_unordered(lambda t: read_points(grouped.task(t, bounds)), failed)
+            return out.reshape(sel.out_shape)
     groups = (group_points(sel, array._dims, itemsize, scratch=True)
               if raw_chunks and array._store.reads_elements else None)
     if groups is None:
