@@ -19,6 +19,8 @@ temporary directory in ``setup``:
 - ``Read.time_oindex``: ``a.oindex`` with two unsorted 256-element index arrays (repeats
   allowed) on the first two axes and one chunk's width on the last;
 - ``Read.track_stored_bytes``: the bytes on disk (the compression achieved);
+- ``NativePipeline``: whole reads, ``get_many`` and ``vindex`` through the native chunk
+  pipeline and through the Python path, and the Python calls of a whole read per chunk;
 - ``Memory.track_read_all_peak``: the peak memory a whole-array read allocates (tracemalloc,
   which sees numpy's and numcodecs' buffers), as a multiple of the output array (the
   performance issue's goal: at most 1.1);
@@ -377,3 +379,69 @@ class Memory(_FreshArray):
         return self._peak(write) / chunk_nbytes
 
     track_write_all_peak.unit = "chunks"  # type: ignore[attr-defined]
+
+
+class NativePipeline:
+    """The native chunk pipeline against the Python path it replaces, on the same array:
+    ``path`` ``native`` (where the chain has one) or ``python`` (``ZARR3C_NATIVE=0``'s
+    switch); whole reads, ``get_many`` of the random boxes, ``vindex`` of the points; and
+    the Python function calls of a whole read per chunk read (the scaling proxy on few
+    cores: each is a GIL hand-off between threads; the native path's do not grow with the
+    chunks)."""
+
+    params = (COMPRESSIONS, ["chunked", "sharded"], ["native", "python"])
+    param_names: ClassVar[list[str]] = ["compression", "layout", "path"]
+    number = 1
+    repeat = (2, 10, 10.0)
+    rounds = 1
+    warmup_time = 0.0
+    timeout = 300.0
+
+    def setup(self, compression: str, layout: str, path: str) -> None:
+        try:
+            native = importlib.import_module("zarr3c.array.read.native")
+        except ImportError as exc:  # (a zarr3c before the native pipeline)
+            raise NotImplementedError(f"no native pipeline: {exc}") from exc
+        self.native, self.enabled = native, native.enabled
+        native.enabled = path == "native"
+        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
+        self.arr = written(self.tmp, compression, layout)
+        rng = np.random.default_rng(1)
+        self.random_sels = random_boxes(rng)
+        self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
+        self.arr[...]
+
+    def teardown(self, compression: str, layout: str, path: str) -> None:
+        self.native.enabled = self.enabled
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def time_read_all(self, compression: str, layout: str, path: str) -> None:
+        self.arr[...]
+
+    def time_get_many(self, compression: str, layout: str, path: str) -> None:
+        self.arr.get_many(self.random_sels)
+
+    def time_vindex(self, compression: str, layout: str, path: str) -> None:
+        self.arr.vindex[self.points]
+
+    def track_python_calls_per_chunk(self, compression: str, layout: str, path: str) -> float:
+        import sys
+        import threading
+
+        calls = 0
+
+        def profile(frame: object, event: str, arg: object) -> None:
+            nonlocal calls
+            if event == "call":
+                calls += 1
+
+        sys.setprofile(profile)
+        threading.setprofile(profile)
+        try:
+            self.arr[...]
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)  # type: ignore[arg-type]
+        return calls / len(read_units(layout))
+
+    track_python_calls_per_chunk.unit = "calls"  # type: ignore[attr-defined]
