@@ -96,8 +96,10 @@ def get_num_threads() -> int:
 def set_num_threads(n: int | None) -> None:
     """Set the number of worker threads used for chunk-parallel reads and writes.
 
-    The pool is replaced: work already running on the old one finishes there.  With one
-    thread, every read and write runs in the calling thread.
+    The pool is replaced (and the pool of :meth:`~zarr3c.Array.read_async`'s reads): work
+    already running on the old one finishes there.  With one thread, every read and write
+    runs in the calling thread.  Native reads use at most ``n`` threads, the reading one
+    included.
 
     Parameters
     ----------
@@ -122,14 +124,17 @@ def set_num_threads(n: int | None) -> None:
     1
     >>> zarr3c.set_num_threads(None)
     """
-    global _pool, _num_threads
+    global _pool, _num_threads, _submit_pool
     if n is not None and (not isinstance(n, int) or n < 1):
         raise InvalidArgumentError(f"number of threads must be a positive int, got {n!r}")
     with _pool_lock:
         old, _pool = _pool, None
         _num_threads = n
-    if old is not None:
-        old.shutdown(wait=False)
+    with _submit_lock:  # (the pool of submitted reads is sized alike)
+        old_submitted, _submit_pool = _submit_pool, None
+    for pool in (old, old_submitted):
+        if pool is not None:
+            pool.shutdown(wait=False)
 
 
 def _executor() -> ThreadPoolExecutor:

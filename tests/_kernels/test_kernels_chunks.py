@@ -490,6 +490,23 @@ class Shard:
         assert len(index) == self.index_nbytes
         return body + index if self.at_end else index + body
 
+    def source(self, kind: str, path: Path, paths: bool, rng: np.random.Generator) -> Any:
+        """The shard as a read's source, as one of SHARD_KINDS: a file at ``path`` (or a
+        directory there, or nothing), or a value (None where missing)."""
+        data = self.build(rng)
+        if kind == "bad_index_checksum":
+            at = len(data) - 1 if self.at_end else self.index_nbytes - 1
+            data = data[:at] + bytes([data[at] ^ 0x40]) + data[at + 1:]
+        elif kind == "too_small":
+            data = data[:self.index_nbytes - 1]
+        if not paths:
+            return None if kind == "missing" else _value(data, rng)
+        if kind == "dir":
+            path.mkdir()
+        elif kind != "missing":
+            path.write_bytes(data)
+        return os.fsencode(path)
+
 
 @settings(max_examples=60, deadline=None)
 @given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
@@ -539,21 +556,8 @@ def test_read_shards_agrees_with_the_reference(
                 slots.append((s, slot))
                 inner_kinds.append(kind if shard_kind == "ok" else f"shard {shard_kind}")
                 decoded_of.append(decoded if kind == "ok" and shard_kind == "ok" else None)
-        data = Shard(contents, index_nbytes, at_end, index_checksum).build(rng)
-        if shard_kind == "bad_index_checksum":
-            at = len(data) - 1 if at_end else index_nbytes - 1
-            data = data[:at] + bytes([data[at] ^ 0x40]) + data[at + 1:]
-        elif shard_kind == "too_small":
-            data = data[:index_nbytes - 1]
-        if paths:
-            path = folder / f"s{s}"
-            if shard_kind == "dir":
-                path.mkdir()
-            elif shard_kind != "missing":
-                path.write_bytes(data)
-            sources.append(os.fsencode(path))
-        else:
-            sources.append(None if shard_kind == "missing" else _value(data, rng))
+        shard = Shard(contents, index_nbytes, at_end, index_checksum)
+        sources.append(shard.source(shard_kind, folder / f"s{s}", paths, rng))
     order = rng.permutation(len(slots))
     slots = [slots[k] for k in order]
     inner_kinds = [inner_kinds[k] for k in order]
@@ -600,6 +604,84 @@ def test_read_shards_agrees_with_the_reference(
             plan.expect(expected_out, k, decoded_of[k], fill)
             mask = plan.mask(k)
             assert (outs[0][mask] == expected_out[mask]).all(), f"inner chunk {k} ({kind})"
+
+
+@settings(max_examples=60, deadline=None)
+@given(nelements=st.integers(1, 40), dtype=st.sampled_from(DTYPES),
+       chain=st.sampled_from(CHAINS), per_shard=st.integers(1, 5), nshards=st.integers(1, 3),
+       shard_kinds=st.lists(st.sampled_from(SHARD_KINDS), min_size=3, max_size=3),
+       at_end=st.booleans(), index_checksum=st.booleans(), paths=st.booleans(),
+       nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+def test_read_shard_elements_agrees_with_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, nelements: int, dtype: tuple[str, int, int],
+    chain: tuple[str, int, bool, int], per_shard: int, nshards: int, shard_kinds: list[str],
+    at_end: bool, index_checksum: bool, paths: bool, nthreads: int, seed: int,
+) -> None:
+    """Points of inner chunks of shards: the same statuses and bytes as the reference, and
+    the decoded elements where the inner chunk and its shard are sound."""
+    _, itemsize, swap = dtype
+    _, compressor, zstd_checksum, checksums = chain
+    rng = np.random.default_rng(seed)
+    nbytes = nelements * itemsize
+    cap = nbytes + (nbytes >> 3) + 4096 + 4 * checksums
+    index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
+    fill = rng.bytes(itemsize)
+    folder = tmp_path_factory.mktemp("shard-elements")
+    shard_kinds = shard_kinds[:nshards]
+    if not index_checksum:
+        shard_kinds = ["ok" if k == "bad_index_checksum" else k for k in shard_kinds]
+    if not paths:
+        shard_kinds = ["missing" if k == "dir" else k for k in shard_kinds]
+    sources: list[Any] = []
+    inner: list[tuple[int, int, str, bytes]] = []  # shard, slot, kind, decoded
+    for s, shard_kind in enumerate(shard_kinds):
+        contents: list[bytes | str | None] = []
+        for slot in range(per_shard):
+            kind = str(rng.choice(CHUNK_KINDS + ENTRY_KINDS))
+            decoded = rng.bytes(nbytes)
+            stored = _encode(decoded, itemsize, swap, compressor, zstd_checksum, checksums)
+            contents.append(None if kind == "missing" else kind if kind in ENTRY_KINDS
+                            else stored if kind == "ok" else _damage(kind, stored, cap, rng))
+            if rng.random() < 0.8:
+                inner.append((s, slot, kind if shard_kind == "ok" else f"shard {shard_kind}",
+                              decoded))
+        shard = Shard(contents, index_nbytes, at_end, index_checksum)
+        sources.append(shard.source(shard_kind, folder / f"s{s}", paths, rng))
+    firsts, ends, src, out_at = [], [], [], []
+    for _ in inner:
+        firsts.append(len(src))
+        for _ in range(int(rng.integers(0, 6))):
+            src.append(int(rng.integers(0, nelements)) * itemsize)
+            out_at.append(len(out_at) * itemsize)
+        ends.append(len(src))
+    size = max(1, len(out_at)) * itemsize
+    initial = np.frombuffer(np.random.default_rng(GUARD_SEED).bytes(size), np.uint8)
+    outs, statuses, shard_statuses = [], [], []
+    for impl in (chunks, ref):
+        dst = initial.copy()
+        status = np.full(len(inner), 77, dtype=np.int8)
+        shard_status = np.full(nshards, 77, dtype=np.int8)
+        impl.read_shard_elements(
+            sources, paths, index_nbytes, at_end, index_checksum,
+            np.array([k[0] for k in inner], dtype=np.int64),
+            np.array([k[1] for k in inner], dtype=np.int64), _i64(*firsts), _i64(*ends),
+            _i64(*src), _i64(*out_at), dst, itemsize, fill, compressor, checksums, swap,
+            nbytes, nthreads, status, shard_status)
+        outs.append(dst)
+        statuses.append(status)
+        shard_statuses.append(shard_status)
+    for got, want in (statuses, shard_statuses):
+        assert ((got < 0) == (want < 0)).all() and (got[got >= 0] == want[got >= 0]).all()
+    for k, (_, _, kind, decoded) in enumerate(inner):
+        if statuses[0][k] < 0:
+            continue
+        for p in range(firsts[k], ends[k]):
+            piece = slice(out_at[p], out_at[p] + itemsize)
+            assert outs[0][piece].tobytes() == outs[1][piece].tobytes()
+            if kind == "ok":
+                assert outs[0][piece].tobytes() == decoded[src[p]:src[p] + itemsize]
+            elif kind in ("missing", "shard missing", "shard dir"):
+                assert outs[0][piece].tobytes() == fill
 
 
 # -- by hand -----------------------------------------------------------------------------------

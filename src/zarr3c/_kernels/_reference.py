@@ -56,6 +56,7 @@ __all__ = [
     "read_box_into",
     "read_chunks",
     "read_elements",
+    "read_shard_elements",
     "read_files_elements",
     "read_files_ranges_into",
     "read_ranges_into",
@@ -1300,18 +1301,10 @@ def read_elements(
     >>> dst.tobytes(), status.tolist()
     (b'bza', [0, 1])
     """
-    fn, nchunks, n = "read_elements", len(sources), len(src_offsets)
+    fn, nchunks = "read_elements", len(sources)
     chain = (compressor, checksums, swap, nbytes)
-    if len(dst_offsets) != n:
-        raise ValueError(f"{fn}: src_offsets and dst_offsets of different lengths")
-    if not len(firsts) == len(ends) == len(status) == nchunks:
-        raise ValueError(f"{fn}: firsts, ends and status need one entry per chunk")
-    _check_chain(fn, itemsize, fill, *chain)
-    if any(not 0 <= a <= b <= n for a, b in zip(_ints(firsts), _ints(ends), strict=True)):
-        raise ValueError(f"{fn}: a chunk's elements are not rows of the elements")
-    if any(not (0 <= so <= nbytes - itemsize and 0 <= do <= len(dst) - itemsize)
-           for so, do in zip(_ints(src_offsets), _ints(dst_offsets), strict=True)):
-        raise ValueError(f"{fn}: an element lies outside the chunk or dst")
+    _check_elements(fn, nchunks, firsts, ends, src_offsets, dst_offsets, dst, itemsize, fill,
+                    *chain, status)
     value = _u8(fill).tobytes()
     for c, source in enumerate(_chunk_sources(fn, sources, paths)):
         rows = range(int(firsts[c]), int(ends[c]))
@@ -1326,20 +1319,47 @@ def read_elements(
             if result < 0:
                 status[c] = result
                 continue
-        if stored is None:
-            for p in rows:
-                dst[int(dst_offsets[p]):int(dst_offsets[p]) + itemsize] = np.frombuffer(
-                    value, np.uint8)
-            status[c] = _MISSING
-            continue
-        result, chunk = _decode_chunk(stored, *chain)
-        if chunk is None:
-            status[c] = result
-            continue
+        status[c] = _finish_elements(rows, stored, src_offsets, dst_offsets, dst, itemsize,
+                                     value, *chain)
+
+
+def _check_elements(fn: str, nchunks: int, firsts: NDArray[np.int64],
+                    ends: NDArray[np.int64], src_offsets: NDArray[np.int64],
+                    dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int,
+                    fill: ReadBuffer, compressor: int, checksums: int, swap: int, nbytes: int,
+                    status: NDArray[np.int8]) -> None:
+    """The ValueError checks of a plan of elements (chunks.pyx's ``_set_elements``)."""
+    n = len(src_offsets)
+    if len(dst_offsets) != n:
+        raise ValueError(f"{fn}: src_offsets and dst_offsets of different lengths")
+    if not len(firsts) == len(ends) == len(status) == nchunks:
+        raise ValueError(f"{fn}: firsts, ends and status need one entry per chunk")
+    _check_chain(fn, itemsize, fill, compressor, checksums, swap, nbytes)
+    if any(not 0 <= a <= b <= n for a, b in zip(_ints(firsts), _ints(ends), strict=True)):
+        raise ValueError(f"{fn}: a chunk's elements are not rows of the elements")
+    if any(not (0 <= so <= nbytes - itemsize and 0 <= do <= len(dst) - itemsize)
+           for so, do in zip(_ints(src_offsets), _ints(dst_offsets), strict=True)):
+        raise ValueError(f"{fn}: an element lies outside the chunk or dst")
+
+
+def _finish_elements(rows: range, stored: bytes | None, src_offsets: NDArray[np.int64],
+                     dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int,
+                     value: bytes, compressor: int, checksums: int, swap: int,
+                     nbytes: int) -> int:
+    """A chunk's elements (``rows``) from its stored bytes (None: not stored, filled with
+    ``value``): its status."""
+    if stored is None:
         for p in rows:
-            so, do = int(src_offsets[p]), int(dst_offsets[p])
-            dst[do:do + itemsize] = chunk[so:so + itemsize]
-        status[c] = _READ
+            at = int(dst_offsets[p])
+            dst[at:at + itemsize] = np.frombuffer(value, np.uint8)
+        return _MISSING
+    result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes)
+    if chunk is None:
+        return result
+    for p in rows:
+        so, do = int(src_offsets[p]), int(dst_offsets[p])
+        dst[do:do + itemsize] = chunk[so:so + itemsize]
+    return _READ
 
 
 def _read_shard(source: bytes | None, paths: bool, index_nbytes: int, index_at_end: bool,
@@ -1421,7 +1441,30 @@ def read_shards(
     >>> dst.tobytes(), status.tolist(), shard_status.tolist()
     (b'ab', [0], [0])
     """
-    fn, nshards, ninner = "read_shards", len(sources), len(inner_shard)
+    fn = "read_shards"
+    shard_of, slot_of = _check_shards(fn, len(sources), index_nbytes, index_checksum,
+                                      inner_shard, inner_slot, shard_status)
+    _check_chunk_plan(fn, len(shard_of), firsts, ends, src_offsets, src_strides, dst,
+                      dst_offsets, dst_strides, counts, itemsize, fill, direct, compressor,
+                      checksums, swap, nbytes, status)
+    chain = (compressor, checksums, swap, nbytes)
+    for k, stored in _inner_chunks(fn, sources, paths, index_nbytes, index_at_end,
+                                   index_checksum, shard_of, slot_of, status, shard_status):
+        if ends[k] <= firsts[k]:
+            status[k] = _READ
+        elif paths and stored is not None and not _size_ok(len(stored), *chain):
+            status[k] = _FAILED_SIZE
+        else:
+            status[k] = _finish_chunk(k, stored, firsts, ends, src_offsets, src_strides, dst,
+                                      dst_offsets, dst_strides, counts, itemsize, fill, direct,
+                                      *chain)
+
+
+def _check_shards(fn: str, nshards: int, index_nbytes: int, index_checksum: bool,
+                  inner_shard: NDArray[np.int64], inner_slot: NDArray[np.int64],
+                  shard_status: NDArray[np.int8]) -> tuple[list[int], list[int]]:
+    """The ValueError checks of a shard plan (chunks.pyx's ``_check_shards``); the inner
+    chunks' shards and index entries."""
     tail = 4 if index_checksum else 0
     entries = (index_nbytes - tail) // 16
     if nshards > MAX_SHARDS:
@@ -1430,21 +1473,26 @@ def read_shards(
         raise ValueError(f"{fn}: the index is not whole entries")
     if index_nbytes * max(1, nshards) > sys.maxsize:
         raise ValueError(f"{fn}: the indexes do not fit in memory")
-    if len(inner_slot) != ninner or len(shard_status) != nshards:
+    if len(inner_slot) != len(inner_shard) or len(shard_status) != nshards:
         raise ValueError(f"{fn}: inner_slot or shard_status of the wrong length")
     shard_of, slot_of = _ints(inner_shard), _ints(inner_slot)
     if any(not (0 <= s < nshards and 0 <= e < entries)
            for s, e in zip(shard_of, slot_of, strict=True)):
         raise ValueError(f"{fn}: an inner chunk outside the shards or their index")
-    _check_chunk_plan(fn, ninner, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
-                      dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
-                      nbytes, status)
+    return shard_of, slot_of
+
+
+def _inner_chunks(fn: str, sources: list[Any], paths: bool, index_nbytes: int,
+                  index_at_end: bool, index_checksum: bool, shard_of: list[int],
+                  slot_of: list[int], status: NDArray[np.int8],
+                  shard_status: NDArray[np.int8]) -> Any:
+    """Every shard's index read (``shard_status``), then per inner chunk ``k`` whose shard
+    and entry are sound ``(k, its stored bytes or None)``; the others' ``status`` set."""
     shards = []
     for s, source in enumerate(_chunk_sources(fn, sources, paths)):
         result, data = _read_shard(source, paths, index_nbytes, index_at_end, index_checksum)
         shard_status[s] = result
         shards.append(data)
-    chain = (compressor, checksums, swap, nbytes)
     for k, (s, slot) in enumerate(zip(shard_of, slot_of, strict=True)):
         data = shards[s]
         if shard_status[s] < 0:
@@ -1461,11 +1509,62 @@ def read_shards(
                     status[k] = _FAILED_INDEX
                     continue
                 stored = data[offset:offset + length]
-        if ends[k] <= firsts[k]:
+        yield k, stored
+
+
+def read_shard_elements(
+    sources: list[Any], paths: bool, index_nbytes: int, index_at_end: bool,
+    index_checksum: bool, inner_shard: NDArray[np.int64], inner_slot: NDArray[np.int64],
+    firsts: NDArray[np.int64], ends: NDArray[np.int64], src_offsets: NDArray[np.int64],
+    dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer,
+    compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
+    status: NDArray[np.int8], shard_status: NDArray[np.int8],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.chunks.read_shard_elements`: the shards as
+    :func:`read_shards` reads them, each inner chunk's elements as :func:`read_elements`
+    copies them.
+
+    Parameters
+    ----------
+    sources, paths, index_nbytes, index_at_end, index_checksum, inner_shard, inner_slot
+        As :func:`read_shards`.
+    firsts, ends, src_offsets, dst_offsets, dst, itemsize, fill
+        As :func:`read_elements`, per inner chunk.
+    compressor, checksums, swap, nbytes, nthreads, status, shard_status
+        As :func:`read_shards`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_shards` and :func:`read_elements`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> i64 = lambda *v: np.array(v, dtype=np.int64)
+    >>> shard = b"ab" + np.array([0, 2], dtype="<u8").tobytes()  # one entry, at the end
+    >>> dst, status, shard_status = np.zeros(2, np.uint8), np.zeros(1, np.int8), np.zeros(
+    ...     1, np.int8)
+    >>> read_shard_elements([shard], False, 16, True, False, i64(0), i64(0), i64(0), i64(2),
+    ...                     i64(1, 0), i64(0, 1), dst, 1, b"z", 0, 0, 0, 2, 1, status,
+    ...                     shard_status)
+    >>> dst.tobytes(), status.tolist()
+    (b'ba', [0])
+    """
+    fn = "read_shard_elements"
+    shard_of, slot_of = _check_shards(fn, len(sources), index_nbytes, index_checksum,
+                                      inner_shard, inner_slot, shard_status)
+    chain = (compressor, checksums, swap, nbytes)
+    _check_elements(fn, len(shard_of), firsts, ends, src_offsets, dst_offsets, dst, itemsize,
+                    fill, *chain, status)
+    value = _u8(fill).tobytes()
+    for k, stored in _inner_chunks(fn, sources, paths, index_nbytes, index_at_end,
+                                   index_checksum, shard_of, slot_of, status, shard_status):
+        rows = range(int(firsts[k]), int(ends[k]))
+        if not rows:
             status[k] = _READ
         elif paths and stored is not None and not _size_ok(len(stored), *chain):
             status[k] = _FAILED_SIZE
         else:
-            status[k] = _finish_chunk(k, stored, firsts, ends, src_offsets, src_strides, dst,
-                                      dst_offsets, dst_strides, counts, itemsize, fill, direct,
-                                      *chain)
+            status[k] = _finish_elements(rows, stored, src_offsets, dst_offsets, dst,
+                                         itemsize, value, *chain)

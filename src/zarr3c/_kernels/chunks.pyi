@@ -79,3 +79,16 @@ def bind_zlib(inflate_init2: int, inflate: int, inflate_end: int, inflate_reset:
 
 def zlib_available() -> bool:
     """True once bind_zlib() has given this module zlib."""
+
+def read_shard_elements(
+    sources: list[bytes] | list[ReadBuffer | None], paths: bool, index_nbytes: int,
+    index_at_end: bool, index_checksum: bool,
+    inner_shard: NDArray[np.int64], inner_slot: NDArray[np.int64],
+    firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8],
+    itemsize: int, fill: ReadBuffer, compressor: int, checksums: int, swap: int, nbytes: int,
+    nthreads: int, status: NDArray[np.int8], shard_status: NDArray[np.int8],
+) -> None:
+    """read_shards for points: inner chunk ``k`` (entry ``inner_slot[k]`` of shard
+    ``inner_shard[k]``) has the elements ``firsts[k]:ends[k]``, as in read_elements.
+    ValueError as read_shards and read_elements."""

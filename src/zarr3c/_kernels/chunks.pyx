@@ -67,7 +67,8 @@ from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
 __all__ = ["BLOSC", "GZIP", "MAX_SHARDS", "FAILED_CHECKSUM", "FAILED_DECODE", "FAILED_INDEX", "FAILED_IO", "FAILED_MEMORY",
            "FAILED_SIZE", "MISSING", "NONE", "READ", "ZSTD", "bind_blosc", "bind_zlib", "blosc_available",
-           "read_chunks", "read_elements", "read_shards", "zlib_available"]
+           "read_chunks", "read_elements", "read_shard_elements", "read_shards",
+           "zlib_available"]
 
 # compressors
 NONE = 0
@@ -603,6 +604,40 @@ cdef int _set_chain(Plan* plan, str fn, int64_t itemsize, const uint8_t[::1] fil
     return 0
 
 
+cdef int _set_elements(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] firsts,
+                       const int64_t[::1] ends, const int64_t[::1] src_offsets,
+                       const int64_t[::1] dst_offsets, uint8_t[::1] dst, int64_t itemsize,
+                       const uint8_t[::1] fill, int compressor, int checksums, int64_t swap,
+                       int64_t nbytes, int8_t[::1] status) except -1:
+    """Validate the elements and the chain, and point ``plan`` at them."""
+    cdef Py_ssize_t n = src_offsets.shape[0], c, p
+    _set_chain(plan, fn, itemsize, fill, compressor, checksums, swap, nbytes)
+    if dst_offsets.shape[0] != n:
+        raise ValueError(f"{fn}: src_offsets and dst_offsets must have the same length")
+    if firsts.shape[0] != nchunks or ends.shape[0] != nchunks or status.shape[0] != nchunks:
+        raise ValueError(f"{fn}: firsts, ends and status must have one entry per chunk "
+                         f"({nchunks} chunks)")
+    for c in range(nchunks):
+        if not 0 <= firsts[c] <= ends[c] <= n:
+            raise ValueError(f"{fn}: chunk {c}: elements [{firsts[c]}, {ends[c]}) are not "
+                             f"rows of the {n} elements")
+    for p in range(n):
+        if not (0 <= src_offsets[p] <= nbytes - itemsize
+                and 0 <= dst_offsets[p] <= dst.shape[0] - itemsize):
+            raise ValueError(f"{fn}: element {p} lies outside the chunk or dst")
+    plan.elements = True
+    plan.firsts = &firsts[0] if nchunks else NULL
+    plan.ends = &ends[0] if nchunks else NULL
+    plan.src_offsets = &src_offsets[0] if n else NULL
+    plan.dst_offsets = &dst_offsets[0] if n else NULL
+    plan.dst = &dst[0] if dst.shape[0] else NULL
+    plan.dlen = dst.shape[0]
+    plan.dst_strides, plan.counts, plan.live, plan.direct = NULL, NULL, NULL, NULL
+    plan.ndim = 0
+    plan.status = &status[0] if nchunks else NULL
+    return 0
+
+
 cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] firsts,
                      const int64_t[::1] ends,
                      const int64_t[::1] src_offsets, const int64_t[::1] src_strides,
@@ -732,32 +767,10 @@ def read_elements(
         stored bytes.
     """
     cdef str fn = "read_elements"
-    cdef Py_ssize_t nchunks = len(sources), n = src_offsets.shape[0], c, p
+    cdef Py_ssize_t nchunks = len(sources)
     cdef Plan plan
-    _set_chain(&plan, fn, itemsize, fill, compressor, checksums, swap, nbytes)
-    if dst_offsets.shape[0] != n:
-        raise ValueError(f"{fn}: src_offsets and dst_offsets must have the same length")
-    if firsts.shape[0] != nchunks or ends.shape[0] != nchunks or status.shape[0] != nchunks:
-        raise ValueError(f"{fn}: firsts, ends and status must have one entry per chunk "
-                         f"({nchunks} chunks)")
-    for c in range(nchunks):
-        if not 0 <= firsts[c] <= ends[c] <= n:
-            raise ValueError(f"{fn}: chunk {c}: elements [{firsts[c]}, {ends[c]}) are not "
-                             f"rows of the {n} elements")
-    for p in range(n):
-        if not (0 <= src_offsets[p] <= nbytes - itemsize
-                and 0 <= dst_offsets[p] <= dst.shape[0] - itemsize):
-            raise ValueError(f"{fn}: element {p} lies outside the chunk or dst")
-    plan.elements = True
-    plan.firsts = &firsts[0] if nchunks else NULL
-    plan.ends = &ends[0] if nchunks else NULL
-    plan.src_offsets = &src_offsets[0] if n else NULL
-    plan.dst_offsets = &dst_offsets[0] if n else NULL
-    plan.dst = &dst[0] if dst.shape[0] else NULL
-    plan.dlen = dst.shape[0]
-    plan.dst_strides, plan.counts, plan.live, plan.direct = NULL, NULL, NULL, NULL
-    plan.ndim = 0
-    plan.status = &status[0] if nchunks else NULL
+    _set_elements(&plan, fn, nchunks, firsts, ends, src_offsets, dst_offsets, dst, itemsize,
+                  fill, compressor, checksums, swap, nbytes, status)
     held = _set_sources(&plan, sources, paths, fn)
     with nogil:
         run_tasks(_read_chunk, &plan, nchunks, nthreads)
@@ -917,12 +930,23 @@ def read_shards(
         shards.
     """
     cdef str fn = "read_shards"
-    cdef Py_ssize_t nshards = len(sources), ninner = inner_shard.shape[0], k
-    cdef int64_t entries = (index_nbytes - (4 if index_checksum else 0)) // 16
     cdef Plan plan
-    cdef Shards sh
-    cdef _Paths held_paths = None
-    cdef _Values held_values = None
+    _check_shards(fn, len(sources), index_nbytes, index_checksum, inner_shard, inner_slot,
+                  shard_status)
+    live = bytearray(src_offsets.shape[0])
+    _set_pieces(&plan, fn, inner_shard.shape[0], firsts, ends, src_offsets, src_strides, dst,
+                dst_offsets, dst_strides, counts, itemsize, fill, direct, compressor,
+                checksums, swap, nbytes, live, status)
+    _run_shards(&plan, fn, sources, paths, index_nbytes, index_at_end, index_checksum,
+                inner_shard, inner_slot, nthreads, shard_status)
+
+
+cdef int _check_shards(str fn, Py_ssize_t nshards, int64_t index_nbytes, bint index_checksum,
+                       const int64_t[::1] inner_shard, const int64_t[::1] inner_slot,
+                       int8_t[::1] shard_status) except -1:
+    """Validate a shard plan's shards, index and inner chunks' places."""
+    cdef Py_ssize_t ninner = inner_shard.shape[0], k
+    cdef int64_t entries = (index_nbytes - (4 if index_checksum else 0)) // 16
     if nshards > MAX_OPEN_SHARDS:
         raise ValueError(f"{fn}: {nshards} shards, at most {MAX_OPEN_SHARDS} per call")
     if entries < 1 or entries * 16 + (4 if index_checksum else 0) != index_nbytes:
@@ -936,10 +960,19 @@ def read_shards(
     for k in range(ninner):
         if not (0 <= inner_shard[k] < nshards and 0 <= inner_slot[k] < entries):
             raise ValueError(f"{fn}: inner chunk {k} is outside the shards or their index")
-    live = bytearray(src_offsets.shape[0])
-    _set_pieces(&plan, fn, ninner, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
-                dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
-                nbytes, live, status)
+    return 0
+
+
+cdef int _run_shards(Plan* plan, str fn, list sources, bint paths, int64_t index_nbytes,
+                     bint index_at_end, bint index_checksum, const int64_t[::1] inner_shard,
+                     const int64_t[::1] inner_slot, int nthreads,
+                     int8_t[::1] shard_status) except -1:
+    """Execute a checked shard plan (``plan``: its inner chunks' pieces or elements): every
+    shard's index, then every inner chunk, the shards' files closed after."""
+    cdef Py_ssize_t nshards = len(sources), ninner = inner_shard.shape[0], k
+    cdef Shards sh
+    cdef _Paths held_paths = None
+    cdef _Values held_values = None
     fds = np.full(max(1, ninner), -1, dtype=np.intc)
     starts = np.zeros(max(1, ninner), dtype=np.int64)
     lens = np.zeros(max(1, ninner), dtype=np.int64)
@@ -954,7 +987,7 @@ def read_shards(
     plan.fds = &fds_v[0]
     plan.starts, plan.lens = &starts_v[0], &lens_v[0]
     plan.values, plan.value_lens = inner_values.ptrs, inner_values.lens
-    sh.plan = &plan
+    sh.plan = plan
     sh.paths, sh.values, sh.value_lens = NULL, NULL, NULL
     if paths:
         held_paths = _Paths(sources, fn)
@@ -967,7 +1000,7 @@ def read_shards(
     sh.shard_status = &shard_status[0] if nshards else NULL
     sh.indexes = &indexes_v[0]
     sh.index_nbytes, sh.at_end, sh.index_checksum = index_nbytes, index_at_end, index_checksum
-    sh.per_shard = entries
+    sh.per_shard = (index_nbytes - (4 if index_checksum else 0)) // 16
     sh.sizes = &sizes_v[0]
     sh.inner_shard = &inner_shard[0] if ninner else NULL
     sh.inner_slot = &inner_slot[0] if ninner else NULL
@@ -979,3 +1012,46 @@ def read_shards(
         for k in range(nshards):
             if shard_fds_v[k] >= 0:
                 c_close(shard_fds_v[k])
+    return 0
+
+
+def read_shard_elements(
+    list sources not None,
+    bint paths,
+    int64_t index_nbytes,
+    bint index_at_end,
+    bint index_checksum,
+    const int64_t[::1] inner_shard not None,
+    const int64_t[::1] inner_slot not None,
+    const int64_t[::1] firsts not None,
+    const int64_t[::1] ends not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] dst_offsets not None,
+    uint8_t[::1] dst not None,
+    int64_t itemsize,
+    const uint8_t[::1] fill not None,
+    int compressor,
+    int checksums,
+    int64_t swap,
+    int64_t nbytes,
+    int nthreads,
+    int8_t[::1] status not None,
+    int8_t[::1] shard_status not None,
+):
+    """:func:`read_shards` for points: inner chunk ``k`` (entry ``inner_slot[k]`` of shard
+    ``inner_shard[k]``) has the elements ``firsts[k]:ends[k]``, as in
+    :func:`read_elements`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_shards` and :func:`read_elements`.
+    """
+    cdef str fn = "read_shard_elements"
+    cdef Plan plan
+    _check_shards(fn, len(sources), index_nbytes, index_checksum, inner_shard, inner_slot,
+                  shard_status)
+    _set_elements(&plan, fn, inner_shard.shape[0], firsts, ends, src_offsets, dst_offsets,
+                  dst, itemsize, fill, compressor, checksums, swap, nbytes, status)
+    _run_shards(&plan, fn, sources, paths, index_nbytes, index_at_end, index_checksum,
+                inner_shard, inner_slot, nthreads, shard_status)

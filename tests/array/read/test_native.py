@@ -53,6 +53,17 @@ def count_calls(fn: Callable[[], object]) -> int:
     return n
 
 
+def _count_calls_of(monkeypatch: pytest.MonkeyPatch, *names: str) -> list[int]:
+    """A list that gets an item per call of the native kernels ``names``."""
+    calls: list[int] = []
+    for name in names:
+        kernel = getattr(chunks_kernel, name)
+        monkeypatch.setattr(chunks_kernel, name,
+                            lambda *args, kernel=kernel, **kw: calls.append(1) or kernel(
+                                *args, **kw))
+    return calls
+
+
 def _store(kind: str, tmp_path: Path) -> zarr3c.Store:
     if kind == "local":
         return zarr3c.LocalStore(tmp_path / f"{kind}.zarr")
@@ -113,12 +124,7 @@ def test_native_chains_are_read_natively_and_equal_the_python_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, chain: str,
         sharded: bool) -> None:
     a, data = _array(_store(kind, tmp_path), 24, 4, sharded, chain, dtype=">i4")
-    calls: list[int] = []
-    for name in ("read_chunks", "read_shards"):
-        kernel = getattr(chunks_kernel, name)
-        monkeypatch.setattr(chunks_kernel, name,
-                            lambda *args, kernel=kernel, **kw: calls.append(1) or kernel(
-                                *args, **kw))
+    calls = _count_calls_of(monkeypatch, "read_chunks", "read_shards")
     got = a[1:23, 2:, :21]
     # (a sharded zip store takes the Python path: it would fetch whole shards)
     assert bool(calls) == (kind != "zip" or not sharded)
@@ -234,3 +240,36 @@ def test_gzip_members_back_to_back_decode_and_trailing_bytes_go_to_the_python_pa
     store.set(key, gzip.compress(raw) + b"junk")
     with pytest.raises(zarr3c.errors.ChunkDecodeError, match="c/1/1/1"):
         a[...]
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("chain", ["raw", "zstd", "big-endian-zstd", "gzip"])
+@pytest.mark.parametrize("kind", ["local", "memory", "zip"])
+def test_points_are_read_natively_and_equal_the_python_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, chain: str,
+        sharded: bool) -> None:
+    a, data = _array(_store(kind, tmp_path), 24, 4, sharded, chain, dtype="<f8")
+    calls = _count_calls_of(monkeypatch, "read_elements", "read_shard_elements")
+    rng = np.random.default_rng(3)
+    points = tuple(rng.integers(0, 24, 2000) for _ in range(3))
+    mask = data % 5 == 1
+    got, got_mask = a.vindex[points], a.vindex[mask]
+    assert bool(calls) == (kind != "zip" or not sharded)
+    monkeypatch.setattr(native, "enabled", False)
+    np.testing.assert_array_equal(got, a.vindex[points])
+    np.testing.assert_array_equal(got, data[points])
+    np.testing.assert_array_equal(got_mask, data[mask])
+
+
+def test_a_damaged_inner_chunk_under_points_is_reported_by_key(tmp_path: Path) -> None:
+    store = zarr3c.LocalStore(tmp_path / "p.zarr")
+    a, data = _array(store, 16, 4, True, "zstd")
+    key = a.chunk_key((1, 1, 1))
+    stored = store.get(key)
+    assert stored is not None
+    store.set(key, stored[:-30])  # (its index is gone: the shard is truncated)
+    points = (np.array([0, 9, 15]), np.array([0, 10, 15]), np.array([1, 12, 15]))
+    with pytest.raises(zarr3c.errors.ZarrError, match="c/1/1/1"):
+        a.vindex[points]
+    np.testing.assert_array_equal(a.vindex[np.array([0, 1]), np.array([0, 1]),
+                                          np.array([1, 2])], data[[0, 1], [0, 1], [1, 2]])

@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 import zarr3c
 from zarr3c.errors import ChunkDecodeError
 
+# Every test on both read paths: the native pipeline and the Python path.
+pytestmark = pytest.mark.usefixtures("read_path")
+
 SETTINGS = settings(max_examples=100, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
@@ -276,9 +279,12 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_points_in_few_calls(monkeyp
                                                                         threads) -> None:
     """Points in a shard's zstd inner chunks: decoded and copied out in one call per batch
     (``zstd_ctx.decompress_elements``) on one thread, a few parts per worker on two; the
-    result equals numpy."""
+    result equals numpy (the Python path's batches: the native pipeline reads them all in
+    one call)."""
+    from zarr3c.array.read import native
     from zarr3c.concurrency import get_num_threads, set_num_threads
 
+    monkeypatch.setattr(native, "enabled", False)
     a, data, batched = _spied_zstd_shard(monkeypatch, "decompress_elements")
     pts = (np.arange(0, 64, 3)[::-1], np.arange(0, 64, 3) % 8)
     old = get_num_threads()

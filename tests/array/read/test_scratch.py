@@ -183,10 +183,12 @@ def test_inner_chunks_are_decoded_into_scratch_not_fresh_memory(tmp_path, monkey
                                   data[np.ix_(rows[:9], cols[:7])])
 
 
+@pytest.mark.usefixtures("python_path")
 def test_raw_inner_chunks_read_for_points_go_to_scratch(tmp_path, monkeypatch) -> None:
-    """Points of a shard of raw inner chunks: the coalesced ranges holding them are read
-    through ``StoreRanges.into`` (the ``"stored"`` scratch), not into fresh memory per
-    request; the points equal numpy."""
+    """Points of a shard of raw inner chunks on the Python path: the coalesced ranges holding
+    them are read through ``StoreRanges.into`` (the ``"stored"`` scratch), not into fresh
+    memory per request; the points equal numpy.  (The native pipeline reads each inner
+    chunk's span of points into its own per-thread scratch.)"""
     a = zarr3c.create_array(LocalStore(tmp_path), shape=(64, 48), dtype="int32",
                             chunks=(32, 48), codecs=[_sharded([BYTES])], fill_value=0)
     data = np.arange(64 * 48, dtype="int32").reshape(64, 48)

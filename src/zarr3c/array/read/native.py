@@ -2,9 +2,9 @@
 (:mod:`zarr3c._kernels.chunks`), the GIL released for the whole execution.
 
 The many-boxes path (:mod:`.many`: whole reads, large boxes, ``get_many``) plans its pieces
-per chunk as before (:class:`~.plan.Pieces`), and coordinate reads (``vindex``, masks) of
-unsharded arrays group their points by chunk (:class:`~zarr3c.indexing.PointGroups`); where
-the chain is native
+per chunk as before (:class:`~.plan.Pieces`), and coordinate reads (``vindex``, masks)
+group their points by chunk (by inner chunk for sharded arrays,
+:class:`~zarr3c.indexing.PointGroups`); where the chain is native
 (:func:`zarr3c.codecs.native.native_chain`) the plan is handed over whole:
 
 - the chunks' sources: their files, where the store has them
@@ -22,8 +22,7 @@ the chain is native
 The number of Python calls a read makes then does not grow with its number of chunks
 (``tests/array/read/test_native.py`` counts them).  Reads of a few chunks take the short
 paths (:mod:`.boxes`, :mod:`.shard_boxes`) before they get here; the other selections
-(``oindex``, steps, ``vindex`` of sharded arrays) take the general and points paths, in
-Python.
+(``oindex``, steps) take the general path, in Python.
 
 A chunk the kernel could not read (damaged, of the wrong size, an I/O error) is handed back
 and read again by the Python path, which reports what is wrong with the key at fault: the
@@ -36,13 +35,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from zarr3c.array.read.plan import Pieces, one_c_piece
+from zarr3c.array.read.plan import Pieces, new_plan, one_c_piece
 from zarr3c.concurrency import get_num_threads
-from zarr3c.indexing import PointGroups
+from zarr3c.indexing import CoordinateSelection, PointGroups, group_points
 from zarr3c.stores.read_into import ReadIntoHooks
 
 try:  # (POSIX builds)
@@ -54,8 +53,8 @@ if TYPE_CHECKING:
     from zarr3c.array.core import Array
     from zarr3c.codecs.native import NativeChain
 
-__all__ = ["FETCH_BATCH_BYTES", "chunk_names", "chunks_native", "enabled",
-           "read_chunks_natively", "read_points_natively",
+__all__ = ["FETCH_BATCH_BYTES", "ShardGroup", "chunk_names", "chunks_native", "enabled",
+           "read_chunks_natively", "read_points_natively", "read_shard_points_natively",
            "read_shards_natively", "shards_native"]
 
 #: Decoded bytes of the chunks whose values one ``get_many`` fetches for the native
@@ -176,15 +175,26 @@ def shards_native(array: Array) -> NativeChain | None:
     return chain
 
 
-def read_shards_natively(array: Array, pieces: Pieces, chain: NativeChain
-                         ) -> list[tuple[int, ...]]:
-    """Read the inner chunks of ``pieces`` (numbered over the array's whole inner grid) of a
-    sharded array natively; returns the coordinates of the shards left to the Python path."""
-    ib, grid = array._inner_box, array._box_grid
-    assert ib is not None and grid is not None and ib.plain is not None
-    assert _chunks is not None
-    index_nbytes, at_end = ib.plain
-    inner = pieces.chunk_coords
+class ShardGroup(NamedTuple):
+    """The inner chunks of one kernel call over shards (at most ``chunks.MAX_SHARDS`` of
+    them): the shards' sources and, per inner chunk of the call, its number in the read, its
+    shard in the call and its entry in that shard's index."""
+
+    sources: list[Any]  # the shards' files or values
+    paths: bool  # whether they are files
+    inner: np.ndarray  # the read's numbers of the call's inner chunks
+    shard: np.ndarray  # per inner chunk, its shard's number in sources
+    slot: np.ndarray  # per inner chunk, its entry in its shard's index
+    shards: np.ndarray  # the read's numbers of the call's shards
+
+
+def _shard_groups(array: Array, inner: np.ndarray
+                  ) -> tuple[np.ndarray, list[ShardGroup]] | None:
+    """The calls reading the inner chunks at ``inner`` (rows of coordinates over the array's
+    inner grid), with the coordinates of all their shards; None where the store has neither
+    files nor values in memory."""
+    ib = array._inner_box
+    assert ib is not None and _chunks is not None
     per_shard = np.asarray(ib.per_shard, dtype=np.int64)
     slots = (inner % per_shard) @ np.asarray(ib.shard_steps, dtype=np.int64)
     shards, of = np.unique(inner // per_shard, axis=0, return_inverse=True)
@@ -193,25 +203,96 @@ def read_shards_natively(array: Array, pieces: Pieces, chain: NativeChain
     store, prefix = array._store, array._prefix
     files = store.chunk_files(prefix, names)
     values = None if files is not None else store.chunk_values(prefix, names)
-    if files is None and values is None:
-        return [tuple(row) for row in shards.tolist()]
+    sources: list[Any] | None = files if files is not None else values
+    if sources is None:
+        return None
+    groups = []
+    step = _chunks.MAX_SHARDS
+    for lo in range(0, len(names), step):
+        hi = min(lo + step, len(names))
+        ks = (np.flatnonzero((of >= lo) & (of < hi)) if lo or hi < len(names)
+              else np.arange(len(inner)))
+        groups.append(new_plan(ShardGroup, (sources[lo:hi], files is not None, ks,
+                                            of[ks] - lo, slots[ks], np.arange(lo, hi))))
+    return shards, groups
+
+
+def _failed_shards(shards: np.ndarray, group: ShardGroup, status: np.ndarray,
+                   shard_status: np.ndarray) -> list[tuple[int, ...]]:
+    """The coordinates of the shards of ``group`` with an inner chunk or index that failed."""
+    bad = np.union1d(group.shards[group.shard[status < 0]],
+                     group.shards[shard_status < 0])
+    return [tuple(row) for row in shards[bad].tolist()]
+
+
+def read_shards_natively(array: Array, pieces: Pieces, chain: NativeChain
+                         ) -> list[tuple[int, ...]]:
+    """Read the inner chunks of ``pieces`` (numbered over the array's whole inner grid) of a
+    sharded array natively; returns the coordinates of the shards left to the Python path."""
+    ib = array._inner_box
+    assert ib is not None and ib.plain is not None and _chunks is not None
+    index_nbytes, at_end = ib.plain
+    planned = _shard_groups(array, pieces.chunk_coords)
+    if planned is None:
+        return [tuple(row) for row in (pieces.chunk_coords // np.asarray(
+            ib.per_shard, dtype=np.int64)).tolist()]
+    shards, groups = planned
     bounds = np.asarray(pieces.bounds, dtype=np.int64)
     direct = np.array(one_c_piece(pieces, range(pieces.nchunks), ib.shape_i64,
                                   ib.strides_i64), dtype=np.uint8)
     common = _common(array, pieces, ib.strides_i64, chain, ib.nbytes)
     failed: list[tuple[int, ...]] = []
-    step = _chunks.MAX_SHARDS
-    for lo in range(0, len(names), step):
-        hi = min(lo + step, len(names))
-        ks = np.flatnonzero((of >= lo) & (of < hi)) if lo or hi < len(names) else \
-            np.arange(pieces.nchunks)
-        sources = files[lo:hi] if files is not None else values[lo:hi]  # type: ignore
+    for group in groups:
+        ks = group.inner
         status = np.empty(len(ks), dtype=np.int8)
-        shard_status = np.empty(hi - lo, dtype=np.int8)
-        _chunks.read_shards(sources, files is not None, index_nbytes, at_end,
-                            index_nbytes % 16 == 4, of[ks] - lo, slots[ks], bounds[ks],
+        shard_status = np.empty(len(group.sources), dtype=np.int8)
+        _chunks.read_shards(group.sources, group.paths, index_nbytes, at_end,
+                            index_nbytes % 16 == 4, group.shard, group.slot, bounds[ks],
                             bounds[ks + 1], direct=direct[ks], status=status,
                             shard_status=shard_status, **common)
-        bad = np.union1d(of[ks][status < 0], np.flatnonzero(shard_status < 0) + lo)
-        failed += [tuple(row) for row in shards[bad].tolist()]
+        failed += _failed_shards(shards, group, status, shard_status)
+    return failed
+
+
+class _InnerDimension(NamedTuple):
+    """A dimension of the grid of inner chunks over a whole sharded array (what
+    ``group_points`` reads of a dimension)."""
+
+    size: int  # the inner chunk's length
+    nchunks: int  # inner chunks along the array
+
+
+def read_shard_points_natively(array: Array, sel: CoordinateSelection, dst: np.ndarray,
+                               chain: NativeChain) -> list[tuple[int, ...]] | None:
+    """Read the points of ``sel`` of a sharded array natively into ``dst`` (bytes, in the
+    selection's order), grouped by inner chunk; returns the coordinates of the shards left
+    to the Python path, or None (nothing read) where the points cannot be grouped so."""
+    ib = array._inner_box
+    assert ib is not None and ib.plain is not None and _chunks is not None
+    index_nbytes, at_end = ib.plain
+    itemsize = array._itemsize
+    dims = [_InnerDimension(n, -(-extent // n))
+            for n, extent in zip(ib.shape, array.shape, strict=True)]
+    grouped = group_points(sel, dims, itemsize, scratch=True)
+    if grouped is None:
+        return None
+    inner = np.array(grouped.coords, dtype=np.int64).reshape(len(grouped), len(dims))
+    planned = _shard_groups(array, inner)
+    if planned is None:
+        return None
+    shards, groups = planned
+    bounds = grouped.bounds.astype(np.int64)
+    src_offsets = grouped.offsets.astype(np.int64, copy=False)
+    dst_offsets = grouped.order.astype(np.int64) * itemsize
+    failed: list[tuple[int, ...]] = []
+    for group in groups:
+        ks = group.inner
+        status = np.empty(len(ks), dtype=np.int8)
+        shard_status = np.empty(len(group.sources), dtype=np.int8)
+        _chunks.read_shard_elements(
+            group.sources, group.paths, index_nbytes, at_end, index_nbytes % 16 == 4,
+            group.shard, group.slot, bounds[ks], bounds[ks + 1], src_offsets, dst_offsets,
+            dst, itemsize, array._fill_bytes, chain.compressor, chain.checksums, chain.swap,
+            ib.nbytes, get_num_threads(), status, shard_status)
+        failed += _failed_shards(shards, group, status, shard_status)
     return failed

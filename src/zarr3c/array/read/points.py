@@ -34,7 +34,12 @@ from zarr3c._buffers import thread_scratch
 from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c._kernels.scatter import OuterPieces, copy_elements, copy_outer
 from zarr3c.array.read.chunk import read_chunk, stored_value
-from zarr3c.array.read.native import chunks_native, read_points_natively
+from zarr3c.array.read.native import (
+    chunks_native,
+    read_points_natively,
+    read_shard_points_natively,
+    shards_native,
+)
 from zarr3c.array.read.plan import OuterPart, RawRequest, plan_outer_pieces
 from zarr3c.array.read.raw import fetch_raw, raw_size_error
 from zarr3c.codecs.base import as_byte_array
@@ -442,6 +447,16 @@ def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
         copy_elements(chunk.reshape(-1).view(np.uint8), task.offsets,
                       dst, task.out * itemsize, itemsize)
 
+    if sharding is not None and (chain := shards_native(array)) is not None:
+        left = read_shard_points_natively(array, sel, dst, chain)
+        if left is not None:
+            # Executed natively; the shards the kernel could not read are read again (and
+            # reported) by the Python path.
+            if left:
+                bad = set(left)
+                map_unordered(read_points, [task for task in plan_points(
+                    sel, array._dims, itemsize) if task.coords in bad])
+            return out.reshape(sel.out_shape)
     chain = chunks_native(array) if sharding is None else None
     if chain is not None:
         grouped = group_points(sel, array._dims, itemsize, scratch=True)
