@@ -24,6 +24,12 @@ goes to the general read::
                                                sharing a chunk with them) together by
                                                general.read_selections
 
+Where the chain is native (``bytes``, ``crc32c``, ``zstd``, ``blosc``, ``gzip``:
+:mod:`zarr3c.codecs.native`), ``many.read_boxes`` and ``points.read_coordinates`` hand their
+plan to :mod:`.native`, which executes it in one call of the native chunk pipeline
+(``zarr3c._kernels.chunks``) without the GIL; the chunks it could not read come back to the
+Python paths named here, which report them.
+
 A *short path* declines (returns None, having written nothing the caller keeps) rather
 than handle what it was not built for: more chunks or inner chunks than its limit (the
 ``*_MAX`` constants of :mod:`.plan`), a raw piece larger than half its chunk that the store
@@ -54,6 +60,7 @@ Modules
 - :mod:`.many`: the many-boxes path (``get_many``, and boxes a short path declines);
 - :mod:`.points`: coordinate (``vindex``) reads, and the partial reads of a shard for
   points and outer products;
+- :mod:`.native`: the many-boxes and coordinate plans handed to the native chunk pipeline;
 - :mod:`.raw`: byte-range I/O of raw chunks (the size probe, batches of spans);
 - :mod:`.chunk`: one whole chunk fetched and decoded, through scratch memory;
 - :mod:`.place`: the copy and fill calls that place planned pieces in the output.
@@ -107,6 +114,10 @@ scratch
 short path
     A path for one box touching a few chunks or inner chunks, planned in one kernel call
     with no per-read objects beyond the output; it declines what it was not built for.
+native pipeline
+    A read plan's chunks read, verified, decoded and copied out in one kernel call on native
+    threads (``zarr3c._kernels.chunks`` on ``zarr3c._kernels.pool``), the GIL released
+    throughout; ``ZARR3C_NATIVE=0`` turns it off.
 task, member, target
     The general read's plan: a task (``ChunkTask``, from ``plan_chunks``) is one
     selection's elements in one chunk; a member (:class:`~.plan.Member`) a task with the
