@@ -413,7 +413,7 @@ cdef int _stored(Plan* plan, Py_ssize_t c, uint8_t* direct, const uint8_t** data
                  int64_t* size) noexcept nogil:
     """Chunk ``c``'s stored bytes: ``data`` and ``size``, read into scratch (or, for a raw
     chunk read ``direct``, straight there; for another raw chunk, only the span its pieces
-    read, ``data`` then pointing where its first byte would be): a status."""
+    read, at its place in the scratch): a status."""
     cdef int fd = -1, err
     cdef int64_t got, n, at = 0, lo, hi
     cdef uint8_t* buf
@@ -441,18 +441,17 @@ cdef int _stored(Plan* plan, Py_ssize_t c, uint8_t* direct, const uint8_t** data
         _span(plan, c, &lo, &hi)
     if n > plan.cap or (raw and n != plan.nbytes):
         err = _FAILED_SIZE
-    elif hi <= lo:  # (nothing of it wanted)
-        data[0], size[0] = plan.fill - lo, n
     else:
-        buf = direct if raw and direct != NULL else thread_buffer(_SLOT_STORED,
-                                                                 <size_t>(hi - lo))
+        # The scratch holds the whole chunk even where only a span is read into it, at its
+        # place: a piece's offset checked again at its copy can then only land in it.
+        buf = direct if raw and direct != NULL else thread_buffer(_SLOT_STORED, <size_t>n)
         if buf == NULL:
             err = _FAILED_MEMORY
-        elif _pread_upto(fd, buf, hi - lo, at + lo, &got) != 0 or got != hi - lo:
+        elif hi > lo and (_pread_upto(fd, buf + lo, hi - lo, at + lo, &got) != 0
+                          or got != hi - lo):
             err = _FAILED_IO
         else:
-            # (for a span, where the chunk's first byte would be: its pieces lie in the span)
-            data[0], size[0] = buf - lo, n
+            data[0], size[0] = buf, n
     if plan.paths != NULL:
         c_close(fd)
     return err

@@ -110,7 +110,7 @@ def read_boxes(array: Array, boxes: Sequence[Box]) -> list[Any]:
     if chain is not None:
         # Executed natively; the chunks the kernel could not read are read again (and
         # reported) by the Python path.
-        failed = read_chunks_natively(array, pieces, range(pieces.nchunks), chain)
+        failed = read_chunks_natively(array, pieces, chain)
         if failed:
             _read_whole_pieces(array, pieces, failed)
     elif array._pipeline.stores_raw_elements:

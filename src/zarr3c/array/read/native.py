@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -94,26 +94,31 @@ def _common(array: Array, pieces: Pieces, src_strides: np.ndarray, chain: Native
             "nbytes": nbytes, "nthreads": get_num_threads()}
 
 
-def read_chunks_natively(array: Array, pieces: Pieces, todo: Sequence[int],
-                         chain: NativeChain) -> list[int]:
-    """Read chunks ``todo`` (numbers in ``pieces``) of an unsharded array natively: their
-    pieces copied (or filled); returns the numbers of those left to the Python path."""
+def read_chunks_natively(array: Array, pieces: Pieces, chain: NativeChain) -> list[int]:
+    """Read the chunks of ``pieces`` of an unsharded array natively: their pieces copied (or
+    filled); returns the numbers of those left to the Python path."""
     grid = array._box_grid
     assert grid is not None and _chunks is not None
-    numbers = np.asarray(todo, dtype=np.int64)
     bounds = np.asarray(pieces.bounds, dtype=np.int64)
-    firsts, ends = bounds[numbers], bounds[numbers + 1]
-    direct = np.array(one_c_piece(pieces, todo, grid.chunk_i64, grid.chunk_strides),
-                      dtype=np.uint8)
-    status = np.empty(len(numbers), dtype=np.int8)
-    names = chunk_names(array, pieces.chunk_coords[numbers])
+    direct = np.array(one_c_piece(pieces, range(pieces.nchunks), grid.chunk_i64,
+                                  grid.chunk_strides), dtype=np.uint8)
+    status = np.empty(pieces.nchunks, dtype=np.int8)
     nbytes = grid.chunk_nbytes
     common = _common(array, pieces, grid.chunk_strides, chain, nbytes)
-    for sources, paths, lo, hi in _sources(array, names, nbytes):
-        _chunks.read_chunks(sources, paths, firsts[lo:hi], ends[lo:hi], direct=direct[lo:hi],
-                            status=status[lo:hi], **common)
-    failed: list[int] = numbers[status < 0].tolist()
+    for sources, paths, lo, hi in _sources(array, chunk_names(array, pieces.chunk_coords),
+                                           nbytes):
+        _chunks.read_chunks(sources, paths, bounds[lo:hi], bounds[lo + 1:hi + 1],
+                            direct=direct[lo:hi], status=status[lo:hi], **common)
+    failed: list[int] = np.flatnonzero(status < 0).tolist()
     return failed
+
+
+def _element_offsets(groups: PointGroups, itemsize: int) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+    """Grouped points as the kernel takes them: each group's rows (``bounds``), and per
+    point its byte in its decoded (inner) chunk and in the output."""
+    return (groups.bounds.astype(np.int64), groups.offsets.astype(np.int64, copy=False),
+            groups.order.astype(np.int64) * itemsize)
 
 
 def read_points_natively(array: Array, groups: PointGroups, dst: np.ndarray,
@@ -125,10 +130,8 @@ def read_points_natively(array: Array, groups: PointGroups, dst: np.ndarray,
     itemsize = array._itemsize
     coords = np.array(groups.coords, dtype=np.int64).reshape(len(groups), len(groups.sizes))
     nbytes = math.prod(groups.sizes) * itemsize  # (every chunk's: edge chunks are full)
-    bounds = groups.bounds.astype(np.int64)
+    bounds, src_offsets, dst_offsets = _element_offsets(groups, itemsize)
     status = np.empty(len(groups), dtype=np.int8)
-    src_offsets = groups.offsets.astype(np.int64, copy=False)
-    dst_offsets = groups.order.astype(np.int64) * itemsize
     for sources, paths, lo, hi in _sources(array, chunk_names(array, coords), nbytes):
         _chunks.read_elements(sources, paths, bounds[lo:hi], bounds[lo + 1:hi + 1],
                               src_offsets, dst_offsets, dst, itemsize, array._fill_bytes,
@@ -281,9 +284,7 @@ def read_shard_points_natively(array: Array, sel: CoordinateSelection, dst: np.n
     if planned is None:
         return None
     shards, groups = planned
-    bounds = grouped.bounds.astype(np.int64)
-    src_offsets = grouped.offsets.astype(np.int64, copy=False)
-    dst_offsets = grouped.order.astype(np.int64) * itemsize
+    bounds, src_offsets, dst_offsets = _element_offsets(grouped, itemsize)
     failed: list[tuple[int, ...]] = []
     for group in groups:
         ks = group.inner

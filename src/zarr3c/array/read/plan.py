@@ -280,7 +280,7 @@ class Pieces:
     """Pieces of reads grouped by chunk: chunk ``n``'s are rows ``bounds[n]:bounds[n + 1]``
     of the arrays (see ``plan_box_pieces``), all landing in ``dst``."""
 
-    __slots__ = ("bounds", "chunk_coords", "chunks", "counts", "dst", "dst_offsets",
+    __slots__ = ("_chunks", "bounds", "chunk_coords", "counts", "dst", "dst_offsets",
                  "dst_strides", "nchunks", "src_ends", "src_offsets")
 
     def __init__(self, dst: np.ndarray, bounds: list[int], coords: np.ndarray,
@@ -289,14 +289,23 @@ class Pieces:
         self.dst = dst
         self.bounds = bounds
         self.nchunks = len(bounds) - 1
-        #: each chunk's grid coordinates, as an (nchunks, ndim) int64 array and as tuples
+        #: each chunk's grid coordinates, an (nchunks, ndim) int64 array
         self.chunk_coords = coords[bounds[:-1]]
-        self.chunks = [tuple(row) for row in self.chunk_coords.tolist()]
+        self._chunks: list[tuple[int, ...]] | None = None
         self.counts = counts
         self.src_offsets = src_offsets
         self.src_ends = src_ends
         self.dst_offsets = dst_offsets
         self.dst_strides = dst_strides
+
+
+    @property
+    def chunks(self) -> list[tuple[int, ...]]:
+        """Each chunk's grid coordinates as a tuple, made when first asked for (the Python
+        path's; the native pipeline takes :attr:`chunk_coords`)."""
+        if self._chunks is None:
+            self._chunks = [tuple(row) for row in self.chunk_coords.tolist()]
+        return self._chunks
 
 
 def one_c_piece(pieces: Pieces, chunks: Sequence[int], grid_shape: np.ndarray,
@@ -306,8 +315,10 @@ def one_c_piece(pieces: Pieces, chunks: Sequence[int], grid_shape: np.ndarray,
     ``grid_shape`` with C-order byte strides ``grid_strides``."""
     if not chunks:
         return []
-    first = np.array([pieces.bounds[n] for n in chunks], dtype=np.int64)
-    one = np.array([pieces.bounds[n + 1] for n in chunks], dtype=np.int64) - first == 1
+    bounds = np.asarray(pieces.bounds, dtype=np.int64)
+    numbers = np.asarray(chunks, dtype=np.int64)
+    first = bounds[numbers]
+    one = bounds[numbers + 1] - first == 1
     return (one & (pieces.counts[first] == grid_shape).all(axis=1)
             & (pieces.dst_strides[first] == grid_strides).all(axis=1)).tolist()
 
