@@ -42,7 +42,7 @@ KERNELS = ["copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx", "c
 if os.name == "posix":
     # open/pread without the GIL, and the native chunk pipeline on its pthread pool;
     # elsewhere LocalStore reads through os and reads take the Python path.
-    KERNELS += ["fileio", "pool", "chunks"]
+    KERNELS += ["fileio", "pool", "chunks", "writes"]
 
 
 def _extension(name: str, source: str) -> Extension:

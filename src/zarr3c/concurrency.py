@@ -25,7 +25,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
 
 from zarr3c.errors import InvalidArgumentError
@@ -34,8 +34,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 __all__ = [
-    "Beside", "chunk_lock", "get_num_threads", "in_worker", "map_parts", "map_unordered",
-    "run_beside", "set_num_threads", "store_lock_id", "submit",
+    "Beside", "chunk_lock", "chunk_locks", "get_num_threads", "in_worker", "map_parts",
+    "map_unordered", "run_beside", "set_num_threads", "store_lock_id", "submit",
 ]
 
 _pool_lock = threading.Lock()
@@ -516,3 +516,64 @@ def chunk_lock(store: Any, key: str) -> Iterator[None]:
             ref.users -= 1
             if ref.users == 0:
                 _locks.pop(ident, None)
+
+
+@contextmanager
+def chunk_locks(store: Any, keys: Sequence[str], *, key_locks: bool = True
+                ) -> Iterator[None]:
+    """Hold the locks of all ``keys`` in ``store`` at once, as :func:`chunk_lock` holds one.
+
+    The process-wide locks are taken in key order, so that two callers holding several
+    keys (or one, through :func:`chunk_lock`) cannot deadlock; the bookkeeping is done once
+    for all keys rather than per key (a native write holds a batch of chunks).
+
+    Parameters
+    ----------
+    store : Store
+        The store holding ``keys``.
+    keys : sequence of str
+        The keys written under the locks (repeats are held once).
+    key_locks : bool, default True
+        Whether to take the store's cross-process locks too (``store.key_lock``); False
+        where the caller knows the store has none (a call per key saved).
+
+    Raises
+    ------
+    StoreError
+        If the store's cross-process lock of a key cannot be taken (the locks taken are
+        released).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> store = zarr3c.MemoryStore()
+    >>> with chunk_locks(store, ["c/1", "c/0"]):
+    ...     store.set("c/0", b"new")
+    """
+    lock_id = store_lock_id(store)
+    ordered = sorted(set(keys))
+    with _locks_guard:
+        refs = []
+        for key in ordered:
+            ref = _locks.get((lock_id, key))
+            if ref is None:
+                ref = _locks[(lock_id, key)] = _RefLock()
+            ref.users += 1
+            refs.append(ref)
+    held = 0
+    try:
+        with ExitStack() as store_locks:
+            for ref in refs:
+                ref.lock.acquire()
+                held += 1
+            for key in ordered if key_locks else ():
+                store_locks.enter_context(store.key_lock(key))
+            yield
+    finally:
+        for ref in refs[:held]:
+            ref.lock.release()
+        with _locks_guard:
+            for key, ref in zip(ordered, refs, strict=True):
+                ref.users -= 1
+                if ref.users == 0:
+                    _locks.pop((lock_id, key), None)

@@ -51,6 +51,9 @@ __all__ = [
     "NumpyLayout",
     "bool_scalar_as_new_axis",
     "plan_chunks",
+    "project_dims",
+    "chunk_tasks",
+    "DimEntry",
     "plan_points",
     "PointGroups",
     "group_points",
@@ -623,7 +626,9 @@ class NumpyLayout:
 
 # One chunk's share of one dimension: (chunk, count, local, out) where local and out are either
 # (start, step) pairs (a strided run) or int64 index arrays.
-_Entry = tuple[int, int, Any, Any]
+#: What a selection takes of one chunk along one dimension: ``(chunk index, count, local,
+#: out)``, ``local`` and ``out`` as in :class:`ChunkTask`.
+DimEntry = tuple[int, int, Any, Any]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -722,9 +727,9 @@ def _as_indices(x: Any, count: int) -> np.ndarray:
     return x
 
 
-def _project_dim(d: Dim, dim: Any) -> list[_Entry]:
+def _project_dim(d: Dim, dim: Any) -> list[DimEntry]:
     if isinstance(d, DimSelection):
-        entries: list[_Entry] = []
+        entries: list[DimEntry] = []
         for chunk, local, n, pos in dim.project_slice(d.start, d.step, d.count).tolist():
             if d.reverse:
                 entries.append((chunk, n, (local, d.step), (d.count - 1 - pos, -1)))
@@ -750,11 +755,26 @@ def group_positions(chunk_index: np.ndarray) -> list[np.ndarray]:
 def plan_chunks(selection: OrthogonalSelection, dimensions: Sequence[Any]) -> Iterator[ChunkTask]:
     """Yield a :class:`ChunkTask` for every chunk the selection touches, in C order of the
     chunk grid.  ``dimensions`` are the grid's per-dimension objects."""
-    per_dim: list[list[_Entry]] = []
+    per_dim = project_dims(selection, dimensions)
+    if per_dim is not None:
+        yield from chunk_tasks(per_dim)
+
+
+def project_dims(selection: OrthogonalSelection, dimensions: Sequence[Any]
+                 ) -> list[list[DimEntry]] | None:
+    """Per dimension, the chunks the selection touches along it, as :data:`DimEntry`
+    tuples ``(chunk index, count, local, out)`` in increasing chunk order (None for an empty
+    selection): the factors of :func:`plan_chunks`' product."""
+    per_dim: list[list[DimEntry]] = []
     for d, dim in zip(selection.dims, dimensions, strict=True):
         if d.count == 0:
-            return
+            return None
         per_dim.append(_project_dim(d, dim))
+    return per_dim
+
+
+def chunk_tasks(per_dim: Sequence[Sequence[DimEntry]]) -> Iterator[ChunkTask]:
+    """A :class:`ChunkTask` for every combination of one entry per dimension, in C order."""
     for combo in itertools.product(*per_dim):
         yield ChunkTask(
             coords=tuple(e[0] for e in combo),

@@ -12,6 +12,7 @@ Not meant to be fast; meant to be clearly right.  Error messages are shorter tha
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import math
@@ -43,6 +44,7 @@ __all__ = [
     "copy_strided",
     "count_box_pieces",
     "crc32c",
+    "encoded_cap",
     "fill_pieces",
     "fill_strided",
     "group_by_key",
@@ -65,6 +67,7 @@ __all__ = [
     "read_tail_into",
     "spread",
     "transpose_into",
+    "write_chunks",
 ]
 
 _MAX_NDIM = 64
@@ -1568,3 +1571,160 @@ def read_shard_elements(
         else:
             status[k] = _finish_elements(rows, stored, src_offsets, dst_offsets, dst,
                                          itemsize, value, *chain)
+
+
+# -- writes.pyx ----------------------------------------------------------------------------------
+
+_WRITTEN, _EMPTY, _FAILED_WRITE_IO, _FAILED_ENCODE = 0, 1, -1, -3
+
+
+def encoded_cap(nbytes: int, compressor: int, checksums: int) -> int:
+    """The room a destination buffer needs for one chunk's encoding (``writes.encoded_cap``).
+
+    Parameters
+    ----------
+    nbytes, compressor, checksums
+        The chunk's size and the chain (:data:`_NONE` or :data:`_ZSTD`, trailing CRC-32Cs).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        For a negative size or an unknown chain.
+
+    Examples
+    --------
+    >>> encoded_cap(100, 0, 1)
+    104
+    """
+    if nbytes < 0 or compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8:
+        raise ValueError("encoded_cap: no chain or size")
+    if compressor == _ZSTD:
+        return _zstd_bound(nbytes) + 4 * checksums
+    return nbytes + 4 * checksums
+
+
+def _zstd_bound(n: int) -> int:
+    """ZSTD_COMPRESSBOUND of libzstd's zstd.h."""
+    margin = ((128 << 10) - n) >> 11 if n < (128 << 10) else 0
+    return n + (n >> 8) + margin
+
+
+def _encode_chunk(chunk: NDArray[np.uint8], compressor: int, level: int, zstd_checksum: bool,
+                  checksums: int, swap: int) -> bytes:
+    """A chunk's bytes through the chain: byte swap, numcodecs' zstd frame, CRC-32Cs."""
+    data = chunk.copy()
+    if swap > 1:
+        byteswap(data, swap)
+    encoded = data.tobytes()
+    if compressor == _ZSTD:
+        encoded = bytes(numcodecs.Zstd(level=level, checksum=zstd_checksum).encode(encoded))
+    for _ in range(checksums):
+        encoded += crc32c(encoded).to_bytes(4, "little")
+    return encoded
+
+
+def write_chunks(
+    dests: list[Any], paths: bool, salt: int, src: ReadBuffer, src_offsets: NDArray[np.int64],
+    src_strides: NDArray[np.int64], counts: NDArray[np.int64], chunk_shape: NDArray[np.int64],
+    itemsize: int, fill: ReadBuffer, skip_empty: bool, compressor: int, level: int,
+    zstd_checksum: bool, checksums: int, swap: int, nthreads: int, sizes: NDArray[np.int64],
+    status: NDArray[np.int8],
+) -> None:
+    """``writes.write_chunks`` one chunk after another: each chunk's region of ``src``
+    (the rest ``fill``) encoded and written to its file (``os`` calls: a temporary file
+    renamed over it) or into its buffer.
+
+    Parameters
+    ----------
+    dests, paths, salt, src, src_offsets, src_strides, counts, chunk_shape, itemsize, fill
+        The plan (see ``writes.pyx``).
+    skip_empty, compressor, level, zstd_checksum, checksums, swap, nthreads
+        The chain, and whether a chunk equal to ``fill`` is left unwritten.
+    sizes, status
+        Out: per chunk its encoding's length and what became of it.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        For a plan that does not hold together.
+
+    Examples
+    --------
+    >>> src = np.arange(4, dtype=np.uint8)
+    >>> out = [bytearray(2), bytearray(2)]
+    >>> sizes, status = np.zeros(2, np.int64), np.zeros(2, np.int8)
+    >>> write_chunks(out, False, 0, src, np.array([0, 2]), np.array([1]),
+    ...              np.array([[2], [2]]), np.array([2]), 1, b"\\0", False, 0, 0, False, 0,
+    ...              1, 1, sizes, status)
+    >>> [bytes(b) for b in out], status.tolist()
+    ([b'\\x00\\x01', b'\\x02\\x03'], [0, 0])
+    """
+    del nthreads, salt
+    u8 = _u8(src)
+    fill_bytes = bytes(_u8(fill))
+    shape = tuple(int(n) for n in chunk_shape)
+    n = len(dests)
+    if not 1 <= len(shape) <= 64 or len(src_strides) != len(shape) or \
+            counts.shape[1:] != (len(shape),):
+        raise ValueError("write_chunks: dimensions differ")
+    if itemsize < 1 or len(fill_bytes) != itemsize:
+        raise ValueError("write_chunks: fill must be one element")
+    if len(src_offsets) != n or len(counts) != n or len(sizes) != n or len(status) != n:
+        raise ValueError("write_chunks: one entry per chunk")
+    if compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8 or min(shape) < 1:
+        raise ValueError("write_chunks: unknown chain or chunk shape")
+    nbytes = math.prod(shape) * itemsize
+    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
+        raise ValueError("write_chunks: swap is not a word size")
+    strides = np.array([math.prod(shape[d + 1:]) * itemsize for d in range(len(shape))],
+                       dtype=np.int64)
+    cap = encoded_cap(nbytes, compressor, checksums)
+    for c in range(n):
+        if not all(1 <= int(k) <= s for k, s in zip(counts[c], shape, strict=True)):
+            raise ValueError("write_chunks: counts outside the chunk shape")
+        _region("write_chunks", "src", u8, int(src_offsets[c]), _ints(src_strides),
+                _ints(counts[c]), itemsize, writeable=False)
+        if paths:
+            if type(dests[c]) is not bytes or b"\0" in dests[c] or not dests[c]:
+                raise ValueError("write_chunks: a destination is not a path")
+        elif len(memoryview(dests[c]).cast("B")) < cap:
+            raise ValueError("write_chunks: a destination buffer is too small")
+    for c in range(n):
+        chunk = np.frombuffer(fill_bytes * math.prod(shape), dtype=np.uint8).copy()
+        copy_strided(u8, int(src_offsets[c]), src_strides, chunk, 0, strides, counts[c],
+                     itemsize)
+        if skip_empty and chunk.tobytes() == fill_bytes * math.prod(shape):
+            status[c] = _EMPTY
+            continue
+        encoded = _encode_chunk(chunk, compressor, level, zstd_checksum, checksums, swap)
+        sizes[c] = len(encoded)
+        if paths:
+            status[c] = _write_file(dests[c], encoded)
+        else:
+            memoryview(dests[c]).cast("B")[:len(encoded)] = encoded
+            status[c] = _WRITTEN
+
+
+def _write_file(path: bytes, data: bytes) -> int:
+    """``data`` as the file ``path`` through a temporary file beside it: a status."""
+    directory, name = os.path.split(path)
+    tmp = os.path.join(directory,
+                       b"." + name[:64] + b".zarr3c-tmp-" + os.urandom(8).hex().encode())
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(tmp, "xb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return _FAILED_WRITE_IO
+    return _WRITTEN

@@ -57,7 +57,10 @@ from posix.unistd cimport close as c_close
 from zarr3c._kernels.checksum cimport crc32c_update
 from zarr3c._kernels.copy cimport MAX_NDIM, byteswap_core, fill_core
 from zarr3c._kernels.fileio cimport _open_file, _pread_upto
-from zarr3c._kernels.pool cimport run_tasks, set_thread_value, thread_buffer, thread_value
+from zarr3c._kernels.pool cimport (
+    SLOT_DECODED, SLOT_STORED, VALUE_DCTX, VALUE_ZSTREAM, run_tasks, set_thread_value,
+    thread_buffer, thread_value,
+)
 from zarr3c._kernels.scatter cimport check_piece_rows, check_pieces, copy_live_pieces
 from zarr3c._kernels.zstd_ctx cimport dctx_decompress, dctx_free, dctx_new
 
@@ -99,11 +102,6 @@ cdef enum:
     _FAILED_CHECKSUM = -4
     _FAILED_INDEX = -5
     _FAILED_MEMORY = -6
-    # per-thread scratch slots (pool.thread_buffer) and values (pool.thread_value)
-    _SLOT_STORED = 0
-    _SLOT_DECODED = 1
-    _SLOT_DCTX = 0
-    _SLOT_ZSTREAM = 1
     # the most shard files one read_shards call holds open
     MAX_OPEN_SHARDS = 256
 
@@ -214,7 +212,7 @@ cdef void _free_zstream(void* p) noexcept nogil:
 
 cdef z_stream* _thread_zstream() noexcept nogil:
     """This thread's inflate stream, set up for gzip (NULL if none can be made)."""
-    cdef z_stream* strm = <z_stream*>thread_value(_SLOT_ZSTREAM)
+    cdef z_stream* strm = <z_stream*>thread_value(VALUE_ZSTREAM)
     if strm != NULL:
         return strm
     strm = <z_stream*>calloc(1, sizeof(z_stream))
@@ -223,7 +221,7 @@ cdef z_stream* _thread_zstream() noexcept nogil:
     if _inflate_init2(strm, _GZIP_WINDOW, ZLIB_VERSION, sizeof(z_stream)) != Z_OK:
         free(strm)
         return NULL
-    if set_thread_value(_SLOT_ZSTREAM, strm, _free_zstream) != 0:
+    if set_thread_value(VALUE_ZSTREAM, strm, _free_zstream) != 0:
         _free_zstream(strm)
         return NULL
     return strm
@@ -340,10 +338,10 @@ cdef void _free_dctx(void* dctx) noexcept nogil:
 
 cdef void* _thread_dctx() noexcept nogil:
     """This thread's zstd decompression context (NULL if none can be made)."""
-    cdef void* dctx = thread_value(_SLOT_DCTX)
+    cdef void* dctx = thread_value(VALUE_DCTX)
     if dctx == NULL:
         dctx = dctx_new()
-        if dctx != NULL and set_thread_value(_SLOT_DCTX, dctx, _free_dctx) != 0:
+        if dctx != NULL and set_thread_value(VALUE_DCTX, dctx, _free_dctx) != 0:
             dctx_free(dctx)
             dctx = NULL
     return dctx
@@ -444,7 +442,7 @@ cdef int _stored(Plan* plan, Py_ssize_t c, uint8_t* direct, const uint8_t** data
     else:
         # The scratch holds the whole chunk even where only a span is read into it, at its
         # place: a piece's offset checked again at its copy can then only land in it.
-        buf = direct if raw and direct != NULL else thread_buffer(_SLOT_STORED, <size_t>n)
+        buf = direct if raw and direct != NULL else thread_buffer(SLOT_STORED, <size_t>n)
         if buf == NULL:
             err = _FAILED_MEMORY
         elif hi > lo and (_pread_upto(fd, buf + lo, hi - lo, at + lo, &got) != 0
@@ -484,7 +482,7 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
         return
     out = direct
     if out == NULL and (plan.compressor != _NONE or plan.swap > 1):
-        out = thread_buffer(_SLOT_DECODED, <size_t>plan.nbytes)
+        out = thread_buffer(SLOT_DECODED, <size_t>plan.nbytes)
         if out == NULL:
             plan.status[c] = _FAILED_MEMORY
             return

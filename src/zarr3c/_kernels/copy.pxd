@@ -61,3 +61,8 @@ cdef inline bint region_fits(
 # Reverse the byte order of each ``width``-byte word (2, 4, 8 or 16; others: nothing) of
 # ``nbytes`` bytes in place; shared with chunks.pyx (a chunk stored in the other byte order).
 cdef void byteswap_core(uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t width) noexcept nogil
+
+# Whether ``nbytes`` bytes of ``buf`` repeat the ``width``-byte ``value`` (True when empty);
+# shared with writes.pyx (a chunk equal to the fill value is erased, not written).
+cdef bint _is_uniform_core(const uint8_t* buf, Py_ssize_t nbytes, const uint8_t* value,
+                           Py_ssize_t width) noexcept nogil

@@ -23,16 +23,26 @@ take about as long as reading the chunk file (``bench_array_io.KeptChunkReads``)
 changes the buffer's contents; its reference does nothing.  :func:`resident_pages` tells
 whether a buffer is fresh (``mincore``): memory the allocator reused takes no faults, and a
 helper would only cost its hand-off.
+
+``_write_atomic`` (for ``writes.pyx``, without an entry point of its own) writes a file as
+``LocalStore.set`` does (``zarr3c.stores.local.files.write_atomic``, its reference): into a
+new temporary file ``.<name>.zarr3c-tmp-<16 hex>`` beside it, locked shared while written
+(so that stale-file cleanups leave it alone), then renamed over it; missing directories
+are created.
 """
 
-from libc.errno cimport EINTR, ENOSYS, errno
+from libc.errno cimport EEXIST, EINTR, EIO, ENOENT, ENOSYS, errno
 from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdio cimport snprintf
 from libc.stdlib cimport free, malloc
-from posix.fcntl cimport O_CLOEXEC, O_NONBLOCK, O_RDONLY
+from libc.string cimport memcpy, strlen, strrchr
+from posix.fcntl cimport O_CLOEXEC, O_CREAT, O_EXCL, O_NONBLOCK, O_RDONLY, O_WRONLY
 from posix.fcntl cimport open as c_open
-from posix.stat cimport S_ISREG, fstat, struct_stat
+from posix.stat cimport S_ISREG, fstat, mkdir, stat, struct_stat
 from posix.unistd cimport close as c_close
 from posix.unistd cimport pread as c_pread
+from posix.unistd cimport unlink
+from posix.unistd cimport write as c_write
 from posix.unistd cimport _SC_PAGESIZE, sysconf
 
 from zarr3c._kernels.copy cimport MAX_NDIM, copy_core
@@ -56,6 +66,13 @@ cdef extern from *:
     const int ZARR3C_MADV_POPULATE_WRITE
     int madvise(void* addr, size_t length, int advice) nogil
     int mincore(void* addr, size_t length, unsigned char* vec) nogil
+
+cdef extern from "<sys/file.h>" nogil:
+    int flock(int fd, int operation)
+    const int LOCK_SH
+
+cdef extern from "<stdio.h>" nogil:
+    int rename(const char* old, const char* new)
 
 
 #: _read_core's answer when a range no longer fits the buffer (the arrays changed since the
@@ -101,6 +118,98 @@ cdef int _pread_upto(int fd, uint8_t* dst, int64_t n, int64_t pos, int64_t* got
         pos += k
         n -= k
     return 0
+
+
+cdef int _write_all(int fd, const uint8_t* src, int64_t n) noexcept nogil:
+    """write ``n`` bytes however short each write comes back: errno or 0."""
+    cdef int64_t k
+    while n > 0:
+        k = c_write(fd, src, <size_t>n)
+        if k < 0:
+            if errno == EINTR:
+                continue
+            return errno
+        if k == 0:
+            return EIO  # never for a regular file: do not spin
+        src += k
+        n -= k
+    return 0
+
+
+cdef int _make_parents(char* path) noexcept nogil:
+    """mkdir every directory above ``path`` that is missing: errno or 0 (a component that
+    is a file shows when the file is opened)."""
+    cdef char* p = path + 1
+    cdef int err = 0
+    while p[0] != 0:
+        if p[0] == 47:  # "/"
+            p[0] = 0
+            if mkdir(path, 0o777) != 0 and errno != EEXIST:
+                err = errno
+            p[0] = 47
+            if err:
+                return err
+        p += 1
+    return 0
+
+
+cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
+    """splitmix64's finaliser: distinct inputs give distinct, well-spread names."""
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL
+    return x ^ (x >> 31)
+
+
+cdef int _write_atomic(const char* path, char* tmp, size_t tmp_cap, uint64_t salt,
+                       const uint8_t* data, int64_t n) noexcept nogil:
+    """``data[:n]`` as the file ``path``, through a temporary file beside it (``tmp``:
+    ``tmp_cap`` bytes of room for its name, at least ``strlen(path) + 96``) renamed over
+    it: errno or 0, and on failure no temporary file left and ``path`` as it was."""
+    cdef const char* slash = strrchr(path, 47)
+    cdef size_t dir_len = <size_t>(slash - path) + 1 if slash != NULL else 0
+    cdef const char* name = path + dir_len
+    cdef size_t name_len = strlen(name)
+    cdef int fd = -1, err = 0, attempt
+    cdef struct_stat mine, named
+    if name_len > 64:
+        name_len = 64
+    if dir_len + name_len + 64 > tmp_cap:
+        return EIO
+    memcpy(tmp, path, dir_len)
+    tmp[dir_len] = 46  # "."
+    memcpy(tmp + dir_len + 1, name, name_len)
+    for attempt in range(16):
+        snprintf(tmp + dir_len + 1 + name_len, 48, ".zarr3c-tmp-%016llx",
+                 <unsigned long long>_mix(salt + <uint64_t>attempt * 0x9E3779B97F4A7C15ULL))
+        fd = c_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        if fd < 0:
+            err = errno
+            if err == ENOENT:  # the directory is missing (or was just pruned)
+                err = _make_parents(tmp)
+                if err:
+                    return err
+                continue
+            if err == EEXIST:
+                continue
+            return err
+        # claimed, as LocalStore's writes claim theirs: a cleanup that removed the name in
+        # the instant before the lock leaves another file (or none) there
+        if flock(fd, LOCK_SH) == 0 and (fstat(fd, &mine) != 0 or stat(tmp, &named) != 0
+                                        or mine.st_ino != named.st_ino
+                                        or mine.st_dev != named.st_dev):
+            c_close(fd)
+            fd = -1
+            continue
+        break
+    if fd < 0:
+        return err if err else EEXIST
+    err = _write_all(fd, data, n)
+    if not err and rename(tmp, path) != 0:
+        err = errno
+    if err:
+        unlink(tmp)
+    c_close(fd)
+    return err
 
 
 cdef int _read_core(const char* c_path, uint8_t* dst, Py_ssize_t room, const int64_t* starts,

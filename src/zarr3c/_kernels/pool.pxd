@@ -11,6 +11,16 @@ ctypedef void (*value_free_fn)(void* value) noexcept nogil
 cdef enum:
     # per-thread scratch buffers (thread_buffer) and values (thread_value)
     SLOTS = 8
+    # their owners, one list so that no two kernels share a slot: buffers
+    SLOT_STORED = 0     # chunks.pyx: a chunk's stored bytes
+    SLOT_DECODED = 1    # chunks.pyx: its decoded elements
+    SLOT_CHUNK = 2      # writes.pyx: a chunk's elements about to be encoded
+    SLOT_ENCODED = 3    # writes.pyx: their encoding
+    SLOT_TMP_PATH = 4   # writes.pyx: a temporary file's name
+    # values
+    VALUE_DCTX = 0      # chunks.pyx: a zstd decompression context
+    VALUE_ZSTREAM = 1   # chunks.pyx: a zlib inflate stream
+    VALUE_CCTX = 2      # writes.pyx: a zstd compression context
 
 cdef int run_tasks(task_fn fn, void* ctx, Py_ssize_t n, int nthreads) noexcept nogil
 cdef uint8_t* thread_buffer(int slot, size_t nbytes) noexcept nogil

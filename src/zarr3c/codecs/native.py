@@ -1,4 +1,5 @@
-"""Which codec chains the native chunk pipeline decodes (:mod:`zarr3c._kernels.chunks`).
+"""Which codec chains the native chunk pipeline decodes (:mod:`zarr3c._kernels.chunks`) and
+encodes (:mod:`zarr3c._kernels.writes`).
 
 A chain is native when its stored bytes become the chunk's elements in C order by steps the
 kernel has in C: trailing ``crc32c`` codecs (verified and stripped), at most one ``zstd``
@@ -8,6 +9,10 @@ and the ``bytes`` serializer in either byte order (a byte swap).  Any other code
 (``transpose``, numcodecs' own, a checksum before the compressor) keeps the chain on the
 Python path, which is what the native one is tested against.  Codecs: `the Zarr v3 core codecs
 <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/index.html>`_.
+
+Writes encode natively the chains without a compressor or with ``zstd`` (numcodecs' frame,
+byte for byte: the same libzstd and parameters), :class:`NativeWriteChain`; ``blosc`` and
+``gzip`` chains are encoded by the Python path.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ except ImportError:  # pragma: no cover - other systems
 if TYPE_CHECKING:
     from zarr3c.codecs.pipeline import CodecPipeline
 
-__all__ = ["NativeChain", "native_chain"]
+__all__ = ["NativeChain", "NativeWriteChain", "native_chain", "native_write_chain"]
 
 
 def _bind_numcodecs_blosc() -> bool:
@@ -146,3 +151,55 @@ def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
     if rest:
         return None
     return NativeChain(compressor, checksums, swap)
+
+
+class NativeWriteChain(NamedTuple):
+    """How the native pipeline encodes a chain (the write kernel's ``chain`` arguments)."""
+
+    compressor: int  # chunks.NONE or ZSTD
+    level: int  # zstd's
+    zstd_checksum: bool  # zstd's own frame checksum
+    checksums: int  # trailing crc32c codecs
+    swap: int  # width of the words to byte-swap (1: none)
+
+
+def native_write_chain(pipeline: CodecPipeline) -> NativeWriteChain | None:
+    """The :class:`NativeWriteChain` of ``pipeline``, or None where the native pipeline does
+    not encode it (a compressor other than ``zstd``, or a chain it does not decode).
+
+    Parameters
+    ----------
+    pipeline
+        A resolved codec chain.
+
+    Returns
+    -------
+    NativeWriteChain or None
+
+    Raises
+    ------
+    None
+        A chain it cannot encode gives None.
+
+    Examples
+    --------
+    >>> from zarr3c.codecs import CodecPipeline
+    >>> from zarr3c.codecs.native import native_write_chain
+    >>> zstd = {"name": "zstd", "configuration": {"level": 5, "checksum": False}}
+    >>> native_write_chain(CodecPipeline.from_codecs(["bytes", zstd], dtype="<u2"))
+    NativeWriteChain(compressor=1, level=5, zstd_checksum=False, checksums=0, swap=1)
+    >>> gzip = {"name": "gzip", "configuration": {"level": 5}}
+    >>> native_write_chain(CodecPipeline.from_codecs(["bytes", gzip], dtype="<u2")) is None
+    True
+    """
+    chain = pipeline.native
+    if chain is None or chain.compressor not in (_chunks.NONE, _chunks.ZSTD):
+        return None
+    level, checksum = 0, False
+    if chain.compressor == _chunks.ZSTD:
+        zstd = pipeline.bytes_bytes[0]
+        assert isinstance(zstd, ZstdCodec)
+        if zstd.encoded_bound(1) is None:  # (numcodecs' libzstd cannot compress here)
+            return None
+        level, checksum = zstd.level, zstd.checksum
+    return NativeWriteChain(chain.compressor, level, checksum, chain.checksums, chain.swap)

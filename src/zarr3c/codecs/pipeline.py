@@ -42,7 +42,7 @@ from zarr3c.codecs.base import (
     has_byte_order,
     native_dtype,
 )
-from zarr3c.codecs.native import NativeChain, native_chain
+from zarr3c.codecs.native import NativeChain, NativeWriteChain, native_chain, native_write_chain
 from zarr3c.errors import ChunkDecodeError, CodecError, MetadataError, ZarrError
 
 __all__ = [
@@ -404,6 +404,8 @@ class CodecPipeline:
         self._lock = threading.Lock()
         #: How the native chunk pipeline decodes this chain, or None (the Python path).
         self.native: NativeChain | None = native_chain(self)
+        #: How the native chunk pipeline encodes this chain, or None (the Python path).
+        self.native_write: NativeWriteChain | None = native_write_chain(self)
 
     @classmethod
     def from_codecs(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -279,6 +279,38 @@ class Store(ReadIntoHooks, ABC):
         >>> store.get("a/c/0")
         b'\\x00\\x00\\x01\\x00'
         """
+
+    def chunk_write_files(self, prefix: str, names: Sequence[str]
+                          ) -> builtins.list[bytes] | None:
+        """The files the native chunk pipeline (``zarr3c._kernels.writes``) may write the
+        values of keys ``prefix + name`` to itself, as :meth:`set` would (a temporary file
+        renamed over each, directories created), or None where writes must go through
+        :meth:`set` (the default).
+
+        Parameters
+        ----------
+        prefix
+            The keys' common prefix (an array's path and ``/``, or ``""``).
+        names
+            Chunk keys of the array's chunk key encoding (``c/0/1``, ``0.1``...).
+
+        Returns
+        -------
+        list of bytes or None
+            One file path per name.
+
+        Raises
+        ------
+        InvalidKeyError
+            A store with files raises it for a key that is not valid.
+
+        Examples
+        --------
+        >>> from zarr3c.stores import MemoryStore
+        >>> MemoryStore().chunk_write_files("a/", ["c/0"]) is None
+        True
+        """
+        return None
 
     @abstractmethod
     def erase(self, key: str) -> None:

@@ -61,9 +61,9 @@ __all__ = ["FETCH_BATCH_BYTES", "ShardGroup", "chunk_names", "chunks_native", "e
 #: pipeline, where the store has no files.
 FETCH_BATCH_BYTES = 64 << 20
 
-#: Whether reads use the native pipeline where they can (``ZARR3C_NATIVE=0`` in the
-#: environment at import turns it off: every read takes the Python path).  Tests switch it
-#: to compare the two paths.
+#: Whether reads and writes (:mod:`zarr3c.array.write.native`) use the native pipeline
+#: where they can (``ZARR3C_NATIVE=0`` in the environment at import turns it off: every
+#: read and write takes the Python path).  Tests switch it to compare the two paths.
 enabled: bool = os.environ.get("ZARR3C_NATIVE", "1") != "0"
 
 

@@ -377,6 +377,22 @@ class LocalStore(Store):
         if (reads.fileio is None or not names or cls.get is not LocalStore.get
                 or cls.get_many is not LocalStore.get_many):
             return None  # (a subclass reading otherwise is read through get_many)
+        return self._chunk_paths(prefix, names)
+
+    def chunk_write_files(self, prefix: str, names: Sequence[str]
+                          ) -> builtins.list[bytes] | None:
+        cls = type(self)
+        # The kernel writes as set_parts does without fsync or cross-process locks; a
+        # read-only store refuses through set, a subclass writing otherwise writes itself.
+        if (reads.fileio is None or not names or self._read_only or self._fsync
+                or self._process_locks or cls.set is not LocalStore.set
+                or cls.set_parts is not LocalStore.set_parts):
+            return None
+        return self._chunk_paths(prefix, names)
+
+    def _chunk_paths(self, prefix: str, names: Sequence[str]) -> builtins.list[bytes] | None:
+        """The kernel paths of chunk keys ``prefix + name`` (None where they are not plain
+        chunk keys under a valid prefix)."""
         # The first key is checked in full (the prefix with it); the others differ from it
         # only in chunk coordinates, checked here to be nothing else.
         first = self._kernel_file(prefix + names[0])

@@ -1,6 +1,8 @@
 """Writes: values into selections, chunk by chunk under a per-chunk lock; resize and append.
 
-A chunk the selection covers entirely is encoded straight from the value's strided bytes
+Chunks the selection covers entirely are written by the native pipeline where it can
+(:mod:`.native`); on the Python path below,
+a chunk the selection covers entirely is encoded straight from the value's strided bytes
 (through a per-worker scratch buffer, :class:`WriteScratch`; a shard inner chunk by inner
 chunk into one shard buffer); any other is read, modified and written back (a shard: only
 the inner chunks the write touches).  Chunks that end up equal to the fill value are erased
@@ -17,6 +19,7 @@ import numpy as np
 
 from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
 from zarr3c._kernels.scatter import copy_elements, copy_outer
+from zarr3c.array.write.native import write_natively
 from zarr3c.codecs.sharding import PartArena
 from zarr3c.concurrency import chunk_lock, map_unordered
 from zarr3c.errors import IndexingError, ShapeMismatchError, ValueConversionError
@@ -132,7 +135,10 @@ def write_selection(array: Array, sel: OrthogonalSelection, value: Any) -> None:
         modify_chunk(array, task.coords, task, lambda c: modify(task, c),
                      region=task.bounds())
 
-    map_unordered(write, plan_chunks(sel, array._dims))
+    if itemsize:  # (the chunks covered entirely, where the array, chain and store allow it)
+        map_unordered(write, write_natively(array, sel, src, value_strides))
+    else:
+        map_unordered(write, plan_chunks(sel, array._dims))
 
 
 def _write_whole_chunk(array: Array, task: ChunkTask, chunk_shape: tuple[int, ...],

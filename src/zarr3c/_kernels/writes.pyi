@@ -1,0 +1,37 @@
+"""The native chunk pipeline's writes: whole chunks encoded and stored on native threads
+without the GIL (contract; writes.pyx, where the plan's nouns are defined)."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+from zarr3c._kernels.copy import ReadBuffer
+
+#: compressors of a chain (chunks.pyx's numbers)
+NONE: int
+ZSTD: int
+#: what became of a chunk: written, equal to the fill value (not written: the caller erases
+#: it), or failed (nothing written: the Python path writes it)
+WRITTEN: int
+EMPTY: int
+FAILED_IO: int
+FAILED_ENCODE: int
+FAILED_MEMORY: int
+
+def encoded_cap(nbytes: int, compressor: int, checksums: int) -> int:
+    """The room a destination buffer needs for one chunk's encoding.  ValueError for a
+    negative size or an unknown chain."""
+
+def write_chunks(
+    dests: list[bytes] | list[bytearray] | list[NDArray[np.uint8]], paths: bool, salt: int,
+    src: ReadBuffer, src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64],
+    counts: NDArray[np.int64], chunk_shape: NDArray[np.int64], itemsize: int,
+    fill: ReadBuffer, skip_empty: bool, compressor: int, level: int, zstd_checksum: bool,
+    checksums: int, swap: int, nthreads: int, sizes: NDArray[np.int64],
+    status: NDArray[np.int8],
+) -> None:
+    """Copy each chunk's region out of ``src`` (the rest of an edge chunk: ``fill``),
+    compare it with ``fill`` (``skip_empty``), encode it and store it at ``dests[c]`` (a file
+    path written atomically if ``paths``, else a writable buffer of ``encoded_cap`` bytes)
+    on up to ``nthreads`` threads, the GIL released; ``status[c]`` and ``sizes[c]`` say what
+    became of chunk ``c``.  ValueError for a plan that does not hold together, never for
+    the file system."""

@@ -1,0 +1,180 @@
+"""Writes executed natively: the chunks a write covers entirely, encoded and stored on the
+native thread pool (:mod:`zarr3c._kernels.writes`), the GIL released for the whole execution.
+
+A write of a selection projects it on the chunk grid per dimension
+(:func:`~zarr3c.indexing.project_dims`).  Along each dimension some chunks are covered
+entirely (every element of the chunk inside the array is written); the chunks covered along
+every dimension, the *whole chunks*, need no read, and where
+
+- the array is unsharded on a regular grid,
+- its chain is one the kernel encodes (:func:`zarr3c.codecs.native.native_write_chain`:
+  ``bytes`` in either byte order, ``zstd`` or no compressor, trailing ``crc32c``), and
+- the store lets the kernel write its files itself (``Store.chunk_write_files``:
+  :class:`~zarr3c.stores.LocalStore` without ``fsync`` or cross-process locks),
+
+they are planned in bulk (numpy over the per-dimension entries, not a task per chunk) and
+handed over in batches of :data:`BATCH_CHUNKS`: the batch's keys locked
+(:func:`~zarr3c.concurrency.chunk_locks`), then each chunk's elements copied out of the
+value, compared with the fill value, encoded and written as ``LocalStore.set`` writes (a
+temporary file renamed over the key's file).  A chunk equal to the fill value is erased
+instead (unless ``write_empty_chunks``), as on the Python path.  The other chunks (covered in
+part along some dimension) become :class:`~zarr3c.indexing.ChunkTask` objects for the Python
+path, as every chunk did before.
+
+A chunk the kernel could not write (an I/O error, a directory that is a file) is handed back
+to the Python path, which writes it again and reports what is wrong with the key at fault;
+both paths store the same bytes (``tests/array/test_native_writes.py`` compares them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from zarr3c.array.read import native as read_native
+from zarr3c.concurrency import chunk_locks, get_num_threads
+from zarr3c.indexing import (
+    ChunkTask,
+    DimEntry,
+    OrthogonalSelection,
+    chunk_tasks,
+    project_dims,
+)
+
+try:  # (POSIX builds)
+    from zarr3c._kernels import writes as _writes
+except ImportError:  # pragma: no cover - other systems
+    _writes = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from zarr3c.array.core import Array
+    from zarr3c.codecs.native import NativeWriteChain
+
+__all__ = ["BATCH_CHUNKS", "write_natively"]
+
+#: The most chunks one kernel call writes (and whose keys it holds locked).
+BATCH_CHUNKS = 1024
+
+
+def write_natively(array: Array, sel: OrthogonalSelection, src: np.ndarray,
+                   value_strides: Sequence[int]) -> Iterable[ChunkTask]:
+    """Write natively the chunks of ``sel`` that the value (``src``: its bytes, element
+    ``(0, ..., 0)`` at byte 0, byte strides ``value_strides``) covers entirely; returns
+    the chunk tasks left to the Python path (every chunk's, where the array, its chain or
+    its store is not one the kernel writes).
+
+    Parameters
+    ----------
+    array
+        The array written.
+    sel
+        The selection written.
+    src, value_strides
+        The value's bytes and byte strides.
+
+    Returns
+    -------
+    iterable of ChunkTask
+        The tasks the Python path writes: chunks covered in part, and chunks the kernel
+        could not write.
+
+    Raises
+    ------
+    StoreError
+        If a key's cross-process lock cannot be taken, or a chunk equal to the fill value
+        cannot be erased.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, zarr3c
+    >>> from zarr3c.array.write import byte_source
+    >>> from zarr3c.indexing import parse_orthogonal_selection
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     a = zarr3c.create_array(tmp, shape=(4,), chunks=(2,), dtype="u1")
+    ...     src, strides = byte_source(np.arange(3, dtype="u1"))
+    ...     sel = parse_orthogonal_selection((slice(0, 3),), a.shape)
+    ...     left = list(write_natively(a, sel, src, strides))
+    ...     print([task.coords for task in left], a[:].tolist())
+    [(1,)] [0, 1, 0, 0]
+    """
+    per_dim = project_dims(sel, array._dims)
+    if per_dim is None:
+        return ()
+    chain, grid = array._pipeline.native_write, array._box_grid
+    if (_writes is None or not read_native.enabled or chain is None or grid is None
+            or array._sharding is not None or array.ndim == 0):
+        return chunk_tasks(per_dim)
+    covered = [[e for e in entries if _covers(e, c, n)]
+               for entries, c, n in zip(per_dim, grid.chunk_shape, array.shape, strict=True)]
+    if not all(covered):
+        return chunk_tasks(per_dim)
+    failed = _write_whole(array, chain, covered, src, value_strides)
+    if failed is None:  # (the store writes its own files)
+        return chunk_tasks(per_dim)
+    return itertools.chain(_partial_tasks(per_dim, covered), failed)
+
+
+def _covers(entry: DimEntry, chunk: int, size: int) -> bool:
+    """Whether a dimension's entry takes all of its chunk that lies inside the array."""
+    index, count, local, _ = entry
+    return (isinstance(local, tuple) and local == (0, 1)
+            and count == min(chunk, size - index * chunk))
+
+
+def _partial_tasks(per_dim: list[list[DimEntry]], covered: list[list[DimEntry]]
+                   ) -> Iterable[ChunkTask]:
+    """The tasks of the chunks covered in part: for each dimension ``d``, those covered along
+    the dimensions before it and not along ``d`` (each chunk once)."""
+    for d, entries in enumerate(per_dim):
+        whole = {id(e) for e in covered[d]}
+        part = [e for e in entries if id(e) not in whole]
+        if part:
+            yield from chunk_tasks([*covered[:d], part, *per_dim[d + 1:]])
+
+
+def _write_whole(array: Array, chain: NativeWriteChain, covered: list[list[DimEntry]],
+                 src: np.ndarray, value_strides: Sequence[int]) -> list[ChunkTask] | None:
+    """Write the whole chunks (every combination of ``covered`` entries) with the kernel:
+    the tasks of those it could not write, or None where the store does not let it."""
+    assert _writes is not None
+    # Per dimension: the entries' chunk indices, counts and first output positions; each
+    # whole chunk is one combination of positions (C order), taken with numpy at once.
+    picks = [p.reshape(-1) for p in
+             np.meshgrid(*[np.arange(len(c)) for c in covered], indexing="ij")]
+    coords = np.stack([np.array([e[0] for e in c], dtype=np.int64)[p]
+                       for c, p in zip(covered, picks, strict=True)], axis=1)
+    counts = np.ascontiguousarray(np.stack(
+        [np.array([e[1] for e in c], dtype=np.int64)[p]
+         for c, p in zip(covered, picks, strict=True)], axis=1))
+    offsets = sum(np.array([e[3][0] * s for e in c], dtype=np.int64)[p]
+                  for c, p, s in zip(covered, picks, value_strides, strict=True))
+    # (an out run's step is the dimension's: 1, or -1 for a reversed selection)
+    strides = np.array([c[0][3][1] * s for c, s in zip(covered, value_strides, strict=True)],
+                       dtype=np.int64)
+    names = read_native.chunk_names(array, coords)
+    files = array._store.chunk_write_files(array._prefix, names)
+    if files is None:
+        return None
+    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1)
+    status = np.empty(len(names), dtype=np.int8)
+    sizes = np.empty(len(names), dtype=np.int64)
+    chunk_shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)  # type: ignore[union-attr]
+    for lo in range(0, len(names), BATCH_CHUNKS):
+        hi = min(lo + BATCH_CHUNKS, len(names))
+        keys = [array._prefix + name for name in names[lo:hi]]
+        # (chunk_write_files answers only for stores without cross-process locks)
+        with chunk_locks(array._store, keys, key_locks=False):
+            _writes.write_chunks(
+                files[lo:hi], True, int.from_bytes(os.urandom(8), "little"), src,
+                offsets[lo:hi], strides, counts[lo:hi], chunk_shape, array._itemsize,
+                array._fill_bytes, not array._write_empty_chunks, chain.compressor,
+                chain.level, chain.zstd_checksum, chain.checksums, chain.swap,
+                get_num_threads(), sizes[lo:hi], status[lo:hi])
+            for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
+                array._store.erase(keys[i])
+    return [next(iter(chunk_tasks([[c[p[i]]] for c, p in zip(covered, picks, strict=True)])))
+            for i in np.flatnonzero(status < 0).tolist()]

@@ -1,0 +1,214 @@
+"""``zarr3c._kernels.writes``: the native chunk pipeline's writes, whole chunks in one call.
+
+Random plans, executed by the kernel (on 1 and 4 threads) and by its reference
+(:func:`zarr3c._kernels._reference.write_chunks`): random chunk shapes and data types, each
+chunk a region of a random value (strided, reversed, broadcast), edge chunks shorter than the
+chunk shape, chains of byte swaps, zstd and CRC-32C checksums, destinations as files and as
+buffers, chunks equal to the fill value skipped or written.  Both must give every chunk the
+same status and the same encoded bytes; a third oracle is numpy: each encoding decodes to
+the chunk's region padded with the fill value.
+
+Plans that do not hold together raise ValueError in both.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import google_crc32c
+import numcodecs.zstd
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import zarr3c  # noqa: F401  (binds libzstd for the kernel)
+from zarr3c._kernels import _reference as ref
+from zarr3c._kernels import writes, zstd_ctx
+from zarr3c.array.write import byte_source
+
+pytestmark = pytest.mark.skipif(not zstd_ctx.available(), reason="no libzstd bound")
+
+IMPLS = [pytest.param(writes, id="cython"), pytest.param(ref, id="reference")]
+
+
+def _decode(data: bytes, compressor: int, checksums: int, swap: int, dtype: np.dtype,
+            shape: tuple[int, ...]) -> np.ndarray:
+    """An encoding decoded with numcodecs and google-crc32c (independent of both)."""
+    for _ in range(checksums):
+        assert google_crc32c.value(data[:-4]) == int.from_bytes(data[-4:], "little")
+        data = data[:-4]
+    if compressor == writes.ZSTD:
+        data = bytes(numcodecs.zstd.decompress(data))
+    arr = np.frombuffer(data, dtype=dtype).reshape(shape)
+    return arr.byteswap() if swap > 1 else arr
+
+
+@st.composite
+def plans(draw: st.DrawFn) -> dict:
+    ndim = draw(st.integers(1, 3))
+    chunk = tuple(draw(st.lists(st.integers(1, 5), min_size=ndim, max_size=ndim)))
+    dtype = np.dtype(draw(st.sampled_from(["u1", "<u2", "<i4", "<f8", "<c8"])))
+    nchunks = draw(st.integers(0, 5))
+    value = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).integers(
+        0, 3, size=tuple(c * 2 for c in chunk)).astype(dtype)
+    if draw(st.booleans()):
+        value = value[tuple(slice(None, None, -1) for _ in range(ndim))]
+    if draw(st.booleans()):  # a broadcast value: zero strides
+        value = np.broadcast_to(value[(slice(0, 1),) * ndim], value.shape)
+    counts, starts, regions = [], [], []
+    for _ in range(nchunks):
+        n = tuple(draw(st.integers(1, c)) for c in chunk)
+        start = tuple(draw(st.integers(0, v - k)) for v, k in zip(value.shape, n, strict=True))
+        counts.append(n)
+        starts.append(start)
+        regions.append(value[tuple(slice(s, s + k) for s, k in zip(start, n, strict=True))])
+    compressor = draw(st.sampled_from([writes.NONE, writes.ZSTD]))
+    swap = draw(st.sampled_from([1, dtype.itemsize])) if dtype.kind != "c" else \
+        draw(st.sampled_from([1, dtype.itemsize // 2]))
+    return {"dtype": dtype, "chunk": chunk, "value": value, "counts": counts,
+            "starts": starts, "regions": regions, "compressor": compressor, "swap": swap,
+            "checksums": draw(st.integers(0, 2)), "skip_empty": draw(st.booleans()),
+            "level": draw(st.integers(-3, 5)), "zstd_checksum": draw(st.booleans())}
+
+
+def _args(plan: dict) -> dict:
+    """The kernel's arguments (but the destinations) for a plan: the value's bytes as
+    writes take them (``byte_source``), each region's offset and the shared strides."""
+    src, strides = byte_source(plan["value"])
+    offsets = [sum(a * b for a, b in zip(start, strides, strict=True))
+               for start in plan["starts"]]
+    n, ndim = len(plan["starts"]), plan["value"].ndim
+    itemsize = plan["value"].itemsize
+    return {"src": src, "src_offsets": np.array(offsets, dtype=np.int64),
+            "src_strides": np.array(strides, dtype=np.int64),
+            "counts": np.array(plan["counts"], dtype=np.int64).reshape(n, ndim),
+            "chunk_shape": np.array(plan["chunk"], dtype=np.int64),
+            "itemsize": itemsize, "fill": np.zeros(itemsize, dtype=np.uint8),
+            "skip_empty": plan["skip_empty"], "compressor": plan["compressor"],
+            "level": plan["level"], "zstd_checksum": plan["zstd_checksum"],
+            "checksums": plan["checksums"], "swap": plan["swap"]}
+
+
+def _expected(plan: dict, c: int) -> np.ndarray:
+    chunk = np.zeros(plan["chunk"], dtype=plan["dtype"])
+    chunk[tuple(slice(0, k) for k in plan["counts"][c])] = plan["regions"][c]
+    return chunk
+
+
+@settings(max_examples=150, deadline=None)
+@given(plan=plans(), nthreads=st.sampled_from([1, 4]))
+def test_buffers_agree_with_reference_and_numpy(plan: dict, nthreads: int) -> None:
+    args = _args(plan)
+    n = len(plan["regions"])
+    nbytes = math.prod(plan["chunk"]) * plan["dtype"].itemsize
+    results = []
+    for impl in (writes, ref):
+        cap = impl.encoded_cap(nbytes, plan["compressor"], plan["checksums"])
+        dests = [bytearray(cap) for _ in range(n)]
+        sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
+        impl.write_chunks(dests, False, 0, nthreads=nthreads, sizes=sizes, status=status,
+                          **args)
+        results.append(([bytes(d[:k]) if s == writes.WRITTEN else None
+                         for d, k, s in zip(dests, sizes, status, strict=True)],
+                        status.tolist()))
+    assert results[0] == results[1]
+    for c, (data, s) in enumerate(zip(*results[0], strict=True)):
+        expected = _expected(plan, c)
+        if s == writes.EMPTY:
+            assert plan["skip_empty"] and not expected.any()
+            continue
+        assert s == writes.WRITTEN
+        assert plan["skip_empty"] is False or expected.any()
+        got = _decode(data, plan["compressor"], plan["checksums"], plan["swap"],
+                      plan["dtype"], plan["chunk"])
+        np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(plan=plans())
+def test_files_agree_with_reference(plan: dict, tmp_path_factory: pytest.TempPathFactory
+                                    ) -> None:
+    args = _args(plan)
+    n = len(plan["regions"])
+    got = []
+    for impl in (writes, ref):
+        root = tmp_path_factory.mktemp("w")
+        paths = [str(root / "c" / str(c) / "0").encode() for c in range(n)]
+        sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
+        impl.write_chunks(paths, True, 7, nthreads=4, sizes=sizes, status=status, **args)
+        files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+        got.append((status.tolist(), files,
+                    [Path(os.fsdecode(p)).read_bytes() if s == writes.WRITTEN else None
+                     for p, s in zip(paths, status, strict=True)]))
+    assert got[0] == got[1]
+    assert not any(".zarr3c-tmp-" in f for f in got[0][1])  # no temporary file left
+
+
+def test_a_directory_that_is_a_file_fails_that_chunk_alone(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "1").write_bytes(b"in the way")
+    src = np.arange(8, dtype=np.uint8)
+    paths = [str(tmp_path / "c" / "0" / "0").encode(), str(tmp_path / "c" / "1" / "0").encode()]
+    sizes, status = np.zeros(2, np.int64), np.zeros(2, np.int8)
+    writes.write_chunks(paths, True, 1, src, np.array([0, 4]), np.array([1]),
+                        np.array([[4], [4]]), np.array([4]), 1, b"\0", False, writes.NONE,
+                        0, False, 0, 1, 2, sizes, status)
+    assert status.tolist() == [writes.WRITTEN, writes.FAILED_IO]
+    assert (tmp_path / "c" / "0" / "0").read_bytes() == bytes(range(4))
+    assert (tmp_path / "c" / "1").read_bytes() == b"in the way"
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["0", "1"]
+
+
+def test_an_existing_file_is_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "k"
+    path.write_bytes(b"old contents, longer than the new")
+    sizes, status = np.zeros(1, np.int64), np.zeros(1, np.int8)
+    writes.write_chunks([str(path).encode()], True, 3, np.arange(3, dtype=np.uint8),
+                        np.array([0]), np.array([1]), np.array([[3]]), np.array([3]), 1,
+                        b"\0", True, writes.NONE, 0, False, 1, 1, 1, sizes, status)
+    data = path.read_bytes()
+    assert data[:3] == bytes(range(3)) and len(data) == 7 == sizes[0]
+    assert google_crc32c.value(data[:3]) == int.from_bytes(data[3:], "little")
+    assert os.listdir(tmp_path) == ["k"]
+
+
+def _call(impl, **change):  # type: ignore[no-untyped-def]
+    args = {"dests": [bytearray(16)], "paths": False, "salt": 0,
+            "src": np.arange(8, dtype=np.uint8), "src_offsets": np.array([0]),
+            "src_strides": np.array([1]), "counts": np.array([[4]]),
+            "chunk_shape": np.array([4]), "itemsize": 1, "fill": b"\0", "skip_empty": False,
+            "compressor": writes.NONE, "level": 0, "zstd_checksum": False, "checksums": 0,
+            "swap": 1, "nthreads": 1, "sizes": np.zeros(1, np.int64),
+            "status": np.zeros(1, np.int8)}
+    args.update(change)
+    impl.write_chunks(**args)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("change", [
+    {"src_offsets": np.array([5])},  # the region runs past src
+    {"src_strides": np.array([4])},
+    {"counts": np.array([[5]])},  # more than the chunk shape
+    {"counts": np.array([[0]])},
+    {"chunk_shape": np.array([4, 1])},  # dimensions differ
+    {"dests": [bytearray(3)]},  # a buffer too small
+    {"dests": [b"a\0b"], "paths": True},  # not a path
+    {"dests": [bytearray(16), bytearray(16)]},  # lengths differ
+    {"fill": b"\0\0"},
+    {"compressor": 7},
+    {"checksums": 9},
+    {"swap": 3},
+])
+def test_plans_that_do_not_hold_together_raise(impl, change) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError):
+        _call(impl, **change)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_plan_that_holds_together_runs(impl) -> None:  # type: ignore[no-untyped-def]
+    dests = [bytearray(16)]
+    _call(impl, dests=dests)
+    assert bytes(dests[0][:4]) == bytes(range(4))

@@ -1,0 +1,247 @@
+"""Writes through the native pipeline (``zarr3c.array.write.native``) against the Python path.
+
+Every test writes the same values twice, once with the native pipeline enabled and once on
+the Python path, into stores of their own: the files must be the same, byte for byte, and
+read back as numpy says they should.  The chunks a write covers only in part, and chains or
+stores the kernel does not write, take the Python path and must be unaffected.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import zarr3c
+from zarr3c._kernels import writes as _writes
+from zarr3c.array.read import native as read_native
+from zarr3c.array.write import native
+from zarr3c.errors import ReadOnlyError, StoreError
+
+LE, BE = ({"name": "bytes", "configuration": {"endian": e}} for e in ("little", "big"))
+ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": True}}
+CHAINS = {
+    "raw": [LE],
+    "big-endian": [BE],
+    "zstd": [LE, ZSTD],
+    "zstd+crc32c": [BE, ZSTD, {"name": "crc32c"}],
+    "crc32c x2": [LE, {"name": "crc32c"}, {"name": "crc32c"}],
+}
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def _both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: Any, **create: Any
+          ) -> tuple[dict[str, bytes], dict[str, bytes], list[int]]:
+    """``write(array)`` on a fresh array with the native pipeline and on the Python path:
+    the two stores' files, and how many chunks the native kernel wrote."""
+    written: list[int] = []
+    kernel = _writes.write_chunks
+
+    def counting(dests: list[Any], *args: Any, **kwargs: Any) -> None:
+        kernel(dests, *args, **kwargs)
+        written.append(len(dests))
+
+    monkeypatch.setattr(_writes, "write_chunks", counting)
+    stores = []
+    for path in ("native", "python"):
+        monkeypatch.setattr(read_native, "enabled", path == "native")
+        root = tmp_path / path
+        a = zarr3c.create_array(str(root), **create)
+        write(a)
+        stores.append(_files(root))
+    monkeypatch.setattr(read_native, "enabled", True)
+    return stores[0], stores[1], written
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+@pytest.mark.parametrize("dtype", ["u1", "<i2", ">f8", "<c16"])
+def test_whole_writes_store_the_python_paths_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chain: str, dtype: str) -> None:
+    data = (np.arange(23 * 17).reshape(23, 17) % 11).astype(dtype)
+    data[5:10, 4:8] = 0  # one chunk of the fill value: erased, not written
+
+    def write(a: zarr3c.Array) -> None:
+        a[:] = data
+        np.testing.assert_array_equal(a[:], data)
+
+    native_files, python_files, written = _both(
+        tmp_path, monkeypatch, write, shape=data.shape, chunks=(5, 4), dtype=dtype,
+        codecs=CHAINS[chain], fill_value=0)
+    assert native_files == python_files
+    assert "c/1/1" not in native_files and "c/1/0" in native_files
+    assert written == [5 * 5]
+
+
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+def test_chunks_equal_to_the_fill_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        write_empty_chunks: bool) -> None:
+    def write(a: zarr3c.Array) -> None:
+        a[:] = 1
+        a[:8] = 7  # the first two rows of chunks back to the fill value
+        np.testing.assert_array_equal(a[:8], 7)
+        np.testing.assert_array_equal(a[8:], 1)
+
+    native_files, python_files, written = _both(
+        tmp_path, monkeypatch, write, shape=(16, 8), chunks=(4, 4), dtype="i4",
+        fill_value=7, write_empty_chunks=write_empty_chunks)
+    assert native_files == python_files
+    chunk_files = [k for k in native_files if "/c/" in f"/{k}"]
+    assert len(chunk_files) == (8 if write_empty_chunks else 4)
+    assert written == [8, 4]
+
+
+def test_partly_covered_chunks_take_the_python_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = np.arange(100, dtype="u2").reshape(10, 10)
+
+    def write(a: zarr3c.Array) -> None:
+        a[1:9, 2:10:1] = data[1:9, 2:10]
+        a[::3, 5] = 99
+        expected = np.zeros((10, 10), dtype="u2")
+        expected[1:9, 2:10] = data[1:9, 2:10]
+        expected[::3, 5] = 99
+        np.testing.assert_array_equal(a[:], expected)
+
+    native_files, python_files, written = _both(
+        tmp_path, monkeypatch, write, shape=(10, 10), chunks=(3, 4), dtype="u2",
+        codecs=CHAINS["zstd"])
+    assert native_files == python_files
+    assert written == [4]  # rows 3:9 by columns 4:8 and 8:10 (the array's end)
+
+
+def test_values_of_any_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = np.arange(24 * 18, dtype="<i4").reshape(24, 18)
+    for value in (np.asfortranarray(base), base[::-1, ::-1], base.T.copy().T,
+                  np.broadcast_to(base[:1], base.shape), np.int32(5)):
+        sub = tmp_path / str(len(os.listdir(tmp_path)))
+
+        def write(a: zarr3c.Array, value: Any = value) -> None:
+            a[:] = value
+            np.testing.assert_array_equal(a[:], np.broadcast_to(value, base.shape))
+
+        native_files, python_files, written = _both(
+            sub, monkeypatch, write, shape=base.shape, chunks=(6, 5), dtype="<i4")
+        assert native_files == python_files
+        assert written == [16]
+
+
+def test_no_temporary_file_is_left(tmp_path: Path) -> None:
+    a = zarr3c.create_array(str(tmp_path), shape=(64, 64), chunks=(8, 8), dtype="f4")
+    a[:] = np.ones((64, 64), dtype="f4")
+    names = [p.name for p in tmp_path.rglob("*")]
+    assert not [n for n in names if ".zarr3c-tmp-" in n]
+    assert len([p for p in tmp_path.rglob("*") if p.is_file()]) == 64 + 1
+
+
+def test_a_chunk_the_kernel_cannot_write_is_reported_by_key(tmp_path: Path) -> None:
+    a = zarr3c.create_array(str(tmp_path), shape=(8, 8), chunks=(4, 4), dtype="u1")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "1").write_bytes(b"a file where a directory must be")
+    with pytest.raises(StoreError, match="c/1/[01]"):
+        a[:] = 3
+    np.testing.assert_array_equal(a[:4], 3)  # the chunks that could be written were
+    assert (tmp_path / "c" / "1").read_bytes() == b"a file where a directory must be"
+
+
+@pytest.mark.parametrize("options", [{"fsync": True}, {"process_locks": True}])
+def test_stores_the_kernel_does_not_write_take_the_python_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, bool]) -> None:
+    store = zarr3c.LocalStore(str(tmp_path), **options)
+    assert store.chunk_write_files("", ["c/0"]) is None
+    a = zarr3c.create_array(store, shape=(8,), chunks=(4,), dtype="u1")
+    monkeypatch.setattr(_writes, "write_chunks", None)  # (never called)
+    a[:] = 5
+    np.testing.assert_array_equal(a[:], 5)
+
+
+def test_a_read_only_store_still_refuses(tmp_path: Path) -> None:
+    zarr3c.create_array(str(tmp_path), shape=(8,), chunks=(4,), dtype="u1")
+    a = zarr3c.open_array(zarr3c.LocalStore(str(tmp_path), read_only=True))
+    with pytest.raises(ReadOnlyError):
+        a[:] = 1
+
+
+def test_chains_it_does_not_encode_take_the_python_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_writes, "write_chunks", None)  # (never called)
+    for i, codecs in enumerate([[LE, {"name": "gzip", "configuration": {"level": 1}}],
+                                [{"name": "transpose", "configuration": {"order": [1, 0]}},
+                                 LE]]):
+        a = zarr3c.create_array(str(tmp_path / str(i)), shape=(8, 8), chunks=(4, 4),
+                                dtype="<u2", codecs=codecs)
+        a[:] = np.arange(64, dtype="<u2").reshape(8, 8)
+        np.testing.assert_array_equal(a[:], np.arange(64).reshape(8, 8))
+
+
+def test_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native, "BATCH_CHUNKS", 3)
+    data = np.arange(40, dtype="u1")
+    native_files, python_files, written = _both(
+        tmp_path, monkeypatch, lambda a: a.__setitem__(slice(None), data), shape=(40,),
+        chunks=(4,), dtype="u1")
+    assert native_files == python_files
+    assert written == [3, 3, 3, 1]
+
+
+@pytest.mark.parametrize("selection", [
+    (slice(None, None, -1), slice(None)),  # a reversed selection
+    (slice(2, 20), slice(None, None, -1)),
+    (np.arange(24), slice(0, 15)),  # index arrays: never covered along their axis
+    (Ellipsis, slice(5, 18)),
+])
+def test_selections(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, selection: Any) -> None:
+    shape = (24, 18)
+    base = np.arange(24 * 18, dtype="<i4").reshape(shape)
+
+    def write(a: zarr3c.Array) -> None:
+        expected = np.zeros(shape, dtype="<i4")
+        if any(isinstance(s, np.ndarray) for s in selection):
+            a.oindex[selection] = base[np.ix_(selection[0], range(15))]
+            expected[np.ix_(selection[0], range(15))] = base[np.ix_(selection[0], range(15))]
+        else:
+            a[selection] = base[selection]
+            expected[selection] = base[selection]
+        np.testing.assert_array_equal(a[:], expected)
+
+    native_files, python_files, _ = _both(tmp_path, monkeypatch, write, shape=shape,
+                                          chunks=(6, 5), dtype="<i4")
+    assert native_files == python_files
+
+
+def _write_calls(tmp_path: Path, nchunks_per_axis: int) -> int:
+    """The Python function calls of a whole write of a 3-d array of that many chunks."""
+    import sys
+    import threading
+
+    a = zarr3c.create_array(str(tmp_path / str(nchunks_per_axis)),
+                            shape=(4 * nchunks_per_axis,) * 3, chunks=(4, 4, 4), dtype="u2")
+    data = np.ones(a.shape, dtype="u2")
+    calls = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        calls += event == "call"
+
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        a[:] = data
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    return calls
+
+
+def test_python_calls_grow_by_at_most_one_per_chunk(tmp_path: Path) -> None:
+    # 64 and 512 chunks: the chunks' locks are made per key (one call each); the planning,
+    # encoding and writing add nothing per chunk.  (The Python path makes ~110 calls per
+    # chunk.)
+    small, large = _write_calls(tmp_path, 4), _write_calls(tmp_path, 8)
+    assert large - small <= (512 - 64) + 64
