@@ -3,7 +3,7 @@
 - ``info PATH_OR_URL [--path NODE]``: what a node is: type, shape, data type, chunks and
   shards, codecs, bytes stored, chunks initialized, attributes.
 - ``tree PATH_OR_URL [--path NODE]``: the hierarchy, with shapes and data types.
-- ``copy SRC DST [--zarr-format 3|draft-2022] [--chunks 64,64,64] [--shards 512,512,512|none]
+- ``copy SRC DST [--zarr-format 3|2|draft-2022] [--chunks 64,64,64] [--shards 512,512,512|none]
   [--compressor zstd|gzip|blosc|none[:LEVEL]] [--overwrite] [--progress|--no-progress]``:
   copy a hierarchy; with ``--chunks``/``--shards``/``--compressor`` it is rechunked and
   re-encoded chunk by chunk (:func:`zarr3c.copy`).
@@ -342,7 +342,7 @@ _UNSET: Any = object()
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zarr3c" if os.path.basename(sys.argv[0]) == "zarr3c" else "python -m zarr3c",
-        description="Inspect, copy and rechunk Zarr v3 hierarchies.",
+        description="Inspect, copy and rechunk Zarr v3 and v2 hierarchies.",
         epilog="Exit status: 0 success, 1 demo verification failure, 2 usage or zarr3c error.",
     )
     parser.add_argument("--version", action="version", version=f"zarr3c {zarr3c.__version__}")
@@ -376,7 +376,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     copy.add_argument("src", metavar="SRC", help="the source hierarchy (a path or URL)")
     copy.add_argument("dst", metavar="DST", help="the destination (a path or URL)")
-    copy.add_argument("--zarr-format", choices=("3", "draft-2022"), default="3",
+    copy.add_argument("--zarr-format", choices=("3", "2", "draft-2022"), default="3",
                       help="layout of the copy (default: 3)")
     copy.add_argument("--chunks", type=_shape_arg, default=_UNSET, metavar="N[,N...]|auto",
                       help="new chunk shape of every array (inner chunks if sharded)")
@@ -438,8 +438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     args = _parser().parse_args(argv)
-    if getattr(args, "zarr_format", None) == "3":
-        args.zarr_format = 3
+    if getattr(args, "zarr_format", None) in ("2", "3"):
+        args.zarr_format = int(args.zarr_format)
     try:
         return int(args.func(args))
     except (CliError, ZarrError) as exc:

@@ -28,7 +28,7 @@ from zarr3c.errors import (
 )
 from zarr3c.group import Group, open_group_at, open_node
 from zarr3c.group import create_group as _create_group
-from zarr3c.metadata.formats import FORMATS, HierarchyFormat, detect_format
+from zarr3c.metadata.formats import FORMATS, HierarchyFormat, V2Format, detect_format
 from zarr3c.paths import normalize_path
 from zarr3c.stores import make_store
 
@@ -44,9 +44,10 @@ def _check_mode(mode: str) -> None:
         raise InvalidArgumentError(f"mode must be one of {MODES}, got {mode!r}")
 
 
-def _format_for_create(store: Any, zarr_format: Any) -> HierarchyFormat:
+def _format_for_create(store: Any, zarr_format: Any, path: str = "") -> HierarchyFormat:
     """The format a new node is written in: the hierarchy's own, which must be the one asked
-    for (one hierarchy never mixes layouts).  An empty store takes the one asked for.
+    for (one hierarchy never mixes layouts).  A store without a hierarchy takes the one
+    asked for.
 
     Raises UnsupportedFeatureError for a ``zarr_format`` zarr3c does not write, and
     UnsupportedFormatError when the store holds a hierarchy in another layout.
@@ -55,15 +56,37 @@ def _format_for_create(store: Any, zarr_format: Any) -> HierarchyFormat:
         raise UnsupportedFeatureError(
             f"zarr_format {zarr_format!r} is not supported (one of {list(FORMATS)})"
         )
-    detected = detect_format(store)
+    detected = detect_format(store, path)
     if detected.zarr_format == zarr_format:
         return detected
-    if store.get("zarr.json") is None:
+    if store.get("zarr.json") is None and not isinstance(detected, V2Format):
         return FORMATS[zarr_format]()
     raise UnsupportedFormatError(
         f"the store holds a hierarchy in the {detected.zarr_format!r} layout; pass "
         f"zarr_format={detected.zarr_format!r} to add nodes to it",
-        source="zarr.json",
+        source="zarr.json" if store.get("zarr.json") is not None else None,
+    )
+
+
+def _format_for_open(store: Any, path: str, zarr_format: Any) -> HierarchyFormat:
+    """The format to open ``path`` in: detected as zarr-python 3 does (v3 first, then v2)
+    when ``zarr_format`` is None, else the one asked for.
+
+    Raises UnsupportedFeatureError for a ``zarr_format`` zarr3c does not read, and
+    UnsupportedFormatError for a draft layout the store's entry point does not name.
+    """
+    detected = detect_format(store, path)
+    if zarr_format is None or detected.zarr_format == zarr_format:
+        return detected
+    if zarr_format not in FORMATS:
+        raise UnsupportedFeatureError(
+            f"zarr_format {zarr_format!r} is not supported (one of {list(FORMATS)})"
+        )
+    if zarr_format in (2, 3):
+        return FORMATS[zarr_format]()
+    raise UnsupportedFormatError(
+        f"the store holds no {zarr_format!r} hierarchy (its layout is "
+        f"{detected.zarr_format!r})", source="zarr.json",
     )
 
 
@@ -156,9 +179,13 @@ def create_array(
         The whole codec list, in order.  When given, ``filters``, ``serializer`` and
         ``compressors`` are ignored; with ``shards``, the list must hold the
         ``sharding_indexed`` codec itself.
-    zarr_format : {3, "draft-2022", "zarr2-v3"}, default 3
+    zarr_format : {3, 2, "draft-2022", "zarr2-v3"}, default 3
         The hierarchy layout: 3 is the final Zarr v3 layout
-        (https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html); ``"draft-2022"``
+        (https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html); 2 is Zarr v2
+        (https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html: ``.zarray`` and
+        ``.zattrs``, chunk keys ``0.1`` unless ``chunk_key_encoding`` names ``"/"``, the
+        codecs as a numcodecs ``compressor`` and ``filters``; ``dtype`` may then also be a
+        string, bytes, void, structured or datetime64/timedelta64 type); ``"draft-2022"``
         the core spec draft of 25 May 2022
         (https://zarr-specs.readthedocs.io/en/latest/v3/core/v3.0.html); ``"zarr2-v3"``
         zarr-python 2's experimental v3 layout.  A store already holding a hierarchy takes
@@ -242,8 +269,9 @@ def create_array(
     if data is None and (shape is None or dtype is None):
         raise InvalidTypeError("create_array() needs shape and dtype (or data)")
     s = make_store(store, read_only=False, storage_options=storage_options)
+    p = normalize_path(name)
     return _create_array(
-        s, normalize_path(name), fmt=_format_for_create(s, zarr_format), shape=shape,
+        s, p, fmt=_format_for_create(s, zarr_format, p), shape=shape,
         dtype=dtype, chunks=chunks, shards=shards,
         filters=filters, serializer=serializer, compressors=compressors, fill_value=fill_value,
         order=order, attributes=attributes, chunk_key_encoding=chunk_key_encoding,
@@ -286,7 +314,10 @@ def open_array(
         ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
         ``fill_value``, ``attributes``, ``chunk_key_encoding``, ``dimension_names``,
         ``codecs``, ``data`` (which then gives ``shape`` and ``dtype`` if they are
-        missing) and ``zarr_format``).  Ignored when an existing array is opened.
+        missing) and ``zarr_format``).  Ignored when an existing array is opened, but for
+        ``zarr_format``: without it the format is detected as zarr-python 3 does (a
+        ``zarr.json`` first, then Zarr v2's ``.zarray``), with it (2 or 3) only that format
+        is read.
 
     Returns
     -------
@@ -307,7 +338,7 @@ def open_array(
         If the array's metadata document is invalid, or, when creating, an argument is
         (see :func:`create_array`).
     UnsupportedFormatError
-        If the store holds something other than a Zarr v3, draft-2022 or zarr2-v3
+        If the store holds something other than a Zarr v3, Zarr v2, draft-2022 or zarr2-v3
         hierarchy.
     ReadOnlyError
         If a read-only store is opened with a mode that creates.
@@ -332,9 +363,11 @@ def open_array(
     _check_mode(mode)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
-    fmt = detect_format(s)
+    zarr_format = create_kwargs.pop("zarr_format", None)
+    fmt = _format_for_open(s, p, zarr_format)
     if mode in ("w", "w-") or (mode == "a" and create_kwargs and not fmt.node_exists(s, p)):
-        fmt = _format_for_create(s, create_kwargs.pop("zarr_format", fmt.zarr_format))
+        fmt = _format_for_create(s, fmt.zarr_format if zarr_format is None else zarr_format,
+                                 p)
         return _create_array(s, p, fmt=fmt, overwrite=(mode == "w"),
                              write_empty_chunks=write_empty_chunks, order=order, **create_kwargs)
     return open_array_at(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks,
@@ -359,9 +392,10 @@ def create_group(
         Path of the group in the store (None: the root).
     attributes : dict or None, default None
         User attributes (JSON-serializable).
-    zarr_format : {3, "draft-2022", "zarr2-v3"}, default 3
-        The hierarchy layout (see :func:`create_array`); a store already holding a hierarchy
-        takes only that hierarchy's layout.
+    zarr_format : {3, 2, "draft-2022", "zarr2-v3"}, default 3
+        The hierarchy layout (see :func:`create_array`; 2 writes ``.zgroup`` and
+        ``.zattrs``); a store already holding a hierarchy takes only that hierarchy's
+        layout.
     overwrite : bool, default False
         Replace a node already at ``path`` (erasing it and everything below it).
     storage_options : dict or None, default None
@@ -407,8 +441,9 @@ def create_group(
     ['2024']
     """
     s = make_store(store, read_only=False, storage_options=storage_options)
-    return _create_group(s, normalize_path(path), attributes=attributes, overwrite=overwrite,
-                         fmt=_format_for_create(s, zarr_format))
+    p = normalize_path(path)
+    return _create_group(s, p, attributes=attributes, overwrite=overwrite,
+                         fmt=_format_for_create(s, zarr_format, p))
 
 
 def open_group(
@@ -419,6 +454,7 @@ def open_group(
     attributes: dict[str, Any] | None = None,
     storage_options: dict[str, Any] | None = None,
     use_consolidated: bool | None = None,
+    zarr_format: Any = None,
 ) -> Group:
     """Open a group; with mode ``"a"`` (the default) a missing group is created.
 
@@ -439,7 +475,12 @@ def open_group(
     use_consolidated : bool or None, default None
         As in zarr-python: None uses the group's consolidated metadata when its
         ``zarr.json`` has some; True requires it; False ignores it (see
-        :mod:`zarr3c.consolidated`).  A group created here has none.
+        :mod:`zarr3c.consolidated`; for Zarr v2, the group's ``.zmetadata``).  A group
+        created here has none.
+    zarr_format : {None, 3, 2, "draft-2022", "zarr2-v3"}, default None
+        None: detected as zarr-python 3 does (a ``zarr.json`` first, then Zarr v2's
+        ``.zgroup``/``.zmetadata``); otherwise only that format is opened, and a group
+        created here is written in it.
 
     Returns
     -------
@@ -463,7 +504,7 @@ def open_group(
     UnsupportedFeatureError
         If ``use_consolidated`` is True for a hierarchy not in the Zarr v3 layout.
     UnsupportedFormatError
-        If the store holds something other than a Zarr v3, draft-2022 or zarr2-v3
+        If the store holds something other than a Zarr v3, Zarr v2, draft-2022 or zarr2-v3
         hierarchy.
     ReadOnlyError
         If a read-only store is opened with a mode that creates.
@@ -490,10 +531,13 @@ def open_group(
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
     reads = ReadOnce(s)  # the root zarr.json is read once however often it is looked at
-    fmt = detect_format(reads)
+    fmt = _format_for_open(reads, p, zarr_format)
+    creates = mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p))
+    if creates and zarr_format is not None:
+        fmt = _format_for_create(s, zarr_format, p)
     if mode in ("w", "w-"):
         return _create_group(s, p, attributes=attributes, overwrite=(mode == "w"), fmt=fmt)
-    if mode == "a" and not fmt.node_exists(reads, p):
+    if creates:
         return _create_group(s, p, attributes=attributes, fmt=fmt)
     return open_group_at(s, p, read_only=(mode == "r"), fmt=fmt,
                          use_consolidated=use_consolidated, reads=reads)
@@ -506,6 +550,7 @@ def open(
     *,
     storage_options: dict[str, Any] | None = None,
     use_consolidated: bool | None = None,
+    zarr_format: Any = None,
     **kwargs: Any,
 ) -> Array | Group:
     """Open the array or group at ``path``, or create one.
@@ -524,6 +569,9 @@ def open(
         Options for the fsspec filesystem of a URL store.
     use_consolidated : bool or None, default None
         For a group, as for :func:`open_group`.
+    zarr_format : {None, 3, 2, "draft-2022", "zarr2-v3"}, default None
+        As for :func:`open_group`: None detects the format (v3 first, then v2), a value
+        opens only that format and creates nodes in it.
     **kwargs
         When creating: the keywords of :func:`open_array` (an array) or :func:`open_group`
         (a group).  When opening an existing array: ``write_empty_chunks`` and ``order``
@@ -547,7 +595,7 @@ def open(
         If a metadata document is invalid, or, when creating, an argument is (see
         :func:`create_array`).
     UnsupportedFormatError
-        If the store holds something other than a Zarr v3, draft-2022 or zarr2-v3
+        If the store holds something other than a Zarr v3, Zarr v2, draft-2022 or zarr2-v3
         hierarchy.
     ReadOnlyError
         If a read-only store is opened with a mode that creates.
@@ -574,8 +622,10 @@ def open(
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
     reads = ReadOnce(s)
-    fmt = detect_format(reads)
+    fmt = _format_for_open(reads, p, zarr_format)
     if mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p)):
+        if zarr_format is not None:
+            kwargs["zarr_format"] = zarr_format
         if "shape" in kwargs or "data" in kwargs:
             return open_array(s, p, mode="w" if mode == "w" else "w-", **kwargs)
         return open_group(s, p, mode="w" if mode == "w" else "w-", **kwargs)

@@ -16,7 +16,11 @@ reads or listings, whatever the store (chunk reads still go to the store):
 >>> g["sub/temperature"][:5]
 array([0, 0, 0, 0, 0], dtype=int8)
 
-It is a Zarr v3 (``zarr.json``) feature: the draft-2022 and zarr-python-2 layouts refuse it.
+Zarr v2 hierarchies have it as zarr-python writes it: a ``.zmetadata`` document beside the
+group's ``.zgroup`` (``{"metadata": {".zgroup": ..., "a/.zarray": ..., "a/.zattrs": ...},
+"zarr_consolidated_format": 1}``), read in place of the group's own documents (one read) and
+rewritten by :func:`consolidate_metadata`.  The draft-2022 and zarr-python-2 v3 layouts
+refuse it.
 
 Entries zarr3c cannot parse
 ---------------------------
@@ -70,8 +74,16 @@ from zarr3c.errors import (
     UnsupportedFeatureError,
 )
 from zarr3c.metadata import parse_node_metadata
-from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.metadata.formats import HierarchyFormat, V2Format, V3Format, detect_format
 from zarr3c.metadata.group import ConsolidatedMetadata, GroupMetadata
+from zarr3c.metadata.v2 import (
+    ARRAY_KEY,
+    ATTRS_KEY,
+    CONSOLIDATED_KEY,
+    GROUP_KEY,
+    V2ConsolidatedMetadata,
+    read_v2_node,
+)
 
 if TYPE_CHECKING:
     from zarr3c.group import Group
@@ -282,6 +294,9 @@ class ConsolidatedView:
         rel = self.child_rel(relative_path)
         self.index.remove(rel)
         root = self.index.root_path
+        if isinstance(fmt, V2Format):
+            _forget_v2(store, root, rel)
+            return
         key = fmt.metadata_key(root, "group")
         with chunk_lock(store, key):
             current = fmt.read_node(store, root)
@@ -297,6 +312,20 @@ class ConsolidatedView:
                 return
             fmt.write_node(store, root, dataclasses.replace(
                 current, consolidated_metadata={**cm, "metadata": kept}))
+
+
+def _forget_v2(store: Any, root: str, rel: str) -> None:
+    """Remove the node at ``rel`` (and below) from the ``.zmetadata`` of the v2 group at
+    ``root``, if it lists it."""
+    key = _join(root, CONSOLIDATED_KEY)
+    with chunk_lock(store, key):
+        data = store.get(key)
+        if data is None:
+            return
+        current = V2ConsolidatedMetadata.from_json(data, source=key)
+        kept = current.without(rel)
+        if len(kept.documents) != len(current.documents):
+            store.set(key, kept.to_json())
 
 
 class ReadOnce:
@@ -370,7 +399,7 @@ def check_use_consolidated(use_consolidated: Any) -> None:
 
 
 def refuse_other_formats(fmt: HierarchyFormat, what: str) -> None:
-    """Refuse consolidated metadata outside the Zarr v3 ``zarr.json`` layout.
+    """Refuse consolidated metadata outside the Zarr v3 ``zarr.json`` layout and Zarr v2.
 
     Parameters
     ----------
@@ -382,11 +411,11 @@ def refuse_other_formats(fmt: HierarchyFormat, what: str) -> None:
     Raises
     ------
     UnsupportedFeatureError
-        If ``fmt`` is not the final Zarr v3 layout.
+        If ``fmt`` is neither the final Zarr v3 layout nor Zarr v2.
     """
-    if not isinstance(fmt, V3Format):
+    if not isinstance(fmt, V3Format | V2Format):
         raise UnsupportedFeatureError(
-            f"{what}: consolidated metadata is a feature of the Zarr v3 zarr.json layout, "
+            f"{what}: consolidated metadata is a feature of the Zarr v3 and v2 layouts, "
             f"but the hierarchy is in the {fmt.zarr_format!r} layout"
         )
 
@@ -448,7 +477,8 @@ def consolidate_metadata(
     *,
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
-    """Write the metadata of every node below a group into that group's ``zarr.json``.
+    """Write the metadata of every node below a group into that group's ``zarr.json`` (a
+    Zarr v2 group's ``.zmetadata``).
 
     Readers that open the group with :func:`open_consolidated` (or ``use_consolidated``
     None or True) then find every member from that one document.  Call it again after
@@ -461,8 +491,9 @@ def consolidate_metadata(
         writable).
     path : str or None, default None
         The group to consolidate (None: the root); only nodes below it are included.
-    zarr_format : {None, 3}, default None
-        The layout: consolidated metadata exists only in the final Zarr v3 one.
+    zarr_format : {None, 3, 2}, default None
+        The hierarchy's layout, checked when given: Zarr v3 (the group's ``zarr.json``) or
+        Zarr v2 (the group's ``.zmetadata``).
     storage_options : dict or None, default None
         Options for the fsspec filesystem of a URL store.
 
@@ -478,7 +509,8 @@ def consolidate_metadata(
     ReadOnlyError
         If the store is read-only.
     UnsupportedFeatureError
-        If the hierarchy is not in the Zarr v3 ``zarr.json`` layout.
+        If the hierarchy is in neither the Zarr v3 ``zarr.json`` layout nor Zarr v2, or is
+        not in the ``zarr_format`` given.
     GroupNotFoundError, ContainsArrayError
         If there is no group at ``path`` (nothing, or an array).
     MetadataError
@@ -502,9 +534,10 @@ def consolidate_metadata(
     from zarr3c.paths import normalize_path
     from zarr3c.stores import make_store
 
-    if zarr_format not in (None, 3):
+    if zarr_format not in (None, 2, 3):
         raise UnsupportedFeatureError(
-            f"consolidated metadata is a Zarr v3 feature; zarr_format {zarr_format!r} has none"
+            f"consolidated metadata is a Zarr v2 and v3 feature; zarr_format {zarr_format!r} "
+            "has none"
         )
     p = normalize_path(path)
     s = make_store(store, read_only=False, storage_options=storage_options)
@@ -513,7 +546,14 @@ def consolidate_metadata(
     # this process meanwhile is neither lost nor overwritten.
     with chunk_lock(s, key):
         reads = ReadOnce(s)  # at the root, format detection and the group share one read
-        fmt = detect_format(reads)
+        fmt = detect_format(reads, p)
+        if zarr_format is not None and zarr_format != fmt.zarr_format:
+            raise UnsupportedFeatureError(
+                f"zarr_format {zarr_format!r} does not match the hierarchy at {p!r}, which "
+                f"is in the {fmt.zarr_format!r} layout"
+            )
+        if isinstance(fmt, V2Format):
+            return _consolidate_v2(s, p, fmt)
         refuse_other_formats(fmt, f"cannot consolidate the group at {p!r}")
         if s.read_only:
             raise ReadOnlyError(f"cannot write consolidated metadata to {key!r}: the store is "
@@ -530,6 +570,41 @@ def consolidate_metadata(
     consolidated = ConsolidatedMetadata(metadata=raw, source=key)
     return Group(s, p, new, fmt=fmt,
                  consolidated=ConsolidatedView(ConsolidatedIndex(consolidated, p, entries)))
+
+
+def _consolidate_v2(store: Any, path: str, fmt: HierarchyFormat) -> Group:
+    """:func:`consolidate_metadata` for a Zarr v2 group: every document below it (and its
+    own ``.zgroup`` and ``.zattrs``) into its ``.zmetadata``, as zarr-python writes it."""
+    from zarr3c.group import Group
+
+    key = _join(path, CONSOLIDATED_KEY)
+    if store.read_only:
+        raise ReadOnlyError(f"cannot write consolidated metadata to {key!r}: the store is "
+                            "read-only")
+    current = read_v2_node(store, path)
+    if current is None:
+        raise GroupNotFoundError(f"no group at path {path!r}")
+    if current.node_type != "group":
+        raise ContainsArrayError(f"expected a group at path {path!r}, found an array")
+    documents: dict[str, Any] = {GROUP_KEY: current.to_dict(), ATTRS_KEY: current.attributes}
+    pending = [(path, "")]
+    while pending:
+        group_path, rel = pending.pop()
+        for name in fmt.child_names(store, group_path):
+            child_path, child_rel = _join(group_path, name), _join(rel, name)
+            node = read_v2_node(store, child_path)
+            if node is None:
+                continue
+            own = ARRAY_KEY if node.node_type == "array" else GROUP_KEY
+            documents[f"{child_rel}/{own}"] = node.to_dict()
+            documents[f"{child_rel}/{ATTRS_KEY}"] = node.attributes
+            if node.node_type == "group":
+                pending.append((child_path, child_rel))
+    cm = V2ConsolidatedMetadata.from_documents(documents, source=key)
+    with chunk_lock(store, key):
+        store.set(key, cm.to_json())
+    view = ConsolidatedView(ConsolidatedIndex(cm, path))  # type: ignore[arg-type]
+    return Group(store, path, current, fmt=fmt, consolidated=view)
 
 
 def open_consolidated(

@@ -28,8 +28,13 @@ from zarr3c.errors import (
     ReadOnlyError,
 )
 from zarr3c.hierarchy import prepare_node
-from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.metadata.formats import HierarchyFormat, V2Format, V3Format, detect_format
 from zarr3c.metadata.group import ConsolidatedMetadata, entry_error
+from zarr3c.metadata.v2 import (
+    CONSOLIDATED_KEY,
+    V2ConsolidatedMetadata,
+    v2_node_from_documents,
+)
 from zarr3c.node import Node
 from zarr3c.paths import join_path
 from zarr3c.stores import Store
@@ -103,7 +108,12 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
     """
     check_use_consolidated(use_consolidated)
     reads = store if reads is None else reads
-    fmt = fmt if fmt is not None else detect_format(reads)
+    fmt = fmt if fmt is not None else detect_format(reads, path)
+    if isinstance(fmt, V2Format) and use_consolidated is not False:
+        group = _open_v2_consolidated(store, reads, path, read_only=read_only, fmt=fmt,
+                                      required=use_consolidated is True)
+        if group is not None:
+            return group
     metadata = fmt.read_node(reads, path)
     if metadata is None:
         if not fmt.node_exists(reads, path):
@@ -128,6 +138,33 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
         else:  # parsed only here, where it is used; entries only as members are opened
             cm = ConsolidatedMetadata.from_dict(cm, source=fmt.metadata_key(path, "group"))
             view = ConsolidatedView(ConsolidatedIndex(cm, path))
+    return Group(store, path, metadata, read_only=read_only, fmt=fmt, consolidated=view)
+
+
+def _open_v2_consolidated(store: Store, reads: Any, path: str, *, read_only: bool,
+                          fmt: HierarchyFormat, required: bool) -> Group | None:
+    """The v2 group at ``path`` opened from its ``.zmetadata`` (one read: the group's own
+    documents come from it too, where it holds them), or None where it has none.
+
+    Raises MetadataError where ``required`` and there is none, or it is invalid.
+    """
+    key = join_path(path, CONSOLIDATED_KEY)
+    data = reads.get(key)
+    if data is None:
+        if required and fmt.node_exists(reads, path):
+            raise MetadataError(
+                "no consolidated metadata for this group (use_consolidated=True); write it "
+                "with zarr3c.consolidate_metadata()", source=key)
+        return None
+    cm = V2ConsolidatedMetadata.from_json(data, source=key)
+    metadata = v2_node_from_documents(cm.documents, "", source=key)
+    if metadata is None:  # (zarr-python puts the group's own documents in; others may not)
+        metadata = fmt.read_node(reads, path)
+        if metadata is None:
+            raise GroupNotFoundError(f"no group at path {path!r} (only {key!r})")
+    if metadata.node_type != "group":
+        raise ContainsArrayError(f"expected a group at path {path!r}, found an array")
+    view = ConsolidatedView(ConsolidatedIndex(cm, path))  # type: ignore[arg-type]
     return Group(store, path, metadata, read_only=read_only, fmt=fmt, consolidated=view)
 
 
@@ -796,7 +833,7 @@ def open_group_at(store: Store, path: str, read_only: bool = False,
     >>> open_group_at(g.store, "a", read_only=True).read_only
     True
     """
-    fmt = fmt if fmt is not None else detect_format(store if reads is None else reads)
+    fmt = fmt if fmt is not None else detect_format(store if reads is None else reads, path)
     try:
         node = open_node(store, path, read_only=read_only, fmt=fmt,
                          use_consolidated=use_consolidated, reads=reads)

@@ -53,7 +53,10 @@ class Node:
         self._store = store
         self._path = path
         self._metadata = metadata
-        self._read_only = read_only or store.read_only
+        # A document may say why zarr3c cannot write its node (a Zarr v2 dtype whose stored
+        # byte order zarr3c reads but does not write): such nodes open read-only.
+        self._read_only_reason = getattr(metadata, "read_only_reason", None)
+        self._read_only = read_only or store.read_only or self._read_only_reason is not None
 
     @property
     def metadata(self) -> Any:
@@ -98,7 +101,7 @@ class Node:
 
     @property
     def zarr_format(self) -> Any:
-        """The hierarchy's layout: 3, ``"draft-2022"`` or ``"zarr2-v3"``.
+        """The hierarchy's layout: 3, 2 (Zarr v2), ``"draft-2022"`` or ``"zarr2-v3"``.
 
         Examples
         --------
@@ -177,6 +180,9 @@ class Node:
 
     def _check_writable(self) -> None:
         """Raise ReadOnlyError, naming the node, if it is read-only."""
+        if self._read_only_reason is not None:
+            raise ReadOnlyError(f"{self.kind} {self.name!r} is read-only: "
+                                f"{self._read_only_reason}")
         if self._read_only:
             raise ReadOnlyError(f"{self.kind} {self.name!r} was opened read-only")
 

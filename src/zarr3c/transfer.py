@@ -1,8 +1,8 @@
 """Copying whole hierarchies between stores and formats, chunk by chunk, optionally rechunked.
 
 ``zarr3c.copy(src, dst, zarr_format=3)`` recreates every group and array of ``src`` in
-``dst`` (in the final v3 layout or the draft-2022 one) with the same data, attributes and fill
-values.  Two ways, chosen per call:
+``dst`` (in the final v3 layout, Zarr v2 or the draft-2022 one) with the same data,
+attributes and fill values.  Two ways, chosen per call:
 
 - **Encoded copy** (the default): the destination keeps the source's chunk grid and codecs,
   and chunks are streamed one at a time.  Where the destination's codec chain is the same as
@@ -91,7 +91,9 @@ def _grid_chunks(src: Array) -> Any:
 def _base_spec(src: Array, fmt: Any) -> dict[str, Any]:
     """The ``create_array`` arguments every copy of ``src`` shares."""
     md = src.metadata
-    v3_like = fmt.zarr_format == 3 and src.zarr_format == 3
+    # The chunk key encoding is kept between two Zarr v3 or two Zarr v2 hierarchies; across
+    # layouts each takes its own default.
+    v3_like = fmt.zarr_format == src.zarr_format and fmt.zarr_format in (2, 3)
     return dict(
         shape=md.shape,
         dtype=md.data_type,
@@ -331,9 +333,11 @@ def copy(
     src, dst : Store, str, os.PathLike, dict or URL
         Store-likes, as for :func:`zarr3c.create_array`: the source (opened read-only) and
         the destination.
-    zarr_format : {3, "draft-2022", "zarr2-v3"}, default 3
-        The layout of the copy: 3 is the final Zarr v3 layout, ``"draft-2022"`` the 2022
-        core spec draft's (see :func:`zarr3c.create_array`).
+    zarr_format : {3, 2, "draft-2022", "zarr2-v3"}, default 3
+        The layout of the copy: 3 is the final Zarr v3 layout, 2 Zarr v2
+        (https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html), ``"draft-2022"`` the
+        2022 core spec draft's (see :func:`zarr3c.create_array`).  Zarr v2 strings, times
+        and structured types have no v3 form: copying them to v3 raises MetadataError.
     chunks : "keep", "auto", int or tuple of int, default "keep"
         ``"keep"``: every array keeps its chunk grid.  Otherwise the new chunk shape of
         every array, as ``create_array`` takes it (a tuple of ints, an int for every

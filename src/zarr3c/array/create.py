@@ -31,7 +31,7 @@ from zarr3c.errors import (
 )
 from zarr3c.hierarchy import prepare_node
 from zarr3c.metadata import ArrayMetadata
-from zarr3c.metadata.data_types import data_type_from_numpy
+from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
 from zarr3c.stores import Store
 
@@ -218,6 +218,26 @@ def build_array_metadata(
     return ArrayMetadata.from_dict(doc, source=source)
 
 
+def _format_data_type(fmt: HierarchyFormat, kwargs: dict[str, Any]) -> DataType | None:
+    """The data type of a new array where the format has one v3 has no name for (Zarr v2
+    strings, times, structured types): ``kwargs`` then get a stand-in of the same size for
+    :func:`build_array_metadata` (``int64`` for times, so that the serializer has a byte
+    order; raw bytes otherwise) and the fill value's bits; None for every other type."""
+    dtype = kwargs.get("dtype")
+    if dtype is None:
+        return None
+    data_type = fmt.data_type(dtype)
+    if type(data_type) is DataType:
+        kwargs["dtype"] = data_type
+        return None
+    stand_in = data_type_from_numpy("int64" if data_type.dtype.kind in "Mm"
+                                    else f"V{data_type.itemsize}")
+    fill = data_type.fill_value_from_python(kwargs.get("fill_value"))
+    kwargs["dtype"] = stand_in
+    kwargs["fill_value"] = np.frombuffer(fill, dtype=stand_in.dtype)[0]
+    return data_type
+
+
 def create_array(
     store: Store,
     path: str,
@@ -293,7 +313,11 @@ def create_array(
         kwargs.setdefault("shape", data.shape)
         kwargs.setdefault("dtype", data.dtype)
     source = fmt.metadata_key(path, "array")
-    metadata = fmt.new_array(build_array_metadata(source=source, **kwargs), order=order)
+    if kwargs.get("chunk_key_encoding") is None and fmt.default_chunk_key_encoding is not None:
+        kwargs["chunk_key_encoding"] = fmt.default_chunk_key_encoding
+    data_type = _format_data_type(fmt, kwargs)
+    metadata = fmt.new_array(build_array_metadata(source=source, **kwargs), order=order,
+                             data_type=data_type)
     # Construct (and so validate the codec chain) before touching the store.
     array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, order=order,
                   fmt=fmt)
@@ -355,7 +379,7 @@ def open_array_at(
     >>> open_array_at(a.store, "", read_only=True)[1].item()
     3
     """
-    fmt = fmt if fmt is not None else detect_format(store)
+    fmt = fmt if fmt is not None else detect_format(store, path)
     metadata = fmt.read_node(store, path)
     if metadata is None:
         if path and fmt.node_exists(store, path):

@@ -1,6 +1,6 @@
 """Hierarchy formats: how nodes and chunks of a hierarchy map to store keys.
 
-Two formats stand behind one interface, :class:`HierarchyFormat`, so that arrays, groups,
+The formats stand behind one interface, :class:`HierarchyFormat`, so that arrays, groups,
 grids, codecs and stores never branch on the format:
 
 - :class:`V3Format`, the final Zarr v3 layout the ecosystem writes: ``<path>/zarr.json`` per
@@ -15,6 +15,9 @@ grids, codecs and stores never branch on the format:
   ``"https://purl.org/zarr/spec/protocol/core/3.0"``, documents ``meta/root.group.json`` /
   ``meta/root/<path>.array.json``, chunks ``data/root/<path>/c<i>/<j>``, implicit groups
   (see :mod:`zarr3c.metadata.zarr2v3`).
+- :class:`V2Format`, Zarr v2 (https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html):
+  ``<path>/.zarray`` or ``<path>/.zgroup`` per node with the attributes in ``<path>/.zattrs``,
+  chunks below the array's own prefix (see :mod:`zarr3c.metadata.v2`).
 
 Stores are used through their interface only (``get``, ``set``, ``erase``, ``list_dir``, ...).
 """
@@ -26,8 +29,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from zarr3c.errors import NodeNameError, UnsupportedFormatError
+from zarr3c.errors import MetadataError, NodeNameError, UnsupportedFormatError
 from zarr3c.metadata.array import ArrayMetadata, load_json_object
+from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.draft2022 import (
     CORE_URI,
     Draft2022ArrayMetadata,
@@ -35,6 +39,17 @@ from zarr3c.metadata.draft2022 import (
     EntryPoint,
 )
 from zarr3c.metadata.group import GroupMetadata, parse_node_dict
+from zarr3c.metadata.v2 import (
+    ARRAY_KEY,
+    ATTRS_KEY,
+    CONSOLIDATED_KEY,
+    GROUP_KEY,
+    V2ArrayMetadata,
+    V2GroupMetadata,
+    dump_v2_json,
+    read_v2_node,
+    v2_data_type_from_numpy,
+)
 from zarr3c.metadata.zarr2v3 import (
     PROTOCOL_URI,
     Zarr2V3ArrayMetadata,
@@ -48,6 +63,7 @@ __all__ = [
     "V3Format",
     "Draft2022Format",
     "Zarr2V3Format",
+    "V2Format",
     "detect_format",
     "PROTOCOL_URI",
 ]
@@ -59,11 +75,22 @@ def _prefix(path: str) -> str:
     return f"{path}/" if path else ""
 
 
+def _children_with(store: Any, path: str, documents: tuple[str, ...]) -> list[str]:
+    """Names of the sub-prefixes of ``path`` holding one of ``documents``, sorted."""
+    prefix = _prefix(path)
+    _, prefixes = store.list_dir(prefix)
+    names = [p[len(prefix):].rstrip("/") for p in prefixes
+             if any(store.exists(p + name) for name in documents)]
+    return sorted(names)
+
+
 class HierarchyFormat(ABC):
     """Where a hierarchy keeps its metadata documents and chunks."""
 
     #: the ``zarr_format`` argument that selects this format
     zarr_format: ClassVar[Any]
+    #: the chunk key encoding of a new array when create_array is given none (None: v3's)
+    default_chunk_key_encoding: ClassVar[Any] = None
 
     @abstractmethod
     def read_node(self, store: Any, path: str) -> Metadata | None:
@@ -100,9 +127,21 @@ class HierarchyFormat(ABC):
         """Metadata of a new group."""
 
     @abstractmethod
-    def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
+    def new_array(self, metadata: ArrayMetadata, *, order: str = "C",
+                  data_type: Any = None) -> Metadata:
         """Metadata of a new array, from the v3 metadata create_array builds (``order`` is
-        the chunk memory layout where the format stores one)."""
+        the chunk memory layout where the format stores one; ``data_type`` the array's type
+        where ``metadata`` holds a stand-in for one only this format has, see
+        :meth:`data_type`)."""
+
+    def data_type(self, dtype: Any) -> Any:
+        """The data type of a new array for a user's ``dtype`` (a
+        :class:`~zarr3c.metadata.data_types.DataType`); formats with more types than the
+        v3 core ones widen it."""
+        if isinstance(dtype, DataType) and type(dtype) is not DataType:
+            raise MetadataError(f"data type {dtype.name!r} ({dtype.dtype}) has no form in the "
+                                f"{self.zarr_format!r} layout", path="data_type")
+        return data_type_from_numpy(dtype)
 
     def check_name(self, name: str) -> None:  # noqa: B027 - formats may add rules
         """Refuse node names this format does not allow (beyond zarr3c's own rules)."""
@@ -139,13 +178,7 @@ class V3Format(HierarchyFormat):
         return _prefix(path)
 
     def child_names(self, store: Any, path: str) -> list[str]:
-        prefix = _prefix(path)
-        _, prefixes = store.list_dir(prefix)
-        names = []
-        for p in prefixes:
-            if store.exists(f"{p}zarr.json"):
-                names.append(p[len(prefix):].rstrip("/"))
-        return sorted(names)
+        return _children_with(store, path, ("zarr.json",))
 
     def erase_node(self, store: Any, path: str) -> None:
         store.erase_prefix(_prefix(path))
@@ -157,7 +190,8 @@ class V3Format(HierarchyFormat):
             {"zarr_format": 3, "node_type": "group", "attributes": attributes}
         )
 
-    def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
+    def new_array(self, metadata: ArrayMetadata, *, order: str = "C",
+                  data_type: Any = None) -> Metadata:
         return metadata  # v3 has no chunk memory layout: order is the in-memory one only
 
 
@@ -238,7 +272,8 @@ class Draft2022Format(HierarchyFormat):
     def new_group(self, attributes: dict[str, Any]) -> Metadata:
         return self._group_type.from_dict({"attributes": attributes})
 
-    def new_array(self, metadata: ArrayMetadata, *, order: str = "C") -> Metadata:
+    def new_array(self, metadata: ArrayMetadata, *, order: str = "C",
+                  data_type: Any = None) -> Metadata:
         return self._array_type.from_v3(metadata, chunk_memory_layout=order)
 
     def check_name(self, name: str) -> None:
@@ -281,16 +316,85 @@ class Zarr2V3Format(Draft2022Format):
         return f"meta/root.{node_type}{self.suffix}"
 
 
-def detect_format(store: Any) -> HierarchyFormat:
-    """The format of the hierarchy in ``store``, from its root ``zarr.json``.
+class V2Format(HierarchyFormat):
+    """Zarr v2: ``.zarray`` / ``.zgroup`` per node, attributes in ``.zattrs``, chunks
+    ``<path>/<i>.<j>`` (or ``<i>/<j>``) below the array's own prefix."""
 
-    A store with no root document, or one whose ``zarr_format`` is 3, holds the final v3
-    layout; ``"https://purl.org/zarr/spec/core/3.0"`` is the draft-2022 layout and
+    zarr_format: ClassVar[Any] = 2
+    default_chunk_key_encoding: ClassVar[Any] = {"name": "v2", "configuration": {"separator": "."}}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def read_node(self, store: Any, path: str) -> Metadata | None:
+        return read_v2_node(store, path)
+
+    def node_exists(self, store: Any, path: str) -> bool:
+        prefix = _prefix(path)
+        return store.exists(prefix + ARRAY_KEY) or store.exists(prefix + GROUP_KEY)
+
+    def metadata_key(self, path: str, node_type: str) -> str:
+        return _prefix(path) + (ARRAY_KEY if node_type == "array" else GROUP_KEY)
+
+    def write_node(self, store: Any, path: str, metadata: Metadata) -> None:
+        # The attributes first: a reader seeing the new document sees its attributes.  Written
+        # always (also {}), as zarr-python 3 does.
+        store.set(_prefix(path) + ATTRS_KEY, dump_v2_json(metadata.attributes))
+        store.set(self.metadata_key(path, metadata.node_type), metadata.to_json())
+
+    def chunk_prefix(self, path: str) -> str:
+        return _prefix(path)
+
+    def child_names(self, store: Any, path: str) -> list[str]:
+        return _children_with(store, path, (ARRAY_KEY, GROUP_KEY))
+
+    def erase_node(self, store: Any, path: str) -> None:
+        store.erase_prefix(_prefix(path))
+        if path == "":
+            for key in (ARRAY_KEY, GROUP_KEY, ATTRS_KEY, CONSOLIDATED_KEY):
+                store.erase(key)
+
+    def new_group(self, attributes: dict[str, Any]) -> Metadata:
+        return V2GroupMetadata.from_dict({"zarr_format": 2}, attributes=attributes)
+
+    def new_array(self, metadata: ArrayMetadata, *, order: str = "C",
+                  data_type: Any = None) -> Metadata:
+        return V2ArrayMetadata.from_v3(metadata, order=order, data_type=data_type)
+
+    def data_type(self, dtype: Any) -> Any:
+        return v2_data_type_from_numpy(dtype)
+
+
+def _is_v2(store: Any, path: str) -> bool:
+    """Whether ``store`` has Zarr v2 documents at ``path`` or at its root.
+
+    ``.zmetadata`` is asked first: a consolidated group is then opened from that one read
+    (through :class:`zarr3c.consolidated.ReadOnce`, which keeps it).
+    """
+    wheres = [_prefix(path), ""] if path else [""]
+    return any(store.exists(where + name) for where in wheres
+               for name in (CONSOLIDATED_KEY, GROUP_KEY, ARRAY_KEY))
+
+
+def detect_format(store: Any, path: str = "") -> HierarchyFormat:
+    """The format of the hierarchy in ``store``, from its root ``zarr.json``, else from the
+    documents at ``path``.
+
+    A root ``zarr.json`` whose ``zarr_format`` is 3 (or missing) holds the final v3 layout;
+    ``"https://purl.org/zarr/spec/core/3.0"`` is the draft-2022 layout and
     ``"https://purl.org/zarr/spec/protocol/core/3.0"`` zarr-python 2's experimental v3 one.
+    Without a root ``zarr.json``, as zarr-python 3 does: a ``zarr.json`` at ``path`` is v3,
+    else ``.zarray``/``.zgroup`` at ``path`` or the root (or a root ``.zmetadata``) is
+    Zarr v2, else (an empty store) v3.
     """
     data = store.get("zarr.json")
     if data is None:
-        return V3Format()
+        if path and store.exists(f"{path}/zarr.json"):
+            return V3Format()
+        return V2Format() if _is_v2(store, path) else V3Format()
     doc = load_json_object(data, source="zarr.json")
     zarr_format = doc.get("zarr_format")
     if zarr_format == CORE_URI:
@@ -311,4 +415,5 @@ FORMATS: dict[Any, type[HierarchyFormat]] = {
     V3Format.zarr_format: V3Format,
     Draft2022Format.zarr_format: Draft2022Format,
     Zarr2V3Format.zarr_format: Zarr2V3Format,
+    V2Format.zarr_format: V2Format,
 }

@@ -46,9 +46,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -312,9 +313,11 @@ def _build_chain(
     filters: Sequence[dict[str, Any]],
     compressor: dict[str, Any] | None,
     source: str | None,
+    filters_path: str = "attributes.filters",
 ) -> tuple[dict[str, Any], ...]:
     """The v3 codec chain equivalent to zarr-python 2's encoding of a chunk: order, filters
-    in turn, then the compressor; every codec validated, errors naming the document's field."""
+    in turn, then the compressor; every codec validated, errors naming the document's field
+    (the filters are at ``filters_path``: Zarr v2 keeps them in ``filters``)."""
     chain: list[dict[str, Any]] = []
     if layout == "F" and ndim > 1:
         chain.append({"name": "transpose", "configuration": {"order": list(range(ndim))[::-1]}})
@@ -323,7 +326,7 @@ def _build_chain(
     current: np.dtype | None = dtype
     serialized = False
     for i, spec in enumerate(filters):
-        path = f"attributes.filters[{i}]"
+        path = f"{filters_path}[{i}]"
         codec = _named("numcodecs." + spec["id"], {k: v for k, v in spec.items() if k != "id"})
         obj = _checked(codec, path=path, source=source)
         kind = getattr(obj, "kind", None)
@@ -363,6 +366,10 @@ def _build_chain(
 def _bytes_codec(dtype: np.dtype | None) -> dict[str, Any]:
     if dtype is None or dtype.itemsize <= 1 or dtype.kind == "V":
         return {"name": "bytes"}
+    if dtype.kind in "SU":
+        # Strings are held in memory in their stored dtype (byte order included), so their
+        # bytes are copied, never swapped: the bytes codec's native order does that.
+        return {"name": "bytes", "configuration": {"endian": sys.byteorder}}
     return {"name": "bytes",
             "configuration": {"endian": "big" if dtype.str[0] == ">" else "little"}}
 
@@ -572,45 +579,13 @@ class Zarr2V3ArrayMetadata(ArrayMetadataView):
         last bytes->bytes codec the ``compressor``.  Raises MetadataError when the chain has no
         such form, or would read back differently.
         """
-        codecs = [c if isinstance(c, dict) else c.to_dict() for c in md.codecs]
-        ndim = len(md.shape)
-        layout = chunk_memory_layout
-        reverse = list(range(ndim))[::-1]
-        skipped = 0  # (so that error paths index md.codecs)
-        if (codecs and codecs[0]["name"] == "transpose"
-                and (codecs[0].get("configuration") or {}).get("order") == reverse):
-            layout = "F" if ndim > 1 else layout
-            codecs = codecs[1:]
-            skipped = 1
-        filters: list[dict[str, Any]] = []
-        i = 0
-        while i < len(codecs) and codecs[i]["name"] != "bytes":
-            c = codecs[i]
-            if not c["name"].startswith("numcodecs."):
-                raise MetadataError(
-                    f"codec {c['name']!r} has no form in zarr-python 2's v3 layout (filters "
-                    "are numcodecs codecs; the only other array codec is order='F')",
-                    path=f"codecs[{skipped + i}]",
-                )
-            filters.append({"id": c["name"][len("numcodecs."):],
-                            **(c.get("configuration") or {})})
-            i += 1
-        if i == len(codecs):
-            raise MetadataError("zarr-python 2's v3 layout needs the bytes serializer",
-                                path="codecs")
-        endian = (codecs[i].get("configuration") or {}).get("endian", "little")
-        rest = codecs[i + 1:]
+        parts = split_chain(md.codecs, ndim=len(md.shape), layout=chunk_memory_layout,
+                            compressor_ids=COMPRESSOR_IDS, what="zarr-python 2's v3 layout")
+        layout, filters, endian = parts.layout, parts.filters, parts.endian
         compressor = None
-        if rest:
-            codec_id, config = _numcodecs_config(
-                rest[-1], path=f"codecs[{skipped + len(codecs) - 1}]")
-            if codec_id in COMPRESSOR_IDS:
-                compressor = {"codec": f"{CODEC_URI_PREFIX}{codec_id}/1.0",
-                              "configuration": config}
-                rest = rest[:-1]
-        for j, c in enumerate(rest):
-            codec_id, config = _numcodecs_config(c, path=f"codecs[{skipped + i + 1 + j}]")
-            filters.append({"id": codec_id, **config})
+        if parts.compressor is not None:
+            compressor = {"codec": f"{CODEC_URI_PREFIX}{parts.compressor['id']}/1.0",
+                          "configuration": parts.compressor["configuration"]}
         attributes = dict(md.attributes)
         if "filters" in attributes:
             raise MetadataError("is where zarr-python 2 keeps an array's filters",
@@ -636,21 +611,86 @@ class Zarr2V3ArrayMetadata(ArrayMetadataView):
         if separator != "/":
             doc["dimension_separator"] = separator  # as zarr-python 2 wrote it
         new = cls.from_dict(doc)
-        asked = list(md.codecs)
-        if layout == "F" and ndim > 1 and not (asked and _normalized(asked[0])["name"]
-                                               == "transpose"):
-            asked.insert(0, {"name": "transpose", "configuration": {"order": reverse}})
-        # numcodecs.gzip/zstd/blosc read back as the v3 codecs they are equivalent to
-        typesize = next((c["configuration"]["typesize"] for c in new.codecs
-                         if c["name"] == "blosc"), 1)
-        if ([_comparable(c, typesize) for c in new.codecs]
-                != [_comparable(c, typesize) for c in asked]):
-            raise MetadataError(
-                f"the codecs {[_normalized(c) for c in asked]} have no exact form in "
-                f"zarr-python 2's v3 layout (it would read them as {list(new.codecs)})",
-                path="codecs",
-            )
+        check_same_chain(new.codecs, md.codecs, layout=layout, ndim=len(md.shape),
+                         what="zarr-python 2's v3 layout")
         return new
+
+
+class ChainParts(NamedTuple):
+    """A v3 codec chain taken apart into the pieces of a zarr-python 2 document."""
+
+    #: "C", or "F" for a leading transpose reversing the axes
+    layout: str
+    #: numcodecs configurations (with ``id``), in encoding order
+    filters: list[dict[str, Any]]
+    #: the ``bytes`` serializer's byte order
+    endian: str
+    #: ``{"id", "configuration"}`` of the last bytes->bytes codec, or None
+    compressor: dict[str, Any] | None
+
+
+def split_chain(codecs: Sequence[Any], *, ndim: int, layout: str,
+                compressor_ids: Sequence[str] | None, what: str) -> ChainParts:
+    """Take the v3 chain ``codecs`` of a new array apart for a zarr-python 2 document.
+
+    A leading reversing transpose becomes ``layout`` ``"F"``, numcodecs array->array codecs
+    and all but the last bytes->bytes codec become filters, and the last bytes->bytes codec
+    the compressor when its numcodecs id is one of ``compressor_ids`` (None: any).  Raises
+    MetadataError, naming ``codecs[i]`` and ``what`` (the layout), for a chain with no such
+    form.
+    """
+    chain = [c if isinstance(c, dict) else c.to_dict() for c in codecs]
+    reverse = list(range(ndim))[::-1]
+    skipped = 0  # (so that error paths index the caller's codecs)
+    if (chain and chain[0]["name"] == "transpose"
+            and (chain[0].get("configuration") or {}).get("order") == reverse):
+        layout = "F" if ndim > 1 else layout
+        chain = chain[1:]
+        skipped = 1
+    filters: list[dict[str, Any]] = []
+    i = 0
+    while i < len(chain) and chain[i]["name"] != "bytes":
+        c = chain[i]
+        if not c["name"].startswith("numcodecs."):
+            raise MetadataError(
+                f"codec {c['name']!r} has no form in {what} (filters are numcodecs codecs; "
+                "the only other array codec is order='F')", path=f"codecs[{skipped + i}]",
+            )
+        filters.append({"id": c["name"][len("numcodecs."):], **(c.get("configuration") or {})})
+        i += 1
+    if i == len(chain):
+        raise MetadataError(f"{what} needs the bytes serializer", path="codecs")
+    endian = (chain[i].get("configuration") or {}).get("endian", "little")
+    rest = chain[i + 1:]
+    compressor = None
+    if rest:
+        codec_id, config = _numcodecs_config(rest[-1], path=f"codecs[{skipped + len(chain) - 1}]")
+        if compressor_ids is None or codec_id in compressor_ids:
+            compressor = {"id": codec_id, "configuration": config}
+            rest = rest[:-1]
+    for j, c in enumerate(rest):
+        codec_id, config = _numcodecs_config(c, path=f"codecs[{skipped + i + 1 + j}]")
+        filters.append({"id": codec_id, **config})
+    return ChainParts(layout=layout, filters=filters, endian=endian, compressor=compressor)
+
+
+def check_same_chain(read_back: Sequence[Any], asked: Sequence[Any], *, layout: str, ndim: int,
+                     what: str) -> None:
+    """Refuse (MetadataError on ``codecs``) a document whose chain ``read_back`` differs
+    from the chain ``asked`` for (numcodecs gzip/zstd/blosc equal to their v3 codecs)."""
+    wanted = list(asked)
+    if layout == "F" and ndim > 1 and not (wanted and _normalized(wanted[0])["name"]
+                                           == "transpose"):
+        wanted.insert(0, {"name": "transpose",
+                          "configuration": {"order": list(range(ndim))[::-1]}})
+    typesize = next((c["configuration"]["typesize"] for c in read_back
+                     if c["name"] == "blosc"), 1)
+    if ([_comparable(c, typesize) for c in read_back]
+            != [_comparable(c, typesize) for c in wanted]):
+        raise MetadataError(
+            f"the codecs {[_normalized(c) for c in wanted]} have no exact form in {what} "
+            f"(it would read them as {list(read_back)})", path="codecs",
+        )
 
 
 def _normalized(codec: Any) -> dict[str, Any]:
