@@ -102,7 +102,7 @@ def test_help_on_every_command(hier) -> None:
         (["copy", "a", "b", "--compressor", "lz9"], "unknown compressor 'lz9'"),
         (["copy", "a", "b", "--compressor", "zstd:high"], "level 'high'"),
         (["copy", "a", "b", "--compressor", "{bad json"], "not valid JSON"),
-        (["copy", "a", "b", "--zarr-format", "2"], "invalid choice"),
+        (["copy", "a", "b", "--zarr-format", "4"], "invalid choice"),
         (["copy", "a", "b", "--progress", "--no-progress"], "not allowed with"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,

@@ -516,7 +516,7 @@ class UnsupportedFeatureError(ZarrError, NotImplementedError):
     --------
     >>> import zarr3c
     >>> try:
-    ...     zarr3c.create_group("memory://", zarr_format=2)
+    ...     zarr3c.create_group("memory://", zarr_format=4)
     ... except NotImplementedError as exc:
     ...     print(type(exc).__name__)
     UnsupportedFeatureError
