@@ -212,3 +212,107 @@ def test_a_plan_that_holds_together_runs(impl) -> None:  # type: ignore[no-untyp
     dests = [bytearray(16)]
     _call(impl, dests=dests)
     assert bytes(dests[0][:4]) == bytes(range(4))
+
+
+# -- shards ------------------------------------------------------------------------------------
+
+
+@st.composite
+def shard_plans(draw: st.DrawFn) -> dict:
+    plan = draw(plans())
+    ndim = len(plan["chunk"])
+    per = tuple(draw(st.lists(st.integers(1, 3), min_size=ndim, max_size=ndim)))
+    inner = tuple(max(1, c // p) for c, p in zip(plan["chunk"], per, strict=True))
+    plan["inner"] = inner
+    plan["shard"] = tuple(i * p for i, p in zip(inner, per, strict=True))
+    # regions at most a shard: clip the drawn counts
+    plan["counts"] = [tuple(min(k, s) for k, s in zip(c, plan["shard"], strict=True))
+                      for c in plan["counts"]]
+    plan["regions"] = [r[tuple(slice(0, k) for k in c)]
+                       for r, c in zip(plan["regions"], plan["counts"], strict=True)]
+    plan["index_at_start"] = draw(st.booleans())
+    plan["index_checksum"] = draw(st.booleans())
+    return plan
+
+
+def _read_shard(data: bytes, plan: dict) -> np.ndarray:
+    """A shard's elements from its bytes: the index parsed, each inner chunk decoded
+    independently of the kernels (numcodecs, google-crc32c)."""
+    per = [s // i for s, i in zip(plan["shard"], plan["inner"], strict=True)]
+    n = math.prod(per)
+    index_nbytes = 16 * n + 4 * plan["index_checksum"]
+    index = data[:index_nbytes] if plan["index_at_start"] else data[len(data) - index_nbytes:]
+    if plan["index_checksum"]:
+        assert google_crc32c.value(index[:-4]) == int.from_bytes(index[-4:], "little")
+    entries = np.frombuffer(index[:16 * n], dtype="<u8").reshape(n, 2)
+    out = np.zeros(plan["shard"], dtype=plan["dtype"])
+    for j, coords in enumerate(np.ndindex(*per)):
+        offset, size = (int(v) for v in entries[j])
+        if offset == size == 2**64 - 1:
+            continue
+        chunk = _decode(data[offset:offset + size], plan["compressor"], plan["checksums"],
+                        plan["swap"], plan["dtype"], plan["inner"])
+        out[tuple(slice(c * i, (c + 1) * i)
+                  for c, i in zip(coords, plan["inner"], strict=True))] = chunk
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(plan=shard_plans(), nthreads=st.sampled_from([1, 4]))
+def test_shards_agree_with_reference_and_numpy(
+        plan: dict, nthreads: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+    args = _args(plan)
+    del args["chunk_shape"]
+    n = len(plan["regions"])
+    got = []
+    for impl in (writes, ref):
+        root = tmp_path_factory.mktemp("s")
+        paths = [str(root / str(s)).encode() for s in range(n)]
+        sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
+        per_shard = math.prod(s // i for s, i in zip(plan["shard"], plan["inner"],
+                                                     strict=True))
+        nbytes = math.prod(plan["inner"]) * plan["dtype"].itemsize
+        arena = np.empty(impl.shard_arena_nbytes(n, per_shard, nbytes, plan["compressor"],
+                                                 plan["checksums"]), dtype=np.uint8)
+        impl.write_shards(paths, 5, shard_shape=np.array(plan["shard"], dtype=np.int64),
+                          chunk_shape=np.array(plan["inner"], dtype=np.int64),
+                          index_at_start=plan["index_at_start"], arena=arena,
+                          index_checksum=plan["index_checksum"], nthreads=nthreads,
+                          sizes=sizes, status=status, **args)
+        got.append((status.tolist(), [Path(os.fsdecode(p)).read_bytes()
+                                      if s == writes.WRITTEN else None
+                                      for p, s in zip(paths, status, strict=True)],
+                    sorted(os.listdir(root))))
+    assert got[0] == got[1]
+    for s, data in enumerate(got[0][1]):
+        expected = np.zeros(plan["shard"], dtype=plan["dtype"])
+        expected[tuple(slice(0, k) for k in plan["counts"][s])] = plan["regions"][s]
+        if data is None:
+            assert got[0][0][s] == writes.EMPTY and plan["skip_empty"] and not expected.any()
+            continue
+        np.testing.assert_array_equal(_read_shard(data, plan), expected)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_shard_plans_that_do_not_hold_together_raise(impl, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    args = {"dests": [str(tmp_path / "s").encode()], "salt": 0,
+            "src": np.arange(8, dtype=np.uint8), "src_offsets": np.array([0]),
+            "src_strides": np.array([1]), "counts": np.array([[4]]),
+            "shard_shape": np.array([4]), "chunk_shape": np.array([3]), "itemsize": 1,
+            "fill": b"\0", "skip_empty": False, "compressor": writes.NONE, "level": 0,
+            "zstd_checksum": False, "checksums": 0, "swap": 1, "index_at_start": False,
+            "index_checksum": False, "arena": np.empty(64, np.uint8), "nthreads": 1, "sizes": np.zeros(1, np.int64),
+            "status": np.zeros(1, np.int8)}
+    with pytest.raises(ValueError):  # 3 does not divide 4
+        impl.write_shards(**args)
+    args["chunk_shape"] = np.array([2])
+    args["counts"] = np.array([[5]])  # more than the shard
+    with pytest.raises(ValueError):
+        impl.write_shards(**args)
+    args["counts"] = np.array([[4]])
+    args["arena"] = np.empty(7, np.uint8)  # two inner chunks of 2 bytes: 16
+    with pytest.raises(ValueError):
+        impl.write_shards(**args)
+    args["arena"] = np.empty(16, np.uint8)
+    impl.write_shards(**args)
+    assert (tmp_path / "s").read_bytes()[:4] == bytes(range(4))

@@ -40,15 +40,17 @@ def _files(root: Path) -> dict[str, bytes]:
 def _both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: Any, **create: Any
           ) -> tuple[dict[str, bytes], dict[str, bytes], list[int]]:
     """``write(array)`` on a fresh array with the native pipeline and on the Python path:
-    the two stores' files, and how many chunks the native kernel wrote."""
+    the two stores' files, and how many chunks (shards) each native kernel call wrote."""
     written: list[int] = []
-    kernel = _writes.write_chunks
 
-    def counting(dests: list[Any], *args: Any, **kwargs: Any) -> None:
-        kernel(dests, *args, **kwargs)
-        written.append(len(dests))
+    def counting(kernel: Any) -> Any:
+        def call(dests: list[Any], *args: Any, **kwargs: Any) -> None:
+            kernel(dests, *args, **kwargs)
+            written.append(len(dests))
+        return call
 
-    monkeypatch.setattr(_writes, "write_chunks", counting)
+    for name in ("write_chunks", "write_shards"):
+        monkeypatch.setattr(_writes, name, counting(getattr(_writes, name)))
     stores = []
     for path in ("native", "python"):
         monkeypatch.setattr(read_native, "enabled", path == "native")
@@ -245,3 +247,51 @@ def test_python_calls_grow_by_at_most_one_per_chunk(tmp_path: Path) -> None:
     # chunk.)
     small, large = _write_calls(tmp_path, 4), _write_calls(tmp_path, 8)
     assert large - small <= (512 - 64) + 64
+
+
+SHARDED = {
+    "raw": {"codecs": [LE]},
+    "zstd, index at start": {"codecs": [BE, ZSTD], "index_location": "start"},
+    "crc32c, index without checksum": {
+        "codecs": [LE, {"name": "crc32c"}], "index_codecs": [LE]},
+}
+
+
+@pytest.mark.parametrize("layout", SHARDED)
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+def test_whole_shards_store_the_python_paths_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str,
+        write_empty_chunks: bool) -> None:
+    data = (np.arange(23 * 17).reshape(23, 17) % 7).astype("<u2")
+    data[:8, :] = 0  # the first row of shards: all fill, some inner chunks of the next too
+    config = SHARDED[layout]
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4, 3], "codecs": config["codecs"],
+        "index_codecs": config.get("index_codecs", [LE, {"name": "crc32c"}]),
+        "index_location": config.get("index_location", "end")}}
+
+    def write(a: zarr3c.Array) -> None:
+        a[:] = data
+        a[8:, 6:] = 1  # four whole shards (two at the array's edge)
+        a[9:11, 1:4] = 2  # one shard in part: the Python path
+        expected = data.copy()
+        expected[8:, 6:] = 1
+        expected[9:11, 1:4] = 2
+        np.testing.assert_array_equal(a[:], expected)
+
+    native_files, python_files, written = _both(
+        tmp_path, monkeypatch, write, shape=data.shape, chunks=(8, 6), dtype="<u2",
+        codecs=[sharding], write_empty_chunks=write_empty_chunks)
+    assert native_files == python_files
+    assert written == [3 * 3, 4]
+    assert ("c/0/0" in native_files) is write_empty_chunks
+
+
+def test_shards_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native, "SHARD_BATCH_BYTES", 1)  # one shard a call
+    data = np.arange(40, dtype="u1")
+    native_files, python_files, written = _both(
+        tmp_path, monkeypatch, lambda a: a.__setitem__(slice(None), data), shape=(40,),
+        chunks=(4,), shards=(8,), dtype="u1")
+    assert native_files == python_files
+    assert written == [1] * 5

@@ -65,9 +65,11 @@ __all__ = [
     "read_shard_parts",
     "read_shards",
     "read_tail_into",
+    "shard_arena_nbytes",
     "spread",
     "transpose_into",
     "write_chunks",
+    "write_shards",
 ]
 
 _MAX_NDIM = 64
@@ -1711,6 +1713,140 @@ def write_chunks(
         else:
             memoryview(dests[c]).cast("B")[:len(encoded)] = encoded
             status[c] = _WRITTEN
+
+
+def shard_arena_nbytes(nshards: int, per_shard: int, nbytes: int, compressor: int,
+                       checksums: int) -> int:
+    """The arena ``writes.write_shards`` needs (``writes.shard_arena_nbytes``).
+
+    Parameters
+    ----------
+    nshards, per_shard, nbytes
+        Shards per call, inner chunks per shard, bytes per inner chunk.
+    compressor, checksums
+        The inner chain.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        For negative counts or an unknown chain.
+
+    Examples
+    --------
+    >>> shard_arena_nbytes(2, 4, 10, 0, 1)
+    128
+    """
+    if nshards < 0 or per_shard < 0:
+        raise ValueError("shard_arena_nbytes: negative counts")
+    slot = (encoded_cap(nbytes, compressor, checksums) + 7) // 8 * 8
+    return max(1, nshards * per_shard * slot)
+
+
+def write_shards(
+    dests: list[bytes], salt: int, src: ReadBuffer, src_offsets: NDArray[np.int64],
+    src_strides: NDArray[np.int64], counts: NDArray[np.int64], shard_shape: NDArray[np.int64],
+    chunk_shape: NDArray[np.int64], itemsize: int, fill: ReadBuffer, skip_empty: bool,
+    compressor: int, level: int, zstd_checksum: bool, checksums: int, swap: int,
+    index_at_start: bool, index_checksum: bool, arena: NDArray[np.uint8], nthreads: int,
+    sizes: NDArray[np.int64], status: NDArray[np.int8],
+) -> None:
+    """``writes.write_shards`` one shard after another, inner chunk by inner chunk: each
+    shard's stored inner chunks (those holding some of its region and not all fill) in C
+    order, its index at its start or end, written through a temporary file.
+
+    Parameters
+    ----------
+    dests, salt, src, src_offsets, src_strides, counts, shard_shape, chunk_shape, itemsize
+        The plan (see ``writes.pyx``): shard ``s`` holds ``counts[s]`` elements from byte
+        ``src_offsets[s]`` of ``src``.
+    fill, skip_empty, compressor, level, zstd_checksum, checksums, swap
+        The fill value, whether a shard storing nothing is left unwritten, the inner chain.
+    index_at_start, index_checksum, arena, nthreads
+        The index's place and checksum; scratch (unused here); threads (one here).
+    sizes, status
+        Out: per shard its size and what became of it.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        For a plan that does not hold together.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> sizes, status = np.zeros(1, np.int64), np.zeros(1, np.int8)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "s").encode()
+    ...     write_shards([path], 0, np.arange(3, dtype=np.uint8), np.array([0]),
+    ...                  np.array([1]), np.array([[3]]), np.array([4]), np.array([2]), 1,
+    ...                  b"\\0", False, 0, 0, False, 0, 1, False, False, np.empty(4, np.uint8),
+    ...                  1, sizes, status)
+    ...     data = open(path, "rb").read()
+    >>> data[:4], status.tolist(), sizes.tolist()
+    (b'\\x00\\x01\\x02\\x00', [0], [36])
+    """
+    del nthreads
+    shard = tuple(int(n) for n in shard_shape)
+    per_shard = math.prod(s // max(1, c) for s, c in zip(shard_shape, chunk_shape, strict=True))
+    inner = tuple(int(n) for n in chunk_shape)
+    if len(shard) != len(inner) or any(c < 1 or s % c for s, c in zip(shard, inner,
+                                                                      strict=True)):
+        raise ValueError("write_shards: chunk_shape does not divide shard_shape")
+    n = len(dests)
+    if len(src_offsets) != n or len(counts) != n or len(sizes) != n or len(status) != n:
+        raise ValueError("write_shards: one entry per shard")
+    per_dim = [s // c for s, c in zip(shard, inner, strict=True)]
+    u8, fill_bytes = _u8(src), bytes(_u8(fill))
+    nelems = math.prod(inner)
+    nbytes = nelems * itemsize
+    strides = np.array([math.prod(inner[d + 1:]) * itemsize for d in range(len(inner))],
+                       dtype=np.int64)
+    for s in range(n):
+        if not all(1 <= int(k) <= m for k, m in zip(counts[s], shard, strict=True)):
+            raise ValueError("write_shards: counts outside the shard shape")
+        _region("write_shards", "src", u8, int(src_offsets[s]), _ints(src_strides),
+                _ints(counts[s]), itemsize, writeable=False)
+        if type(dests[s]) is not bytes or b"\0" in dests[s] or not dests[s]:
+            raise ValueError("write_shards: a destination is not a path")
+    if len(_u8(arena)) < shard_arena_nbytes(n, per_shard, nbytes, compressor, checksums):
+        raise ValueError("write_shards: the arena is too small")
+    for s in range(n):
+        entries, data = [], []
+        pos = 16 * math.prod(per_dim) + 4 * index_checksum if index_at_start else 0
+        for coords in np.ndindex(*per_dim):
+            origin = [i * c for i, c in zip(coords, inner, strict=True)]
+            extent = [min(c, int(k) - o) for c, k, o in zip(inner, counts[s], origin,
+                                                             strict=True)]
+            chunk = np.frombuffer(fill_bytes * nelems, dtype=np.uint8).copy()
+            if min(extent) > 0:
+                offset = int(src_offsets[s]) + sum(o * int(st) for o, st in
+                                                   zip(origin, src_strides, strict=True))
+                copy_strided(u8, offset, src_strides, chunk, 0, strides,
+                             np.array(extent, dtype=np.int64), itemsize)
+            if min(extent) <= 0 or chunk.tobytes() == fill_bytes * nelems:
+                entries.append((2**64 - 1, 2**64 - 1))
+                continue
+            piece = _encode_chunk(chunk, compressor, level, zstd_checksum, checksums, swap)
+            entries.append((pos, len(piece)))
+            data.append(piece)
+            pos += len(piece)
+        index = b"".join(o.to_bytes(8, "little") + k.to_bytes(8, "little") for o, k in entries)
+        if index_checksum:
+            index += crc32c(index).to_bytes(4, "little")
+        if not data and skip_empty:
+            status[s] = _EMPTY
+            continue
+        whole = index + b"".join(data) if index_at_start else b"".join(data) + index
+        sizes[s] = len(whole)
+        status[s] = _write_file(dests[s], whole)
 
 
 def _write_file(path: bytes, data: bytes) -> int:

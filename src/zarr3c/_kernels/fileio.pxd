@@ -10,8 +10,9 @@ cdef int _open_file(const char* c_path, int* fd, int64_t* size) noexcept nogil
 # bytes read.
 cdef int _pread_upto(int fd, uint8_t* dst, int64_t n, int64_t pos, int64_t* got) noexcept nogil
 
-# data[:n] as the file path, atomically as LocalStore.set writes (a temporary file beside it,
-# named into tmp, which has tmp_cap bytes of room, renamed over it; missing directories made):
-# errno or 0.
+# bufs[i][:lens[i]] one after another as the file path, atomically as LocalStore.set_parts
+# writes (a temporary file beside it, named into tmp, which has tmp_cap bytes of room, renamed
+# over it; missing directories made): errno or 0.
 cdef int _write_atomic(const char* path, char* tmp, size_t tmp_cap, uint64_t salt,
-                       const uint8_t* data, int64_t n) noexcept nogil
+                       const uint8_t** bufs, const int64_t* lens,
+                       Py_ssize_t nbufs) noexcept nogil

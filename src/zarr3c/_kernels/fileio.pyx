@@ -161,15 +161,18 @@ cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
 
 
 cdef int _write_atomic(const char* path, char* tmp, size_t tmp_cap, uint64_t salt,
-                       const uint8_t* data, int64_t n) noexcept nogil:
-    """``data[:n]`` as the file ``path``, through a temporary file beside it (``tmp``:
-    ``tmp_cap`` bytes of room for its name, at least ``strlen(path) + 96``) renamed over
-    it: errno or 0, and on failure no temporary file left and ``path`` as it was."""
+                       const uint8_t** bufs, const int64_t* lens,
+                       Py_ssize_t nbufs) noexcept nogil:
+    """``bufs[i][:lens[i]]``, one after another, as the file ``path``, through a temporary
+    file beside it (``tmp``: ``tmp_cap`` bytes of room for its name, at least
+    ``strlen(path) + 96``) renamed over it: errno or 0, and on failure no temporary file
+    left and ``path`` as it was."""
     cdef const char* slash = strrchr(path, 47)
     cdef size_t dir_len = <size_t>(slash - path) + 1 if slash != NULL else 0
     cdef const char* name = path + dir_len
     cdef size_t name_len = strlen(name)
     cdef int fd = -1, err = 0, attempt
+    cdef Py_ssize_t i
     cdef struct_stat mine, named
     if name_len > 64:
         name_len = 64
@@ -203,7 +206,9 @@ cdef int _write_atomic(const char* path, char* tmp, size_t tmp_cap, uint64_t sal
         break
     if fd < 0:
         return err if err else EEXIST
-    err = _write_all(fd, data, n)
+    for i in range(nbufs):
+        if not err:
+            err = _write_all(fd, bufs[i], lens[i])
     if not err and rename(tmp, path) != 0:
         err = errno
     if err:

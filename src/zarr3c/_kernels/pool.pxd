@@ -17,6 +17,7 @@ cdef enum:
     SLOT_CHUNK = 2      # writes.pyx: a chunk's elements about to be encoded
     SLOT_ENCODED = 3    # writes.pyx: their encoding
     SLOT_TMP_PATH = 4   # writes.pyx: a temporary file's name
+    SLOT_PARTS = 5      # writes.pyx: a shard's parts (pointers and lengths) and index
     # values
     VALUE_DCTX = 0      # chunks.pyx: a zstd decompression context
     VALUE_ZSTREAM = 1   # chunks.pyx: a zlib inflate stream

@@ -35,6 +35,7 @@ status
 """
 
 from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, strlen
@@ -45,15 +46,17 @@ from zarr3c._kernels.copy cimport (
 )
 from zarr3c._kernels.fileio cimport _write_atomic
 from zarr3c._kernels.pool cimport (
-    SLOT_CHUNK, SLOT_ENCODED, SLOT_TMP_PATH, VALUE_CCTX, run_tasks, set_thread_value,
-    thread_buffer, thread_value,
+    SLOT_CHUNK, SLOT_ENCODED, SLOT_PARTS, SLOT_TMP_PATH, VALUE_CCTX, run_tasks,
+    set_thread_value, thread_buffer, thread_value,
 )
 from zarr3c._kernels.zstd_ctx cimport bound_of, cctx_compress, cctx_free, cctx_new
+
+import numpy as np
 
 from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
 __all__ = ["EMPTY", "FAILED_ENCODE", "FAILED_IO", "FAILED_MEMORY", "NONE", "WRITTEN", "ZSTD",
-           "encoded_cap", "write_chunks"]
+           "encoded_cap", "shard_arena_nbytes", "write_chunks", "write_shards"]
 
 # compressors (as chunks.pyx numbers them)
 NONE = 0
@@ -149,11 +152,11 @@ cdef void* _thread_cctx() noexcept nogil:
     return cctx
 
 
-cdef int64_t _encode(WritePlan* plan, uint8_t* chunk, uint8_t** encoded) noexcept nogil:
-    """Encode the chunk (``nbytes`` bytes in ``chunk``, which has room for the checksums
-    after them and may be changed): its length, with ``encoded`` pointing at it, or a
-    negative status."""
-    cdef uint8_t* out = chunk
+cdef int64_t _encode(WritePlan* plan, uint8_t* chunk, uint8_t* out, int64_t cap
+                     ) noexcept nogil:
+    """Encode the chunk (``nbytes`` bytes in ``chunk``, which may be changed) into ``out``
+    (``cap`` bytes; without a compressor ``out`` must be ``chunk``, with room for the
+    checksums after it): the encoding's length, or a negative status."""
     cdef int64_t n = plan.nbytes
     cdef Py_ssize_t got
     cdef uint8_t* crc
@@ -162,11 +165,8 @@ cdef int64_t _encode(WritePlan* plan, uint8_t* chunk, uint8_t** encoded) noexcep
     if plan.swap > 1:
         byteswap_core(chunk, plan.nbytes, plan.swap)
     if plan.compressor == _ZSTD:
-        out = thread_buffer(SLOT_ENCODED, <size_t>plan.cap)
-        if out == NULL:
-            return _FAILED_MEMORY
-        got = cctx_compress(_thread_cctx(), out, <size_t>plan.cap, chunk, <size_t>plan.nbytes,
-                            plan.level, plan.zstd_checksum)
+        got = cctx_compress(_thread_cctx(), out, <size_t>(cap - 4 * plan.checksums), chunk,
+                            <size_t>plan.nbytes, plan.level, plan.zstd_checksum)
         if got < 0:
             # (a context that failed is not used again)
             set_thread_value(VALUE_CCTX, NULL, NULL)
@@ -178,62 +178,79 @@ cdef int64_t _encode(WritePlan* plan, uint8_t* chunk, uint8_t** encoded) noexcep
         crc[0], crc[1], crc[2], crc[3] = value & 0xFF, (value >> 8) & 0xFF, \
             (value >> 16) & 0xFF, (value >> 24) & 0xFF
         n += 4
-    encoded[0] = out
     return n
+
+
+cdef bint _load(WritePlan* plan, uint8_t* chunk, int64_t src_offset,
+                const int64_t* counts) noexcept nogil:
+    """The chunk's elements into ``chunk`` (C order, fill past ``counts``): False, nothing
+    copied, where the region lies outside ``src`` (the arrays changed under the call)."""
+    cdef Py_ssize_t d
+    cdef bint edge = False
+    for d in range(plan.ndim):
+        if counts[d] != plan.chunk_shape[d]:
+            edge = True
+    if not region_fits(plan.slen, src_offset, plan.src_strides, counts, plan.ndim,
+                       plan.itemsize):
+        return False
+    if edge:
+        fill_core(chunk, 0, plan.chunk_strides, plan.chunk_shape, plan.ndim, plan.fill,
+                  plan.itemsize)
+    copy_core(plan.src, src_offset, plan.src_strides, chunk, 0, plan.chunk_strides,
+              counts, plan.ndim, plan.itemsize)
+    return True
+
+
+cdef int _store(WritePlan* plan, Py_ssize_t c, const uint8_t** bufs, const int64_t* lens,
+                Py_ssize_t nbufs) noexcept nogil:
+    """Destination ``c``'s file written from its parts: a status."""
+    cdef size_t tmp_cap = strlen(plan.paths[c]) + _TMP_EXTRA
+    cdef char* tmp = <char*>thread_buffer(SLOT_TMP_PATH, tmp_cap)
+    if tmp == NULL:
+        return _FAILED_MEMORY
+    if _write_atomic(plan.paths[c], tmp, tmp_cap, plan.salt + <uint64_t>c, bufs, lens,
+                     nbufs) != 0:
+        return _FAILED_IO
+    return _WRITTEN
 
 
 cdef void _write_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
     """One task: chunk ``c`` copied out of the value, compared with the fill value, encoded
     and stored."""
     cdef WritePlan* plan = <WritePlan*>ctx
-    cdef const int64_t* counts = plan.counts + c * plan.ndim
     cdef uint8_t* chunk = thread_buffer(SLOT_CHUNK, <size_t>(plan.nbytes + 4 * plan.checksums))
-    cdef uint8_t* encoded = NULL
-    cdef char* tmp
-    cdef size_t tmp_cap
+    cdef uint8_t* out
+    cdef const uint8_t* part
     cdef int64_t n
-    cdef Py_ssize_t d
-    cdef bint edge = False
     if chunk == NULL:
         plan.status[c] = _FAILED_MEMORY
         return
-    for d in range(plan.ndim):
-        if counts[d] != plan.chunk_shape[d]:
-            edge = True
-    if edge:
-        fill_core(chunk, 0, plan.chunk_strides, plan.chunk_shape, plan.ndim, plan.fill,
-                  plan.itemsize)
-    if not region_fits(plan.slen, plan.src_offsets[c], plan.src_strides, counts, plan.ndim,
-                       plan.itemsize):
-        plan.status[c] = _FAILED_ENCODE  # (the arrays changed under the call)
+    if not _load(plan, chunk, plan.src_offsets[c], plan.counts + c * plan.ndim):
+        plan.status[c] = _FAILED_ENCODE
         return
-    copy_core(plan.src, plan.src_offsets[c], plan.src_strides, chunk, 0, plan.chunk_strides,
-              counts, plan.ndim, plan.itemsize)
     if plan.skip_empty and _is_uniform_core(chunk, plan.nbytes, plan.fill, plan.itemsize):
         plan.status[c] = _EMPTY
         return
-    n = _encode(plan, chunk, &encoded)
+    out = chunk
+    if plan.compressor != _NONE:
+        out = thread_buffer(SLOT_ENCODED, <size_t>plan.cap)
+        if out == NULL:
+            plan.status[c] = _FAILED_MEMORY
+            return
+    n = _encode(plan, chunk, out, plan.cap)
     if n < 0:
         plan.status[c] = <int8_t>n
         return
+    plan.sizes[c] = n
     if plan.paths == NULL:
         if n > plan.caps[c]:
             plan.status[c] = _FAILED_ENCODE
             return
-        memcpy(plan.bufs[c], encoded, <size_t>n)
-        plan.sizes[c] = n
+        memcpy(plan.bufs[c], out, <size_t>n)
         plan.status[c] = _WRITTEN
         return
-    tmp_cap = strlen(plan.paths[c]) + _TMP_EXTRA
-    tmp = <char*>thread_buffer(SLOT_TMP_PATH, tmp_cap)
-    if tmp == NULL:
-        plan.status[c] = _FAILED_MEMORY
-        return
-    if _write_atomic(plan.paths[c], tmp, tmp_cap, plan.salt + <uint64_t>c, encoded, n) != 0:
-        plan.status[c] = _FAILED_IO
-        return
-    plan.sizes[c] = n
-    plan.status[c] = _WRITTEN
+    part = out
+    plan.status[c] = _store(plan, c, &part, &n, 1)
 
 
 cdef class _Dests:
@@ -283,6 +300,61 @@ cdef class _Dests:
         free(self.caps)
 
 
+cdef int _set_plan(WritePlan* plan, str fn, Py_ssize_t n, const uint8_t[::1] src,
+                   const int64_t[::1] src_offsets, const int64_t[::1] src_strides,
+                   const int64_t[:, ::1] counts, const int64_t[::1] region_shape,
+                   const int64_t[::1] chunk_shape, int64_t itemsize,
+                   const uint8_t[::1] fill, int compressor, int checksums, int64_t swap,
+                   int64_t[::1] sizes, int8_t[::1] status) except -1:
+    """Validate a plan of ``n`` regions (chunks or shards, each at most ``region_shape``,
+    encoded by chunks of ``chunk_shape``) and its chain, and put them in ``plan``."""
+    cdef Py_ssize_t ndim = chunk_shape.shape[0], c, d
+    cdef int64_t nbytes = itemsize
+    if not 1 <= ndim <= MAX_NDIM or src_strides.shape[0] != ndim or \
+            counts.shape[1] != ndim or region_shape.shape[0] != ndim:
+        raise ValueError(f"{fn}: the shapes, src_strides and counts must have the same "
+                         f"number (1 to {MAX_NDIM}) of dimensions")
+    if itemsize < 1 or fill.shape[0] != itemsize:
+        raise ValueError(f"{fn}: fill must be one element ({itemsize} bytes)")
+    if src_offsets.shape[0] != n or counts.shape[0] != n or sizes.shape[0] != n or \
+            status.shape[0] != n:
+        raise ValueError(f"{fn}: src_offsets, counts, sizes and status must have one entry "
+                         f"per destination ({n})")
+    if compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8:
+        raise ValueError(f"{fn}: unknown chain (compressor {compressor}, {checksums} "
+                         "checksums)")
+    if compressor == _ZSTD and not _zstd_available():
+        raise ValueError(f"{fn}: no libzstd is bound")
+    for d in range(ndim - 1, -1, -1):
+        if chunk_shape[d] < 1 or nbytes > (1 << 62) // chunk_shape[d]:
+            raise ValueError(f"{fn}: chunk_shape[{d}] = {chunk_shape[d]} is not a size")
+        plan.chunk_strides[d] = nbytes
+        nbytes *= chunk_shape[d]
+        plan.chunk_shape[d] = chunk_shape[d]
+        plan.src_strides[d] = src_strides[d]
+    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
+        raise ValueError(f"{fn}: swap = {swap} is not a word size of the chunk")
+    for c in range(n):
+        for d in range(ndim):
+            if not 1 <= counts[c, d] <= region_shape[d]:
+                raise ValueError(f"{fn}: region {c}: counts[{d}] = {counts[c, d]} is "
+                                 "outside its shape")
+        if not region_fits(src.shape[0], src_offsets[c], plan.src_strides, &counts[c, 0],
+                           ndim, itemsize):
+            raise ValueError(f"{fn}: region {c} lies outside src")
+    plan.cap = _encoded_cap(nbytes, compressor, checksums)
+    plan.src = &src[0] if src.shape[0] else NULL
+    plan.slen = src.shape[0]
+    plan.src_offsets = &src_offsets[0] if n else NULL
+    plan.counts = &counts[0, 0] if n else NULL
+    plan.ndim, plan.itemsize, plan.nbytes = ndim, itemsize, nbytes
+    plan.fill = &fill[0]
+    plan.compressor, plan.checksums, plan.swap = compressor, checksums, swap
+    plan.sizes = &sizes[0] if n else NULL
+    plan.status = &status[0] if n else NULL
+    return 0
+
+
 def write_chunks(
     list dests not None,
     bint paths,
@@ -317,57 +389,231 @@ def write_chunks(
         chunk's counts outside the chunk shape, an unknown chain, a destination that is not
         a path or a large enough writable buffer): never for the file system.
     """
-    cdef str fn = "write_chunks"
-    cdef Py_ssize_t nchunks = len(dests), ndim = chunk_shape.shape[0], c, d
     cdef WritePlan plan
-    cdef int64_t nbytes = itemsize
     cdef _Dests held
-    if not 1 <= ndim <= MAX_NDIM or src_strides.shape[0] != ndim or counts.shape[1] != ndim:
-        raise ValueError(f"{fn}: chunk_shape, src_strides and counts must have the same "
-                         f"number (1 to {MAX_NDIM}) of dimensions")
-    if itemsize < 1 or fill.shape[0] != itemsize:
-        raise ValueError(f"{fn}: fill must be one element ({itemsize} bytes)")
-    if src_offsets.shape[0] != nchunks or counts.shape[0] != nchunks or \
-            sizes.shape[0] != nchunks or status.shape[0] != nchunks:
-        raise ValueError(f"{fn}: src_offsets, counts, sizes and status must have one entry "
-                         f"per chunk ({nchunks} chunks)")
-    if compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8:
-        raise ValueError(f"{fn}: unknown chain (compressor {compressor}, {checksums} "
-                         "checksums)")
-    if compressor == _ZSTD and not _zstd_available():
-        raise ValueError(f"{fn}: no libzstd is bound")
-    for d in range(ndim - 1, -1, -1):
-        if chunk_shape[d] < 1 or nbytes > (1 << 62) // chunk_shape[d]:
-            raise ValueError(f"{fn}: chunk_shape[{d}] = {chunk_shape[d]} is not a size")
-        plan.chunk_strides[d] = nbytes
-        nbytes *= chunk_shape[d]
-        plan.chunk_shape[d] = chunk_shape[d]
-        plan.src_strides[d] = src_strides[d]
-    if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
-        raise ValueError(f"{fn}: swap = {swap} is not a word size of the chunk")
-    for c in range(nchunks):
-        for d in range(ndim):
-            if not 1 <= counts[c, d] <= chunk_shape[d]:
-                raise ValueError(f"{fn}: chunk {c}: counts[{d}] = {counts[c, d]} is outside "
-                                 f"the chunk shape")
-        if not region_fits(src.shape[0], src_offsets[c], plan.src_strides, &counts[c, 0],
-                           ndim, itemsize):
-            raise ValueError(f"{fn}: chunk {c}'s region lies outside src")
-    plan.cap = _encoded_cap(nbytes, compressor, checksums)
+    cdef Py_ssize_t nchunks = len(dests)
+    _set_plan(&plan, "write_chunks", nchunks, src, src_offsets, src_strides, counts,
+              chunk_shape, chunk_shape, itemsize, fill, compressor, checksums, swap, sizes,
+              status)
     held = _Dests(dests, paths, plan.cap)
-    plan.src = &src[0] if src.shape[0] else NULL
-    plan.slen = src.shape[0]
-    plan.src_offsets = &src_offsets[0] if nchunks else NULL
-    plan.counts = &counts[0, 0] if nchunks else NULL
-    plan.ndim, plan.itemsize, plan.nbytes = ndim, itemsize, nbytes
-    plan.fill = &fill[0]
     plan.skip_empty = skip_empty
-    plan.compressor, plan.level, plan.zstd_checksum = compressor, level, zstd_checksum
-    plan.checksums, plan.swap = checksums, swap
+    plan.level, plan.zstd_checksum = level, zstd_checksum
     plan.paths = held.paths if paths else NULL
     plan.bufs, plan.caps = held.bufs, held.caps
     plan.salt = salt
-    plan.sizes = &sizes[0] if nchunks else NULL
-    plan.status = &status[0] if nchunks else NULL
     with nogil:
         run_tasks(_write_chunk, &plan, nchunks, nthreads)
+
+
+# -- shards ------------------------------------------------------------------------------------
+
+
+cdef struct ShardWrite:
+    WritePlan* plan       # the inner chunks' geometry and chain; its regions are the shards
+    int64_t per_dim[MAX_NDIM]   # inner chunks per shard, per axis
+    int64_t per_shard
+    uint8_t* arena        # per inner chunk k of the call: its slot of ``slot`` bytes
+    int64_t slot
+    int64_t* inner_sizes  # per inner chunk: its encoding's length, -1 not stored, < -1 failed
+    int64_t index_nbytes
+    bint index_at_start
+    bint index_checksum
+    bint skip_empty
+
+
+cdef void _encode_inner(void* ctx, Py_ssize_t k) noexcept nogil:
+    """Pass one, per inner chunk ``k`` of the call: copied out of the value (if it holds
+    any of its shard's region), compared with the fill value and encoded into its slot."""
+    cdef ShardWrite* sw = <ShardWrite*>ctx
+    cdef WritePlan* plan = sw.plan
+    cdef Py_ssize_t s = k // sw.per_shard, d
+    cdef int64_t j = k % sw.per_shard, i, origin
+    cdef int64_t extent[MAX_NDIM]
+    cdef int64_t offset = plan.src_offsets[s]
+    cdef uint8_t* slot = sw.arena + k * sw.slot
+    cdef uint8_t* chunk = slot
+    cdef int64_t n
+    for d in range(plan.ndim - 1, -1, -1):  # (C order of the inner chunks in the shard)
+        i = j % sw.per_dim[d]
+        j //= sw.per_dim[d]
+        origin = i * plan.chunk_shape[d]
+        extent[d] = plan.counts[s * plan.ndim + d] - origin
+        if extent[d] <= 0:
+            sw.inner_sizes[k] = -1  # all fill: not stored
+            return
+        if extent[d] > plan.chunk_shape[d]:
+            extent[d] = plan.chunk_shape[d]
+        offset += origin * plan.src_strides[d]
+    if plan.compressor != _NONE:
+        chunk = thread_buffer(SLOT_CHUNK, <size_t>plan.nbytes)
+        if chunk == NULL:
+            sw.inner_sizes[k] = _FAILED_MEMORY - 8
+            return
+    if not _load(plan, chunk, offset, extent):
+        sw.inner_sizes[k] = _FAILED_ENCODE - 8
+        return
+    if _is_uniform_core(chunk, plan.nbytes, plan.fill, plan.itemsize):
+        sw.inner_sizes[k] = -1
+        return
+    n = _encode(plan, chunk, slot, sw.slot)
+    sw.inner_sizes[k] = n if n >= 0 else n - 8
+
+
+cdef inline void _put_u64(uint8_t* p, uint64_t v) noexcept nogil:
+    cdef int i
+    for i in range(8):
+        p[i] = (v >> (8 * i)) & 0xFF
+
+
+cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
+    """Pass two, per shard: its index built and the shard written (its stored inner chunks
+    in C order, the index at its start or end)."""
+    cdef ShardWrite* sw = <ShardWrite*>ctx
+    cdef WritePlan* plan = sw.plan
+    cdef int64_t per = sw.per_shard, j, n, stored = 0, total
+    cdef int64_t pos = sw.index_nbytes if sw.index_at_start else 0
+    # the index, then (8-byte aligned) the parts' pointers and lengths
+    cdef size_t room = <size_t>(sw.index_nbytes + 8 + (per + 2) * (sizeof(void*) + 8))
+    cdef uint8_t* scratch = thread_buffer(SLOT_PARTS, room)
+    cdef uint8_t* index
+    cdef const uint8_t** bufs
+    cdef int64_t* lens
+    cdef Py_ssize_t nbufs = 0
+    cdef uint64_t value
+    if scratch == NULL:
+        plan.status[s] = _FAILED_MEMORY
+        return
+    index = scratch
+    bufs = <const uint8_t**>(scratch + sw.index_nbytes + (8 - sw.index_nbytes % 8) % 8)
+    lens = <int64_t*>(<uint8_t*>bufs + (per + 2) * sizeof(void*))
+    if <uint8_t*>(lens + per + 2) > scratch + room:
+        plan.status[s] = _FAILED_MEMORY  # (never: room counts them)
+        return
+    if sw.index_at_start:
+        bufs[0], lens[0] = index, sw.index_nbytes
+        nbufs = 1
+    for j in range(per):
+        n = sw.inner_sizes[s * per + j]
+        if n < -1:
+            plan.status[s] = <int8_t>(n + 8)
+            return
+        if n < 0:
+            _put_u64(index + 16 * j, 0xFFFFFFFFFFFFFFFFULL)
+            _put_u64(index + 16 * j + 8, 0xFFFFFFFFFFFFFFFFULL)
+            continue
+        _put_u64(index + 16 * j, <uint64_t>pos)
+        _put_u64(index + 16 * j + 8, <uint64_t>n)
+        bufs[nbufs], lens[nbufs] = sw.arena + (s * per + j) * sw.slot, n
+        nbufs += 1
+        pos += n
+        stored += 1
+    if sw.index_checksum:
+        value = crc32c_update(0, index, <size_t>(16 * per))
+        index[16 * per], index[16 * per + 1] = value & 0xFF, (value >> 8) & 0xFF
+        index[16 * per + 2], index[16 * per + 3] = (value >> 16) & 0xFF, (value >> 24) & 0xFF
+    if not sw.index_at_start:
+        bufs[nbufs], lens[nbufs] = index, sw.index_nbytes
+        nbufs += 1
+    total = pos + (0 if sw.index_at_start else sw.index_nbytes)
+    if stored == 0 and sw.skip_empty:
+        plan.status[s] = _EMPTY
+        return
+    plan.sizes[s] = total
+    plan.status[s] = _store(plan, s, bufs, lens, nbufs)
+
+
+cdef inline int64_t _slot(int64_t cap) noexcept nogil:
+    """An inner chunk's slot in the arena: room for its encoding (or, without a
+    compressor, the chunk and its checksums), rounded up to 8 bytes."""
+    return (cap + 7) // 8 * 8
+
+
+def shard_arena_nbytes(int64_t nshards, int64_t per_shard, int64_t nbytes, int compressor,
+                       int checksums):
+    """The arena :func:`write_shards` needs for ``nshards`` shards of ``per_shard`` inner
+    chunks of ``nbytes`` bytes each, encoded by the chain (``compressor``,
+    ``checksums``).
+
+    Raises
+    ------
+    ValueError
+        As :func:`encoded_cap`, and for negative counts.
+    """
+    if nshards < 0 or per_shard < 0:
+        raise ValueError("shard_arena_nbytes: negative counts")
+    return max(1, nshards * per_shard * _slot(encoded_cap(nbytes, compressor, checksums)))
+
+
+def write_shards(
+    list dests not None,
+    uint64_t salt,
+    const uint8_t[::1] src not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] src_strides not None,
+    const int64_t[:, ::1] counts not None,
+    const int64_t[::1] shard_shape not None,
+    const int64_t[::1] chunk_shape not None,
+    int64_t itemsize,
+    const uint8_t[::1] fill not None,
+    bint skip_empty,
+    int compressor,
+    int level,
+    bint zstd_checksum,
+    int checksums,
+    int64_t swap,
+    bint index_at_start,
+    bint index_checksum,
+    uint8_t[::1] arena not None,
+    int nthreads,
+    int64_t[::1] sizes not None,
+    int8_t[::1] status not None,
+):
+    """Execute a write plan of whole shards (see the module): shard ``s``, the file
+    ``dests[s]``, holds the region of ``counts[s]`` elements at byte ``src_offsets[s]`` of
+    ``src`` (the rest fill), in inner chunks of ``chunk_shape`` encoded by the chain; its
+    index (``index_checksum``: with a CRC-32C) at its start or end.  ``status[s]`` says what
+    became of shard ``s``, ``sizes[s]`` its size.  The inner chunks' encodings are held in
+    ``arena`` until their shard is written: at least :func:`shard_arena_nbytes` bytes,
+    which the caller bounds by the shards per call (and may reuse from call to call).
+
+    Raises
+    ------
+    ValueError
+        As :func:`write_chunks`, and for a chunk shape that does not divide the shard shape.
+    """
+    cdef str fn = "write_shards"
+    cdef WritePlan plan
+    cdef ShardWrite sw
+    cdef Py_ssize_t nshards = len(dests), d
+    cdef _Dests held
+    _set_plan(&plan, fn, nshards, src, src_offsets, src_strides, counts, shard_shape,
+              chunk_shape, itemsize, fill, compressor, checksums, swap, sizes, status)
+    sw.per_shard = 1
+    for d in range(chunk_shape.shape[0]):
+        if shard_shape[d] < 1 or shard_shape[d] % chunk_shape[d]:
+            raise ValueError(f"{fn}: chunk_shape[{d}] does not divide shard_shape[{d}]")
+        sw.per_dim[d] = shard_shape[d] // chunk_shape[d]
+        if sw.per_shard > (1 << 40) // sw.per_dim[d]:
+            raise ValueError(f"{fn}: too many inner chunks per shard")
+        sw.per_shard *= sw.per_dim[d]
+    sw.slot = _slot(plan.cap)
+    if nshards and sw.slot > PY_SSIZE_T_MAX // (nshards * sw.per_shard):
+        raise ValueError(f"{fn}: the shards' encodings do not fit in memory")
+    if arena.shape[0] < max(1, nshards * sw.per_shard * sw.slot):
+        raise ValueError(f"{fn}: the arena has {arena.shape[0]} bytes, less than the "
+                         f"{nshards * sw.per_shard * sw.slot} the shards' encodings need")
+    inner_sizes = np.empty(max(1, nshards * sw.per_shard), dtype=np.int64)
+    cdef int64_t[::1] inner_v = inner_sizes
+    sw.plan = &plan
+    sw.arena, sw.inner_sizes = &arena[0], &inner_v[0]
+    sw.index_nbytes = 16 * sw.per_shard + (4 if index_checksum else 0)
+    sw.index_at_start, sw.index_checksum, sw.skip_empty = index_at_start, index_checksum, \
+        skip_empty
+    held = _Dests(dests, True, 0)
+    plan.paths = held.paths
+    plan.skip_empty = True
+    plan.level, plan.zstd_checksum = level, zstd_checksum
+    plan.salt = salt
+    with nogil:
+        run_tasks(_encode_inner, &sw, nshards * sw.per_shard, nthreads)
+        run_tasks(_write_shard, &sw, nshards, nthreads)

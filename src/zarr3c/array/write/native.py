@@ -29,9 +29,10 @@ both paths store the same bytes (``tests/array/test_native_writes.py`` compares 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -52,12 +53,16 @@ except ImportError:  # pragma: no cover - other systems
 
 if TYPE_CHECKING:
     from zarr3c.array.core import Array
-    from zarr3c.codecs.native import NativeWriteChain
 
-__all__ = ["BATCH_CHUNKS", "write_natively"]
+from zarr3c.codecs.native import NativeWriteChain
 
-#: The most chunks one kernel call writes (and whose keys it holds locked).
+__all__ = ["BATCH_CHUNKS", "SHARD_BATCH_BYTES", "write_natively"]
+
+#: The most chunks (shards) one kernel call writes (and whose keys it holds locked).
 BATCH_CHUNKS = 1024
+#: The room for encoded inner chunks one call of the shard kernel holds (at least one
+#: shard's): they are kept until their shard is written.
+SHARD_BATCH_BYTES = 64 << 20
 
 
 def write_natively(array: Array, sel: OrthogonalSelection, src: np.ndarray,
@@ -104,18 +109,44 @@ def write_natively(array: Array, sel: OrthogonalSelection, src: np.ndarray,
     per_dim = project_dims(sel, array._dims)
     if per_dim is None:
         return ()
-    chain, grid = array._pipeline.native_write, array._box_grid
-    if (_writes is None or not read_native.enabled or chain is None or grid is None
-            or array._sharding is not None or array.ndim == 0):
+    grid, kernel = array._box_grid, _kernel(array)
+    if kernel is None or grid is None or array.ndim == 0:
         return chunk_tasks(per_dim)
     covered = [[e for e in entries if _covers(e, c, n)]
                for entries, c, n in zip(per_dim, grid.chunk_shape, array.shape, strict=True)]
     if not all(covered):
         return chunk_tasks(per_dim)
-    failed = _write_whole(array, chain, covered, src, value_strides)
+    failed = _write_whole(array, kernel, covered, src, value_strides)
     if failed is None:  # (the store writes its own files)
         return chunk_tasks(per_dim)
     return itertools.chain(_partial_tasks(per_dim, covered), failed)
+
+
+class _Kernel(NamedTuple):
+    """Which kernel writes an array's whole chunks, and its arguments beyond the plan's."""
+
+    chain: NativeWriteChain  # the (inner) chunks' chain
+    shards: tuple[np.ndarray, bool, bool] | None  # inner chunk shape, index at start and
+    #                                                with a checksum; None: unsharded
+    batch: int  # the most chunks (shards) one call takes
+
+
+def _kernel(array: Array) -> _Kernel | None:
+    """The kernel writing ``array``'s whole chunks (shards), or None: the Python path."""
+    if _writes is None or not read_native.enabled or array._box_grid is None:
+        return None
+    sharding = array._sharding
+    if sharding is None:
+        chain = array._pipeline.native_write
+        return None if chain is None else _Kernel(chain, None, BATCH_CHUNKS)
+    ib, chain = array._inner_box, sharding.inner_native_write_chain()
+    if ib is None or ib.plain is None or chain is None or ib.plain[0] % 16 not in (0, 4):
+        return None  # (another index chain, or inner chain, takes the Python path)
+    index_nbytes, at_end = ib.plain
+    slot = _writes.encoded_cap(ib.nbytes, chain.compressor, chain.checksums)
+    per_call = max(1, min(BATCH_CHUNKS, SHARD_BATCH_BYTES // max(1, slot * math.prod(
+        ib.per_shard))))
+    return _Kernel(chain, (ib.shape_i64, not at_end, index_nbytes % 16 == 4), per_call)
 
 
 def _covers(entry: DimEntry, chunk: int, size: int) -> bool:
@@ -136,11 +167,11 @@ def _partial_tasks(per_dim: list[list[DimEntry]], covered: list[list[DimEntry]]
             yield from chunk_tasks([*covered[:d], part, *per_dim[d + 1:]])
 
 
-def _write_whole(array: Array, chain: NativeWriteChain, covered: list[list[DimEntry]],
+def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                  src: np.ndarray, value_strides: Sequence[int]) -> list[ChunkTask] | None:
     """Write the whole chunks (every combination of ``covered`` entries) with the kernel:
     the tasks of those it could not write, or None where the store does not let it."""
-    assert _writes is not None
+    assert _writes is not None and array._box_grid is not None
     # Per dimension: the entries' chunk indices, counts and first output positions; each
     # whole chunk is one combination of positions (C order), taken with numpy at once.
     picks = [p.reshape(-1) for p in
@@ -150,8 +181,9 @@ def _write_whole(array: Array, chain: NativeWriteChain, covered: list[list[DimEn
     counts = np.ascontiguousarray(np.stack(
         [np.array([e[1] for e in c], dtype=np.int64)[p]
          for c, p in zip(covered, picks, strict=True)], axis=1))
-    offsets = sum(np.array([e[3][0] * s for e in c], dtype=np.int64)[p]
-                  for c, p, s in zip(covered, picks, value_strides, strict=True))
+    offsets = np.asarray(sum(np.array([e[3][0] * s for e in c], dtype=np.int64)[p]
+                             for c, p, s in zip(covered, picks, value_strides, strict=True)),
+                         dtype=np.int64).reshape(-1)
     # (an out run's step is the dimension's: 1, or -1 for a reversed selection)
     strides = np.array([c[0][3][1] * s for c, s in zip(covered, value_strides, strict=True)],
                        dtype=np.int64)
@@ -159,21 +191,37 @@ def _write_whole(array: Array, chain: NativeWriteChain, covered: list[list[DimEn
     files = array._store.chunk_write_files(array._prefix, names)
     if files is None:
         return None
-    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1)
     status = np.empty(len(names), dtype=np.int8)
     sizes = np.empty(len(names), dtype=np.int64)
-    chunk_shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)  # type: ignore[union-attr]
-    for lo in range(0, len(names), BATCH_CHUNKS):
-        hi = min(lo + BATCH_CHUNKS, len(names))
+    shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)
+    chain = kernel.chain
+    arena = None
+    if kernel.shards is not None:  # (one for the write's calls: its pages faulted in once)
+        arena = np.empty(_writes.shard_arena_nbytes(
+            min(kernel.batch, len(names)), math.prod(array._inner_box.per_shard),  # type: ignore[union-attr]
+            array._inner_box.nbytes, chain.compressor, chain.checksums),  # type: ignore[union-attr]
+            dtype=np.uint8)
+    for lo in range(0, len(names), kernel.batch):
+        hi = min(lo + kernel.batch, len(names))
         keys = [array._prefix + name for name in names[lo:hi]]
+        salt = int.from_bytes(os.urandom(8), "little")
         # (chunk_write_files answers only for stores without cross-process locks)
         with chunk_locks(array._store, keys, key_locks=False):
-            _writes.write_chunks(
-                files[lo:hi], True, int.from_bytes(os.urandom(8), "little"), src,
-                offsets[lo:hi], strides, counts[lo:hi], chunk_shape, array._itemsize,
-                array._fill_bytes, not array._write_empty_chunks, chain.compressor,
-                chain.level, chain.zstd_checksum, chain.checksums, chain.swap,
-                get_num_threads(), sizes[lo:hi], status[lo:hi])
+            if kernel.shards is None:
+                _writes.write_chunks(
+                    files[lo:hi], True, salt, src, offsets[lo:hi], strides, counts[lo:hi],
+                    shape, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
+                    chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
+                    chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi])
+            else:
+                assert arena is not None
+                inner, at_start, checksum = kernel.shards
+                _writes.write_shards(
+                    files[lo:hi], salt, src, offsets[lo:hi], strides, counts[lo:hi], shape,
+                    inner, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
+                    chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
+                    chain.swap, at_start, checksum, arena, get_num_threads(), sizes[lo:hi],
+                    status[lo:hi])
             for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
                 array._store.erase(keys[i])
     return [next(iter(chunk_tasks([[c[p[i]]] for c, p in zip(covered, picks, strict=True)])))

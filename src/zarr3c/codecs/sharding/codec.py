@@ -32,7 +32,7 @@ from zarr3c.codecs.base import (
     parse_choice_field,
     parse_int_field,
 )
-from zarr3c.codecs.native import NativeChain
+from zarr3c.codecs.native import NativeChain, NativeWriteChain
 from zarr3c.codecs.pipeline import CodecLike, CodecPipeline, codec_chain, parse_codecs
 from zarr3c.codecs.sharding import write as _write
 from zarr3c.codecs.sharding._inner import Coords, decode_inner_bytes, fill
@@ -803,6 +803,30 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         RuntimeError: this sharding codec was not evolved for an array ...
         """
         return self._evolved_pipeline().native
+
+    def inner_native_write_chain(self) -> NativeWriteChain | None:
+        """How the native chunk pipeline encodes the evolved inner chain, or None.
+
+        Returns
+        -------
+        NativeWriteChain or None
+            See :func:`zarr3c.codecs.native.native_write_chain`.
+
+        Raises
+        ------
+        RuntimeError
+            For a codec that was not evolved.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec
+        >>> codec = ShardingCodec.from_config({"chunk_shape": [2]}, path="c")
+        >>> codec = codec.evolve(ChunkSpec((4,), np.dtype("uint8"), np.zeros((), "uint8")))
+        >>> codec.inner_native_write_chain()
+        NativeWriteChain(compressor=0, level=0, zstd_checksum=False, checksums=0, swap=1)
+        """
+        return self._evolved_pipeline().native_write
 
     def stores_raw_inner_chunks(self) -> bool:
         """Whether inner chunks are stored as their elements' native bytes in C order.
