@@ -115,6 +115,7 @@ _RAISES_NOTHING = {
     "zarr3c.codecs.sharding.PartArena.__init__",
     "zarr3c.codecs.sharding.PartArena.reset",
     "zarr3c.codecs.sharding.StoreRanges.__init__",
+    "zarr3c.UnreadableNode.__init__",
 }
 
 

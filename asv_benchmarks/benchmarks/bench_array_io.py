@@ -384,7 +384,8 @@ class Memory(_FreshArray):
 class NativePipeline:
     """The native chunk pipeline against the Python path it replaces, on the same array:
     ``path`` ``native`` (where the chain has one) or ``python`` (``ZARR3C_NATIVE=0``'s
-    switch); whole reads, ``get_many`` of the random boxes, ``vindex`` of the points; and
+    switch); whole reads, ``get_many`` of the random boxes, ``vindex`` of the points, whole
+    writes (native where the chunks or shards are covered entirely); and
     the Python function calls of a whole read per chunk read (the scaling proxy on few
     cores: each is a GIL hand-off between threads; the native path's do not grow with the
     chunks)."""
@@ -409,7 +410,8 @@ class NativePipeline:
         rng = np.random.default_rng(1)
         self.random_sels = random_boxes(rng)
         self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
-        self.arr[...]
+        self.src = self.arr[...]
+        self.target = create(os.path.join(self.tmp, "w"), compression, layout)
 
     def teardown(self, compression: str, layout: str, path: str) -> None:
         self.native.enabled = self.enabled
@@ -423,6 +425,9 @@ class NativePipeline:
 
     def time_vindex(self, compression: str, layout: str, path: str) -> None:
         self.arr.vindex[self.points]
+
+    def time_write_all(self, compression: str, layout: str, path: str) -> None:
+        self.target[...] = self.src
 
     def track_python_calls_per_chunk(self, compression: str, layout: str, path: str) -> float:
         import sys

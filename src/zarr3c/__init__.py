@@ -32,6 +32,7 @@ from zarr3c.concurrency import get_num_threads, set_num_threads
 from zarr3c.consolidated import consolidate_metadata, open_consolidated
 from zarr3c.dask import from_dask  # imports dask only when called
 from zarr3c.group import Group
+from zarr3c.node import UnreadableNode
 from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, ZipStore
 from zarr3c.transfer import copy
 
@@ -57,4 +58,5 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "set_num_threads",
+    "UnreadableNode",
 ]

@@ -168,12 +168,15 @@ def _info(args: argparse.Namespace) -> int:
     if isinstance(node, zarr3c.Group):
         members = node.members()
         n_arrays = sum(1 for _, m in members if isinstance(m, zarr3c.Array))
+        n_groups = sum(1 for _, m in members if isinstance(m, zarr3c.Group))
+        unreadable = len(members) - n_arrays - n_groups
         _print_fields([
             ("Type", "Group"),
             ("Path", node.name),
             ("Zarr format", node.zarr_format),
             ("Members", f"{len(members)} ({_count(n_arrays, 'array')}, "
-                        f"{_count(len(members) - n_arrays, 'group')})"),
+                        f"{_count(n_groups, 'group')}"
+                        + (f", {unreadable} unreadable)" if unreadable else ")")),
             ("Attributes", attrs),
         ])
         return 0

@@ -35,7 +35,7 @@ from zarr3c.metadata.v2 import (
     V2ConsolidatedMetadata,
     v2_node_from_documents,
 )
-from zarr3c.node import Node
+from zarr3c.node import UNREADABLE, Node, UnreadableNode
 from zarr3c.paths import join_path
 from zarr3c.stores import Store
 
@@ -422,8 +422,13 @@ class Group(Node):
         """
         return self._child_names()
 
-    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
+    def members(self, max_depth: int | None = 0
+                ) -> tuple[tuple[str, Array | Group | UnreadableNode], ...]:
         """The children (and with ``max_depth``, deeper descendants) as (name, node) pairs.
+
+        A member whose metadata cannot be read (invalid, or a data type, codec or format
+        this zarr3c does not know) is listed as an :class:`~zarr3c.UnreadableNode` holding
+        the error, so that it never hides the others.
 
         Parameters
         ----------
@@ -434,13 +439,11 @@ class Group(Node):
 
         Returns
         -------
-        tuple of (str, Array or Group)
+        tuple of (str, Array, Group or UnreadableNode)
             Children sorted by name, each followed by its own descendants.
 
         Raises
         ------
-        MetadataError
-            If a member's metadata document (or consolidated entry) is invalid.
         StoreError
             If listing or reading the store fails.
 
@@ -454,9 +457,12 @@ class Group(Node):
         >>> [name for name, _ in g.members(max_depth=None)]
         ['sub', 'sub/x']
         """
-        out: list[tuple[str, Array | Group]] = []
+        out: list[tuple[str, Array | Group | UnreadableNode]] = []
         for name in self._child_names():
-            node = self[name]
+            try:
+                node: Array | Group | UnreadableNode = self[name]
+            except UNREADABLE as exc:  # listed with what is wrong, never hiding the others
+                node = UnreadableNode(join_path(self._path, name), exc)
             out.append((name, node))
             if isinstance(node, Group) and (max_depth is None or max_depth > 0):
                 deeper = None if max_depth is None else max_depth - 1
@@ -472,10 +478,9 @@ class Group(Node):
 
         Raises
         ------
-        MetadataError
-            If a member's metadata document is invalid.
         StoreError
-            If listing or reading the store fails.
+            If listing or reading the store fails (members whose metadata cannot be read
+            are left out).
 
         Examples
         --------
@@ -496,10 +501,9 @@ class Group(Node):
 
         Raises
         ------
-        MetadataError
-            If a member's metadata document is invalid.
         StoreError
-            If listing or reading the store fails.
+            If listing or reading the store fails (members whose metadata cannot be read
+            are left out).
 
         Examples
         --------
@@ -520,10 +524,9 @@ class Group(Node):
 
         Raises
         ------
-        MetadataError
-            If a member's metadata document is invalid.
         StoreError
-            If listing or reading the store fails.
+            If listing or reading the store fails (members whose metadata cannot be read
+            are left out).
 
         Examples
         --------
@@ -544,10 +547,9 @@ class Group(Node):
 
         Raises
         ------
-        MetadataError
-            If a member's metadata document is invalid.
         StoreError
-            If listing or reading the store fails.
+            If listing or reading the store fails (members whose metadata cannot be read
+            are left out).
 
         Examples
         --------
@@ -707,14 +709,14 @@ class Group(Node):
         Returns
         -------
         str
-            One line per node, the group's own name first.
+            One line per node, the group's own name first; a member whose metadata cannot
+            be read shows what is wrong with it.
 
         Raises
         ------
-        MetadataError
-            If a member's metadata document is invalid.
         StoreError
-            If listing or reading the store fails.
+            If listing or reading the store fails (members whose metadata cannot be read
+            are left out).
 
         Examples
         --------
@@ -737,6 +739,8 @@ class Group(Node):
                 branch = "└── " if last else "├── "
                 if isinstance(node, Array):
                     lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+                elif isinstance(node, UnreadableNode):
+                    lines.append(f"{indent}{branch}{name} (unreadable: {node.error})")
                 else:
                     lines.append(f"{indent}{branch}{name}")
                     walk(node, indent + ("    " if last else "│   "))

@@ -21,10 +21,21 @@ from contextlib import contextmanager
 from typing import Any
 
 from zarr3c.concurrency import chunk_lock
-from zarr3c.errors import AttributeNotFoundError, MetadataError, ReadOnlyError
+from zarr3c.errors import (
+    AttributeNotFoundError,
+    MetadataError,
+    MissingDependencyError,
+    ReadOnlyError,
+    UnsupportedFeatureError,
+    ZarrError,
+)
 from zarr3c.metadata.formats import HierarchyFormat, V3Format
 
-__all__ = ["Node", "Attributes"]
+__all__ = ["Node", "Attributes", "UNREADABLE", "UnreadableNode"]
+
+#: What makes a node unreadable rather than its store failing: its document is invalid,
+#: names a data type, codec or format zarr3c does not know, or needs a missing extra.
+UNREADABLE = (MetadataError, UnsupportedFeatureError, MissingDependencyError)
 
 
 class Node:
@@ -228,6 +239,52 @@ class Node:
     def __hash__(self) -> int:
         """Hash of the type, the store's type and the path (consistent with ``==``)."""
         return hash((type(self), type(self._store), self._path))
+
+
+class UnreadableNode:
+    """A member of a group whose metadata cannot be read (a document that is not valid, a
+    data type or codec this zarr3c does not know, an optional dependency missing): what
+    :meth:`Group.members` and :meth:`Group.tree` list in its place, so that one bad node
+    never hides its siblings.  Opening it (``group[name]``) raises :attr:`error`.
+
+    Parameters
+    ----------
+    path : str
+        The node's path in its hierarchy.
+    error : ZarrError
+        Why it cannot be read (naming the key and field).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://")
+    >>> g.store.set("bad/zarr.json", b'{"zarr_format": 3, "node_type": "array"}')
+    >>> name, node = g.members()[0]
+    >>> name, type(node).__name__, type(node.error).__name__
+    ('bad', 'UnreadableNode', 'MetadataError')
+    """
+
+    #: for messages, as Array and Group
+    kind: str = "unreadable node"
+
+    __slots__ = ("error", "path")
+
+    def __init__(self, path: str, error: ZarrError):
+        self.path = path
+        self.error = error
+
+    @property
+    def name(self) -> str:
+        """The node's absolute name (``"/"`` and its path)."""
+        return "/" + self.path
+
+    @property
+    def basename(self) -> str:
+        """The last component of the node's path."""
+        return self.path.rsplit("/", 1)[-1]
+
+    def __repr__(self) -> str:
+        return f"<zarr3c.UnreadableNode {self.name!r}: {self.error}>"
 
 
 class Attributes(MutableMapping[str, Any]):

@@ -45,6 +45,7 @@ from zarr3c.concurrency import get_num_threads, map_unordered
 from zarr3c.errors import InvalidArgumentError, ZarrError
 from zarr3c.group import Group, create_group, open_node
 from zarr3c.metadata.formats import detect_format
+from zarr3c.node import UnreadableNode
 from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, make_store
 
 __all__ = ["KEEP", "ProgressCallback", "copy"]
@@ -437,11 +438,13 @@ def _copy_counted(
     # A destination about to be cleared takes the layout asked for, whatever it holds now.
     fmt = _format_for_create(MemoryStore() if clear else dst_store, zarr_format)
     root = open_node(src_store, "", read_only=True, fmt=src_fmt)
-    nodes: list[tuple[str, Array | Group]] = [("", root)]
+    nodes: list[tuple[str, Array | Group | UnreadableNode]] = [("", root)]
     if isinstance(root, Group):
         nodes += root.members(max_depth=None)
     plan: list[tuple[str, Array | Group, dict[str, Any]]] = []
     for path, node in nodes:
+        if isinstance(node, UnreadableNode):  # (nothing copied: nothing written yet)
+            raise node.error
         if isinstance(node, Array):
             spec = (_reencoded_spec(node, fmt, chunks, shards, compressors) if reencode
                     else _encoded_spec(node, fmt))

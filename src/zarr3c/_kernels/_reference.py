@@ -1787,7 +1787,7 @@ def write_shards(
     ...     path = os.path.join(tmp, "s").encode()
     ...     write_shards([path], 0, np.arange(3, dtype=np.uint8), np.array([0]),
     ...                  np.array([1]), np.array([[3]]), np.array([4]), np.array([2]), 1,
-    ...                  b"\\0", False, 0, 0, False, 0, 1, False, False, np.empty(4, np.uint8),
+    ...                  b"\\0", False, 0, 0, False, 0, 1, False, False, np.empty(16, np.uint8),
     ...                  1, sizes, status)
     ...     data = open(path, "rb").read()
     >>> data[:4], status.tolist(), sizes.tolist()
