@@ -47,6 +47,8 @@ def key_problem(key: str) -> str | None:
     True
     >>> key_problem("a/../b")
     "a key must not contain '..' path segments"
+    >>> key_problem("a/\ud800")
+    'a key must be valid Unicode (it holds a lone surrogate)'
     """
     if not key:
         return "a key must not be empty"
@@ -60,6 +62,11 @@ def key_problem(key: str) -> str | None:
         return "a key must not end with '/'"
     if "//" in key:
         return "a key must not contain empty path segments ('//')"
+    if not key.isascii():
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:  # (a lone surrogate: no store can spell it)
+            return "a key must be valid Unicode (it holds a lone surrogate)"
     if "." in key:
         for segment in key.split("/"):
             if segment == "." or segment == "..":

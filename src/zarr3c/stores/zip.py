@@ -126,8 +126,8 @@ class _Archive:
             if _is_key(info.filename):
                 self.index[info.filename] = info  # a later duplicate wins, as in zipfile
         self.superseded = sum(_is_key(i.filename) for i in self.zf.infolist()) - len(self.index)
-        # header offset -> offset of the entry's data, for seeking into stored entries
-        self._data_starts: dict[int, int] = {}
+        # (header offset, name) -> offset of the entry's data, for seeking into stored entries
+        self._data_starts: dict[tuple[int, str], int] = {}
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -207,16 +207,28 @@ class _Archive:
             raise self._read_error(key, exc) from exc
 
     def _data_start(self, fp: Any, info: zipfile.ZipInfo) -> int:
-        """Where the entry's data starts in the file (past its local header), kept."""
-        start = self._data_starts.get(info.header_offset)
+        """Where the entry's data starts in the file (past its local header), kept.  The
+        local header must name the entry, as ``zipfile``'s whole reads check: a central
+        directory pointing one name at another entry's header is a damaged archive, not
+        that entry's bytes."""
+        ident = (info.header_offset, info.orig_filename)
+        start = self._data_starts.get(ident)
         if start is None:
             fp.seek(info.header_offset)
             header = fp.read(_LOCAL_HEADER.size)
             if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
                 raise zipfile.BadZipFile("bad local file header")
             fields = _LOCAL_HEADER.unpack(header)
+            name = fp.read(fields[-2])
+            utf8 = fields[3] & 0x800
+            expected = info.orig_filename.encode("utf-8" if utf8 else "cp437",
+                                                 errors="replace")
+            if name != expected:
+                raise zipfile.BadZipFile(
+                    f"the local file header names {name!r}, the central directory "
+                    f"{info.orig_filename!r}")
             start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
-            self._data_starts[info.header_offset] = start
+            self._data_starts[ident] = start
         return start
 
     def _read_error(self, key: str, exc: BaseException) -> StoreError:

@@ -213,9 +213,23 @@ def list_dir_entries(dirpath: str, failure: str) -> list[os.DirEntry[str]]:
 
 
 def makedirs(key: str, dirname: str) -> None:
-    """Create the directory ``dirname`` of ``key``'s file and its parents, as needed."""
+    """Create the directory ``dirname`` of ``key``'s file and its parents, as needed: by a
+    loop, not ``os.makedirs``, whose recursion a legal key of 1,500 segments exhausts."""
+    missing = []
+    parent = dirname
+    while parent and not os.path.isdir(parent):
+        missing.append(parent)
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
     try:
-        os.makedirs(dirname, exist_ok=True)
+        for path in reversed(missing):
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                if not os.path.isdir(path):  # a file where a directory must be
+                    raise
     except OSError as exc:
         raise StoreError(
             f"cannot write store key {key!r}: cannot create directory {dirname!r}: {exc}"

@@ -87,16 +87,25 @@ def walk(dirpath: str, prefix: str, remove_stale: bool) -> Iterator[str]:
 def _walk_dir(dirpath: str, prefix: str, remove_stale: bool,
               ancestors: frozenset[tuple[int, int]]) -> Iterator[str]:
     """:func:`walk` below a directory whose ``(device, inode)`` and its ancestors' are
-    ``ancestors`` (a symlink back to one of them is a loop, not entered)."""
-    for name, path, is_dir in scan(dirpath, prefix, remove_stale):
+    ``ancestors`` (a symlink back to one of them is a loop, not entered).  Depth first with
+    a stack of its own, not recursion: a legal key may have thousands of segments."""
+    stack = [(iter(scan(dirpath, prefix, remove_stale)), prefix, ancestors)]
+    while stack:
+        entries, here, seen = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        name, path, is_dir = entry
         if not is_dir:
-            yield prefix + name
+            yield here + name
             continue
         try:
             st = os.stat(path)
         except OSError:
             continue
         ident = (st.st_dev, st.st_ino)
-        if ident in ancestors:  # a symlink loop
+        if ident in seen:  # a symlink loop
             continue
-        yield from _walk_dir(path, prefix + name + "/", remove_stale, ancestors | {ident})
+        below = here + name + "/"
+        stack.append((iter(scan(path, below, remove_stale)), below, seen | {ident}))
