@@ -138,9 +138,10 @@ class Array(Node):
         )
         # Set when chunks are shards whose inner chunks can be read by byte range.
         self._sharding = partial_read_codec(self._pipeline)
-        self._set_metadata(metadata)
+        # (before the grid's facts are computed from the chunk shapes it checks)
         for chunk_shape in metadata.chunk_grid.distinct_chunk_shapes(metadata.shape):
             self._pipeline.validate(chunk_shape, source=key)
+        self._set_metadata(metadata)
 
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
         self._metadata = metadata

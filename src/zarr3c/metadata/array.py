@@ -335,11 +335,18 @@ class NamedConfig:
 # -- array metadata -------------------------------------------------------------------------------
 
 
-def _parse_shape(value: Any, *, source: str | None) -> tuple[int, ...]:
+#: The most dimensions an array may have (numpy's ``NPY_MAXDIMS``, and the kernels').
+MAX_NDIM = 64
+
+
+def parse_array_shape(value: Any, *, source: str | None) -> tuple[int, ...]:
     if not isinstance(value, list | tuple):
         raise MetadataError(
             f"must be a list of integers, got {value!r}", path="shape", source=source
         )
+    if len(value) > MAX_NDIM:  # (numpy's limit: such an array could be created, not read)
+        raise MetadataError(f"has {len(value)} dimensions, at most {MAX_NDIM} are supported",
+                            path="shape", source=source)
     shape = []
     for i, n in enumerate(value):
         if isinstance(n, bool) or not isinstance(n, int):
@@ -618,7 +625,7 @@ class ArrayMetadata(ArrayMetadataView):
             if key not in data:
                 raise MetadataError("missing required field", path=key, source=source)
         extra = parse_extra_fields(data, cls._KNOWN, source=source)
-        shape = _parse_shape(data["shape"], source=source)
+        shape = parse_array_shape(data["shape"], source=source)
         ndim = len(shape)
         data_type = parse_data_type(data["data_type"], path="data_type", source=source)
         grid = _parse_chunk_grid(data["chunk_grid"], ndim=ndim, source=source)

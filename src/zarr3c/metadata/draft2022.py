@@ -38,7 +38,13 @@ import numpy as np
 
 from zarr3c import registry
 from zarr3c.errors import MetadataError, UnknownExtensionError
-from zarr3c.metadata.array import ArrayMetadataView, dump_json, load_json_object, parse_attributes
+from zarr3c.metadata.array import (
+    ArrayMetadataView,
+    dump_json,
+    load_json_object,
+    parse_array_shape,
+    parse_attributes,
+)
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy, parse_data_type
 
 __all__ = [
@@ -258,13 +264,7 @@ def _v3_codec(codec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _shape(value: Any, *, source: str | None) -> tuple[int, ...]:
-    if not isinstance(value, list):
-        raise MetadataError("must be a list of integers", path="shape", source=source)
-    for i, n in enumerate(value):
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 2**63 - 1:
-            raise MetadataError(f"must be a non-negative integer, got {n!r}",
-                                path=f"shape[{i}]", source=source)
-    return tuple(value)
+    return parse_array_shape(value, source=source)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
