@@ -42,6 +42,8 @@ __all__ = [
     "ReshapeCodec",
     "ShardingCodec",
     "TransposeCodec",
+    "VLenBytesCodec",
+    "VLenUTF8Codec",
     "ZstdCodec",
     "default_compressors",
     "default_serializer",
@@ -58,6 +60,8 @@ _LAZY = {
     "Crc32cCodec": "zarr3c.codecs.crc32c",
     "ReshapeCodec": "zarr3c.codecs.reshape",
     "ShardingCodec": "zarr3c.codecs.sharding",
+    "VLenUTF8Codec": "zarr3c.codecs.vlen",
+    "VLenBytesCodec": "zarr3c.codecs.vlen",
 }
 
 
@@ -66,3 +70,16 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
+
+
+def _register_vlen() -> None:
+    """Register the ``vlen-utf8`` and ``vlen-bytes`` codecs (their kernel imports in well
+    under a millisecond, so they are registered as classes rather than lazily)."""
+    from zarr3c.codecs.vlen import VLenBytesCodec, VLenUTF8Codec
+    from zarr3c.registry import codecs as registry
+
+    registry.register(VLenUTF8Codec.name, VLenUTF8Codec)
+    registry.register(VLenBytesCodec.name, VLenBytesCodec)
+
+
+_register_vlen()
