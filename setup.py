@@ -38,7 +38,7 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
-KERNELS = ["copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx", "checksum"]
+KERNELS = ["copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx", "checksum", "vlen"]
 if os.name == "posix":
     # open/pread without the GIL, and the native chunk pipeline on its pthread pool;
     # elsewhere LocalStore reads through os and reads take the Python path.

@@ -114,6 +114,8 @@ codecs: Registry[Any] = Registry(
         "reshape": "zarr3c.codecs.reshape:ReshapeCodec",
         "gzip": "zarr3c.codecs.gzip:GzipCodec",
         "zstd": "zarr3c.codecs.zstd:ZstdCodec",
+        "vlen-utf8": "zarr3c.codecs.vlen:VLenUTF8Codec",
+        "vlen-bytes": "zarr3c.codecs.vlen:VLenBytesCodec",
         "blosc": "zarr3c.codecs.blosc:BloscCodec",
         "crc32c": "zarr3c.codecs.crc32c:Crc32cCodec",
         "sharding_indexed": "zarr3c.codecs.sharding:ShardingCodec",

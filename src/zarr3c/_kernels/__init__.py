@@ -17,7 +17,9 @@ import importlib.util
 import os
 
 # The kernels every zarr3c install has (fileio is built on POSIX systems only).
-REQUIRED = ("copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx", "checksum")
+REQUIRED = (
+    "copy", "scatter", "grid", "boxes", "layout", "shard", "zstd_ctx", "checksum", "vlen"
+)
 
 _absent = [name for name in REQUIRED if importlib.util.find_spec(f"{__name__}.{name}") is None]
 if _absent:

@@ -44,6 +44,10 @@ __all__ = [
     "copy_strided",
     "count_box_pieces",
     "crc32c",
+    "decode_bytes",
+    "decode_utf8",
+    "encode_bytes",
+    "encode_utf8",
     "encoded_cap",
     "fill_pieces",
     "fill_strided",
@@ -1864,3 +1868,116 @@ def _write_file(path: bytes, data: bytes) -> int:
             os.unlink(tmp)
         return _FAILED_WRITE_IO
     return _WRITTEN
+
+
+# -- vlen.pyx: variable-length strings and bytes ------------------------------------------------
+
+def _vlen_items(data: ReadBuffer, count: int) -> list[bytes]:
+    """The items of a vlen buffer, read with ``int.from_bytes`` and slicing."""
+    if count < 0:
+        raise ValueError("vlen: the expected item count must be >= 0")
+    buf = _u8(data).tobytes()
+    if len(buf) < 4:
+        raise ValueError("vlen: missing item count")
+    stored = int.from_bytes(buf[:4], "little")
+    if stored != count:
+        raise ValueError("vlen: wrong item count")
+    if 4 * stored > len(buf) - 4:
+        raise ValueError("vlen: the item count does not fit the buffer")
+    items, pos = [], 4
+    for _ in range(stored):
+        if pos + 4 > len(buf):
+            raise ValueError("vlen: a length prefix runs past the end")
+        length = int.from_bytes(buf[pos:pos + 4], "little")
+        pos += 4
+        if pos + length > len(buf):
+            raise ValueError("vlen: an item runs past the end")
+        items.append(buf[pos:pos + length])
+        pos += length
+    if pos != len(buf):
+        raise ValueError("vlen: bytes follow the last item")
+    return items
+
+
+def _object_array(values: list[Any]) -> NDArray[np.object_]:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def decode_utf8(data: ReadBuffer, count: int, dtype: Any = None) -> NDArray[Any]:
+    """Reference of :func:`zarr3c._kernels.vlen.decode_utf8`: the items sliced out one by one
+    and decoded with ``bytes.decode("utf-8")``; a StringDType result by ``astype``."""
+    if dtype is not None and np.dtype(dtype).kind not in "OT":
+        raise TypeError("vlen: dtype must be object or a StringDType")
+    strings = []
+    for i, item in enumerate(_vlen_items(data, count)):
+        try:
+            strings.append(item.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError(f"vlen: item {i} is not valid UTF-8") from None
+    out = _object_array(strings)
+    return out if dtype is None or np.dtype(dtype).kind == "O" else out.astype(dtype)
+
+
+def decode_bytes(data: ReadBuffer, count: int) -> NDArray[np.object_]:
+    """Reference of :func:`zarr3c._kernels.vlen.decode_bytes`."""
+    return _object_array(_vlen_items(data, count))
+
+
+def _vlen_join(parts: list[bytes]) -> bytes:
+    if len(parts) > 0xFFFFFFFF or any(len(p) > 0xFFFFFFFF for p in parts):
+        raise ValueError("vlen: over the format's 32-bit limits")
+    out = [len(parts).to_bytes(4, "little")]
+    for part in parts:
+        out += [len(part).to_bytes(4, "little"), part]
+    return b"".join(out)
+
+
+def _vlen_check_items(items: Any) -> None:
+    if not isinstance(items, np.ndarray):
+        raise TypeError("vlen: items must be a numpy array")
+    if items.ndim != 1:
+        raise ValueError("vlen: items must be 1-d")
+
+
+def encode_utf8(items: NDArray[Any]) -> bytes:
+    """Reference of :func:`zarr3c._kernels.vlen.encode_utf8`: each item encoded with
+    ``str.encode("utf-8")``, None (or a StringDType's missing value) as an empty string."""
+    _vlen_check_items(items)
+    if items.dtype.kind == "T":
+        # a missing value converts to the dtype's na_object itself
+        missing = getattr(items.dtype, "na_object", object())
+        values = [None if v is missing else v for v in items.astype(object)]
+    elif items.dtype.kind == "O":
+        values = list(items)
+    else:
+        raise TypeError("vlen: items must have dtype object or StringDType")
+    parts = []
+    for i, v in enumerate(values):
+        if v is None:
+            parts.append(b"")
+        elif not isinstance(v, str):
+            raise TypeError(f"vlen: item {i} has type {type(v).__name__}, expected str")
+        else:
+            try:
+                parts.append(v.encode("utf-8"))
+            except UnicodeEncodeError:
+                raise ValueError(f"vlen: item {i} cannot be encoded as UTF-8") from None
+    return _vlen_join(parts)
+
+
+def encode_bytes(items: NDArray[np.object_]) -> bytes:
+    """Reference of :func:`zarr3c._kernels.vlen.encode_bytes`: None as an empty item."""
+    _vlen_check_items(items)
+    if items.dtype.kind != "O":
+        raise TypeError("vlen: items must have dtype object")
+    parts = []
+    for i, v in enumerate(items):
+        if v is None:
+            parts.append(b"")
+        elif not isinstance(v, bytes):
+            raise TypeError(f"vlen: item {i} has type {type(v).__name__}, expected bytes")
+        else:
+            parts.append(bytes(v))
+    return _vlen_join(parts)

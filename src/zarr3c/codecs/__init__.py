@@ -42,6 +42,8 @@ __all__ = [
     "ReshapeCodec",
     "ShardingCodec",
     "TransposeCodec",
+    "VLenBytesCodec",
+    "VLenUTF8Codec",
     "ZstdCodec",
     "default_compressors",
     "default_serializer",
@@ -58,6 +60,8 @@ _LAZY = {
     "Crc32cCodec": "zarr3c.codecs.crc32c",
     "ReshapeCodec": "zarr3c.codecs.reshape",
     "ShardingCodec": "zarr3c.codecs.sharding",
+    "VLenUTF8Codec": "zarr3c.codecs.vlen",
+    "VLenBytesCodec": "zarr3c.codecs.vlen",
 }
 
 

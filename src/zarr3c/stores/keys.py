@@ -47,7 +47,7 @@ def key_problem(key: str) -> str | None:
     True
     >>> key_problem("a/../b")
     "a key must not contain '..' path segments"
-    >>> key_problem("a/\ud800")
+    >>> key_problem("a/\\ud800")
     'a key must be valid Unicode (it holds a lone surrogate)'
     """
     if not key:
