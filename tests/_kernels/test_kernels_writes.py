@@ -269,14 +269,9 @@ def test_shards_agree_with_reference_and_numpy(
         root = tmp_path_factory.mktemp("s")
         paths = [str(root / str(s)).encode() for s in range(n)]
         sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
-        per_shard = math.prod(s // i for s, i in zip(plan["shard"], plan["inner"],
-                                                     strict=True))
-        nbytes = math.prod(plan["inner"]) * plan["dtype"].itemsize
-        arena = np.empty(impl.shard_arena_nbytes(n, per_shard, nbytes, plan["compressor"],
-                                                 plan["checksums"]), dtype=np.uint8)
         impl.write_shards(paths, 5, shard_shape=np.array(plan["shard"], dtype=np.int64),
                           chunk_shape=np.array(plan["inner"], dtype=np.int64),
-                          index_at_start=plan["index_at_start"], arena=arena,
+                          index_at_start=plan["index_at_start"],
                           index_checksum=plan["index_checksum"], nthreads=nthreads,
                           sizes=sizes, status=status, **args)
         got.append((status.tolist(), [Path(os.fsdecode(p)).read_bytes()
@@ -301,7 +296,7 @@ def test_shard_plans_that_do_not_hold_together_raise(impl, tmp_path: Path) -> No
             "shard_shape": np.array([4]), "chunk_shape": np.array([3]), "itemsize": 1,
             "fill": b"\0", "skip_empty": False, "compressor": writes.NONE, "level": 0,
             "zstd_checksum": False, "checksums": 0, "swap": 1, "index_at_start": False,
-            "index_checksum": False, "arena": np.empty(64, np.uint8), "nthreads": 1, "sizes": np.zeros(1, np.int64),
+            "index_checksum": False, "nthreads": 1, "sizes": np.zeros(1, np.int64),
             "status": np.zeros(1, np.int8)}
     with pytest.raises(ValueError):  # 3 does not divide 4
         impl.write_shards(**args)
@@ -310,9 +305,5 @@ def test_shard_plans_that_do_not_hold_together_raise(impl, tmp_path: Path) -> No
     with pytest.raises(ValueError):
         impl.write_shards(**args)
     args["counts"] = np.array([[4]])
-    args["arena"] = np.empty(7, np.uint8)  # two inner chunks of 2 bytes: 16
-    with pytest.raises(ValueError):
-        impl.write_shards(**args)
-    args["arena"] = np.empty(16, np.uint8)
     impl.write_shards(**args)
     assert (tmp_path / "s").read_bytes()[:4] == bytes(range(4))

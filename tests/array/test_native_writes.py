@@ -283,12 +283,13 @@ def test_whole_shards_store_the_python_paths_bytes(
         tmp_path, monkeypatch, write, shape=data.shape, chunks=(8, 6), dtype="<u2",
         codecs=[sharding], write_empty_chunks=write_empty_chunks)
     assert native_files == python_files
-    assert written == [3 * 3, 4]
+    assert sum(written) == 3 * 3 + 4 and max(written) <= zarr3c.get_num_threads()
     assert ("c/0/0" in native_files) is write_empty_chunks
 
 
 def test_shards_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(native, "SHARD_BATCH_BYTES", 1)  # one shard a call
+    monkeypatch.setattr(native, "SHARD_BATCH_BYTES", 1)  # one shard a call (at most one
+    # shard per thread in any case: a whole write holds about one shard per worker)
     data = np.arange(40, dtype="u1")
     native_files, python_files, written = _both(
         tmp_path, monkeypatch, lambda a: a.__setitem__(slice(None), data), shape=(40,),

@@ -142,11 +142,12 @@ def test_byte_source_reads_any_layout(shape, data) -> None:
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("compressors", [None, ZSTD], ids=["uncompressed", "zstd"])
 def test_a_whole_sharded_write_holds_about_one_shard_per_worker(tmp_path, threads,
-                                                                compressors) -> None:
+                                                                compressors, read_path) -> None:
     """Inner chunks are encoded from views of the value: a whole write of two 8 MiB shards
     holds (besides the input) one shard per worker plus per-worker inner-chunk scratch, not
     the shard array, its encoded pieces and the assembled shard (3 shards each); compressed,
-    only the encoded pieces of one shard per worker."""
+    only the encoded pieces of one shard per worker.  On both paths (the native one's
+    encodings are allocated where tracemalloc sees them)."""
     import tracemalloc
 
     data = (np.arange(64 * 256 * 256, dtype=np.uint32) % 65521).astype(np.uint16)
@@ -230,10 +231,12 @@ def test_shards_written_through_the_arena_match_those_written_without(tmp_path, 
     assert len(stored[True]) == 1 + 3 * 3  # zarr.json and 9 shards
 
 
-def test_a_whole_sharded_write_reuses_each_threads_arena(tmp_path, monkeypatch) -> None:
+def test_a_whole_sharded_write_reuses_each_threads_arena(tmp_path, monkeypatch,
+                                                        python_path) -> None:
     """Shard after shard, a thread's parts go to the same arena blocks: the blocks
     allocated over a whole write are about one shard's encodings per thread, not every
-    shard's."""
+    shard's (the Python path's arena: the native pipeline frees each shard's encodings
+    once it is written)."""
     from zarr3c.codecs import sharding
 
     allocated: list[int] = []

@@ -69,7 +69,6 @@ __all__ = [
     "read_shard_parts",
     "read_shards",
     "read_tail_into",
-    "shard_arena_nbytes",
     "spread",
     "transpose_into",
     "write_chunks",
@@ -1719,44 +1718,13 @@ def write_chunks(
             status[c] = _WRITTEN
 
 
-def shard_arena_nbytes(nshards: int, per_shard: int, nbytes: int, compressor: int,
-                       checksums: int) -> int:
-    """The arena ``writes.write_shards`` needs (``writes.shard_arena_nbytes``).
-
-    Parameters
-    ----------
-    nshards, per_shard, nbytes
-        Shards per call, inner chunks per shard, bytes per inner chunk.
-    compressor, checksums
-        The inner chain.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        For negative counts or an unknown chain.
-
-    Examples
-    --------
-    >>> shard_arena_nbytes(2, 4, 10, 0, 1)
-    128
-    """
-    if nshards < 0 or per_shard < 0:
-        raise ValueError("shard_arena_nbytes: negative counts")
-    slot = (encoded_cap(nbytes, compressor, checksums) + 7) // 8 * 8
-    return max(1, nshards * per_shard * slot)
-
-
 def write_shards(
     dests: list[bytes], salt: int, src: ReadBuffer, src_offsets: NDArray[np.int64],
     src_strides: NDArray[np.int64], counts: NDArray[np.int64], shard_shape: NDArray[np.int64],
     chunk_shape: NDArray[np.int64], itemsize: int, fill: ReadBuffer, skip_empty: bool,
     compressor: int, level: int, zstd_checksum: bool, checksums: int, swap: int,
-    index_at_start: bool, index_checksum: bool, arena: NDArray[np.uint8], nthreads: int,
-    sizes: NDArray[np.int64], status: NDArray[np.int8],
+    index_at_start: bool, index_checksum: bool, nthreads: int, sizes: NDArray[np.int64],
+    status: NDArray[np.int8],
 ) -> None:
     """``writes.write_shards`` one shard after another, inner chunk by inner chunk: each
     shard's stored inner chunks (those holding some of its region and not all fill) in C
@@ -1769,8 +1737,8 @@ def write_shards(
         ``src_offsets[s]`` of ``src``.
     fill, skip_empty, compressor, level, zstd_checksum, checksums, swap
         The fill value, whether a shard storing nothing is left unwritten, the inner chain.
-    index_at_start, index_checksum, arena, nthreads
-        The index's place and checksum; scratch (unused here); threads (one here).
+    index_at_start, index_checksum, nthreads
+        The index's place and checksum; threads (one here).
     sizes, status
         Out: per shard its size and what became of it.
 
@@ -1791,15 +1759,14 @@ def write_shards(
     ...     path = os.path.join(tmp, "s").encode()
     ...     write_shards([path], 0, np.arange(3, dtype=np.uint8), np.array([0]),
     ...                  np.array([1]), np.array([[3]]), np.array([4]), np.array([2]), 1,
-    ...                  b"\\0", False, 0, 0, False, 0, 1, False, False, np.empty(16, np.uint8),
-    ...                  1, sizes, status)
+    ...                  b"\\0", False, 0, 0, False, 0, 1, False, False, 1, sizes,
+    ...                  status)
     ...     data = open(path, "rb").read()
     >>> data[:4], status.tolist(), sizes.tolist()
     (b'\\x00\\x01\\x02\\x00', [0], [36])
     """
     del nthreads
     shard = tuple(int(n) for n in shard_shape)
-    per_shard = math.prod(s // max(1, c) for s, c in zip(shard_shape, chunk_shape, strict=True))
     inner = tuple(int(n) for n in chunk_shape)
     if len(shard) != len(inner) or any(c < 1 or s % c for s, c in zip(shard, inner,
                                                                       strict=True)):
@@ -1820,8 +1787,7 @@ def write_shards(
                 _ints(counts[s]), itemsize, writeable=False)
         if type(dests[s]) is not bytes or b"\0" in dests[s] or not dests[s]:
             raise ValueError("write_shards: a destination is not a path")
-    if len(_u8(arena)) < shard_arena_nbytes(n, per_shard, nbytes, compressor, checksums):
-        raise ValueError("write_shards: the arena is too small")
+    encoded_cap(nbytes, compressor, checksums)  # (the chain's checks)
     for s in range(n):
         entries, data = [], []
         pos = 16 * math.prod(per_dim) + 4 * index_checksum if index_at_start else 0

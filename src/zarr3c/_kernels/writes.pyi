@@ -36,26 +36,21 @@ def write_chunks(
     became of chunk ``c``.  ValueError for a plan that does not hold together, never for
     the file system."""
 
-def shard_arena_nbytes(nshards: int, per_shard: int, nbytes: int, compressor: int,
-                       checksums: int) -> int:
-    """The arena write_shards needs for nshards shards of per_shard inner chunks of
-    nbytes bytes.  ValueError for negative counts or an unknown chain."""
-
 def write_shards(
     dests: list[bytes], salt: int, src: ReadBuffer, src_offsets: NDArray[np.int64],
     src_strides: NDArray[np.int64], counts: NDArray[np.int64],
     shard_shape: NDArray[np.int64], chunk_shape: NDArray[np.int64], itemsize: int,
     fill: ReadBuffer, skip_empty: bool, compressor: int, level: int, zstd_checksum: bool,
-    checksums: int, swap: int, index_at_start: bool, index_checksum: bool,
-    arena: NDArray[np.uint8], nthreads: int, sizes: NDArray[np.int64],
-    status: NDArray[np.int8],
+    checksums: int, swap: int, index_at_start: bool, index_checksum: bool, nthreads: int,
+    sizes: NDArray[np.int64], status: NDArray[np.int8],
 ) -> None:
     """Write each shard dests[s] (a file path, atomically): its region of counts[s]
     elements from src_offsets[s] (the rest fill) in inner chunks of chunk_shape encoded by
     the chain (an inner chunk equal to fill not stored), laid out as the sharding codec
     does (inner chunks in C order, the index of (offset, nbytes) little-endian uint64 pairs,
-    with a CRC-32C if index_checksum, at the start or end); the inner chunks encoded into
-    arena (at least shard_arena_nbytes) on up to nthreads threads, the GIL released.
+    with a CRC-32C if index_checksum, at the start or end); the inner chunks encoded (each
+    into a buffer of its encoding's size, freed once its shard is written) on up to
+    nthreads threads, the GIL released.
     status[s] and sizes[s] say what became of shard s (EMPTY: it stores no inner chunk and
     skip_empty).  ValueError for a plan that does
     not hold together (a chunk_shape not dividing shard_shape, ...), never for the file

@@ -35,6 +35,7 @@ status
 """
 
 from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free
@@ -56,7 +57,7 @@ import numpy as np
 from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
 __all__ = ["EMPTY", "FAILED_ENCODE", "FAILED_IO", "FAILED_MEMORY", "NONE", "WRITTEN", "ZSTD",
-           "encoded_cap", "shard_arena_nbytes", "write_chunks", "write_shards"]
+           "encoded_cap", "write_chunks", "write_shards"]
 
 # compressors (as chunks.pyx numbers them)
 NONE = 0
@@ -412,8 +413,7 @@ cdef struct ShardWrite:
     WritePlan* plan       # the inner chunks' geometry and chain; its regions are the shards
     int64_t per_dim[MAX_NDIM]   # inner chunks per shard, per axis
     int64_t per_shard
-    uint8_t* arena        # per inner chunk k of the call: its slot of ``slot`` bytes
-    int64_t slot
+    uint8_t** parts       # per inner chunk k of the call: its encoding (NULL: none)
     int64_t* inner_sizes  # per inner chunk: its encoding's length, -1 not stored, < -1 failed
     int64_t index_nbytes
     bint index_at_start
@@ -423,15 +423,16 @@ cdef struct ShardWrite:
 
 cdef void _encode_inner(void* ctx, Py_ssize_t k) noexcept nogil:
     """Pass one, per inner chunk ``k`` of the call: copied out of the value (if it holds
-    any of its shard's region), compared with the fill value and encoded into its slot."""
+    any of its shard's region), compared with the fill value and encoded into a buffer of
+    its own."""
     cdef ShardWrite* sw = <ShardWrite*>ctx
     cdef WritePlan* plan = sw.plan
     cdef Py_ssize_t s = k // sw.per_shard, d
     cdef int64_t j = k % sw.per_shard, i, origin
     cdef int64_t extent[MAX_NDIM]
     cdef int64_t offset = plan.src_offsets[s]
-    cdef uint8_t* slot = sw.arena + k * sw.slot
-    cdef uint8_t* chunk = slot
+    cdef uint8_t* chunk
+    cdef uint8_t* out
     cdef int64_t n
     for d in range(plan.ndim - 1, -1, -1):  # (C order of the inner chunks in the shard)
         i = j % sw.per_dim[d]
@@ -444,19 +445,48 @@ cdef void _encode_inner(void* ctx, Py_ssize_t k) noexcept nogil:
         if extent[d] > plan.chunk_shape[d]:
             extent[d] = plan.chunk_shape[d]
         offset += origin * plan.src_strides[d]
-    if plan.compressor != _NONE:
+    # Without a compressor the encoding's size is known: the chunk is assembled in its own
+    # buffer; else in this thread's scratch, and only the encoding is kept.
+    if plan.compressor == _NONE:
+        chunk = <uint8_t*>PyMem_RawMalloc(<size_t>(plan.nbytes + 4 * plan.checksums))
+        sw.parts[k] = chunk
+    else:
         chunk = thread_buffer(SLOT_CHUNK, <size_t>plan.nbytes)
-        if chunk == NULL:
-            sw.inner_sizes[k] = _FAILED_MEMORY - 8
-            return
+    if chunk == NULL:
+        sw.inner_sizes[k] = _FAILED_MEMORY - 8
+        return
     if not _load(plan, chunk, offset, extent):
         sw.inner_sizes[k] = _FAILED_ENCODE - 8
         return
     if _is_uniform_core(chunk, plan.nbytes, plan.fill, plan.itemsize):
         sw.inner_sizes[k] = -1
         return
-    n = _encode(plan, chunk, slot, sw.slot)
-    sw.inner_sizes[k] = n if n >= 0 else n - 8
+    out = chunk
+    if plan.compressor != _NONE:
+        out = thread_buffer(SLOT_ENCODED, <size_t>plan.cap)
+        if out == NULL:
+            sw.inner_sizes[k] = _FAILED_MEMORY - 8
+            return
+    n = _encode(plan, chunk, out, plan.cap)
+    if n < 0:
+        sw.inner_sizes[k] = n - 8
+        return
+    if plan.compressor != _NONE:
+        sw.parts[k] = <uint8_t*>PyMem_RawMalloc(<size_t>n)
+        if sw.parts[k] == NULL:
+            sw.inner_sizes[k] = _FAILED_MEMORY - 8
+            return
+        memcpy(sw.parts[k], out, <size_t>n)
+    sw.inner_sizes[k] = n
+
+
+cdef void _free_parts(ShardWrite* sw, Py_ssize_t s) noexcept nogil:
+    """Free shard ``s``'s inner chunks' encodings."""
+    cdef int64_t j
+    for j in range(s * sw.per_shard, (s + 1) * sw.per_shard):
+        if sw.parts[j] != NULL:
+            PyMem_RawFree(sw.parts[j])
+            sw.parts[j] = NULL
 
 
 cdef inline void _put_u64(uint8_t* p, uint64_t v) noexcept nogil:
@@ -482,6 +512,7 @@ cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
     cdef uint64_t value
     if scratch == NULL:
         plan.status[s] = _FAILED_MEMORY
+        _free_parts(sw, s)
         return
     index = scratch
     bufs = <const uint8_t**>(scratch + sw.index_nbytes + (8 - sw.index_nbytes % 8) % 8)
@@ -496,6 +527,7 @@ cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
         n = sw.inner_sizes[s * per + j]
         if n < -1:
             plan.status[s] = <int8_t>(n + 8)
+            _free_parts(sw, s)
             return
         if n < 0:
             _put_u64(index + 16 * j, 0xFFFFFFFFFFFFFFFFULL)
@@ -503,7 +535,7 @@ cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
             continue
         _put_u64(index + 16 * j, <uint64_t>pos)
         _put_u64(index + 16 * j + 8, <uint64_t>n)
-        bufs[nbufs], lens[nbufs] = sw.arena + (s * per + j) * sw.slot, n
+        bufs[nbufs], lens[nbufs] = sw.parts[s * per + j], n
         nbufs += 1
         pos += n
         stored += 1
@@ -520,28 +552,7 @@ cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
         return
     plan.sizes[s] = total
     plan.status[s] = _store(plan, s, bufs, lens, nbufs)
-
-
-cdef inline int64_t _slot(int64_t cap) noexcept nogil:
-    """An inner chunk's slot in the arena: room for its encoding (or, without a
-    compressor, the chunk and its checksums), rounded up to 8 bytes."""
-    return (cap + 7) // 8 * 8
-
-
-def shard_arena_nbytes(int64_t nshards, int64_t per_shard, int64_t nbytes, int compressor,
-                       int checksums):
-    """The arena :func:`write_shards` needs for ``nshards`` shards of ``per_shard`` inner
-    chunks of ``nbytes`` bytes each, encoded by the chain (``compressor``,
-    ``checksums``).
-
-    Raises
-    ------
-    ValueError
-        As :func:`encoded_cap`, and for negative counts.
-    """
-    if nshards < 0 or per_shard < 0:
-        raise ValueError("shard_arena_nbytes: negative counts")
-    return max(1, nshards * per_shard * _slot(encoded_cap(nbytes, compressor, checksums)))
+    _free_parts(sw, s)
 
 
 def write_shards(
@@ -563,7 +574,6 @@ def write_shards(
     int64_t swap,
     bint index_at_start,
     bint index_checksum,
-    uint8_t[::1] arena not None,
     int nthreads,
     int64_t[::1] sizes not None,
     int8_t[::1] status not None,
@@ -572,9 +582,8 @@ def write_shards(
     ``dests[s]``, holds the region of ``counts[s]`` elements at byte ``src_offsets[s]`` of
     ``src`` (the rest fill), in inner chunks of ``chunk_shape`` encoded by the chain; its
     index (``index_checksum``: with a CRC-32C) at its start or end.  ``status[s]`` says what
-    became of shard ``s``, ``sizes[s]`` its size.  The inner chunks' encodings are held in
-    ``arena`` until their shard is written: at least :func:`shard_arena_nbytes` bytes,
-    which the caller bounds by the shards per call (and may reuse from call to call).
+    became of shard ``s``, ``sizes[s]`` its size.  The inner chunks' encodings are held
+    until their shard is written: the caller bounds the shards per call.
 
     Raises
     ------
@@ -596,16 +605,15 @@ def write_shards(
         if sw.per_shard > (1 << 40) // sw.per_dim[d]:
             raise ValueError(f"{fn}: too many inner chunks per shard")
         sw.per_shard *= sw.per_dim[d]
-    sw.slot = _slot(plan.cap)
-    if nshards and sw.slot > PY_SSIZE_T_MAX // (nshards * sw.per_shard):
-        raise ValueError(f"{fn}: the shards' encodings do not fit in memory")
-    if arena.shape[0] < max(1, nshards * sw.per_shard * sw.slot):
-        raise ValueError(f"{fn}: the arena has {arena.shape[0]} bytes, less than the "
-                         f"{nshards * sw.per_shard * sw.slot} the shards' encodings need")
+    if nshards and sw.per_shard > PY_SSIZE_T_MAX // (nshards * <Py_ssize_t>sizeof(void*)):
+        raise ValueError(f"{fn}: too many inner chunks")
     inner_sizes = np.empty(max(1, nshards * sw.per_shard), dtype=np.int64)
     cdef int64_t[::1] inner_v = inner_sizes
+    sw.parts = <uint8_t**>calloc(max(1, nshards * sw.per_shard), sizeof(uint8_t*))
+    if sw.parts == NULL:
+        raise MemoryError()
     sw.plan = &plan
-    sw.arena, sw.inner_sizes = &arena[0], &inner_v[0]
+    sw.inner_sizes = &inner_v[0]
     sw.index_nbytes = 16 * sw.per_shard + (4 if index_checksum else 0)
     sw.index_at_start, sw.index_checksum, sw.skip_empty = index_at_start, index_checksum, \
         skip_empty
@@ -614,6 +622,11 @@ def write_shards(
     plan.skip_empty = True
     plan.level, plan.zstd_checksum = level, zstd_checksum
     plan.salt = salt
-    with nogil:
-        run_tasks(_encode_inner, &sw, nshards * sw.per_shard, nthreads)
-        run_tasks(_write_shard, &sw, nshards, nthreads)
+    try:
+        with nogil:
+            run_tasks(_encode_inner, &sw, nshards * sw.per_shard, nthreads)
+            run_tasks(_write_shard, &sw, nshards, nthreads)
+    finally:
+        for d in range(nshards):  # (each shard's are freed once written: none, usually)
+            _free_parts(&sw, d)
+        free(sw.parts)

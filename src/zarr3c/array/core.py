@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from zarr3c._kernels.boxes import basic_box
-from zarr3c.array import geometry, write
+from zarr3c.array import geometry, objects, write
 from zarr3c.array.read import boxes, general, many, points, shard_boxes
 from zarr3c.array.read.plan import Box, BoxGrid, InnerBox
 from zarr3c.codecs.pipeline import CodecPipeline
@@ -155,6 +155,11 @@ class Array(Node):
         self._inner_box: InnerBox | None
         self._box_grid, self._inner_box = geometry.regular_grid_facts(
             metadata, self._sharding, self._itemsize)
+        #: Elements are references (strings, bytes): every read and write takes
+        #: ``objects``' path, never the byte kernels' (no short paths, no native pipeline).
+        self._references = objects.holds_references(metadata.dtype)
+        if self._references:
+            self._box_grid, self._inner_box = None, None
 
     # -- properties ------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from zarr3c._kernels.copy import copy_strided, fill_strided
 from zarr3c._kernels.scatter import copy_outer
+from zarr3c.array import objects
 from zarr3c.array.read.chunk import read_chunk
 from zarr3c.array.read.plan import (
     ChunkGroup,
@@ -123,6 +124,8 @@ def read_selections(array: Array, sels: Sequence[OrthogonalSelection]) -> list[n
 def read_planned(array: Array, counts: Sequence[Sequence[int]],
                  plans: Sequence[Iterable[ChunkTask]]) -> list[np.ndarray]:
     """Outputs of shapes ``counts`` filled by their chunk ``plans`` (see the module)."""
+    if array._references:  # (strings, bytes: numpy indexing, not byte copies)
+        return objects.read_planned(array, counts, plans)
     plan = plan_general(counts, plans, array.dtype, array._chunk_shape_at,
                         array._pipeline.stores_raw_elements)
     read_raw_spans(array, plan.spans, partial(_place_span, array, plan))

@@ -33,6 +33,7 @@ import numpy as np
 from zarr3c._buffers import thread_scratch
 from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c._kernels.scatter import OuterPieces, copy_elements, copy_outer
+from zarr3c.array import objects
 from zarr3c.array.read.chunk import read_chunk, stored_value
 from zarr3c.array.read.native import (
     chunks_native,
@@ -407,6 +408,8 @@ def read_raw_chunk_points(
 def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
     """The points of a parsed coordinate selection, in the selection's ``out_shape`` (see
     the module for how each chunk's points are read)."""
+    if array._references:  # (strings, bytes: numpy indexing, not byte copies)
+        return objects.read_coordinates(array, sel)
     out = np.empty(sel.size, dtype=array.dtype)
     itemsize = array._itemsize
     dst = out.view(np.uint8)

@@ -19,6 +19,7 @@ import numpy as np
 
 from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
 from zarr3c._kernels.scatter import copy_elements, copy_outer
+from zarr3c.array import objects
 from zarr3c.array.write.native import write_natively
 from zarr3c.codecs.sharding import PartArena
 from zarr3c.concurrency import chunk_lock, map_unordered
@@ -62,6 +63,9 @@ def as_dtype(array: Array, value: Any) -> np.ndarray:
 def write_points(array: Array, sel: CoordinateSelection, value: Any) -> None:
     """Write ``value`` into the points of ``sel``; with duplicate coordinates the last value
     wins, as in numpy."""
+    if array._references:  # (strings, bytes: numpy indexing, not byte copies)
+        objects.write_points(array, sel, value)
+        return
     arr = as_dtype(array, value)
     flat = arr.reshape(-1) if arr.ndim == 0 else broadcast_value(arr, sel.out_shape).reshape(-1)
     itemsize = array._itemsize
@@ -92,6 +96,9 @@ def write_points(array: Array, sel: CoordinateSelection, value: Any) -> None:
 
 def write_selection(array: Array, sel: OrthogonalSelection, value: Any) -> None:
     """Write ``value`` (broadcast as numpy does) into the orthogonal selection ``sel``."""
+    if array._references:
+        objects.write_selection(array, sel, value)
+        return
     arr = as_dtype(array, value)
     scalar = arr.ndim == 0
     if scalar:
@@ -257,6 +264,9 @@ def new_chunk(array: Array, chunk_shape: tuple[int, ...], *, filled: bool) -> np
 
 def store_chunk(array: Array, key: str, chunk: np.ndarray) -> None:
     """Write an encoded chunk, or erase it when it holds only the fill value."""
+    if array._references:
+        objects.store_chunk(array, key, chunk)
+        return
     if not array._write_empty_chunks and is_uniform(
         chunk.reshape(-1).view(np.uint8), array._fill_bytes
     ):

@@ -60,8 +60,8 @@ __all__ = ["BATCH_CHUNKS", "SHARD_BATCH_BYTES", "write_natively"]
 
 #: The most chunks (shards) one kernel call writes (and whose keys it holds locked).
 BATCH_CHUNKS = 1024
-#: The room for encoded inner chunks one call of the shard kernel holds (at least one
-#: shard's): they are kept until their shard is written.
+#: The most room for encoded inner chunks one call of the shard kernel holds (at least one
+#: shard's, at most one shard's per thread): they are kept until their shard is written.
 SHARD_BATCH_BYTES = 64 << 20
 
 
@@ -143,9 +143,11 @@ def _kernel(array: Array) -> _Kernel | None:
     if ib is None or ib.plain is None or chain is None or ib.plain[0] % 16 not in (0, 4):
         return None  # (another index chain, or inner chain, takes the Python path)
     index_nbytes, at_end = ib.plain
-    slot = _writes.encoded_cap(ib.nbytes, chain.compressor, chain.checksums)
-    per_call = max(1, min(BATCH_CHUNKS, SHARD_BATCH_BYTES // max(1, slot * math.prod(
-        ib.per_shard))))
+    # At most one shard's encodings per thread, as the Python path holds (and at most
+    # SHARD_BATCH_BYTES of them): a shard's inner chunks already spread over the threads.
+    shard_room = math.prod(ib.per_shard) * _writes.encoded_cap(ib.nbytes, chain.compressor,
+                                                               chain.checksums)
+    per_call = max(1, min(BATCH_CHUNKS, get_num_threads(), SHARD_BATCH_BYTES // shard_room))
     return _Kernel(chain, (ib.shape_i64, not at_end, index_nbytes % 16 == 4), per_call)
 
 
@@ -195,12 +197,6 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
     sizes = np.empty(len(names), dtype=np.int64)
     shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)
     chain = kernel.chain
-    arena = None
-    if kernel.shards is not None:  # (one for the write's calls: its pages faulted in once)
-        arena = np.empty(_writes.shard_arena_nbytes(
-            min(kernel.batch, len(names)), math.prod(array._inner_box.per_shard),  # type: ignore[union-attr]
-            array._inner_box.nbytes, chain.compressor, chain.checksums),  # type: ignore[union-attr]
-            dtype=np.uint8)
     for lo in range(0, len(names), kernel.batch):
         hi = min(lo + kernel.batch, len(names))
         keys = [array._prefix + name for name in names[lo:hi]]
@@ -214,13 +210,12 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
                     chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi])
             else:
-                assert arena is not None
                 inner, at_start, checksum = kernel.shards
                 _writes.write_shards(
                     files[lo:hi], salt, src, offsets[lo:hi], strides, counts[lo:hi], shape,
                     inner, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
-                    chain.swap, at_start, checksum, arena, get_num_threads(), sizes[lo:hi],
+                    chain.swap, at_start, checksum, get_num_threads(), sizes[lo:hi],
                     status[lo:hi])
             for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
                 array._store.erase(keys[i])

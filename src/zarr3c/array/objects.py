@@ -1,0 +1,320 @@
+"""Arrays of variable-length elements (strings, bytes): read and written chunk by chunk with
+numpy indexing, never by the byte kernels.
+
+The read and write paths move elements as their bytes (strided copies, byte swaps, the native
+pipeline), which for numpy object arrays and ``StringDType`` arrays are pointers and arena
+handles, not the elements.  So every selection of an array whose dtype holds references
+(:func:`holds_references`) takes this path instead: its chunk tasks are planned as for any
+array (:func:`~zarr3c.indexing.plan_chunks`, :func:`~zarr3c.indexing.plan_points`), and per
+chunk, on the thread pool:
+
+- a read decodes the stored chunk through the codec pipeline (``vlen-utf8``, ``vlen-bytes``:
+  :mod:`zarr3c.codecs.vlen`) into an array of the chunk's shape (the fill value where it is
+  not stored) and copies its part into the output by numpy indexing;
+- a write, under the chunk's lock, starts from the fill value (a chunk it covers entirely)
+  or from the decoded chunk, assigns its part by numpy indexing, and stores the encoding, or
+  erases the chunk where it holds only the fill value (unless ``write_empty_chunks``).
+
+Sharded arrays go through the sharding codec's whole-shard decode and encode, which take
+numpy indexing for such dtypes too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zarr3c.concurrency import chunk_lock, map_unordered
+from zarr3c.errors import ValueConversionError
+from zarr3c.indexing import (
+    ChunkTask,
+    CoordinateSelection,
+    OrthogonalSelection,
+    PointTask,
+    broadcast_value,
+    plan_chunks,
+    plan_points,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from zarr3c.array.core import Array
+
+__all__ = ["holds_references", "read_coordinates", "read_planned", "store_chunk",
+           "write_points", "write_selection"]
+
+
+def holds_references(dtype: np.dtype) -> bool:
+    """Whether elements of ``dtype`` are references rather than their bytes (object arrays,
+    numpy's variable-width ``StringDType``): such arrays take this module's path.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+        An array's dtype.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    None
+        Any dtype is answered.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> holds_references(np.dtype(object)), holds_references(np.dtype("<U3"))
+    (True, False)
+    """
+    return bool(dtype.hasobject) or dtype.kind == "T"
+
+
+def _fill(array: Array, shape: Sequence[int]) -> np.ndarray:
+    """A new chunk of ``shape`` holding the fill value."""
+    return np.full(tuple(shape), array.fill_value, dtype=array.dtype)
+
+
+def _chunk(array: Array, coords: tuple[int, ...]) -> np.ndarray:
+    """The chunk at ``coords``, decoded (the fill value where it is not stored)."""
+    key = array.chunk_key(coords)
+    shape = array._chunk_shape_at(coords)
+    raw = array._store.get(key)
+    if raw is None:
+        return _fill(array, shape)
+    return array._pipeline.decode(raw, shape, key=key)
+
+
+def read_planned(array: Array, counts: Sequence[Sequence[int]],
+                 plans: Sequence[Iterable[ChunkTask]]) -> list[np.ndarray]:
+    """Outputs of shapes ``counts`` filled by their chunk ``plans``, each chunk read once
+    (as :func:`zarr3c.array.read.general.read_planned`).
+
+    Parameters
+    ----------
+    array
+        The array read.
+    counts
+        Each output's shape.
+    plans
+        Each output's chunk tasks.
+
+    Returns
+    -------
+    list of numpy.ndarray
+
+    Raises
+    ------
+    ChunkDecodeError
+        A stored chunk that does not decode, naming its key.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> from zarr3c.indexing import parse_orthogonal_selection, plan_chunks
+    >>> a = zarr3c.create_array("memory://", shape=(3,), chunks=(2,), dtype=str)
+    >>> a[:] = ["x", "yy", "zzz"]
+    >>> sel = parse_orthogonal_selection((slice(1, 3),), a.shape)
+    >>> read_planned(a, [sel.counts], [plan_chunks(sel, a._dims)])[0].tolist()
+    ['yy', 'zzz']
+    """
+    outs = [np.empty(tuple(c), dtype=array.dtype) for c in counts]
+    by_chunk: dict[tuple[int, ...], list[tuple[int, ChunkTask]]] = {}
+    for n, plan in enumerate(plans):
+        for task in plan:
+            by_chunk.setdefault(task.coords, []).append((n, task))
+
+    def read(item: tuple[tuple[int, ...], list[tuple[int, ChunkTask]]]) -> None:
+        coords, tasks = item
+        chunk = _chunk(array, coords)
+        for n, task in tasks:
+            outs[n][task.out_index()] = chunk[np.ix_(*task.local_indices())]
+
+    map_unordered(read, list(by_chunk.items()))
+    return outs
+
+
+def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
+    """The points of ``sel``, in the shape of its index arrays.
+
+    Parameters
+    ----------
+    array
+        The array read.
+    sel
+        The points.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ChunkDecodeError
+        A stored chunk that does not decode, naming its key.
+
+    Examples
+    --------
+    >>> import numpy as np, zarr3c
+    >>> from zarr3c.indexing import parse_coordinate_selection
+    >>> a = zarr3c.create_array("memory://", shape=(3,), chunks=(2,), dtype=str)
+    >>> a[:] = ["x", "yy", "zzz"]
+    >>> sel = parse_coordinate_selection((np.array([2, 0]),), a.shape)
+    >>> read_coordinates(a, sel).tolist()
+    ['zzz', 'x']
+    """
+    flat = np.empty(sel.size, dtype=array.dtype)
+
+    def read(task: PointTask) -> None:
+        flat[task.out] = _chunk(array, task.coords)[tuple(task.local)]
+
+    map_unordered(read, plan_points(sel, array._dims, array._itemsize))
+    return flat.reshape(sel.out_shape)
+
+
+def _as_values(array: Array, value: Any) -> np.ndarray:
+    """``value`` as an array of the array's dtype (a ``ValueConversionError`` naming what
+    does not convert)."""
+    try:
+        return np.asarray(value, dtype=array.dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueConversionError(
+            f"cannot convert the value to the array's dtype {array.dtype}: {exc}"
+        ) from None
+
+
+def store_chunk(array: Array, key: str, chunk: np.ndarray) -> None:
+    """Store a chunk's encoding, or erase it where it holds only the fill value (unless
+    ``write_empty_chunks``).
+
+    Parameters
+    ----------
+    array
+        The array written.
+    key
+        The chunk's key.
+    chunk
+        Its elements.
+
+    Raises
+    ------
+    StoreError
+        The store fails.
+
+    Examples
+    --------
+    >>> import numpy as np, zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(2,), chunks=(2,), dtype=str)
+    >>> store_chunk(a, "c/0", np.array(["", ""], dtype=a.dtype))
+    >>> a.store.get("c/0") is None
+    True
+    """
+    if not array._write_empty_chunks and bool(np.all(chunk == array.fill_value)):
+        array._store.erase(key)
+    else:
+        array._store.set(key, array._pipeline.encode(chunk))
+
+
+def _modify(array: Array, coords: tuple[int, ...], whole: bool,
+            assign: Any) -> None:
+    """Read-modify-write the chunk at ``coords`` under its lock (not read if ``whole``)."""
+    key = array.chunk_key(coords)
+    with chunk_lock(array._store, key):
+        chunk = _fill(array, array._chunk_shape_at(coords)) if whole else \
+            _chunk(array, coords)
+        if not chunk.flags.writeable:
+            chunk = chunk.copy()
+        assign(chunk)
+        store_chunk(array, key, chunk)
+
+
+def write_selection(array: Array, sel: OrthogonalSelection, value: Any) -> None:
+    """Write ``value`` (broadcast as numpy does) into the orthogonal selection ``sel``.
+
+    Parameters
+    ----------
+    array
+        The array written.
+    sel
+        The selection.
+    value
+        Anything numpy converts to the array's dtype.
+
+    Raises
+    ------
+    ValueConversionError
+        A value that does not convert.
+    ShapeMismatchError
+        A value that does not broadcast to the selection.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> from zarr3c.indexing import parse_orthogonal_selection
+    >>> a = zarr3c.create_array("memory://", shape=(3,), chunks=(2,), dtype=str)
+    >>> write_selection(a, parse_orthogonal_selection((slice(1, 3),), a.shape), "é")
+    >>> a[:].tolist()
+    ['', 'é', 'é']
+    """
+    values = broadcast_value(_as_values(array, value), sel.out_shape).reshape(sel.counts)
+    if sel.size == 0:
+        return
+
+    def write(task: ChunkTask) -> None:
+        shape = array._chunk_shape_at(task.coords)
+        whole = task.covers(shape, array.shape, array._chunk_origin(task.coords))
+
+        def assign(chunk: np.ndarray) -> None:
+            chunk[np.ix_(*task.local_indices())] = values[task.out_index()]
+
+        _modify(array, task.coords, whole, assign)
+
+    map_unordered(write, plan_chunks(sel, array._dims))
+
+
+def write_points(array: Array, sel: CoordinateSelection, value: Any) -> None:
+    """Write ``value`` into the points of ``sel``; with repeated points the last one wins,
+    as in numpy.
+
+    Parameters
+    ----------
+    array
+        The array written.
+    sel
+        The points.
+    value
+        Anything numpy converts to the array's dtype, broadcast to the points.
+
+    Raises
+    ------
+    ValueConversionError
+        A value that does not convert.
+    ShapeMismatchError
+        A value that does not broadcast to the points.
+
+    Examples
+    --------
+    >>> import numpy as np, zarr3c
+    >>> from zarr3c.indexing import parse_coordinate_selection
+    >>> a = zarr3c.create_array("memory://", shape=(3,), chunks=(2,), dtype=str)
+    >>> write_points(a, parse_coordinate_selection((np.array([2, 0]),), a.shape), ["c", "a"])
+    >>> a[:].tolist()
+    ['a', '', 'c']
+    """
+    values = _as_values(array, value)
+    flat = values.reshape(-1) if values.ndim == 0 else \
+        broadcast_value(values, sel.out_shape).reshape(-1)
+
+    def write(task: PointTask) -> None:
+        def assign(chunk: np.ndarray) -> None:
+            # one element at a time, in the points' order: the last of repeats wins
+            local = tuple(task.local)
+            src = flat[0] if values.ndim == 0 else flat[task.out]
+            chunk[local] = src
+
+        _modify(array, task.coords, False, assign)
+
+    map_unordered(write, plan_points(sel, array._dims, array._itemsize))
