@@ -1,11 +1,11 @@
-"""Peer comparison: the same array workloads through zarr3c and the other Zarr v3 libraries.
+"""Peer comparison: the same array workloads through zarr3c and the other Zarr libraries.
 
 Runs, in one process and on the same source data, each workload through
 
 - ``zarr3c``;
 - ``zarr-python`` (3.x, its default ``BatchedCodecPipeline``);
 - ``zarrs-python`` (zarr-python with ``codec_pipeline.path = "zarrs.ZarrsCodecPipeline"``);
-- ``tensorstore`` (driver ``"zarr3"`` over a ``"file"`` kvstore);
+- ``tensorstore`` (driver ``"zarr3"``, or ``"zarr"`` for Zarr v2, over a ``"file"`` kvstore);
 - ``limit`` (read workloads only): not a library but a bound: the chunk files read with plain
   Python I/O and decoded with numcodecs' zstd over a ``ThreadPoolExecutor`` with
   ``os.cpu_count()`` workers, i.e. the file read and decode of the same bytes split over the
@@ -33,6 +33,13 @@ noise, so that it is random-ish but compressible.  Rows are ``layout x compressi
   with repeats on the first two axes and the first chunk's width on the last: 1000 x 1000 x 64
   uint16 is 128 MiB out).
 
+With ``--zarr-format 2`` every implementation writes Zarr v2 arrays of the same cube instead
+(``.zarray``, chunk keys ``i.j.k``, dtype ``"<u2"``, compressor null or numcodecs
+``{"id": "zstd", "level": 0}``); Zarr v2 has no sharding, so the sharded rows are reported as
+skipped.  Each written copy is checked to be in the asked format (``zarr.json`` for 3,
+``.zarray`` with the expected dtype, compressor and separator for 2) before it is read; a copy
+in another format is reported as ``WRONG``.
+
 Each implementation writes its own copy (timed) and reads its own copy (the files are in the
 page cache: every read workload runs once untimed as a warm-up).  Every timed write goes to a
 fresh path and no copy is deleted before the run ends: on ext4 without a journal a delete
@@ -45,6 +52,7 @@ Usage::
 
     python asv_benchmarks/compare_peers.py                       # everything, 512^3
     python asv_benchmarks/compare_peers.py --size 256 --repeat 1 # quick
+    python asv_benchmarks/compare_peers.py --zarr-format 2       # the same through Zarr v2
     python asv_benchmarks/compare_peers.py --only zarr3c,tensorstore --layouts chunked \\
         --compressions zstd --workloads read_all,random --json out.json
 """
@@ -89,6 +97,10 @@ LAYOUTS = ("chunked", "sharded")
 DTYPE = np.dtype("uint16")
 RANDOM_BOX = 4
 ZSTD_LEVEL = 0
+ZARR_FORMATS = (2, 3)
+#: Zarr v2's chunk key separator, the same for every implementation (v2's default)
+V2_SEPARATOR = "."
+V2_NO_SHARDING = "Zarr v2 has no sharding"
 
 Selection = tuple[slice, ...]
 
@@ -132,6 +144,7 @@ class Case:
     threads: int
     points: tuple[np.ndarray, ...] = ()
     orthogonal: tuple[Any, ...] = ()
+    zarr_format: int = 3
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -244,6 +257,42 @@ def dir_size(path: str) -> int:
             with contextlib.suppress(OSError):
                 total += os.path.getsize(os.path.join(root, f))
     return total
+
+
+def stored_format_error(path: str, case: Case) -> str:
+    """'' if the array written at ``path`` is in ``case``'s Zarr format, else what is not.
+
+    For 3: a ``zarr.json`` and no ``.zarray``.  For 2: a ``.zarray`` (and no ``zarr.json``)
+    whose dtype, compressor and chunk key separator are the ones every implementation is asked
+    for, so that the rows compare the same stored bytes.
+    """
+    has_v3 = os.path.isfile(os.path.join(path, "zarr.json"))
+    has_v2 = os.path.isfile(os.path.join(path, ".zarray"))
+    if case.zarr_format == 3:
+        return "" if has_v3 and not has_v2 else "the copy written is not Zarr v3 (no zarr.json)"
+    if has_v3 or not has_v2:
+        return "the copy written is not Zarr v2 (no .zarray, or a zarr.json)"
+    try:
+        with open(os.path.join(path, ".zarray")) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as exc:
+        return f".zarray unreadable: {describe(exc)}"
+    comp = doc.get("compressor")
+    if case.compression == "none":
+        comp_ok = comp is None
+    else:
+        comp_ok = (
+            isinstance(comp, dict) and comp.get("id") == "zstd"
+            and comp.get("level") == ZSTD_LEVEL and not comp.get("checksum", False)
+        )
+    if not comp_ok:
+        expected = "null" if case.compression == "none" else f"zstd level {ZSTD_LEVEL}"
+        return f".zarray compressor {comp!r}, expected {expected}"
+    if doc.get("dtype") != "<u2" or doc.get("filters") is not None:
+        return f".zarray dtype {doc.get('dtype')!r}, filters {doc.get('filters')!r}"
+    if doc.get("dimension_separator", ".") != V2_SEPARATOR:
+        return f".zarray dimension_separator {doc.get('dimension_separator')!r}"
+    return ""
 
 
 # --------------------------------------------------------------------------- implementations
@@ -383,12 +432,16 @@ class Zarr3cAdapter(Adapter):
             compressors=self._compressors(case.compression),
             fill_value=0,
             overwrite=True,
+            # zarr3c maps the v3 zstd codec to the v2 compressor {"id": "zstd", ...}; v2 chunk
+            # keys default to "i.j.k", as the other implementations write them.
+            zarr_format=case.zarr_format,
         )
 
     def write(self, src: np.ndarray) -> None:
         self.arr[...] = src
 
     def open(self, path: str) -> None:
+        # The format is found from the documents present, as a user would open it.
         self.arr = self.zarr3c.open_array(self.zarr3c.LocalStore(path), mode="r")
 
     def read(self, sel: Selection) -> np.ndarray:
@@ -418,6 +471,7 @@ class ZarrPythonAdapter(Adapter):
 
     def __init__(self) -> None:
         self.arr: Any = None
+        self.zarr_format = 3
 
     def probe(self) -> str:
         try:
@@ -437,11 +491,14 @@ class ZarrPythonAdapter(Adapter):
 
     def create(self, path: str, case: Case) -> None:
         zarr = self.zarr
-        compressors = (
-            None
-            if case.compression == "none"
-            else zarr.codecs.ZstdCodec(level=ZSTD_LEVEL, checksum=False)
-        )
+        self.zarr_format = case.zarr_format
+        compressors: Any = None
+        if case.compression == "zstd" and case.zarr_format == 2:
+            import numcodecs  # zarr-python 3 takes a numcodecs codec as a v2 compressor
+
+            compressors = numcodecs.Zstd(level=ZSTD_LEVEL)
+        elif case.compression == "zstd":
+            compressors = zarr.codecs.ZstdCodec(level=ZSTD_LEVEL, checksum=False)
         self.arr = zarr.create_array(
             zarr.storage.LocalStore(path),
             shape=case.shape,
@@ -451,6 +508,7 @@ class ZarrPythonAdapter(Adapter):
             compressors=compressors,
             fill_value=0,
             overwrite=True,
+            zarr_format=case.zarr_format,
         )
         self._check_pipeline()
 
@@ -459,7 +517,7 @@ class ZarrPythonAdapter(Adapter):
 
     def open(self, path: str) -> None:
         store = self.zarr.storage.LocalStore(path, read_only=True)
-        self.arr = self.zarr.open_array(store, mode="r")
+        self.arr = self.zarr.open_array(store, mode="r", zarr_format=self.zarr_format)
         self._check_pipeline()
 
     def _check_pipeline(self) -> None:
@@ -506,18 +564,29 @@ class ZarrsPythonAdapter(ZarrPythonAdapter):
             yield
 
     def _check_pipeline(self) -> None:
-        pipeline = type(self.arr._async_array.codec_pipeline).__name__
-        if pipeline != self.PIPELINE.rsplit(".", 1)[1]:
-            raise Unavailable(f"codec pipeline is {pipeline}, not {self.PIPELINE}")
+        pipeline = self.arr._async_array.codec_pipeline
+        name = type(pipeline).__name__
+        if name != self.PIPELINE.rsplit(".", 1)[1]:
+            raise Unavailable(f"codec pipeline is {name}, not {self.PIPELINE}")
+        # zarrs-python builds its Rust pipeline from the array metadata (v3, or v2 converted
+        # to v3) and, where it cannot, falls back to zarr-python's own for every call: that
+        # would time zarr-python under zarrs' name.
+        if getattr(pipeline, "impl", True) is None:
+            raise Unavailable(
+                f"zarrs cannot handle this Zarr v{self.zarr_format} array "
+                "(its pipeline falls back to zarr-python's)"
+            )
 
 
 class TensorstoreAdapter(Adapter):
-    """tensorstore, driver ``zarr3`` over a ``file`` kvstore, default context (no cache)."""
+    """tensorstore, driver ``zarr3`` (``zarr`` for Zarr v2) over a ``file`` kvstore, default
+    context (no cache)."""
 
     name = "tensorstore"
 
     def __init__(self) -> None:
         self.arr: Any = None
+        self.driver = "zarr3"
 
     def probe(self) -> str:
         try:
@@ -552,7 +621,31 @@ class TensorstoreAdapter(Adapter):
             }
         ]
 
+    def _v2_metadata(self, case: Case) -> dict[str, Any]:
+        return {
+            "shape": list(case.shape),
+            "chunks": list(case.layout.chunks),
+            "dtype": "<u2",
+            "fill_value": 0,
+            "order": "C",
+            "filters": None,
+            "compressor": (
+                None if case.compression == "none" else {"id": "zstd", "level": ZSTD_LEVEL}
+            ),
+            "dimension_separator": V2_SEPARATOR,
+        }
+
     def create(self, path: str, case: Case) -> None:
+        if case.zarr_format == 2:
+            self.driver = "zarr"
+            spec: dict[str, Any] = {
+                "driver": "zarr",
+                "kvstore": {"driver": "file", "path": path},
+                "metadata": self._v2_metadata(case),
+            }
+            self.arr = self.ts.open(spec, create=True, delete_existing=True).result()
+            return
+        self.driver = "zarr3"
         spec = {
             "driver": "zarr3",
             "kvstore": {"driver": "file", "path": path},
@@ -574,7 +667,7 @@ class TensorstoreAdapter(Adapter):
         self.arr.write(src).result()
 
     def open(self, path: str) -> None:
-        spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}
+        spec = {"driver": self.driver, "kvstore": {"driver": "file", "path": path}}
         self.arr = self.ts.open(spec, open=True, read=True).result()
 
     def read(self, sel: Selection) -> np.ndarray:
@@ -615,7 +708,9 @@ class LimitRunner:
     byte range of every read unit, so a read touches exactly the bytes a library must touch:
     no metadata, no index parsing (the shard index is known from writing it), no assembly
     into an output array.  Only reads are bounded: :meth:`write` (encode + file write over the
-    same pool) makes the copy, untimed.
+    same pool) makes the copy, untimed.  With ``--zarr-format 2`` it is the same bound: a v2
+    chunk file holds the same bytes as a v3 one (only the key differs), and there is no
+    sharded case.
     """
 
     name = LIMIT
@@ -896,6 +991,9 @@ def run_adapter(
                 result(w, status, reason if w == "write" else f"write failed: {reason}")
                 for w in workloads
             ]
+        format_error = stored_format_error(path, case)
+        if format_error:
+            return [result(w, "wrong", format_error) for w in workloads]
 
         try:
             adapter.open(path)
@@ -1160,6 +1258,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma list of {','.join(LAYOUTS)}",
     )
     p.add_argument(
+        "--zarr-format",
+        type=int,
+        choices=ZARR_FORMATS,
+        default=3,
+        help="the Zarr format every implementation writes (3; 2 has no sharded rows)",
+    )
+    p.add_argument(
         "--tmpdir", default=None, help="where the copies are written (a fresh directory inside it)"
     )
     p.add_argument(
@@ -1227,7 +1332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             limit = None
 
     log(
-        f"source: uint16 {args.size}^3 ({args.size**3 * 2 / 2**20:.0f} MiB), "
+        f"source: Zarr v{args.zarr_format}, "
+        f"uint16 {args.size}^3 ({args.size**3 * 2 / 2**20:.0f} MiB), "
         f"{os.cpu_count()} cpus, repeat {args.repeat}"
     )
     for name in args.only:
@@ -1246,7 +1352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             chunk_sels = grid_selections(src.shape, layout.chunks)
             ortho = orthogonal_selection(src.shape, args.nindices, layout.chunks[-1])
             for comp in args.compressions:
-                case = Case(src, layout, comp, chunk_sels, rand, args.threads, points, ortho)
+                case = Case(src, layout, comp, chunk_sels, rand, args.threads, points, ortho,
+                            zarr_format=args.zarr_format)
                 log(f"[{lay_name} {comp}] stored {layout.stored}, read unit {layout.chunks}")
                 for name in args.only:
                     if name in unavailable:
@@ -1254,6 +1361,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                             Result(lay_name, comp, w, name, "unavailable", unavailable[name])
                             for w in args.workloads
                         ]
+                if args.zarr_format == 2 and layout.shards is not None:
+                    results += [
+                        Result(lay_name, comp, w, name, "skipped", V2_NO_SHARDING)
+                        for name in args.only if name not in unavailable
+                        for w in args.workloads if name != LIMIT or w in LIMIT_WORKLOADS
+                    ]
+                    log(f"  skipped: {V2_NO_SHARDING}")
+                    continue
                 for adapter in adapters:
                     results += run_adapter(
                         adapter, case, args.workloads, base, args.repeat
@@ -1280,7 +1395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     columns = [c for c in ALL_COLUMNS if c in args.only]
     print(
-        f"\nuint16 {args.size}^3, chunks {args.chunk}^3, shards {shard}^3 / {args.inner}^3, "
+        f"\nZarr v{args.zarr_format}, "
+        f"uint16 {args.size}^3, chunks {args.chunk}^3, shards {shard}^3 / {args.inner}^3, "
         f"{args.nreads} random {RANDOM_BOX}^3 reads, min of {args.repeat}, "
         f"{os.cpu_count()} cpus; times in ms, random rows in us/read\n"
     )
