@@ -271,7 +271,7 @@ def test_shards_agree_with_reference_and_numpy(
         sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
         impl.write_shards(paths, 5, shard_shape=np.array(plan["shard"], dtype=np.int64),
                           chunk_shape=np.array(plan["inner"], dtype=np.int64),
-                          index_at_start=plan["index_at_start"],
+                          index_at_start=plan["index_at_start"], arena=impl.EncodeArena(),
                           index_checksum=plan["index_checksum"], nthreads=nthreads,
                           sizes=sizes, status=status, **args)
         got.append((status.tolist(), [Path(os.fsdecode(p)).read_bytes()
@@ -296,7 +296,7 @@ def test_shard_plans_that_do_not_hold_together_raise(impl, tmp_path: Path) -> No
             "shard_shape": np.array([4]), "chunk_shape": np.array([3]), "itemsize": 1,
             "fill": b"\0", "skip_empty": False, "compressor": writes.NONE, "level": 0,
             "zstd_checksum": False, "checksums": 0, "swap": 1, "index_at_start": False,
-            "index_checksum": False, "nthreads": 1, "sizes": np.zeros(1, np.int64),
+            "index_checksum": False, "arena": impl.EncodeArena(), "nthreads": 1, "sizes": np.zeros(1, np.int64),
             "status": np.zeros(1, np.int8)}
     with pytest.raises(ValueError):  # 3 does not divide 4
         impl.write_shards(**args)

@@ -48,6 +48,7 @@ __all__ = [
     "decode_utf8",
     "encode_bytes",
     "encode_utf8",
+    "EncodeArena",
     "encoded_cap",
     "fill_pieces",
     "fill_strided",
@@ -1718,13 +1719,29 @@ def write_chunks(
             status[c] = _WRITTEN
 
 
+class EncodeArena:
+    """``writes.EncodeArena``: the reference keeps its encodings in ``bytes``, so it holds
+    nothing.
+
+    Examples
+    --------
+    >>> EncodeArena().nbytes
+    0
+    """
+
+    nbytes = 0
+
+    def __init__(self, expect: int = 0) -> None:
+        del expect
+
+
 def write_shards(
     dests: list[bytes], salt: int, src: ReadBuffer, src_offsets: NDArray[np.int64],
     src_strides: NDArray[np.int64], counts: NDArray[np.int64], shard_shape: NDArray[np.int64],
     chunk_shape: NDArray[np.int64], itemsize: int, fill: ReadBuffer, skip_empty: bool,
     compressor: int, level: int, zstd_checksum: bool, checksums: int, swap: int,
-    index_at_start: bool, index_checksum: bool, nthreads: int, sizes: NDArray[np.int64],
-    status: NDArray[np.int8],
+    index_at_start: bool, index_checksum: bool, arena: EncodeArena, nthreads: int,
+    sizes: NDArray[np.int64], status: NDArray[np.int8],
 ) -> None:
     """``writes.write_shards`` one shard after another, inner chunk by inner chunk: each
     shard's stored inner chunks (those holding some of its region and not all fill) in C
@@ -1737,8 +1754,8 @@ def write_shards(
         ``src_offsets[s]`` of ``src``.
     fill, skip_empty, compressor, level, zstd_checksum, checksums, swap
         The fill value, whether a shard storing nothing is left unwritten, the inner chain.
-    index_at_start, index_checksum, nthreads
-        The index's place and checksum; threads (one here).
+    index_at_start, index_checksum, arena, nthreads
+        The index's place and checksum; scratch (unused here); threads (one here).
     sizes, status
         Out: per shard its size and what became of it.
 
@@ -1759,13 +1776,13 @@ def write_shards(
     ...     path = os.path.join(tmp, "s").encode()
     ...     write_shards([path], 0, np.arange(3, dtype=np.uint8), np.array([0]),
     ...                  np.array([1]), np.array([[3]]), np.array([4]), np.array([2]), 1,
-    ...                  b"\\0", False, 0, 0, False, 0, 1, False, False, 1, sizes,
-    ...                  status)
+    ...                  b"\\0", False, 0, 0, False, 0, 1, False, False, EncodeArena(),
+    ...                  1, sizes, status)
     ...     data = open(path, "rb").read()
     >>> data[:4], status.tolist(), sizes.tolist()
     (b'\\x00\\x01\\x02\\x00', [0], [36])
     """
-    del nthreads
+    del nthreads, arena
     shard = tuple(int(n) for n in shard_shape)
     inner = tuple(int(n) for n in chunk_shape)
     if len(shard) != len(inner) or any(c < 1 or s % c for s, c in zip(shard, inner,

@@ -17,6 +17,17 @@ FAILED_IO: int
 FAILED_ENCODE: int
 FAILED_MEMORY: int
 
+class EncodeArena:
+    """Memory for one write's encoded inner chunks (write_shards starts it over each call,
+    reusing its region); freed with the object.  expect: what one call will need, where
+    known (the region's first size)."""
+
+    def __init__(self, expect: int = 0) -> None: ...
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of its blocks."""
+
 def encoded_cap(nbytes: int, compressor: int, checksums: int) -> int:
     """The room a destination buffer needs for one chunk's encoding.  ValueError for a
     negative size or an unknown chain."""
@@ -41,16 +52,15 @@ def write_shards(
     src_strides: NDArray[np.int64], counts: NDArray[np.int64],
     shard_shape: NDArray[np.int64], chunk_shape: NDArray[np.int64], itemsize: int,
     fill: ReadBuffer, skip_empty: bool, compressor: int, level: int, zstd_checksum: bool,
-    checksums: int, swap: int, index_at_start: bool, index_checksum: bool, nthreads: int,
-    sizes: NDArray[np.int64], status: NDArray[np.int8],
+    checksums: int, swap: int, index_at_start: bool, index_checksum: bool,
+    arena: EncodeArena, nthreads: int, sizes: NDArray[np.int64], status: NDArray[np.int8],
 ) -> None:
     """Write each shard dests[s] (a file path, atomically): its region of counts[s]
     elements from src_offsets[s] (the rest fill) in inner chunks of chunk_shape encoded by
     the chain (an inner chunk equal to fill not stored), laid out as the sharding codec
     does (inner chunks in C order, the index of (offset, nbytes) little-endian uint64 pairs,
-    with a CRC-32C if index_checksum, at the start or end); the inner chunks encoded (each
-    into a buffer of its encoding's size, freed once its shard is written) on up to
-    nthreads threads, the GIL released.
+    with a CRC-32C if index_checksum, at the start or end); the inner chunks encoded into
+    arena (started over) on up to nthreads threads, the GIL released.
     status[s] and sizes[s] say what became of shard s (EMPTY: it stores no inner chunk and
     skip_empty).  ValueError for a plan that does
     not hold together (a chunk_shape not dividing shard_shape, ...), never for the file

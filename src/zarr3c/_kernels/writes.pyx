@@ -38,7 +38,7 @@ from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memcpy, strlen
 
 from zarr3c._kernels.checksum cimport crc32c_update
@@ -56,7 +56,7 @@ import numpy as np
 
 from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
-__all__ = ["EMPTY", "FAILED_ENCODE", "FAILED_IO", "FAILED_MEMORY", "NONE", "WRITTEN", "ZSTD",
+__all__ = ["EMPTY", "EncodeArena", "FAILED_ENCODE", "FAILED_IO", "FAILED_MEMORY", "NONE", "WRITTEN", "ZSTD",
            "encoded_cap", "write_chunks", "write_shards"]
 
 # compressors (as chunks.pyx numbers them)
@@ -409,11 +409,148 @@ def write_chunks(
 # -- shards ------------------------------------------------------------------------------------
 
 
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_mutex_t:
+        pass
+    int pthread_mutex_init(pthread_mutex_t* mutex, const void* attr)
+    int pthread_mutex_destroy(pthread_mutex_t* mutex)
+    int pthread_mutex_lock(pthread_mutex_t* mutex)
+    int pthread_mutex_unlock(pthread_mutex_t* mutex)
+
+
+cdef extern from *:
+    """
+    static inline long long zarr3c_count_down(long long* counter) {
+        return __atomic_sub_fetch(counter, 1, __ATOMIC_ACQ_REL);
+    }
+    """
+    # One less, atomically, the other threads' writes before theirs visible: the new count.
+    long long zarr3c_count_down(long long* counter) noexcept nogil
+
+
+cdef extern from *:
+    """
+    #include <sys/mman.h>
+    #include <stdint.h>
+    /* Transparent huge pages for a large region (as numpy asks for its large arrays): a
+       fresh region then takes one page fault per 2 MiB, not per 4 KiB. */
+    static void zarr3c_advise_huge(void* p, size_t n) {
+    #ifdef MADV_HUGEPAGE
+        uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+        uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+        if (hi > lo) madvise((void*)lo, hi - lo, MADV_HUGEPAGE);
+    #endif
+    }
+    """
+    void zarr3c_advise_huge(void* p, size_t n) noexcept nogil
+
+
+cdef struct Arena:
+    pthread_mutex_t lock
+    uint8_t* base         # one region, sized from the calls before
+    int64_t cap
+    int64_t used
+    uint8_t** extra       # what did not fit in it this call, one buffer each
+    Py_ssize_t nextra
+    Py_ssize_t room       # entries of extra
+    int64_t need          # the bytes asked for this call
+
+
+cdef uint8_t* _arena_take(Arena* a, int64_t n) noexcept nogil:
+    """``n`` bytes of the arena (8-byte aligned), valid until it is started over: from its
+    region while it has room, else a buffer of their own; NULL when memory runs out."""
+    cdef uint8_t* p = NULL
+    cdef uint8_t** extra
+    n = (n + 7) // 8 * 8
+    pthread_mutex_lock(&a.lock)
+    a.need += n
+    if a.used + n <= a.cap:
+        p = a.base + a.used
+        a.used += n
+    else:
+        if a.nextra == a.room:
+            extra = <uint8_t**>realloc(a.extra, (2 * a.room + 8) * sizeof(uint8_t*))
+            if extra != NULL:
+                a.extra = extra
+                a.room = 2 * a.room + 8
+        if a.nextra < a.room:
+            p = <uint8_t*>PyMem_RawMalloc(<size_t>n)
+            if p != NULL:
+                a.extra[a.nextra] = p
+                a.nextra += 1
+    pthread_mutex_unlock(&a.lock)
+    return p
+
+
+cdef void _arena_free_extra(Arena* a) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(a.nextra):
+        PyMem_RawFree(a.extra[i])
+    a.nextra = 0
+
+
+cdef class EncodeArena:
+    """Memory for one write's encoded inner chunks: :func:`write_shards` takes them from it
+    and the shards are written from it.  Each call starts it over: what the call before
+    needed becomes one region (an eighth more), reused from call to call, so that a write's
+    pages fault in about once, not per shard; what does not fit gets buffers of its own,
+    freed at the next start.  Everything is freed with the object.
+
+    Parameters
+    ----------
+    expect : int, default 0
+        What one call will need, where the caller knows it (an uncompressed chain's
+        encodings have known sizes): the region's first size.
+
+    Examples
+    --------
+    >>> arena = EncodeArena(1 << 20)
+    >>> arena.nbytes
+    0
+    """
+    cdef Arena state
+
+    def __cinit__(self, int64_t expect=0):
+        pthread_mutex_init(&self.state.lock, NULL)
+        self.state.base, self.state.extra = NULL, NULL
+        self.state.cap = self.state.used = 0
+        self.state.need = max(0, expect)  # (the first start allocates it)
+        self.state.nextra = self.state.room = 0
+
+    def __dealloc__(self):
+        _arena_free_extra(&self.state)
+        PyMem_RawFree(self.state.base)
+        free(self.state.extra)
+        pthread_mutex_destroy(&self.state.lock)
+
+    @property
+    def nbytes(self):
+        """The bytes of its region."""
+        return self.state.cap
+
+    cdef Arena* start(self) except NULL:
+        """The arena, started over (its region grown to the last call's need)."""
+        cdef Arena* a = &self.state
+        cdef int64_t cap
+        _arena_free_extra(a)
+        if a.need > a.cap:
+            cap = a.need + a.need // 8 + 64
+            PyMem_RawFree(a.base)
+            a.base = <uint8_t*>PyMem_RawMalloc(<size_t>cap)
+            a.cap = cap if a.base != NULL else 0
+            if a.base != NULL:
+                zarr3c_advise_huge(a.base, <size_t>cap)
+        a.used = a.need = 0
+        return a
+
+
 cdef struct ShardWrite:
     WritePlan* plan       # the inner chunks' geometry and chain; its regions are the shards
     int64_t per_dim[MAX_NDIM]   # inner chunks per shard, per axis
     int64_t per_shard
     uint8_t** parts       # per inner chunk k of the call: its encoding (NULL: none)
+    Arena* arena          # where the encodings are
+    long long* remaining  # per shard: its inner chunks not encoded yet
     int64_t* inner_sizes  # per inner chunk: its encoding's length, -1 not stored, < -1 failed
     int64_t index_nbytes
     bint index_at_start
@@ -421,11 +558,9 @@ cdef struct ShardWrite:
     bint skip_empty
 
 
-cdef void _encode_inner(void* ctx, Py_ssize_t k) noexcept nogil:
-    """Pass one, per inner chunk ``k`` of the call: copied out of the value (if it holds
-    any of its shard's region), compared with the fill value and encoded into a buffer of
-    its own."""
-    cdef ShardWrite* sw = <ShardWrite*>ctx
+cdef void _encode_one(ShardWrite* sw, Py_ssize_t k) noexcept nogil:
+    """Inner chunk ``k`` of the call: copied out of the value (if it holds any of its
+    shard's region), compared with the fill value and encoded into the arena."""
     cdef WritePlan* plan = sw.plan
     cdef Py_ssize_t s = k // sw.per_shard, d
     cdef int64_t j = k % sw.per_shard, i, origin
@@ -448,7 +583,7 @@ cdef void _encode_inner(void* ctx, Py_ssize_t k) noexcept nogil:
     # Without a compressor the encoding's size is known: the chunk is assembled in its own
     # buffer; else in this thread's scratch, and only the encoding is kept.
     if plan.compressor == _NONE:
-        chunk = <uint8_t*>PyMem_RawMalloc(<size_t>(plan.nbytes + 4 * plan.checksums))
+        chunk = _arena_take(sw.arena, plan.nbytes + 4 * plan.checksums)
         sw.parts[k] = chunk
     else:
         chunk = thread_buffer(SLOT_CHUNK, <size_t>plan.nbytes)
@@ -472,21 +607,12 @@ cdef void _encode_inner(void* ctx, Py_ssize_t k) noexcept nogil:
         sw.inner_sizes[k] = n - 8
         return
     if plan.compressor != _NONE:
-        sw.parts[k] = <uint8_t*>PyMem_RawMalloc(<size_t>n)
+        sw.parts[k] = _arena_take(sw.arena, n)
         if sw.parts[k] == NULL:
             sw.inner_sizes[k] = _FAILED_MEMORY - 8
             return
         memcpy(sw.parts[k], out, <size_t>n)
     sw.inner_sizes[k] = n
-
-
-cdef void _free_parts(ShardWrite* sw, Py_ssize_t s) noexcept nogil:
-    """Free shard ``s``'s inner chunks' encodings."""
-    cdef int64_t j
-    for j in range(s * sw.per_shard, (s + 1) * sw.per_shard):
-        if sw.parts[j] != NULL:
-            PyMem_RawFree(sw.parts[j])
-            sw.parts[j] = NULL
 
 
 cdef inline void _put_u64(uint8_t* p, uint64_t v) noexcept nogil:
@@ -495,10 +621,9 @@ cdef inline void _put_u64(uint8_t* p, uint64_t v) noexcept nogil:
         p[i] = (v >> (8 * i)) & 0xFF
 
 
-cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
-    """Pass two, per shard: its index built and the shard written (its stored inner chunks
-    in C order, the index at its start or end)."""
-    cdef ShardWrite* sw = <ShardWrite*>ctx
+cdef void _write_shard(ShardWrite* sw, Py_ssize_t s) noexcept nogil:
+    """Shard ``s``, its inner chunks encoded: its index built and the shard written (its
+    stored inner chunks in C order, the index at its start or end)."""
     cdef WritePlan* plan = sw.plan
     cdef int64_t per = sw.per_shard, j, n, stored = 0, total
     cdef int64_t pos = sw.index_nbytes if sw.index_at_start else 0
@@ -512,7 +637,6 @@ cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
     cdef uint64_t value
     if scratch == NULL:
         plan.status[s] = _FAILED_MEMORY
-        _free_parts(sw, s)
         return
     index = scratch
     bufs = <const uint8_t**>(scratch + sw.index_nbytes + (8 - sw.index_nbytes % 8) % 8)
@@ -527,7 +651,6 @@ cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
         n = sw.inner_sizes[s * per + j]
         if n < -1:
             plan.status[s] = <int8_t>(n + 8)
-            _free_parts(sw, s)
             return
         if n < 0:
             _put_u64(index + 16 * j, 0xFFFFFFFFFFFFFFFFULL)
@@ -552,7 +675,16 @@ cdef void _write_shard(void* ctx, Py_ssize_t s) noexcept nogil:
         return
     plan.sizes[s] = total
     plan.status[s] = _store(plan, s, bufs, lens, nbufs)
-    _free_parts(sw, s)
+
+
+cdef void _shard_task(void* ctx, Py_ssize_t k) noexcept nogil:
+    """One task: inner chunk ``k`` encoded; its shard written by the thread encoding the
+    shard's last one."""
+    cdef ShardWrite* sw = <ShardWrite*>ctx
+    cdef Py_ssize_t s = k // sw.per_shard
+    _encode_one(sw, k)
+    if zarr3c_count_down(&sw.remaining[s]) == 0:
+        _write_shard(sw, s)
 
 
 def write_shards(
@@ -574,6 +706,7 @@ def write_shards(
     int64_t swap,
     bint index_at_start,
     bint index_checksum,
+    EncodeArena arena not None,
     int nthreads,
     int64_t[::1] sizes not None,
     int8_t[::1] status not None,
@@ -582,8 +715,9 @@ def write_shards(
     ``dests[s]``, holds the region of ``counts[s]`` elements at byte ``src_offsets[s]`` of
     ``src`` (the rest fill), in inner chunks of ``chunk_shape`` encoded by the chain; its
     index (``index_checksum``: with a CRC-32C) at its start or end.  ``status[s]`` says what
-    became of shard ``s``, ``sizes[s]`` its size.  The inner chunks' encodings are held
-    until their shard is written: the caller bounds the shards per call.
+    became of shard ``s``, ``sizes[s]`` its size.  The inner chunks' encodings are held in
+    ``arena`` (started over by the call) until their shard is written: the caller bounds
+    the shards per call.
 
     Raises
     ------
@@ -614,6 +748,7 @@ def write_shards(
         raise MemoryError()
     sw.plan = &plan
     sw.inner_sizes = &inner_v[0]
+    sw.arena = arena.start()
     sw.index_nbytes = 16 * sw.per_shard + (4 if index_checksum else 0)
     sw.index_at_start, sw.index_checksum, sw.skip_empty = index_at_start, index_checksum, \
         skip_empty
@@ -622,11 +757,11 @@ def write_shards(
     plan.skip_empty = True
     plan.level, plan.zstd_checksum = level, zstd_checksum
     plan.salt = salt
+    remaining = np.full(max(1, nshards), sw.per_shard, dtype=np.longlong)
+    cdef long long[::1] remaining_v = remaining
+    sw.remaining = &remaining_v[0]
     try:
         with nogil:
-            run_tasks(_encode_inner, &sw, nshards * sw.per_shard, nthreads)
-            run_tasks(_write_shard, &sw, nshards, nthreads)
+            run_tasks(_shard_task, &sw, nshards * sw.per_shard, nthreads)
     finally:
-        for d in range(nshards):  # (each shard's are freed once written: none, usually)
-            _free_parts(&sw, d)
         free(sw.parts)

@@ -197,6 +197,15 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
     sizes = np.empty(len(names), dtype=np.int64)
     shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)
     chain = kernel.chain
+    # One arena for the write's calls, so that its pages fault in once; sized at once where
+    # the encodings' sizes are known (no compressor).
+    expect = 0
+    if kernel.shards is not None and chain.compressor == _writes.NONE:
+        ib = array._inner_box
+        assert ib is not None
+        expect = min(kernel.batch, len(names)) * math.prod(ib.per_shard) * (
+            ib.nbytes + 4 * chain.checksums + 8)
+    arena = _writes.EncodeArena(expect)
     for lo in range(0, len(names), kernel.batch):
         hi = min(lo + kernel.batch, len(names))
         keys = [array._prefix + name for name in names[lo:hi]]
@@ -215,7 +224,7 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                     files[lo:hi], salt, src, offsets[lo:hi], strides, counts[lo:hi], shape,
                     inner, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
-                    chain.swap, at_start, checksum, get_num_threads(), sizes[lo:hi],
+                    chain.swap, at_start, checksum, arena, get_num_threads(), sizes[lo:hi],
                     status[lo:hi])
             for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
                 array._store.erase(keys[i])
