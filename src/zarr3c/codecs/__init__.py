@@ -34,12 +34,14 @@ __all__ = [
     "BloscCodec",
     "BytesBytesCodec",
     "BytesCodec",
+    "CastValueCodec",
     "ChunkSpec",
     "Codec",
     "CodecPipeline",
     "Crc32cCodec",
     "GzipCodec",
     "ReshapeCodec",
+    "ScaleOffsetCodec",
     "ShardingCodec",
     "TransposeCodec",
     "ZstdCodec",
@@ -57,6 +59,8 @@ _LAZY = {
     "BloscCodec": "zarr3c.codecs.blosc",
     "Crc32cCodec": "zarr3c.codecs.crc32c",
     "ReshapeCodec": "zarr3c.codecs.reshape",
+    "ScaleOffsetCodec": "zarr3c.codecs.scale_offset",
+    "CastValueCodec": "zarr3c.codecs.cast_value",
     "ShardingCodec": "zarr3c.codecs.sharding",
 }
 
