@@ -112,6 +112,8 @@ codecs: Registry[Any] = Registry(
         "endian": "zarr3c.codecs.bytes:EndianCodec",  # the name used by early v3 writers
         "transpose": "zarr3c.codecs.transpose:TransposeCodec",
         "reshape": "zarr3c.codecs.reshape:ReshapeCodec",
+        "scale_offset": "zarr3c.codecs.scale_offset:ScaleOffsetCodec",
+        "cast_value": "zarr3c.codecs.cast_value:CastValueCodec",
         "gzip": "zarr3c.codecs.gzip:GzipCodec",
         "zstd": "zarr3c.codecs.zstd:ZstdCodec",
         "vlen-utf8": "zarr3c.codecs.vlen:VLenUTF8Codec",

@@ -110,7 +110,8 @@ def test_dtypes_round_trip(store: zarr3c.Store, dtype: str) -> None:
 def test_raw_bits_dtype(store: zarr3c.Store) -> None:
     data = np.frombuffer(bytes(range(30)), dtype="V3").reshape(5, 2)
     a = zarr3c.create_array(store, "r", shape=(5, 2), dtype="V3", chunks=(2, 2))
-    assert a.metadata.to_dict()["data_type"] == "r24"
+    assert a.metadata.to_dict()["data_type"] == {"name": "raw_bytes",
+                                                 "configuration": {"length_bytes": 3}}
     a[...] = data
     np.testing.assert_array_equal(zarr3c.open_array(store, "r")[...], data)
 

@@ -9,8 +9,8 @@ blosc, crc32c and the ``numcodecs.*`` codecs zarr-python writes, which chunk fil
 and without ``write_empty_chunks``, and that zarr-python's metadata parser accepts every
 ``zarr.json`` zarr3c writes.
 
-Raw bits are not interoperable: zarr-python 3.1 writes them as the ``raw_bytes`` extension data
-type and does not read ``r<N>`` (checked below: zarr3c refuses ``raw_bytes`` with a clear error).
+Raw bits: zarr-python 3 writes numpy ``V`` dtypes as the ``raw_bytes`` extension data type and
+does not read ``r<N>``; zarr3c reads both and writes ``raw_bytes`` for ``V`` dtypes.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from zarr.core.metadata.v3 import ArrayV3Metadata
 from zarr.storage import LocalStore
 
 import zarr3c
-from zarr3c.errors import UnknownExtensionError
 
 # zarr-python warns that numcodecs.* codecs and raw_bytes are not in the v3 spec; that is what
 # these tests exercise.
@@ -833,14 +832,12 @@ def test_zarr3c_resize_seen_by_zarr_python(tmp_path: Path, make_data: Any) -> No
 # -- raw bits --------------------------------------------------------------------------------------
 
 
-def test_zarr_python_raw_bytes_refused_clearly(tmp_path: Path) -> None:
-    """zarr-python writes void dtypes as the ``raw_bytes`` extension (not ``r<N>``): zarr3c does
-    not implement it and says so with an UnknownExtensionError naming it."""
+def test_zarr_python_raw_bytes_read(tmp_path: Path) -> None:
+    """zarr-python writes void dtypes as the ``raw_bytes`` extension (not ``r<N>``); zarr3c
+    reads it (and writes it for numpy ``V`` dtypes: tests/interop/test_interop_extension_dtypes.py)."""
     path = tmp_path / "a"
     a = zarr.create_array(store=LocalStore(str(path)), shape=(2,), chunks=(2,), dtype="V3")
     a[...] = np.array([b"abc", b"def"], dtype="V3")
-    doc = json.loads((path / "zarr.json").read_text())
-    if doc["data_type"] in ("r24", {"name": "r24"}):
-        pytest.skip("this zarr-python writes core raw bits; covered by the dtype tests")
-    with pytest.raises(UnknownExtensionError, match="raw_bytes"):
-        zarr3c.open_array(str(path), mode="r")
+    out = zarr3c.open_array(str(path), mode="r")
+    assert out.dtype == np.dtype("V3")
+    assert out[...].tobytes() == b"abcdef"

@@ -156,9 +156,10 @@ def test_strings_times_structured_write_and_read(store: zarr3c.Store) -> None:
     assert json.loads(store.get("u/.zarray"))["fill_value"] == "zz"
 
 
-def test_v2_types_have_no_v3_form() -> None:
-    with pytest.raises(MetadataError, match="<U2"):
-        zarr3c.create_array("memory://", shape=(2,), dtype="<U2")
+def test_v2_string_types_have_their_v3_extension_form() -> None:
+    a = zarr3c.create_array("memory://", shape=(2,), dtype="<U2")
+    assert a.metadata.to_dict()["data_type"] == {"name": "fixed_length_utf32",
+                                                 "configuration": {"length_bytes": 8}}
 
 
 def test_consolidated_open_reads_one_document() -> None:

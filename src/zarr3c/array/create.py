@@ -206,7 +206,7 @@ def build_array_metadata(
         "zarr_format": 3,
         "node_type": "array",
         "shape": list(shape_t),
-        "data_type": data_type.name,
+        "data_type": data_type.to_json(),
         "chunk_grid": chunk_grid,
         "chunk_key_encoding": normalize_chunk_key_encoding(chunk_key_encoding),
         "fill_value": data_type.fill_value_to_json(fill),

@@ -801,13 +801,24 @@ def parse_choice_field(value: Any, choices: tuple[str, ...], *, path: str) -> st
 def swap_width(dtype: np.dtype) -> int:
     """Width in bytes of the words whose byte order serialization reverses; 1 = none.
 
-    Complex numbers swap each component; raw (``V``, zarr's ``r*``) types are opaque bytes
-    and are never swapped.
+    Complex numbers swap each component; ``U`` strings each 4-byte UTF-32 code unit;
+    datetime64/timedelta64 the 8-byte count; raw bytes (``V``, zarr's ``r*`` and
+    ``raw_bytes``) and ``S`` strings are opaque bytes and never swapped.  A structured dtype
+    is swapped field by field (by numpy, not by one width): its width is that of its widest
+    field, so that, as for zarr-python 3.4, its byte order matters (the ``bytes`` codec needs
+    ``endian``) when any field has more than one byte.  ml_dtypes types (``bfloat16``, kind
+    ``V`` but not ``numpy.void``) swap their whole item.
     """
-    if dtype.kind == "V" or dtype.itemsize <= 1:
+    if dtype.fields is not None:
+        return max((dtype.fields[name][0].itemsize for name in dtype.names or ()), default=1)
+    if dtype.itemsize <= 1 or dtype.kind == "S" or (
+        dtype.kind == "V" and dtype.type is np.void
+    ):
         return 1
     if dtype.kind == "c":
         return dtype.itemsize // 2
+    if dtype.kind == "U":
+        return 4
     return dtype.itemsize
 
 

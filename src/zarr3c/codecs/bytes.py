@@ -97,24 +97,67 @@ class BytesCodec(ArrayBytesCodec):
             raise MetadataError(
                 f"cannot serialize data type {spec.dtype} (not fixed-size)", path=path
             )
-        if self.endian is None and has_byte_order(spec.dtype):
+        # zarr-python 3 reads a struct without ``endian`` as little-endian (arrays written
+        # before it required the field): so does zarr3c, see _width.
+        if self.endian is None and has_byte_order(spec.dtype) and spec.dtype.fields is None:
             raise MetadataError(
                 f"is required for data type {spec.dtype} (itemsize {spec.dtype.itemsize})",
                 path=f"{path}.configuration.endian",
             )
 
+    def evolve(self, spec: ChunkSpec) -> BytesCodec:
+        """Drop ``endian`` where the data type has no byte order, as zarr-python 3.4 does
+        (``S``/``V`` bytes, one-byte types, structs of one-byte fields).
+
+        Parameters
+        ----------
+        spec : ChunkSpec
+            The chunks the codec serializes.
+
+        Returns
+        -------
+        BytesCodec
+            This codec, or one without ``endian``.
+
+        Raises
+        ------
+        None
+            Any data type is accepted here (:meth:`validate` checks them).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import BytesCodec, ChunkSpec
+        >>> spec = ChunkSpec((2,), np.dtype("S4"), np.zeros((), "S4"))
+        >>> BytesCodec(endian="little").evolve(spec).to_dict()
+        {'name': 'bytes'}
+        """
+        if self.endian is not None and not has_byte_order(spec.dtype):
+            return type(self)(endian=None)
+        return self
+
     def _width(self, dtype: np.dtype) -> int:
         """The swap width for ``dtype`` in this codec's byte order; 1 when nothing to swap."""
-        if self.endian is None or self.endian == _NATIVE:
+        endian = self.endian
+        if endian is None and dtype.fields is not None:
+            endian = "little"
+        if endian is None or endian == _NATIVE:
             return 1
         return swap_width(dtype)
+
+    def _stored_struct(self, dtype: np.dtype) -> np.dtype:
+        """A structured dtype in the stored byte order (numpy swaps each field by its own
+        width, nested structs and UTF-32 code units included)."""
+        return dtype.newbyteorder(">" if (self.endian or "little") == "big" else "<")
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         dtype = native_dtype(chunk.dtype)
         if chunk.dtype != dtype:
             chunk = chunk.astype(dtype)
-        src = as_byte_array(chunk)
         width = self._width(dtype)
+        if width > 1 and dtype.fields is not None:
+            return as_byte_array(np.ascontiguousarray(chunk).astype(self._stored_struct(dtype)))
+        src = as_byte_array(chunk)
         if width == 1:
             # Aliases the chunk: the caller (pipeline) documents that encode's result may.
             return src
@@ -131,6 +174,9 @@ class BytesCodec(ArrayBytesCodec):
                 f"{list(spec.shape)} and data type {spec.dtype}, got {buf.nbytes}"
             )
         width = self._width(spec.dtype)
+        if width > 1 and spec.dtype.fields is not None:
+            stored = buf.view(self._stored_struct(spec.dtype)).reshape(spec.shape)
+            return stored.astype(spec.dtype)
         if width > 1:
             buf = buf.copy()
             byteswap(buf, width)

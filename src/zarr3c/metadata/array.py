@@ -685,7 +685,7 @@ class ArrayMetadata(ArrayMetadataView):
             "zarr_format": 3,
             "node_type": "array",
             "shape": list(self.shape),
-            "data_type": self.data_type.name,
+            "data_type": self.data_type.to_json(),
             "chunk_grid": self.chunk_grid.to_dict(),
             "chunk_key_encoding": self.chunk_key_encoding.to_dict(),
             "fill_value": self.data_type.fill_value_to_json(self.fill_value),

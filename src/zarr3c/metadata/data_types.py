@@ -1,30 +1,55 @@
-"""Zarr v3 core data types and their fill values.
+"""Zarr v3 data types and their fill values.
 
-Follows the data type table of the v3 core specification ("Data types",
+The core data types of the v3 specification ("Data types",
 https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html): ``bool``, ``int8`` ...
 ``int64``, ``uint8`` ... ``uint64``, ``float16``, ``float32``, ``float64``, ``complex64``,
 ``complex128`` and the raw-bits types ``r8``, ``r16``, ``r24``, ... (any positive multiple of
-8 bits).  In ``zarr.json`` a core data type is a bare
-string::
+8 bits).  In ``zarr.json`` a core data type is a bare string::
 
     "data_type": "float32",
     "fill_value": "NaN"
 
-In memory a data type is always a *native-endian* numpy dtype (raw bits are numpy void
-``V{n}``); byte order on disk is the ``bytes`` codec's business.  Fill values are held as their
-exact bits (``bytes`` of length ``itemsize``, native byte order), so NaN payloads and ``-0.0``
-survive a read/write round trip.  JSON forms of fill values (the core specification's
-"fill_value"):
+The extension data types of https://github.com/zarr-developers/zarr-extensions (data-types
+folder), named, configured and given fill values exactly as zarr-python 3.4 writes them::
 
-========== ==============================================================================
-bool       ``true`` / ``false``
-int/uint   a JSON integer within range (``1.0`` is accepted, ``1.5`` and ``true`` are not)
-float      a JSON number, ``"NaN"``, ``"Infinity"``, ``"+Infinity"``, ``"-Infinity"``,
-           ``"0x..."`` (exactly ``2 * itemsize`` hex digits: the exact bits) or ``"0b..."``
-           (exactly ``8 * itemsize`` binary digits)
-complex    ``[re, im]``, each in one of the float forms of the component type
-r<N>       a list of ``N / 8`` integers in 0..255; on read also a base64 string of N / 8 bytes
-========== ==============================================================================
+    {"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}
+    {"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 1}}
+    {"name": "fixed_length_utf32", "configuration": {"length_bytes": 12}}     # numpy <U3
+    {"name": "null_terminated_bytes", "configuration": {"length_bytes": 4}}   # numpy |S4
+    {"name": "raw_bytes", "configuration": {"length_bytes": 3}}               # numpy |V3
+    {"name": "struct", "configuration": {"fields": [{"name": "x", "data_type": "float32"}]}}
+
+and, where the ``ml_dtypes`` package is installed, the bare names tensorstore and zarrs use for
+its types: ``bfloat16``, ``float8_e4m3fn`` (and the other ``float8_*``, ``float6_*``,
+``float4_e2m1fn``), ``int2``, ``int4``, ``uint2``, ``uint4`` (one element per byte).
+
+A numpy ``V<n>`` dtype becomes ``raw_bytes``, the type zarr-python 3 and tensorstore read
+(neither opens zarr3c's earlier ``r<N>`` arrays, which are still read, and still written when a
+user names ``"r24"``).
+
+In memory a data type is always a *native-endian* numpy dtype (raw bits are numpy void
+``V{n}``, structs a packed structured dtype); byte order on disk is the ``bytes`` codec's
+business.  Fill values are held as their exact bits (``bytes`` of length ``itemsize``, native
+byte order), so NaN payloads and ``-0.0`` survive a read/write round trip.  JSON forms of fill
+values (the core specification's "fill_value", and each extension's document):
+
+================ ========================================================================
+bool             ``true`` / ``false``
+int/uint         a JSON integer within range (``1.0`` is accepted, ``1.5`` and ``true`` are not)
+float            a JSON number, ``"NaN"``, ``"Infinity"``, ``"+Infinity"``, ``"-Infinity"``,
+                 ``"0x..."`` (exactly ``2 * itemsize`` hex digits: the exact bits) or ``"0b..."``
+                 (exactly ``8 * itemsize`` binary digits); also ``bfloat16`` and ``float8_*``
+complex          ``[re, im]``, each in one of the float forms of the component type
+r<N>             a list of ``N / 8`` integers in 0..255; on read also a base64 string of N / 8 bytes
+datetime64 etc.  the integer count of units (NaT is -2**63, as zarr-python writes it); ``"NaT"``
+                 on read
+utf32            the string (at most ``length_bytes / 4`` characters)
+null-terminated  base64 of the bytes without trailing NULs
+raw_bytes        base64 of the ``length_bytes`` bytes (a list of byte values on read too)
+struct           an object of field name -> the field's fill value (a missing field takes its
+                 type's default); on read also base64 of the little-endian bytes (zarr-python
+                 3.1 and earlier)
+================ ========================================================================
 """
 
 from __future__ import annotations
@@ -87,6 +112,53 @@ _FLOAT_SPECIALS = {
 }
 
 
+# numpy.datetime64 / numpy.timedelta64: the numpy kind of each, and the units zarr-python 3.4
+# accepts ("μs" is read as numpy's "us").
+_TIME_KINDS = {"numpy.datetime64": "M", "numpy.timedelta64": "m"}
+_TIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "generic")
+_NAT = -(2**63)  # the int64 bits of NaT, which zarr-python writes as the fill value
+
+# Fixed-size extension types configured by ``length_bytes``: the numpy kind of each.
+_LENGTH_KINDS = {"fixed_length_utf32": "U", "null_terminated_bytes": "S", "raw_bytes": "V"}
+_LENGTH_NAMES = {kind: name for name, kind in _LENGTH_KINDS.items()}
+
+# zarr-python 3.0 wrote structs under the name "structured" with [name, type] field pairs.
+_STRUCT_NAMES = ("struct", "structured")
+
+# ml_dtypes types, by the names tensorstore, zarrs and zarr-extensions give them.
+_ML_FLOAT_NAMES = (
+    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz",
+    "float8_e4m3b11fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
+)
+_ML_INT_NAMES = ("int2", "int4", "uint2", "uint4")
+_ML_CACHE: dict[str, np.dtype] = {}
+
+
+def _ml_dtypes() -> dict[str, np.dtype]:
+    """The ml_dtypes types this install of ml_dtypes has, by name ({} without ml_dtypes)."""
+    if not _ML_CACHE:
+        try:
+            import ml_dtypes  # type: ignore[import-not-found, unused-ignore]
+        except ImportError:
+            return {}
+        for name in (*_ML_FLOAT_NAMES, *_ML_INT_NAMES):
+            scalar_type = getattr(ml_dtypes, name, None)
+            if scalar_type is not None:
+                _ML_CACHE[name] = np.dtype(scalar_type)
+    return _ML_CACHE
+
+
+def _ml_name(dtype: np.dtype) -> str | None:
+    """The ml_dtypes name of ``dtype``, or None for any other dtype."""
+    if dtype.type.__module__.split(".")[0] != "ml_dtypes":
+        return None
+    for name, ml in _ml_dtypes().items():
+        if ml == dtype:
+            return name
+    return None
+
+
 def _describe(value: Any) -> str:
     """A short rendering of a (JSON) value for error messages."""
     text = repr(value)
@@ -131,8 +203,83 @@ class DataType:
 
     @property
     def is_raw(self) -> bool:
-        """True for the raw-bits types ``r<N>``."""
-        return self.dtype.kind == "V"
+        """True for opaque bytes: the raw-bits types ``r<N>`` and ``raw_bytes``."""
+        return self.dtype.type is np.void and self.dtype.fields is None
+
+    @property
+    def family(self) -> str:
+        """Which rules the type follows: ``"core"`` (numbers, bool), ``"r"`` (raw bits),
+        ``"time"``, ``"utf32"``, ``"null_terminated"``, ``"raw_bytes"``, ``"struct"``,
+        ``"ml_float"``, ``"ml_int"``, or ``"other"`` (a subclass's own type)."""
+        name = self.name
+        if name in _CORE:
+            return "core"
+        if name in _TIME_KINDS:
+            return "time"
+        if name == "fixed_length_utf32":
+            return "utf32"
+        if name == "null_terminated_bytes":
+            return "null_terminated"
+        if name == "raw_bytes":
+            return "raw_bytes"
+        if name in _STRUCT_NAMES:
+            return "struct"
+        if name in _ML_FLOAT_NAMES:
+            return "ml_float"
+        if name in _ML_INT_NAMES:
+            return "ml_int"
+        if _RAW_NAME.fullmatch(name):
+            return "r"
+        return "other"
+
+    @property
+    def fields(self) -> tuple[tuple[str, DataType], ...]:
+        """A struct's fields as (name, data type) pairs; ``()`` for every other type."""
+        if self.family != "struct" or self.dtype.names is None:
+            return ()
+        return tuple(
+            (field, data_type_from_numpy(self.dtype.fields[field][0]))  # type: ignore[index]
+            for field in self.dtype.names
+        )
+
+    def to_json(self) -> Any:
+        """The ``data_type`` value of ``zarr.json``: the name, or for a configured type the
+        ``{"name", "configuration"}`` object zarr-python 3.4 writes.
+
+        Returns
+        -------
+        str | dict
+            ``"float32"``, ``"r24"``, ``"bfloat16"``, or an object such as
+            ``{"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}``.
+
+        Raises
+        ------
+        None
+            Every data type has a JSON form.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.metadata import data_type_from_numpy
+        >>> data_type_from_numpy("M8[10s]").to_json()
+        {'name': 'numpy.datetime64', 'configuration': {'unit': 's', 'scale_factor': 10}}
+        >>> data_type_from_numpy("<U3").to_json()
+        {'name': 'fixed_length_utf32', 'configuration': {'length_bytes': 12}}
+        """
+        family = self.family
+        if family == "time":
+            unit, count = np.datetime_data(self.dtype)
+            return {"name": self.name, "configuration": {"unit": unit, "scale_factor": count}}
+        if family in ("utf32", "null_terminated", "raw_bytes"):
+            return {"name": self.name, "configuration": {"length_bytes": self.itemsize}}
+        if family == "struct":
+            return {
+                "name": "struct",
+                "configuration": {
+                    "fields": [{"name": f, "data_type": d.to_json()} for f, d in self.fields]
+                },
+            }
+        return self.name
 
     # -- fill values: JSON -> bits --------------------------------------------------------
 
@@ -174,6 +321,8 @@ class DataType:
             raise MetadataError(
                 f"null is not a valid fill value (data type {self.name})", path=path, source=source
             )
+        if self.family not in ("core", "r", "other"):
+            return _parse_extension_fill(self, value, path=path, source=source)
         kind = self.dtype.kind
         if kind == "b":
             if value is True:
@@ -241,6 +390,8 @@ class DataType:
                 f"fill value has {len(raw)} bytes, data type {self.name} needs {self.itemsize}",
                 path="fill_value",
             )
+        if self.family not in ("core", "r", "other"):
+            return _extension_fill_to_json(self, raw)
         kind = self.dtype.kind
         if kind == "b":
             return raw != b"\x00"
@@ -302,6 +453,8 @@ class DataType:
             if same:
                 # Bit-exact (NaN payloads kept): a byte-order change is a pure byte swap.
                 return np.asarray(value).astype(self.dtype).tobytes()
+        if self.family not in ("core", "r", "other"):
+            return _extension_fill_from_python(self, value)
         kind = self.dtype.kind
         if isinstance(value, str | list | tuple):
             return self.parse_fill_value(list(value) if isinstance(value, tuple) else value)
@@ -353,7 +506,8 @@ class DataType:
         )
 
     def default_fill_value(self) -> bytes:
-        """All-zero bits: ``False``, ``0``, ``0.0``, ``0j`` or zero bytes.
+        """All-zero bits (``False``, ``0``, ``0.0``, ``0j``, zero bytes, an empty string), but
+        NaT for ``numpy.datetime64`` / ``numpy.timedelta64``, as zarr-python 3.4 writes.
 
         Returns
         -------
@@ -371,6 +525,8 @@ class DataType:
         >>> parse_data_type("uint16").default_fill_value()
         b'\\x00\\x00'
         """
+        if self.family == "time":
+            return np.array(_NAT, dtype="i8").tobytes()
         return bytes(self.itemsize)
 
 
@@ -554,6 +710,308 @@ def _parse_raw(value: Any, size: int, name: str, *, path: str, source: str | Non
     )
 
 
+# -- extension fill values ------------------------------------------------------------------------
+
+
+def _int_range(dtype: np.dtype) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype (numpy's or ml_dtypes')."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    import ml_dtypes  # only ml_dtypes integers get here, so it is installed
+
+    ml_info = ml_dtypes.iinfo(dtype)
+    return int(ml_info.min), int(ml_info.max)
+
+
+def _ml_int_bits(value: Any, data_type: DataType, *, path: str, source: str | None) -> bytes:
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+        isinstance(value, float) and not value.is_integer()
+    ):
+        raise MetadataError(
+            f"fill value for data type {data_type.name} must be an integer, got "
+            f"{_describe(value)}",
+            path=path,
+            source=source,
+        )
+    lo, hi = _int_range(data_type.dtype)
+    if not lo <= int(value) <= hi:
+        raise MetadataError(
+            f"fill value {int(value)} is out of range for data type {data_type.name} [{lo}, {hi}]",
+            path=path,
+            source=source,
+        )
+    return np.array(int(value), dtype="i8").astype(data_type.dtype).tobytes()
+
+
+def _ml_float_bits(value: Any, data_type: DataType, *, path: str, source: str | None) -> bytes:
+    """A JSON float fill value as bits of an ml_dtypes float type, refusing values the type
+    would silently change (infinity where it has none, NaN where it has none, overflow)."""
+    dtype = data_type.dtype
+    size = dtype.itemsize
+    if isinstance(value, str) and value[:2] in ("0x", "0b"):
+        return _exact_bits(value, size, data_type.name, path=path, source=source)
+    if isinstance(value, str) and value in _FLOAT_SPECIALS:
+        f = _FLOAT_SPECIALS[value]
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            f = float(value)
+        except OverflowError:
+            f = math.inf if value > 0 else -math.inf
+    else:
+        raise MetadataError(
+            f"fill value for data type {data_type.name} must be a number or one of \"NaN\", "
+            f"\"Infinity\", \"-Infinity\", \"0x...\", \"0b...\", got {_describe(value)}",
+            path=path,
+            source=source,
+        )
+    arr = np.array(f, dtype="f8").astype(dtype)
+    back = float(arr.astype("f8"))
+    same_class = (math.isnan(f) == math.isnan(back)) and (math.isinf(f) == math.isinf(back))
+    if not same_class:
+        raise MetadataError(
+            f"fill value {_describe(value)} cannot be represented in data type "
+            f"{data_type.name} (it would become {back!r})",
+            path=path,
+            source=source,
+        )
+    return arr.tobytes()
+
+
+def _exact_bits(value: str, size: int, name: str, *, path: str, source: str | None) -> bytes:
+    """The bits of a ``"0x..."`` / ``"0b..."`` fill value of a ``size``-byte type."""
+    hexadecimal = value[:2] == "0x"
+    digits, width = value[2:], (2 if hexadecimal else 8) * size
+    pattern = _HEX_DIGITS if hexadecimal else _BIN_DIGITS
+    if len(digits) != width or not pattern.fullmatch(digits):
+        raise MetadataError(
+            f"fill value {value!r} for data type {name} must have exactly {width} digits after "
+            f"{value[:2]!r}",
+            path=path,
+            source=source,
+        )
+    return np.array(int(digits, 16 if hexadecimal else 2), dtype=_uint_dtype(size)).tobytes()
+
+
+def _ml_float_to_json(raw: bytes, dtype: np.dtype) -> float | str:
+    value = float(np.frombuffer(raw, dtype=dtype).astype("f8")[0])
+    if math.isnan(value):
+        if raw == np.array(math.nan, dtype="f8").astype(dtype).tobytes():
+            return "NaN"
+        bits = int.from_bytes(raw, "little" if np.little_endian else "big")
+        return f"0x{bits:0{2 * dtype.itemsize}x}"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value  # every ml_dtypes float converts exactly to float64 and back
+
+
+def _time_bits(value: Any, data_type: DataType, *, path: str, source: str | None) -> bytes:
+    """A datetime64/timedelta64 fill value (an integer count of units or ``"NaT"``)."""
+    if value == "NaT" and isinstance(value, str):
+        return np.array(_NAT, dtype="i8").tobytes()
+    if isinstance(value, bool) or not isinstance(value, int) or not _NAT <= value < 2**63:
+        raise MetadataError(
+            f"fill value for data type {data_type.name} must be an integer count of units "
+            f"(within int64) or \"NaT\", got {_describe(value)}",
+            path=path,
+            source=source,
+        )
+    return np.array(value, dtype="i8").tobytes()
+
+
+def _base64_bits(value: str, name: str, *, path: str, source: str | None) -> bytes:
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise MetadataError(
+            f"fill value for data type {name} is not valid base64: {_describe(value)}",
+            path=path,
+            source=source,
+        ) from None
+
+
+def _parse_extension_fill(
+    data_type: DataType, value: Any, *, path: str, source: str | None
+) -> bytes:
+    """The bits of a JSON fill value of an extension data type (see the module table)."""
+    family = data_type.family
+    size = data_type.itemsize
+    name = data_type.name
+    if family == "time":
+        return _time_bits(value, data_type, path=path, source=source)
+    if family == "utf32":
+        if not isinstance(value, str):
+            raise MetadataError(
+                f"fill value for data type {name} must be a string, got {_describe(value)}",
+                path=path,
+                source=source,
+            )
+        if len(value) > size // 4:
+            raise MetadataError(
+                f"fill value {_describe(value)} has {len(value)} characters; data type {name} "
+                f"holds {size // 4}",
+                path=path,
+                source=source,
+            )
+        return value.encode("utf-32-le" if np.little_endian else "utf-32-be",
+                            "surrogatepass").ljust(size, b"\0")
+    if family in ("null_terminated", "raw_bytes"):
+        if isinstance(value, list):
+            data = _parse_raw(value, len(value), name, path=path, source=source)
+        elif isinstance(value, str):
+            data = _base64_bits(value, name, path=path, source=source)
+        else:
+            raise MetadataError(
+                f"fill value for data type {name} must be a base64 string, got "
+                f"{_describe(value)}",
+                path=path,
+                source=source,
+            )
+        if len(data) > size or (family == "raw_bytes" and len(data) != size):
+            raise MetadataError(
+                f"fill value for data type {name} has {len(data)} bytes, expected "
+                f"{'at most ' if family == 'null_terminated' else ''}{size}",
+                path=path,
+                source=source,
+            )
+        return data.ljust(size, b"\0")
+    if family == "struct":
+        return _struct_fill(data_type, value, path=path, source=source)
+    if family == "ml_float":
+        return _ml_float_bits(value, data_type, path=path, source=source)
+    return _ml_int_bits(value, data_type, path=path, source=source)
+
+
+def _struct_fill(data_type: DataType, value: Any, *, path: str, source: str | None) -> bytes:
+    dtype = data_type.dtype
+    if isinstance(value, str):
+        # zarr-python before 3.2 wrote the little-endian bytes of the whole struct.
+        data = _base64_bits(value, data_type.name, path=path, source=source)
+        if len(data) != dtype.itemsize:
+            raise MetadataError(
+                f"base64 fill value for data type struct decodes to {len(data)} bytes, "
+                f"expected {dtype.itemsize}",
+                path=path,
+                source=source,
+            )
+        return np.frombuffer(data, dtype=dtype.newbyteorder("<")).astype(dtype).tobytes()
+    if not isinstance(value, dict):
+        raise MetadataError(
+            f"fill value for data type struct must be an object of field values, got "
+            f"{_describe(value)}",
+            path=path,
+            source=source,
+        )
+    fields = data_type.fields
+    unknown = sorted(set(value) - {f for f, _ in fields})
+    if unknown:
+        raise MetadataError(
+            f"fill value names fields the struct does not have: {unknown}",
+            path=path,
+            source=source,
+        )
+    parts = []
+    for field, field_type in fields:
+        if field in value:
+            parts.append(field_type.parse_fill_value(value[field], path=f"{path}.{field}",
+                                                     source=source))
+        else:
+            parts.append(field_type.default_fill_value())
+    return b"".join(parts)
+
+
+def _extension_fill_to_json(data_type: DataType, raw: bytes) -> Any:
+    family = data_type.family
+    dtype = data_type.dtype
+    if family == "time":
+        return int(np.frombuffer(raw, dtype="i8")[0])
+    if family == "utf32":
+        return str(np.frombuffer(raw, dtype=dtype)[0])
+    if family == "null_terminated":
+        # numpy's bytes scalar drops trailing NULs, and zarr-python encodes that scalar.
+        return base64.standard_b64encode(raw.rstrip(b"\0")).decode("ascii")
+    if family == "raw_bytes":
+        return base64.standard_b64encode(raw).decode("ascii")
+    if family == "struct":
+        out = {}
+        for field, field_type in data_type.fields:
+            offset = dtype.fields[field][1]  # type: ignore[index]
+            out[field] = field_type.fill_value_to_json(raw[offset : offset + field_type.itemsize])
+        return out
+    if family == "ml_float":
+        return _ml_float_to_json(raw, dtype)
+    return int(np.frombuffer(raw, dtype=dtype).astype("i8")[0])
+
+
+def _extension_fill_from_python(data_type: DataType, value: Any) -> bytes:
+    family = data_type.family
+    dtype = data_type.dtype
+    name = data_type.name
+    if isinstance(value, np.generic):
+        value = value.item() if family in ("ml_float", "ml_int") and not isinstance(
+            value, np.void) else value
+    try:
+        if family == "time":
+            # (before the integer test: numpy's timedelta64 is an integer subclass)
+            if isinstance(value, np.datetime64 | np.timedelta64):
+                if value.dtype.kind != dtype.kind:
+                    raise MetadataError(
+                        f"fill value {_describe(value)} is not a value of data type {name}",
+                        path="fill_value",
+                    )
+                return np.asarray(value).astype(dtype).tobytes()
+            if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+                return _time_bits(int(value), data_type, path="fill_value", source=None)
+            return np.array(value, dtype=dtype).tobytes()
+        if family == "utf32":
+            if not isinstance(value, str):
+                raise MetadataError(
+                    f"fill value {_describe(value)} is not a string (data type {name})",
+                    path="fill_value",
+                )
+            return _parse_extension_fill(data_type, value, path="fill_value", source=None)
+        if family == "null_terminated":
+            if isinstance(value, str):
+                value = value.encode("ascii")
+            if not isinstance(value, bytes | bytearray):
+                raise MetadataError(
+                    f"fill value {_describe(value)} is not bytes (data type {name})",
+                    path="fill_value",
+                )
+            if len(value) > dtype.itemsize:
+                raise MetadataError(
+                    f"fill value has {len(value)} bytes; data type {name} holds "
+                    f"{dtype.itemsize}",
+                    path="fill_value",
+                )
+            return bytes(value).ljust(dtype.itemsize, b"\0")
+        if family == "raw_bytes":
+            if isinstance(value, np.void) and value.dtype.fields is None:
+                value = value.tobytes()
+            if isinstance(value, bytes | bytearray | memoryview):
+                return _parse_raw(list(bytes(value)), dtype.itemsize, name, path="fill_value",
+                                  source=None)
+            return _parse_extension_fill(data_type, value, path="fill_value", source=None)
+        if family == "struct":
+            if isinstance(value, dict | str):
+                return _struct_fill(data_type, value, path="fill_value", source=None)
+            return np.array(value, dtype=dtype).tobytes()
+        if family == "ml_float" and isinstance(value, str):
+            return _ml_float_bits(value, data_type, path="fill_value", source=None)
+        if isinstance(value, bool):
+            value = int(value)
+        if family == "ml_float":
+            return _ml_float_bits(value, data_type, path="fill_value", source=None)
+        return _ml_int_bits(value, data_type, path="fill_value", source=None)
+    except (ValueError, TypeError, OverflowError, UnicodeEncodeError) as exc:
+        if isinstance(exc, MetadataError):
+            raise
+        raise MetadataError(
+            f"fill value {_describe(value)} is not a value of data type {name}: {exc}",
+            path="fill_value",
+        ) from None
+
+
 def _raw_data_type(nbits: int, *, path: str, source: str | None) -> DataType:
     if nbits <= 0 or nbits % 8:
         raise MetadataError(
@@ -634,12 +1092,132 @@ def parse_data_type(
     m = _RAW_NAME.fullmatch(name)
     if m is not None and not configured:
         return _raw_data_type(int(m.group(1)), path=path, source=source)
+    if isinstance(value, dict) and (
+        name in _TIME_KINDS or name in _LENGTH_KINDS or name in _STRUCT_NAMES
+    ):
+        return _parse_configured(name, value, path=path, source=source)
+    if name in _ML_FLOAT_NAMES or name in _ML_INT_NAMES:
+        ml = _ml_dtypes().get(name)
+        if ml is None:
+            raise UnknownExtensionError(
+                f"data type {name!r} needs the ml_dtypes package (pip install ml_dtypes)",
+                path=path,
+                source=source,
+            )
+        if configured:
+            raise MetadataError(f"data type {name!r} takes no configuration", path=path,
+                                source=source)
+        return DataType(name=name, dtype=ml)
+    if name in _TIME_KINDS or name in _LENGTH_KINDS or name in _STRUCT_NAMES:
+        raise MetadataError(
+            f"data type {name!r} needs a configuration: write it as an object "
+            f"{{\"name\": {name!r}, \"configuration\": {{...}}}}",
+            path=path,
+            source=source,
+        )
     raise UnknownExtensionError(
-        f"unknown data type {name!r} (zarr3c supports {', '.join(CORE_DATA_TYPE_NAMES)} "
-        "and raw bits r8, r16, ...)",
+        f"unknown data type {name!r} (zarr3c supports {', '.join(CORE_DATA_TYPE_NAMES)}, "
+        "raw bits r8, r16, ..., numpy.datetime64, numpy.timedelta64, fixed_length_utf32, "
+        "null_terminated_bytes, raw_bytes, struct, and with ml_dtypes bfloat16, float8_*, "
+        "int4, uint4)",
         path=path,
         source=source,
     )
+
+
+def _configuration(value: dict[str, Any], keys: tuple[str, ...], *, path: str,
+                   source: str | None) -> dict[str, Any]:
+    """The ``configuration`` object of a data type, with exactly ``keys``."""
+    name = value["name"]
+    extra = set(value) - {"name", "configuration"}
+    if extra:
+        raise MetadataError(f"unexpected member(s) {sorted(extra)} in data type {name!r}",
+                            path=path, source=source)
+    config = value.get("configuration")
+    if not isinstance(config, dict):
+        raise MetadataError(
+            f"data type {name!r} needs a configuration object with {list(keys)}, got "
+            f"{_describe(config)}",
+            path=f"{path}.configuration",
+            source=source,
+        )
+    for key in keys:
+        if key not in config:
+            raise MetadataError(f"missing {key!r} for data type {name!r}",
+                                path=f"{path}.configuration.{key}", source=source)
+    extra = set(config) - set(keys)
+    if extra:
+        raise MetadataError(f"unexpected member(s) {sorted(extra)} for data type {name!r}",
+                            path=f"{path}.configuration", source=source)
+    return config
+
+
+def _config_int(config: dict[str, Any], key: str, lo: int, hi: int, *, path: str,
+                source: str | None) -> int:
+    value = config[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise MetadataError(f"must be an integer in [{lo}, {hi}], got {_describe(value)}",
+                            path=f"{path}.configuration.{key}", source=source)
+    return value
+
+
+def _parse_configured(name: str, value: dict[str, Any], *, path: str,
+                      source: str | None) -> DataType:
+    """A data type of the configured extensions: times, fixed-size strings/bytes, structs."""
+    if name in _TIME_KINDS:
+        config = _configuration(value, ("unit", "scale_factor"), path=path, source=source)
+        unit = config["unit"]
+        if unit == "\u03bcs":
+            unit = "us"
+        if unit not in _TIME_UNITS:
+            raise MetadataError(f"must be one of {list(_TIME_UNITS)}, got {_describe(unit)}",
+                                path=f"{path}.configuration.unit", source=source)
+        scale = _config_int(config, "scale_factor", 1, 2**31 - 1, path=path, source=source)
+        if unit == "generic" and scale != 1:
+            raise MetadataError("must be 1 for the generic unit",
+                                path=f"{path}.configuration.scale_factor", source=source)
+        code = _TIME_KINDS[name]
+        spec = f"{code}8" if unit == "generic" else f"{code}8[{scale}{unit}]"
+        return DataType(name=name, dtype=np.dtype(spec))
+    if name in _LENGTH_KINDS:
+        config = _configuration(value, ("length_bytes",), path=path, source=source)
+        length = _config_int(config, "length_bytes", 1, _MAX_RAW_BYTES, path=path,
+                             source=source)
+        kind = _LENGTH_KINDS[name]
+        if kind == "U":
+            if length % 4:
+                raise MetadataError(
+                    f"must be a multiple of 4 (UTF-32 code units), got {length}",
+                    path=f"{path}.configuration.length_bytes", source=source)
+            return DataType(name=name, dtype=np.dtype(f"U{length // 4}"))
+        return DataType(name=name, dtype=np.dtype(f"{kind}{length}"))
+    config = _configuration(value, ("fields",), path=path, source=source)
+    fields = config["fields"]
+    where = f"{path}.configuration.fields"
+    if not isinstance(fields, list) or not fields:
+        raise MetadataError(f"must be a non-empty list of fields, got {_describe(fields)}",
+                            path=where, source=source)
+    parts: list[tuple[str, np.dtype]] = []
+    for i, field in enumerate(fields):
+        if isinstance(field, dict) and set(field) == {"name", "data_type"}:
+            field_name, field_type, type_path = (field["name"], field["data_type"],
+                                                 f"{where}[{i}].data_type")
+        elif isinstance(field, list) and len(field) == 2:  # "structured": [name, type]
+            field_name, field_type, type_path = field[0], field[1], f"{where}[{i}][1]"
+        else:
+            raise MetadataError(
+                f"a field must be {{\"name\": ..., \"data_type\": ...}}, got {_describe(field)}",
+                path=f"{where}[{i}]", source=source)
+        if not isinstance(field_name, str) or not field_name:
+            raise MetadataError(f"a field name must be a non-empty string, got "
+                                f"{_describe(field_name)}", path=f"{where}[{i}].name",
+                                source=source)
+        if any(field_name == seen for seen, _ in parts):
+            raise MetadataError(f"duplicate field name {field_name!r}",
+                                path=f"{where}[{i}].name", source=source)
+        parts.append((field_name, parse_data_type(field_type, path=type_path,
+                                                  source=source).dtype))
+    return DataType(name="struct", dtype=np.dtype(parts))
 
 
 def data_type_from_numpy(dtype_like: Any) -> DataType:
@@ -648,20 +1226,25 @@ def data_type_from_numpy(dtype_like: Any) -> DataType:
     Parameters
     ----------
     dtype_like
-        A :class:`DataType`, a Zarr name (``"uint16"``, ``"r24"``) or anything
-        :func:`numpy.dtype` accepts (``np.uint16``, ``">u2"``, ``"V3"``, ``bool``).  Byte order
-        is dropped: data is handled native-endian, the ``bytes`` codec sets it on disk.
+        A :class:`DataType`; a Zarr name (``"uint16"``, ``"r24"``, ``"bfloat16"``) or
+        ``data_type`` object (``{"name": "numpy.datetime64", "configuration": {...}}``); or
+        anything :func:`numpy.dtype` accepts (``np.uint16``, ``">u2"``, ``"M8[ns]"``,
+        ``"<U5"``, ``"S3"``, ``"V3"``, a structured dtype, ``ml_dtypes.bfloat16``).  Byte
+        order is dropped: data is handled native-endian, the ``bytes`` codec sets it on disk.
 
     Returns
     -------
     DataType
-        The core data type (native-endian).
+        The data type (native-endian): the core type for numbers; ``numpy.datetime64`` /
+        ``numpy.timedelta64`` for ``M``/``m``; ``fixed_length_utf32`` for ``U``;
+        ``null_terminated_bytes`` for ``S``; ``raw_bytes`` for a plain ``V``; ``struct``
+        for a structured dtype; the ml_dtypes names for ml_dtypes types.
 
     Raises
     ------
     MetadataError
-        For dtypes Zarr v3 core cannot hold (object, str, bytes, datetime, structured,
-        subarray, longdouble, ...).
+        For dtypes zarr3c cannot hold (object, zero-size strings, subarrays, structured
+        dtypes with padding or titles, longdouble, ...).
 
     Examples
     --------
@@ -669,6 +1252,8 @@ def data_type_from_numpy(dtype_like: Any) -> DataType:
     >>> from zarr3c.metadata import data_type_from_numpy
     >>> data_type_from_numpy(">u2"), data_type_from_numpy(np.bool_).name
     (DataType(name='uint16', dtype=dtype('uint16')), 'bool')
+    >>> data_type_from_numpy("V3").to_json()
+    {'name': 'raw_bytes', 'configuration': {'length_bytes': 3}}
     >>> data_type_from_numpy(object)
     Traceback (most recent call last):
     ...
@@ -676,33 +1261,72 @@ def data_type_from_numpy(dtype_like: Any) -> DataType:
     """
     if isinstance(dtype_like, DataType):
         return dtype_like
+    if isinstance(dtype_like, dict):
+        return parse_data_type(dtype_like, path="dtype")
     if isinstance(dtype_like, str):
         if dtype_like in _CORE:
             return DataType(name=dtype_like, dtype=_CORE[dtype_like])
         m = _RAW_NAME.fullmatch(dtype_like)
         if m is not None:
             return _raw_data_type(int(m.group(1)), path="dtype", source=None)
+        if dtype_like in _ML_FLOAT_NAMES or dtype_like in _ML_INT_NAMES:
+            return parse_data_type(dtype_like, path="dtype")
     try:
         dtype = np.dtype(dtype_like)
     except (TypeError, ValueError) as exc:
         raise MetadataError(
             f"not a data type: {_describe(dtype_like)} ({exc})", path="dtype"
         ) from None
+    ml_name = _ml_name(dtype)
+    if ml_name is not None:
+        return DataType(name=ml_name, dtype=_ml_dtypes()[ml_name])
     kind = dtype.kind
-    if kind == "V":
-        if dtype.fields is not None or dtype.subdtype is not None or dtype.itemsize == 0:
-            raise MetadataError(
-                f"dtype {dtype} is not supported: only plain void dtypes (raw bits r<N>) are",
-                path="dtype",
-            )
-        return _raw_data_type(8 * dtype.itemsize, path="dtype", source=None)
     if kind in "biufc":
         native = dtype.newbyteorder("=")
         for name, core in _CORE.items():
             if core == native:
                 return DataType(name=name, dtype=core)
+    elif kind in "Mm":
+        return DataType(name="numpy.datetime64" if kind == "M" else "numpy.timedelta64",
+                        dtype=dtype.newbyteorder("="))
+    elif kind in "US" and dtype.itemsize > 0:
+        return DataType(name=_LENGTH_NAMES[kind], dtype=dtype.newbyteorder("="))
+    elif kind == "V" and dtype.type is np.void and dtype.subdtype is None \
+            and dtype.itemsize > 0:
+        if dtype.fields is None:
+            if dtype.itemsize > _MAX_RAW_BYTES:
+                raise MetadataError(f"dtype {dtype} is too large", path="dtype")
+            return DataType(name="raw_bytes", dtype=np.dtype(f"V{dtype.itemsize}"))
+        return _struct_from_numpy(dtype)
     raise MetadataError(
-        f"dtype {dtype} has no Zarr v3 core data type (supported: "
-        f"{', '.join(CORE_DATA_TYPE_NAMES)}, r<N>)",
+        f"dtype {dtype} has no Zarr v3 core data type or extension data type (supported: "
+        f"{', '.join(CORE_DATA_TYPE_NAMES)}, r<N>, datetime64, timedelta64, U, S, V, "
+        "structured, ml_dtypes types)",
         path="dtype",
     )
+
+
+def _struct_from_numpy(dtype: np.dtype) -> DataType:
+    """The ``struct`` data type of a structured dtype: packed, native-endian fields."""
+    names = dtype.names or ()
+    parts: list[tuple[str, np.dtype]] = []
+    offset = 0
+    for field in names:
+        entry = dtype.fields[field]  # type: ignore[index]
+        if len(entry) > 2:
+            raise MetadataError(f"dtype {dtype}: field {field!r} has a title, which Zarr "
+                                "structs cannot hold", path="dtype")
+        field_dtype, field_offset = entry[0], entry[1]
+        if field_offset != offset:
+            raise MetadataError(f"dtype {dtype}: field {field!r} is not packed (offset "
+                                f"{field_offset}, expected {offset}); Zarr structs have no "
+                                "padding", path="dtype")
+        if field_dtype.subdtype is not None:
+            raise MetadataError(f"dtype {dtype}: field {field!r} is a subarray, which Zarr "
+                                "structs cannot hold", path="dtype")
+        parts.append((field, data_type_from_numpy(field_dtype).dtype))
+        offset += field_dtype.itemsize
+    if offset != dtype.itemsize:
+        raise MetadataError(f"dtype {dtype} has {dtype.itemsize - offset} bytes of padding; "
+                            "Zarr structs have none", path="dtype")
+    return DataType(name="struct", dtype=np.dtype(parts))

@@ -205,7 +205,12 @@ def _parse_data_type(value: Any, *, source: str | None) -> tuple[DataType, str]:
                                         source=source) from None
         endian = "big" if dt.byteorder == ">" else "little"
         try:
-            return data_type_from_numpy(dt), endian
+            # The 2022 draft has numbers and raw bits (kept as r<N>, not raw_bytes).
+            plain_void = dt.type is np.void and dt.fields is None and dt.subdtype is None
+            core = data_type_from_numpy(f"r{8 * dt.itemsize}" if plain_void else dt)
+            if core.family not in ("core", "r"):
+                raise MetadataError(f"unsupported data type {value!r}")
+            return core, endian
         except MetadataError:
             raise UnknownExtensionError(f"unsupported data type {value!r}", path="data_type",
                                         source=source) from None
