@@ -19,7 +19,7 @@ bit under crc32c, truncated chunks, a deleted chunk.
 
 Each array either uses only features zarr3c implements (:data:`SUPPORTED_CODECS`, the core data
 types) and must read back exactly the documented values, or it uses an extension zarr3c does not
-implement yet (sharding, strings, bytes, datetimes, ...) and opening/reading it must
+implement yet (a codec or data type from outside the specs it follows) and opening/reading it must
 raise :class:`zarr3c.errors.UnknownExtensionError` naming that extension -- never a raw
 ``KeyError``/``TypeError``.  When a feature lands, add its name to :data:`SUPPORTED_CODECS`
 (or :data:`SUPPORTED_DATA_TYPES`, :data:`SUPPORTED_CHUNK_GRIDS`): the expected values of those
@@ -28,6 +28,7 @@ arrays are already listed here, so the same tests then check the data.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import math
@@ -61,7 +62,7 @@ BISALOO = CONFORMANCE / "bisaloo-zarr-conformance-tests" / "data" / "int32_v3.za
 #: (:func:`_numcodecs_supported`): those whose package is installed are supported.
 SUPPORTED_CODECS = frozenset({
     "bytes", "transpose", "reshape", "gzip", "zstd", "blosc", "crc32c",
-    "sharding_indexed", "scale_offset", "cast_value",
+    "sharding_indexed", "scale_offset", "cast_value", "vlen-utf8", "vlen-bytes",
 })
 
 #: Chunk grids zarr3c implements today.
@@ -80,7 +81,7 @@ SUPPORTED_DATA_TYPES = frozenset({
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",
     "numpy.datetime64", "numpy.timedelta64", "fixed_length_utf32", "null_terminated_bytes",
-    "raw_bytes", "struct",
+    "raw_bytes", "struct", "string", "bytes", "variable_length_bytes",
 }) | (ML_DATA_TYPES if _HAVE_ML_DTYPES else frozenset())
 _RAW_BITS = re.compile(r"r[1-9][0-9]*")
 
@@ -316,6 +317,10 @@ def assert_values(actual: Any, expected: np.ndarray, atol: float | None = None) 
 def _fill_from_json(value: Any, dtype: np.dtype) -> Any:
     """The fill value a ``zarr.json`` declares, as a numpy scalar of ``dtype``."""
     specials = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+    if dtype.kind == "T":
+        return value  # (a string's fill value is its text)
+    if dtype.kind == "O":  # variable-length bytes: a list of byte values, or base64
+        return bytes(value) if isinstance(value, list) else base64.b64decode(value)
     if dtype.kind == "c":
         re_, im = (specials.get(v, v) for v in value)
         return dtype.type(complex(re_, im))
@@ -374,7 +379,9 @@ def test_read_conformance_array(case: Case) -> None:
         assert a.chunks == tuple(meta["codecs"][0]["configuration"]["chunk_shape"])
     else:
         assert a.chunks == grid_chunks
-    fill = _fill_from_json(meta["fill_value"], expected.dtype)
+    # (object expectations are strings or bytes: the array's dtype tells which)
+    fill = _fill_from_json(meta["fill_value"],
+                           a.dtype if expected.dtype == object else expected.dtype)
     if expected.dtype.type is np.void:
         assert bytes(np.asarray(a.fill_value).tobytes()) == fill
     else:
@@ -465,18 +472,6 @@ def test_optional_numcodecs_package_missing(codec: str, package: str) -> None:
     assert isinstance(info.value, ZarrError) and isinstance(info.value, ValueError)
 
 
-def test_unsupported_data_types_raise_unknown_extension() -> None:
-    """'string' and 'bytes' (out of scope) name themselves in an UnknownExtensionError."""
-    for dtype_name in ("string", "bytes"):
-        if dtype_name in SUPPORTED_DATA_TYPES:
-            continue
-        for path in sorted((ZARRS_SNAPSHOT / "crc32c" / dtype_name).iterdir()):
-            with pytest.raises(UnknownExtensionError) as info:
-                zarr3c.open_array(str(path), mode="r")
-            assert f"'{dtype_name}'" in str(info.value) or f'"{dtype_name}"' in str(info.value)
-
-
-
 def test_reshape_flatten_core_data_types_read() -> None:
     """zarrs' ``reshape_flatten`` arrays (codec ``reshape`` [24] on [4, 6] chunks): every core
     data type is read through the reshape codec (not skipped as unsupported), and each stored
@@ -494,7 +489,9 @@ def test_reshape_flatten_core_data_types_read() -> None:
         assert_values(a[...], expected)
         raw = (meta_path.parent / "c" / "1" / "2").read_bytes()
         chunk = expected[4:8, 12:18]
-        if dtype_name not in ("int2", "int4"):  # their upper bits are left to the writer
+        if dtype_name in ("string", "bytes"):  # (vlen-encoded: the values are checked)
+            pass
+        elif dtype_name not in ("int2", "int4"):  # their upper bits are left to the writer
             assert raw == chunk.astype(chunk.dtype.newbyteorder("<")).tobytes()
         read.add(dtype_name)
     present = {p.name for p in (ZARRS_SNAPSHOT / "reshape_flatten").iterdir()}
@@ -610,6 +607,12 @@ def test_metadata_fixture_fill_values(
         "codecs": [{"name": "bytes"} if itemsize_1 else
                    {"name": "bytes", "configuration": {"endian": "little"}}],
     }
+    if dtype_name in ("string", "bytes"):  # variable-length: their own serializer
+        doc["codecs"] = [{"name": "vlen-utf8" if dtype_name == "string" else "vlen-bytes"}]
+        a = zarr3c.open_array(str(_write_document(tmp_path, doc)), mode="r")
+        assert a.fill_value == _fill_from_json(value, a.dtype)
+        assert a[...].tolist() == [_fill_from_json(value, a.dtype)] * 3
+        return
     path = _write_document(tmp_path, doc)
     if dtype_name not in SUPPORTED_DATA_TYPES and not _RAW_BITS.fullmatch(dtype_name):
         with pytest.raises(UnknownExtensionError, match=re.escape(dtype_name)):

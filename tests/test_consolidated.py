@@ -611,14 +611,14 @@ def test_copy_reads_the_hierarchy_as_stored_not_a_stale_snapshot() -> None:
 
 
 def test_an_entry_zarr3c_cannot_parse_fails_only_when_that_member_is_opened() -> None:
-    """An entry with zarr-python's "string" data type or an unknown codec: the group still
+    """An entry with an unknown data type or an unknown codec: the group still
     opens (use_consolidated False and None), other members read, the bad member raises an
     error naming the entry, and consolidate_metadata repairs the document."""
     store = zarr3c.MemoryStore()
     _hierarchy(store)
     zarr3c.consolidate_metadata(store)
     doc = _doc(store)
-    doc[CM]["metadata"]["sub/b"]["data_type"] = "string"
+    doc[CM]["metadata"]["sub/b"]["data_type"] = "no_such_type"
     doc[CM]["metadata"]["a"]["codecs"] = [{"name": "nope"}]
     store.set("zarr.json", json.dumps(doc).encode())
     for use in (False, None):

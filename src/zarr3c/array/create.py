@@ -33,6 +33,7 @@ from zarr3c.hierarchy import prepare_node
 from zarr3c.metadata import ArrayMetadata
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
+from zarr3c.metadata.v2 import V2DataType
 from zarr3c.stores import Store
 
 __all__ = ["build_array_metadata", "create_array", "guess_chunks", "normalize_chunk_key_encoding",
@@ -199,7 +200,7 @@ def build_array_metadata(
     codec_dicts = CodecPipeline.from_codecs(
         codec_dicts,
         dtype=data_type.dtype,
-        fill_value=np.frombuffer(fill, dtype=data_type.dtype).reshape(()),
+        fill_value=data_type.fill_array(fill),
         source=source,
     ).to_dicts()
     doc: dict[str, Any] = {
@@ -227,7 +228,7 @@ def _format_data_type(fmt: HierarchyFormat, kwargs: dict[str, Any]) -> DataType 
     if dtype is None:
         return None
     data_type = fmt.data_type(dtype)
-    if type(data_type) is DataType:
+    if not isinstance(data_type, V2DataType):
         kwargs["dtype"] = data_type
         return None
     stand_in = data_type_from_numpy("int64" if data_type.dtype.kind in "Mm"

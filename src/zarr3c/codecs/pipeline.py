@@ -897,7 +897,8 @@ def _as_fill(fill_value: Any, dtype: np.dtype, *, source: str | None) -> np.ndar
 
 
 def default_serializer(dtype: DTypeLike) -> dict[str, Any]:
-    """The serializer zarr-python 3 writes by default: ``bytes``, little endian.
+    """The serializer zarr-python 3 writes by default: ``bytes``, little endian (for the
+    variable-length types, ``vlen-utf8`` or ``vlen-bytes``).
 
     Parameters
     ----------
@@ -923,7 +924,12 @@ def default_serializer(dtype: DTypeLike) -> dict[str, Any]:
     >>> default_serializer("uint8")
     {'name': 'bytes'}
     """
-    if has_byte_order(np.dtype(dtype)):
+    dt = np.dtype(dtype)
+    if dt.kind == "T":  # numpy's StringDType: the string data type
+        return {"name": "vlen-utf8", "configuration": {}}
+    if dt.kind == "O":  # object arrays of bytes: variable_length_bytes
+        return {"name": "vlen-bytes", "configuration": {}}
+    if has_byte_order(dt):
         return {"name": "bytes", "configuration": {"endian": "little"}}
     return {"name": "bytes"}
 

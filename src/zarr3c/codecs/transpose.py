@@ -159,6 +159,8 @@ def _transpose(chunk: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
         return chunk
     if chunk.ndim != len(perm):
         raise ValueError(f"transpose order {list(perm)} does not match a {chunk.ndim}-d chunk")
+    if chunk.dtype.hasobject or chunk.dtype.kind == "T":  # references: numpy copies them
+        return np.ascontiguousarray(chunk.transpose(perm))
     out_shape = tuple(chunk.shape[p] for p in perm)
     out = np.empty(out_shape, dtype=chunk.dtype)
     if out.size == 0 or chunk.dtype.itemsize == 0:

@@ -459,8 +459,9 @@ class ArrayMetadataView:
 
     @property
     def fill_value_array(self) -> np.ndarray:
-        """The fill value as a read-only 0-d numpy array (exact bits)."""
-        return np.frombuffer(self.fill_value, dtype=self.data_type.dtype).reshape(())
+        """The fill value as a read-only 0-d numpy array (exact bits; for a variable-length
+        type, the element)."""
+        return self.data_type.fill_array(self.fill_value)
 
     @property
     def chunk_shape(self) -> tuple[int, ...]:

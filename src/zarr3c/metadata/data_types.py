@@ -529,6 +529,31 @@ class DataType:
             return np.array(_NAT, dtype="i8").tobytes()
         return bytes(self.itemsize)
 
+    def fill_array(self, raw: bytes) -> np.ndarray:
+        """A fill value's bits as a read-only 0-d array of the data type's dtype.
+
+        Parameters
+        ----------
+        raw : bytes
+            The bits (``itemsize`` bytes).
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        ValueError
+            If ``raw`` is not ``itemsize`` bytes.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import parse_data_type
+        >>> int(parse_data_type("uint16").fill_array(b"\\x01\\x00"))
+        1
+        """
+        return np.frombuffer(raw, dtype=self.dtype).reshape(())
+
 
 # -- helpers --------------------------------------------------------------------------------------
 
@@ -1053,7 +1078,7 @@ def parse_data_type(
     Raises
     ------
     UnknownExtensionError
-        For any other name (``"string"``, ``"numpy.datetime64"``, ...), in either form.
+        For any other name (``"no_such_type"``), in either form.
     MetadataError
         If the value is neither a string nor an object with a string ``name``.
 
@@ -1062,10 +1087,12 @@ def parse_data_type(
     >>> from zarr3c.metadata import parse_data_type
     >>> parse_data_type("r24"), parse_data_type({"name": "int16"}).itemsize
     (DataType(name='r24', dtype=dtype('V3')), 2)
-    >>> parse_data_type("string")
+    >>> parse_data_type("string").name
+    'string'
+    >>> parse_data_type("no_such_type")
     Traceback (most recent call last):
     ...
-    zarr3c.errors.UnknownExtensionError: data_type: unknown data type 'string' ...
+    zarr3c.errors.UnknownExtensionError: data_type: unknown data type 'no_such_type' ...
     """
     name: Any = value
     configured = False
@@ -1092,6 +1119,10 @@ def parse_data_type(
     m = _RAW_NAME.fullmatch(name)
     if m is not None and not configured:
         return _raw_data_type(int(m.group(1)), path=path, source=source)
+    from zarr3c.metadata.vlen_types import VLEN_NAMES  # (it builds on DataType)
+
+    if name in VLEN_NAMES and not configured:
+        return VLEN_NAMES[name]
     if isinstance(value, dict) and (
         name in _TIME_KINDS or name in _LENGTH_KINDS or name in _STRUCT_NAMES
     ):
@@ -1117,9 +1148,9 @@ def parse_data_type(
         )
     raise UnknownExtensionError(
         f"unknown data type {name!r} (zarr3c supports {', '.join(CORE_DATA_TYPE_NAMES)}, "
-        "raw bits r8, r16, ..., numpy.datetime64, numpy.timedelta64, fixed_length_utf32, "
-        "null_terminated_bytes, raw_bytes, struct, and with ml_dtypes bfloat16, float8_*, "
-        "int4, uint4)",
+        "raw bits r8, r16, ..., string, variable_length_bytes, numpy.datetime64, "
+        "numpy.timedelta64, fixed_length_utf32, null_terminated_bytes, raw_bytes, struct, and "
+        "with ml_dtypes bfloat16, float8_*, int4, uint4)",
         path=path,
         source=source,
     )
@@ -1263,6 +1294,11 @@ def data_type_from_numpy(dtype_like: Any) -> DataType:
         return dtype_like
     if isinstance(dtype_like, dict):
         return parse_data_type(dtype_like, path="dtype")
+    from zarr3c.metadata.vlen_types import vlen_type_for  # (it builds on DataType)
+
+    vlen = vlen_type_for(dtype_like)
+    if vlen is not None:
+        return vlen
     if isinstance(dtype_like, str):
         if dtype_like in _CORE:
             return DataType(name=dtype_like, dtype=_CORE[dtype_like])

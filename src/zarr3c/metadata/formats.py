@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from zarr3c.errors import MetadataError, NodeNameError, UnsupportedFormatError
 from zarr3c.metadata.array import ArrayMetadata, load_json_object
-from zarr3c.metadata.data_types import DataType, data_type_from_numpy
+from zarr3c.metadata.data_types import data_type_from_numpy
 from zarr3c.metadata.draft2022 import (
     CORE_URI,
     Draft2022ArrayMetadata,
@@ -45,6 +45,7 @@ from zarr3c.metadata.v2 import (
     CONSOLIDATED_KEY,
     GROUP_KEY,
     V2ArrayMetadata,
+    V2DataType,
     V2GroupMetadata,
     dump_v2_json,
     read_v2_node,
@@ -138,7 +139,7 @@ class HierarchyFormat(ABC):
         """The data type of a new array for a user's ``dtype`` (a
         :class:`~zarr3c.metadata.data_types.DataType`); formats with more types than the
         v3 core ones widen it."""
-        if isinstance(dtype, DataType) and type(dtype) is not DataType:
+        if isinstance(dtype, V2DataType):
             raise MetadataError(f"data type {dtype.name!r} ({dtype.dtype}) has no form in the "
                                 f"{self.zarr_format!r} layout", path="data_type")
         return data_type_from_numpy(dtype)

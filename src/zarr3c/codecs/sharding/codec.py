@@ -531,12 +531,26 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         ([7, 8], 38)
         """
         chunk = np.ascontiguousarray(chunk)
+        if chunk.dtype.hasobject or chunk.dtype.kind == "T":
+            return self._encode_references(chunk, spec)
         itemsize = chunk.dtype.itemsize
         parts, _ = _write.encode_strided(
             self, self._inner_pipeline(spec), as_byte_array(chunk), 0,
             c_strides(spec.shape, itemsize), tuple(spec.shape), tuple(spec.shape), None,
         )
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _encode_references(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        """:meth:`encode` of a shard whose elements are references (strings, bytes): each
+        inner chunk taken by numpy indexing (the byte copies would copy pointers), those
+        equal to the fill value left out."""
+        inner = self._inner_pipeline(spec)
+        pieces: dict[Coords, np.ndarray] = {}
+        for coords in np.ndindex(*self._chunks_per_shard(spec.shape)):
+            part = chunk[self._box(coords)]
+            if not bool(np.all(part == spec.fill_value)):
+                pieces[coords] = np.frombuffer(bytes(inner.encode(part)), dtype=np.uint8)
+        return np.concatenate(_write.shard_parts(self, pieces, spec.shape))
 
     def decode(self, data: bytes | memoryview | np.ndarray, spec: ChunkSpec) -> np.ndarray:
         """Decode a whole shard; missing inner chunks read as the fill value.
