@@ -59,7 +59,10 @@ EXPECTED: dict[str, Any] = {
     "1d.contiguous.fixedscaleoffset.f4": np.round(
         np.array([1000.0, 1000.1, 1000.2, 1000.3], "f4") * 10) / np.float32(10),
 }
-OBJECT_ARRAYS = {"3d.chunked.O": "vlen-utf8", "1d.contiguous.json2.O": "json2"}
+#: Object arrays of codecs zarr3c does not decode (vlen-utf8 and vlen-bytes it reads).
+OBJECT_ARRAYS = {"1d.contiguous.json2.O": "json2"}
+#: An object array of strings (vlen-utf8), its values per SOURCES.md.
+STRINGS_O = [[["a", "aa"], ["aaa", "aaaa"]], [["b", "bb"], ["bbb", "bbbb"]]]
 
 
 def _bitround(values: np.ndarray, keepbits: int) -> np.ndarray:
@@ -92,7 +95,8 @@ def test_root_group(root: zarr3c.Group) -> None:
     assert root.attrs.asdict() == {"answer": 42}
     assert root.uses_consolidated_metadata  # data.zarr has a .zmetadata
     names = set(root.keys())
-    assert set(EXPECTED) | set(OBJECT_ARRAYS) | {"my group with spaces"} <= names
+    assert set(EXPECTED) | set(OBJECT_ARRAYS) | {"3d.chunked.O", "my group with spaces"} \
+        <= names
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -121,6 +125,15 @@ def test_group_with_spaces(root: zarr3c.Group) -> None:
     g = root["my group with spaces"]
     assert isinstance(g, zarr3c.Group)
     assert g.attrs.asdict() == {"description": "A group with spaces in the name"}
+
+
+def test_an_object_array_of_strings(root: zarr3c.Group) -> None:
+    a = root["3d.chunked.O"]
+    assert a.dtype.kind in "TO" and a.shape == (2, 2, 2) and a.chunks == (1, 1, 2)
+    assert a[...].tolist() == STRINGS_O
+    assert a[1, :, 1].tolist() == ["bb", "bbbb"]
+    assert zarr3c.open_array(FIXTURES / "data.zarr", "3d.chunked.O", mode="r")[...].tolist() \
+        == STRINGS_O
 
 
 @pytest.mark.parametrize("name", sorted(OBJECT_ARRAYS))

@@ -49,6 +49,7 @@ from zarr3c.errors import (
 from zarr3c.metadata.array import ArrayMetadataView, load_json_object, parse_attributes
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.draft2022 import _shape
+from zarr3c.metadata.vlen_types import STRING, VARIABLE_LENGTH_BYTES, VariableLengthType
 from zarr3c.metadata.zarr2v3 import (
     _build_chain,
     _fill_value_json,
@@ -467,6 +468,21 @@ def _parse_filters(value: Any, *, source: str | None) -> tuple[dict[str, Any], .
                  for i, spec in enumerate(value))
 
 
+def _object_data_type(doc: Mapping[str, Any], *, source: str | None) -> VariableLengthType:
+    """The data type of an object array (``"|O"``), from its object codec in ``filters``:
+    ``vlen-utf8`` strings or ``vlen-bytes`` bytes; others are refused by name."""
+    for spec in doc.get("filters") or []:
+        codec_id = str(spec.get("id", "")).removeprefix("numcodecs.") \
+            if isinstance(spec, dict) else ""
+        if codec_id == "vlen-utf8":
+            return STRING
+        if codec_id == "vlen-bytes":
+            return VARIABLE_LENGTH_BYTES
+    raise UnknownExtensionError(
+        f"object data type {doc['dtype']!r} ({_object_codec(doc)}): zarr3c reads object "
+        "arrays of the vlen-utf8 and vlen-bytes codecs only", path="dtype", source=source)
+
+
 def _object_codec(doc: Mapping[str, Any]) -> str:
     """Name the object codec of an object array's document, for the message refusing it."""
     for i, spec in enumerate(doc.get("filters") or []):
@@ -687,11 +703,12 @@ class V2ArrayMetadata(ArrayMetadataView):
         compressor = _parse_compressor(doc["compressor"], source=source)
         filters = _parse_filters(doc["filters"], source=source)
         dtype_value = doc["dtype"]
+        data_type: DataType
         if dtype_value in ("|O", "O", "object"):
-            raise UnknownExtensionError(
-                f"object data type {dtype_value!r} ({_object_codec(doc)}): zarr3c cannot "
-                "read object arrays yet", path="dtype", source=source)
-        data_type, stored = parse_v2_dtype(dtype_value, source=source)
+            data_type = _object_data_type(doc, source=source)
+            stored = data_type.dtype
+        else:
+            data_type, stored = parse_v2_dtype(dtype_value, source=source)
         nbytes = stored.itemsize * math.prod(chunks)
         if nbytes >= 2**63:  # (checked before any read sizes a buffer by it)
             raise MetadataError(f"a chunk of shape {chunks} with {stored.itemsize}-byte "
@@ -708,7 +725,9 @@ class V2ArrayMetadata(ArrayMetadataView):
             raise MetadataError(f'must be "." or "/", got {separator!r}',
                                 path="dimension_separator", source=source)
         fill_json = doc["fill_value"]
-        if fill_json is None:
+        if fill_json is None or (isinstance(data_type, VariableLengthType)
+                                 and not isinstance(fill_json, str)):
+            # (zarr-python 2 wrote 0 or null for object arrays: missing chunks read empty)
             fill = data_type.default_fill_value()
         else:
             fill = data_type.parse_fill_value(fill_json, path="fill_value", source=source)

@@ -281,6 +281,11 @@ def _v3_compressor(codec_id: str, config: dict[str, Any], itemsize: int) -> dict
     return _named("numcodecs." + codec_id, config)
 
 
+#: The object codecs of zarr-python 2 that zarr3c decodes (its ``vlen-utf8`` and
+#: ``vlen-bytes`` codecs, the serializers of the variable-length types).
+OBJECT_SERIALIZERS = ("vlen-utf8", "vlen-bytes")
+
+
 def _named(name: str, config: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "configuration": config} if config else {"name": name}
 
@@ -327,7 +332,11 @@ def _build_chain(
     serialized = False
     for i, spec in enumerate(filters):
         path = f"{filters_path}[{i}]"
-        codec = _named("numcodecs." + spec["id"], {k: v for k, v in spec.items() if k != "id"})
+        if spec["id"] in OBJECT_SERIALIZERS:  # (an object array's codec: zarr3c's own)
+            codec = {"name": spec["id"], "configuration": {}}
+        else:
+            codec = _named("numcodecs." + spec["id"],
+                           {k: v for k, v in spec.items() if k != "id"})
         obj = _checked(codec, path=path, source=source)
         kind = getattr(obj, "kind", None)
         if kind == "array->array":
