@@ -6,18 +6,22 @@ A write of a selection projects it on the chunk grid per dimension
 entirely (every element of the chunk inside the array is written); the chunks covered along
 every dimension, the *whole chunks*, need no read, and where
 
-- the array is unsharded on a regular grid,
-- its chain is one the kernel encodes (:func:`zarr3c.codecs.native.native_write_chain`:
-  ``bytes`` in either byte order, ``zstd`` or no compressor, trailing ``crc32c``), and
+- the array is on a regular grid (of chunks, or of shards whose index chain is the usual
+  ``bytes`` [+ ``crc32c``]),
+- its (inner) chain is one the kernel encodes
+  (:func:`zarr3c.codecs.native.native_write_chain`: ``bytes`` in either byte order,
+  ``zstd`` or no compressor, trailing ``crc32c``), and
 - the store lets the kernel write its files itself (``Store.chunk_write_files``:
   :class:`~zarr3c.stores.LocalStore` without ``fsync`` or cross-process locks),
 
 they are planned in bulk (numpy over the per-dimension entries, not a task per chunk) and
-handed over in batches of :data:`BATCH_CHUNKS`: the batch's keys locked
-(:func:`~zarr3c.concurrency.chunk_locks`), then each chunk's elements copied out of the
-value, compared with the fill value, encoded and written as ``LocalStore.set`` writes (a
-temporary file renamed over the key's file).  A chunk equal to the fill value is erased
-instead (unless ``write_empty_chunks``), as on the Python path.  The other chunks (covered in
+handed over in batches (:data:`BATCH_CHUNKS` chunks; for shards at most one per thread and
+:data:`SHARD_BATCH_BYTES` of encodings): the batch's keys locked
+(:func:`~zarr3c.concurrency.chunk_locks`), then each chunk's (inner chunk's) elements
+copied out of the value, compared with the fill value, encoded, and the chunk (shard)
+written as ``LocalStore.set`` writes (a temporary file renamed over the key's file).  A
+chunk (shard) equal to the fill value is erased instead (unless ``write_empty_chunks``), as
+on the Python path.  The other chunks (covered in
 part along some dimension) become :class:`~zarr3c.indexing.ChunkTask` objects for the Python
 path, as every chunk did before.
 
