@@ -68,8 +68,20 @@ def _decode_error(name: str, exc: ValueError) -> ChunkDecodeError:
     return ChunkDecodeError(f"{name}: {exc}")
 
 
+class _VLenCodec(ArrayBytesCodec):
+    """What the two codecs share: no configuration, written as zarr-python writes it."""
+
+    @classmethod
+    def from_config(cls, configuration: Mapping[str, Any] | None, *, path: str) -> Any:
+        check_config_keys(configuration, path=path)
+        return cls()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "configuration": {}}
+
+
 @dataclass(frozen=True)
-class VLenUTF8Codec(ArrayBytesCodec):
+class VLenUTF8Codec(_VLenCodec):
     """Serialize a chunk of variable-length strings as length-prefixed UTF-8.
 
     The codec takes no parameters.
@@ -98,14 +110,6 @@ class VLenUTF8Codec(ArrayBytesCodec):
     """
 
     name: ClassVar[str] = "vlen-utf8"
-
-    @classmethod
-    def from_config(cls, configuration: Mapping[str, Any] | None, *, path: str) -> VLenUTF8Codec:
-        check_config_keys(configuration, path=path)
-        return cls()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "configuration": {}}
 
     def validate(self, spec: ChunkSpec, *, path: str) -> None:
         if spec.dtype.kind not in "OTU":
@@ -211,7 +215,7 @@ class VLenUTF8Codec(ArrayBytesCodec):
 
 
 @dataclass(frozen=True)
-class VLenBytesCodec(ArrayBytesCodec):
+class VLenBytesCodec(_VLenCodec):
     """Serialize a chunk of variable-length byte strings, each after its length.
 
     The codec takes no parameters.
@@ -237,14 +241,6 @@ class VLenBytesCodec(ArrayBytesCodec):
     """
 
     name: ClassVar[str] = "vlen-bytes"
-
-    @classmethod
-    def from_config(cls, configuration: Mapping[str, Any] | None, *, path: str) -> VLenBytesCodec:
-        check_config_keys(configuration, path=path)
-        return cls()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "configuration": {}}
 
     def validate(self, spec: ChunkSpec, *, path: str) -> None:
         if spec.dtype.kind not in "OS":
