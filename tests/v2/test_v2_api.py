@@ -253,3 +253,11 @@ def test_consolidated_subgroup_and_pickle(store: zarr3c.Store) -> None:
     assert again.uses_consolidated_metadata and again["deep/x"][...].tolist() == [3, 3]
     array = pickle.loads(pickle.dumps(opened["deep/x"]))
     assert array.zarr_format == 2 and array[...].tolist() == [3, 3]
+
+
+@pytest.mark.parametrize("dtype", [str, bytes, "string"])
+def test_new_v2_object_arrays_are_refused_clearly(dtype: object) -> None:
+    with pytest.raises(zarr3c.errors.UnsupportedFeatureError, match="Zarr v2 object arrays"):
+        zarr3c.create_array("memory://", shape=(3,), dtype=dtype, zarr_format=2)
+    v3 = zarr3c.create_array("memory://", shape=(3,), dtype=dtype)
+    assert v3.dtype.kind in "TO"

@@ -29,9 +29,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from zarr3c.errors import MetadataError, NodeNameError, UnsupportedFormatError
+from zarr3c.errors import (
+    MetadataError,
+    NodeNameError,
+    UnsupportedFeatureError,
+    UnsupportedFormatError,
+)
 from zarr3c.metadata.array import ArrayMetadata, load_json_object
-from zarr3c.metadata.data_types import data_type_from_numpy
+from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.draft2022 import (
     CORE_URI,
     Draft2022ArrayMetadata,
@@ -51,6 +56,7 @@ from zarr3c.metadata.v2 import (
     read_v2_node,
     v2_data_type_from_numpy,
 )
+from zarr3c.metadata.vlen_types import vlen_type_for
 from zarr3c.metadata.zarr2v3 import (
     PROTOCOL_URI,
     Zarr2V3ArrayMetadata,
@@ -366,6 +372,12 @@ class V2Format(HierarchyFormat):
         return V2ArrayMetadata.from_v3(metadata, order=order, data_type=data_type)
 
     def data_type(self, dtype: Any) -> Any:
+        if vlen_type_for(dtype) is not None or (
+                isinstance(dtype, DataType) and dtype.family == "vlen"):
+            raise UnsupportedFeatureError(
+                "zarr3c does not create Zarr v2 object arrays (strings, bytes) yet: create "
+                "the array in Zarr v3 (its string and variable_length_bytes data types); "
+                "existing v2 object arrays of vlen-utf8 and vlen-bytes are read and written")
         return v2_data_type_from_numpy(dtype)
 
 
