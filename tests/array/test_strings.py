@@ -53,6 +53,9 @@ def test_string_selections_and_writes_agree_with_numpy(layout: dict) -> None:
     expected[[0, 0, 6], [1, 1, 2]] = ["first", "second", "p"]
     a.oindex[[2, 4], [0, 8]] = "corner"
     expected[np.ix_([2, 4], [0, 8])] = "corner"
+    a[::-1, 6:] = expected[:, 6:][::-1].copy()  # reversed: out runs of step -1
+    a[:, :6] = expected[:, :6]  # whole chunks, encoded straight from the value
+    np.testing.assert_array_equal(a[::-2, ::3], expected[::-2, ::3])
     np.testing.assert_array_equal(a[...], expected)
 
 

@@ -131,10 +131,24 @@ def read_planned(array: Array, counts: Sequence[Sequence[int]],
         coords, tasks = item
         chunk = _chunk(array, coords)
         for n, task in tasks:
-            outs[n][task.out_index()] = chunk[np.ix_(*task.local_indices())]
+            local, out = _indexes(task)
+            outs[n][out] = chunk[local]
 
     map_unordered(read, list(by_chunk.items()))
     return outs
+
+
+def _indexes(task: ChunkTask) -> tuple[Any, Any]:
+    """Where a task's elements are in its chunk and in the output: slices where both are
+    strided (views: each element is copied once, where index arrays would copy twice),
+    else ``np.ix_`` index arrays."""
+    if not task.strided:
+        return np.ix_(*task.local_indices()), task.out_index()
+    out = []
+    for (start, step), n in zip(task.out, task.counts, strict=True):
+        stop = start + n * step
+        out.append(slice(start, stop if stop >= 0 else None, step))
+    return task.local_slices(), tuple(out)
 
 
 def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
@@ -266,9 +280,19 @@ def write_selection(array: Array, sel: OrthogonalSelection, value: Any) -> None:
     def write(task: ChunkTask) -> None:
         shape = array._chunk_shape_at(task.coords)
         whole = task.covers(shape, array.shape, array._chunk_origin(task.coords))
+        local, out = _indexes(task)
+        if whole and tuple(task.counts) == tuple(shape):
+            # The chunk is the value's region: encoded from it, never filled first.
+            key = array.chunk_key(task.coords)
+            chunk = np.ascontiguousarray(values[out])
+            if not chunk.flags.writeable:  # (a broadcast value: the codecs take writable)
+                chunk = chunk.copy()
+            with chunk_lock(array._store, key):
+                store_chunk(array, key, chunk)
+            return
 
         def assign(chunk: np.ndarray) -> None:
-            chunk[np.ix_(*task.local_indices())] = values[task.out_index()]
+            chunk[local] = values[out]
 
         _modify(array, task.coords, whole, assign)
 
