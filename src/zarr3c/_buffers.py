@@ -32,8 +32,8 @@ except ImportError:  # (not POSIX: no madvise)
     _fileio = None  # type: ignore[assignment]
 
 __all__ = [
-    "PAGE_SIZE", "address_of", "bad_offset", "empty_aligned", "empty_array", "populate_beside",
-    "thread_scratch",
+    "PAGE_SIZE", "address_of", "bad_offset", "empty_aligned", "empty_array",
+    "holds_references", "populate_beside", "thread_scratch",
 ]
 
 PAGE_SIZE: int = mmap.PAGESIZE
@@ -126,10 +126,37 @@ def empty_array(shape: int | Sequence[int], dtype: np.dtype) -> np.ndarray:
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     dtype = np.dtype(dtype)
     nbytes = math.prod(dims) * dtype.itemsize
-    if nbytes < _ALIGN_MIN_BYTES or dtype.hasobject or dtype.kind == "T":
+    if nbytes < _ALIGN_MIN_BYTES or holds_references(dtype):
         # (object and variable-width string elements cannot be viewed from bytes)
         return np.empty(dims, dtype=dtype)
     return empty_aligned(nbytes).view(dtype).reshape(dims)
+
+
+def holds_references(dtype: np.dtype) -> bool:
+    """Whether elements of ``dtype`` are references rather than their bytes (object arrays,
+    numpy's variable-width ``StringDType``): such arrays are never moved as bytes (the copy
+    kernels, byte views, the native pipeline), only by numpy.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+        An array's dtype.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    None
+        Any dtype is answered.
+
+    Examples
+    --------
+    >>> holds_references(np.dtype(object)), holds_references(np.dtype("<U3"))
+    (True, False)
+    """
+    return bool(dtype.hasobject) or dtype.kind == "T"
 
 
 def bad_offset(address: int, file_offset: int) -> bool:

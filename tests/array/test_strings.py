@@ -95,6 +95,9 @@ def test_bad_values_are_refused() -> None:
         b[:] = np.array([b"ok", 5], dtype=object)
     with pytest.raises(ValueConversionError):
         zarr3c.create_array("memory://", shape=(2,), dtype=str, fill_value=b"x")
+    for fill in (5, "x", [1, 2]):  # (bytes(5) would be five zero bytes)
+        with pytest.raises(ValueConversionError, match="must be bytes"):
+            zarr3c.create_array("memory://", shape=(2,), dtype=bytes, fill_value=fill)
 
 
 def test_a_group_with_a_string_member_lists() -> None:

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from zarr3c._buffers import holds_references
 from zarr3c._kernels.boxes import basic_box
-from zarr3c.array import geometry, objects, write
+from zarr3c.array import geometry, write
 from zarr3c.array.read import boxes, general, many, points, shard_boxes
 from zarr3c.array.read.plan import Box, BoxGrid, InnerBox
 from zarr3c.codecs.pipeline import CodecPipeline
@@ -157,7 +158,7 @@ class Array(Node):
             metadata, self._sharding, self._itemsize)
         #: Elements are references (strings, bytes): every read and write takes
         #: ``objects``' path, never the byte kernels' (no short paths, no native pipeline).
-        self._references = objects.holds_references(metadata.dtype)
+        self._references = holds_references(metadata.dtype)
         if self._references:
             self._box_grid, self._inner_box = None, None
 

@@ -4,9 +4,9 @@ numpy indexing, never by the byte kernels.
 The read and write paths move elements as their bytes (strided copies, byte swaps, the native
 pipeline), which for numpy object arrays and ``StringDType`` arrays are pointers and arena
 handles, not the elements.  So every selection of an array whose dtype holds references
-(:func:`holds_references`) takes this path instead: its chunk tasks are planned as for any
-array (:func:`~zarr3c.indexing.plan_chunks`, :func:`~zarr3c.indexing.plan_points`), and per
-chunk, on the thread pool:
+(:func:`zarr3c._buffers.holds_references`) takes this path instead: its chunk tasks are
+planned as for any array (:func:`~zarr3c.indexing.plan_chunks`,
+:func:`~zarr3c.indexing.plan_points`), and per chunk, on the thread pool:
 
 - a read decodes the stored chunk through the codec pipeline (``vlen-utf8``, ``vlen-bytes``:
   :mod:`zarr3c.codecs.vlen`) into an array of the chunk's shape (the fill value where it is
@@ -42,35 +42,8 @@ if TYPE_CHECKING:
 
     from zarr3c.array.core import Array
 
-__all__ = ["holds_references", "read_coordinates", "read_planned", "store_chunk",
+__all__ = ["read_coordinates", "read_planned", "store_chunk",
            "write_points", "write_selection"]
-
-
-def holds_references(dtype: np.dtype) -> bool:
-    """Whether elements of ``dtype`` are references rather than their bytes (object arrays,
-    numpy's variable-width ``StringDType``): such arrays take this module's path.
-
-    Parameters
-    ----------
-    dtype : numpy.dtype
-        An array's dtype.
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    None
-        Any dtype is answered.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> holds_references(np.dtype(object)), holds_references(np.dtype("<U3"))
-    (True, False)
-    """
-    return bool(dtype.hasobject) or dtype.kind == "T"
 
 
 def _fill(array: Array, shape: Sequence[int]) -> np.ndarray:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numcodecs.blosc
 
+from zarr3c._buffers import holds_references
 from zarr3c.codecs.base import swap_width
 from zarr3c.codecs.blosc import BloscCodec
 from zarr3c.codecs.bytes import BytesCodec
@@ -126,7 +127,7 @@ def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
                                                                  BytesCodec):
         return None
     dtype = pipeline.dtype
-    if dtype.itemsize == 0 or dtype.hasobject:
+    if dtype.itemsize == 0 or holds_references(dtype):
         return None
     swap = 1
     if not pipeline.array_bytes.stores_raw_elements(dtype):

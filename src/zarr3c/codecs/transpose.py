@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from zarr3c._buffers import holds_references
 from zarr3c._kernels.layout import transpose_into
 from zarr3c.codecs.base import ArrayArrayCodec, ChunkSpec, as_byte_array, check_config_keys
 from zarr3c.errors import MetadataError
@@ -159,7 +160,7 @@ def _transpose(chunk: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
         return chunk
     if chunk.ndim != len(perm):
         raise ValueError(f"transpose order {list(perm)} does not match a {chunk.ndim}-d chunk")
-    if chunk.dtype.hasobject or chunk.dtype.kind == "T":  # references: numpy copies them
+    if holds_references(chunk.dtype):  # (numpy copies references; the kernel bytes)
         return np.ascontiguousarray(chunk.transpose(perm))
     out_shape = tuple(chunk.shape[p] for p in perm)
     out = np.empty(out_shape, dtype=chunk.dtype)

@@ -123,13 +123,11 @@ class VariableLengthType(DataType):
                 raise ValueConversionError("a string array's fill value must be a str, not "
                                            "bytes")
             return _utf8(str(value), path="fill_value", source=None)
-        if isinstance(value, str):
-            raise ValueConversionError("a bytes array's fill value must be bytes, not str")
-        try:
-            return bytes(value)
-        except TypeError:
+        if not isinstance(value, bytes | bytearray | memoryview | np.bytes_):
+            # (bytes(5) would be five zero bytes, bytes("x") an error of its own)
             raise ValueConversionError(
-                f"cannot use {value!r} as a bytes array's fill value") from None
+                f"a bytes array's fill value must be bytes, not {type(value).__name__}")
+        return bytes(value)
 
     def default_fill_value(self) -> bytes:
         return b""

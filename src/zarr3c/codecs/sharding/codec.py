@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from zarr3c._buffers import holds_references
 from zarr3c.codecs.base import (
     ArrayBytesCodec,
     ChunkSpec,
@@ -531,7 +532,7 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         ([7, 8], 38)
         """
         chunk = np.ascontiguousarray(chunk)
-        if chunk.dtype.hasobject or chunk.dtype.kind == "T":
+        if holds_references(chunk.dtype):
             return self._encode_references(chunk, spec)
         itemsize = chunk.dtype.itemsize
         parts, _ = _write.encode_strided(
