@@ -35,6 +35,7 @@ __all__ = [
     "NodeExistsError",
     "NodeNameError",
     "NodeNotFoundError",
+    "OversizedValueError",
     "ReadOnlyError",
     "ShapeMismatchError",
     "StoreError",
@@ -432,6 +433,46 @@ class ChecksumError(ChunkDecodeError):
     ...     print(type(exc).__name__)
     ChecksumError
     """
+
+
+class OversizedValueError(ChunkDecodeError):
+    """A stored value is larger than any valid encoding of its chunk, refused from its size
+    (a file's size, a zip entry's, the bytes a bounded request returned) before it is read.
+
+    A :class:`ChunkDecodeError` (so also a ``ValueError``); ``.size`` is the value's size
+    (or a lower bound of it, where the store read only the first ``limit + 1`` bytes) and
+    ``.limit`` the most bytes an encoding of the chunk can take.
+
+    Parameters
+    ----------
+    key : str
+        The value's store key.
+    size : int
+        Its size, or a lower bound of it.
+    limit : int
+        The most bytes a valid encoding of the chunk can take.
+    exact : bool, default True
+        Whether ``size`` is the value's size (else a lower bound of it).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(4,), dtype="int8", chunks=(2,),
+    ...                         compressors="zstd")
+    >>> a.store.set("c/0", bytes(1 << 20))
+    >>> try:
+    ...     a[:]
+    ... except zarr3c.errors.ChunkDecodeError as exc:
+    ...     print(type(exc).__name__, exc.key, exc.size, exc.limit < 1 << 20)
+    OversizedValueError c/0 1048576 True
+    """
+
+    def __init__(self, key: str, size: int, limit: int, *, exact: bool = True):
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"the stored value ({size:,} bytes{'' if exact else ' or more'}) is larger than "
+            f"any valid encoding of the chunk ({limit:,} bytes at most)", key=key)
 
 
 # -- indexing ------------------------------------------------------------------------------------

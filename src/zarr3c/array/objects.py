@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarr3c.array.read.chunk import fetch_chunk
 from zarr3c.concurrency import chunk_lock, map_unordered
 from zarr3c.errors import ValueConversionError
 from zarr3c.indexing import (
@@ -55,7 +56,7 @@ def _chunk(array: Array, coords: tuple[int, ...]) -> np.ndarray:
     """The chunk at ``coords``, decoded (the fill value where it is not stored)."""
     key = array.chunk_key(coords)
     shape = array._chunk_shape_at(coords)
-    raw = array._store.get(key)
+    raw = fetch_chunk(array, key, shape)
     if raw is None:
         return _fill(array, shape)
     return array._pipeline.decode(raw, shape, key=key)

@@ -76,6 +76,7 @@ from zarr3c.errors import (
 from zarr3c.stores.base import Store
 from zarr3c.stores.byte_ranges import ByteRange, BytesLike, as_byte_view, normalize_byte_range
 from zarr3c.stores.keys import validate_key, validate_prefix
+from zarr3c.stores.read_into import check_size
 
 __all__ = ["FsspecStore", "import_fsspec"]
 
@@ -563,6 +564,18 @@ class FsspecStore(Store):
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         requests = [(validate_key(key), 0, None) for key in keys]
         return self._fetch(requests) if requests else []
+
+    def get_at_most(self, key: str, limit: int) -> BytesLike | None:
+        return self.get_many_at_most([key], limit)[0]
+
+    def get_many_at_most(self, keys: Iterable[str], limit: int
+                         ) -> builtins.list[BytesLike | None]:
+        # Ask for one byte more than allowed: a longer value shows itself by that byte,
+        # and no more than it crosses the network (where the server honours ranges).
+        requests = [(validate_key(key), 0, limit + 1) for key in keys]
+        values = self._fetch(requests) if requests else []
+        return [check_size(key, value, limit, exact=False)
+                for (key, _, _), value in zip(requests, values, strict=True)]
 
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]

@@ -43,6 +43,12 @@ The hooks, and who calls them:
   to open itself; None where values are not files.  Array reads executed natively.
 - :meth:`~ReadIntoHooks.chunk_values`: the values of chunk keys looked up in bulk, where
   the store holds them in memory; None elsewhere.  Array reads executed natively.
+- :meth:`~ReadIntoHooks.get_at_most`, :meth:`~ReadIntoHooks.get_many_at_most`: whole values
+  that must not be larger than a limit (the most bytes any valid encoding of a chunk can
+  take), refused with :class:`~zarr3c.errors.OversizedValueError` from their size before they
+  are read where the store can tell it (a file's size, a zip entry's, a bounded request):
+  a chunk file that does not belong costs no memory.  The defaults read the value and then
+  check it.  Every whole-chunk read of the array layer and the sharding codec.
 - :meth:`~ReadIntoHooks.set_parts`: the write-side counterpart, a value given as parts that
   are never joined in memory.  Sharded writes.
 
@@ -66,10 +72,10 @@ import builtins
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
-from zarr3c.errors import InvalidKeyError
+from zarr3c.errors import InvalidKeyError, OversizedValueError
 from zarr3c.stores.byte_ranges import ByteRange, BytesLike, as_byte_view
 
-__all__ = ["RangeInto", "RangesInto", "ReadIntoHooks", "destination_view"]
+__all__ = ["RangeInto", "RangesInto", "ReadIntoHooks", "check_size", "destination_view"]
 
 #: ``(start, stop, at)``: bytes ``[start, stop)`` of a value go to ``out[at:at + stop - start]``.
 RangeInto: TypeAlias = tuple[int, int, int]
@@ -114,6 +120,18 @@ def destination_view(requests: Sequence[RangesInto], out: Any) -> memoryview:
     return view
 
 
+def check_size(key: str, value: BytesLike | None, limit: int, *, exact: bool = True
+               ) -> BytesLike | None:
+    """``value``, unless it has more than ``limit`` bytes: then OversizedValueError naming
+    ``key`` (``exact`` False: ``value`` is only the start of a longer value)."""
+    if value is not None:
+        size = len(value) if isinstance(value, (bytes, bytearray)) else as_byte_view(
+            value, key).nbytes
+        if size > limit:
+            raise OversizedValueError(key, size, limit, exact=exact)
+    return value
+
+
 class ReadIntoHooks:
     """The read-into hooks of every store, with their defaults (see the module docstring).
 
@@ -131,6 +149,8 @@ class ReadIntoHooks:
     if TYPE_CHECKING:  # what the defaults use, defined by Store
 
         def get(self, key: str) -> BytesLike | None: ...
+
+        def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]: ...
 
         def set(self, key: str, value: Any) -> None: ...
 
@@ -506,6 +526,85 @@ class ReadIntoHooks:
         [b'x', None]
         """
         return None
+
+    def get_at_most(self, key: str, limit: int) -> BytesLike | None:
+        """The value of ``key`` (None if missing), refused if larger than ``limit`` bytes.
+
+        A store that can tell a value's size before reading it (a file's, a zip entry's,
+        the length of a request for ``limit + 1`` bytes) overrides this so that an
+        oversized value is never read; the default reads it with :meth:`get`, then checks.
+
+        Parameters
+        ----------
+        key
+            The key to read.
+        limit
+            The most bytes the value may have.
+
+        Returns
+        -------
+        bytes-like or None
+            The value, or None where ``key`` is missing.
+
+        Raises
+        ------
+        OversizedValueError
+            The value has more than ``limit`` bytes (naming the key).
+        InvalidKeyError
+            If ``key`` is not a valid key.
+        StoreError
+            If the store cannot read it.
+
+        Examples
+        --------
+        >>> from zarr3c.stores import MemoryStore
+        >>> store = MemoryStore()
+        >>> store.set("c/0", b"0123456789")
+        >>> store.get_at_most("c/0", 10), store.get_at_most("c/1", 10)
+        (b'0123456789', None)
+        >>> store.get_at_most("c/0", 4)
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.OversizedValueError: chunk 'c/0': the stored value (10 bytes) is ...
+        """
+        return check_size(key, self.get(key), limit)
+
+    def get_many_at_most(self, keys: Iterable[str], limit: int
+                         ) -> builtins.list[BytesLike | None]:
+        """:meth:`get_at_most` of many keys, fetched together as :meth:`get_many` does.
+
+        Parameters
+        ----------
+        keys
+            The keys to read.
+        limit
+            The most bytes each value may have.
+
+        Returns
+        -------
+        list
+            One value (or None where missing) per key.
+
+        Raises
+        ------
+        OversizedValueError
+            A value has more than ``limit`` bytes (naming its key).
+        InvalidKeyError
+            If a key is not valid.
+        StoreError
+            If the store cannot read them.
+
+        Examples
+        --------
+        >>> from zarr3c.stores import MemoryStore
+        >>> store = MemoryStore()
+        >>> store.set("c/0", b"0123")
+        >>> store.get_many_at_most(["c/0", "c/1"], 4)
+        [b'0123', None]
+        """
+        key_list = builtins.list(keys)
+        return [check_size(key, value, limit)
+                for key, value in zip(key_list, self.get_many(key_list), strict=True)]
 
     def set_parts(self, key: str, parts: Sequence[Any]) -> None:
         """Store the concatenation of ``parts`` under ``key``, as :meth:`set` would store it

@@ -57,6 +57,7 @@ from typing import Any, Literal, cast
 from zarr3c.errors import (
     InvalidArgumentError,
     InvalidTypeError,
+    OversizedValueError,
     ReadOnlyError,
     StoreError,
     UnsupportedFeatureError,
@@ -569,13 +570,29 @@ class ZipStore(Store):
             return None if info is None else archive.read(key, info)
 
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
+        return self._get_many(keys, None)
+
+    def get_at_most(self, key: str, limit: int) -> bytes | None:
+        return self._get_many([key], limit)[0]
+
+    def get_many_at_most(self, keys: Iterable[str], limit: int
+                         ) -> builtins.list[BytesLike | None]:
+        return self._get_many(keys, limit)
+
+    def _get_many(self, keys: Iterable[str], limit: int | None
+                  ) -> builtins.list[bytes | None]:
+        """The values of ``keys``; with ``limit``, an entry whose size in the central
+        directory is larger is refused before it is read (or inflated), and zipfile stops
+        reading an entry at that size."""
         key_list = [validate_key(key) for key in keys]
         archive = self._archive
         with archive.lock:
             archive.zip()
-            out: builtins.list[BytesLike | None] = []
+            out: builtins.list[bytes | None] = []
             for key in key_list:
                 info = archive.index.get(key)
+                if info is not None and limit is not None and info.file_size > limit:
+                    raise OversizedValueError(key, info.file_size, limit)
                 out.append(None if info is None else archive.read(key, info))
             return out
 

@@ -134,7 +134,8 @@ def test_index_decoded_without_the_pipeline_matches_it(data):
     pos = index_n
     for f in range(n):
         if data.draw(st.booleans()):
-            k = data.draw(st.integers(0, 9))
+            # (at most the 4 bytes of an inner chunk's encoding: a larger entry is damage)
+            k = data.draw(st.integers(0, 4))
             entries.reshape(-1, 2)[f] = (pos, k)
             pos += k
     encoded = np.array(codec._index_pipeline().encode(entries)).view(np.uint8)
@@ -535,7 +536,8 @@ def test_a_huge_entry_in_an_index_without_checksum_is_an_error_not_an_allocation
     raw[33] ^= 1  # inner chunk (1, 0) 256 bytes later ...
     raw[44] ^= 6  # ... and 24 GiB long
     store.set(key, bytes(raw))
-    with pytest.raises(ChunkDecodeError, match="outside the shard") as info:
+    with pytest.raises(ChunkDecodeError,
+                       match="outside the shard|more than any valid encoding") as info:
         if how == "short path":
             a[0:3, 0:1]
         else:

@@ -14,7 +14,7 @@ from zarr3c._buffers import thread_scratch
 if TYPE_CHECKING:
     from zarr3c.array.core import Array
 
-__all__ = ["read_chunk", "stored_value"]
+__all__ = ["fetch_chunk", "read_chunk", "stored_limit", "stored_value"]
 
 
 def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = None,
@@ -32,7 +32,7 @@ def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = 
     key = array.chunk_key(coords)
     shape = array._chunk_shape_at(coords)
     nbytes = math.prod(shape) * array._itemsize
-    raw = stored_value(array, key, nbytes)
+    raw = stored_value(array, key, nbytes, shape)
     if raw is None:
         return None
     pipeline = array._pipeline
@@ -49,18 +49,35 @@ def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = 
     return pipeline.decode(raw, shape, key=key)
 
 
-def stored_value(array: Array, key: str, nbytes: int) -> Any:
-    """The value stored at ``key`` (None if missing) of a chunk of ``nbytes`` decoded bytes,
-    used at once (decoded, or its raw elements copied out): where the store reads into
-    memory, in this thread's ``"stored"`` scratch memory (valid until its next such read),
-    not fresh ``bytes`` (whose page faults, in some allocator states, cost as much as the
-    read)."""
+def stored_value(array: Array, key: str, nbytes: int,
+                 shape: tuple[int, ...] | None = None) -> Any:
+    """The value stored at ``key`` (None if missing) of a chunk of ``nbytes`` decoded bytes
+    (of ``shape``: the array's chunk shape if not given), used at once (decoded, or its raw
+    elements copied out): where the store reads into memory, in this thread's ``"stored"``
+    scratch memory (valid until its next such read), not fresh ``bytes`` (whose page faults,
+    in some allocator states, cost as much as the read).  A value larger than any valid
+    encoding of the chunk is refused from its size (:func:`fetch_chunk`)."""
     store = array._store
     if not store.reads_into_memory:
-        return store.get(key)
+        return fetch_chunk(array, key, shape)
     cap = nbytes + (nbytes >> 3) + 4096  # an incompressible chunk's encoding fits
     buf = thread_scratch(cap, "stored")
     size = store.read_value_into(key, buf)
     if size is None:
         return None
-    return buf[:size] if size <= cap else store.get(key)
+    return buf[:size] if size <= cap else fetch_chunk(array, key, shape)
+
+
+def stored_limit(array: Array, shape: tuple[int, ...] | None = None) -> int | None:
+    """The most bytes a valid encoding of a chunk of ``shape`` (the array's chunk shape if
+    not given) can take, or None where the codecs cannot bound it (variable-length data)."""
+    return array._pipeline.max_stored_size(array.chunks if shape is None else shape)
+
+
+def fetch_chunk(array: Array, key: str, shape: tuple[int, ...] | None = None) -> Any:
+    """The value stored at ``key`` (None if missing) for a chunk of ``shape``; a value
+    larger than any valid encoding of it is refused from its size, before it is read where
+    the store can tell (``Store.get_at_most``), with OversizedValueError naming the key."""
+    limit = stored_limit(array, shape)
+    store = array._store
+    return store.get(key) if limit is None else store.get_at_most(key, limit)

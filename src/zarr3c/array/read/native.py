@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from zarr3c.array.read.chunk import stored_limit
 from zarr3c.array.read.plan import Pieces, new_plan, one_c_piece
 from zarr3c.concurrency import get_num_threads
 from zarr3c.indexing import CoordinateSelection, PointGroups, group_points
@@ -156,9 +157,12 @@ def _sources(array: Array, names: list[str], nbytes: int
         yield values, False, 0, len(names)
         return
     step = max(1, FETCH_BATCH_BYTES // nbytes)
+    limit = stored_limit(array)  # (a value larger than any encoding is never fetched whole)
     for lo in range(0, len(names), step):
         hi = min(lo + step, len(names))
-        yield list(store.get_many([prefix + name for name in names[lo:hi]])), False, lo, hi
+        keys = [prefix + name for name in names[lo:hi]]
+        values = store.get_many(keys) if limit is None else store.get_many_at_most(keys, limit)
+        yield list(values), False, lo, hi
 
 
 def shards_native(array: Array) -> NativeChain | None:

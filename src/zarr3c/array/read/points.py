@@ -432,9 +432,10 @@ def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
             # Raw elements: copied from the stored bytes, no decode; sparse chunks are read
             # by byte range.
             key = array.chunk_key(task.coords)
-            nbytes = math.prod(array._chunk_shape_at(task.coords)) * itemsize
+            shape = array._chunk_shape_at(task.coords)
+            nbytes = math.prod(shape) * itemsize
             read_raw_chunk_points(
-                lambda: stored_value(array, key, nbytes), nbytes, task.offsets, dst,
+                lambda: stored_value(array, key, nbytes, shape), nbytes, task.offsets, dst,
                 task.out * itemsize,
                 itemsize=itemsize, fill_bytes=fill,
                 fetch=lambda ranges, buf: fetch_raw(

@@ -20,6 +20,7 @@ import numpy as np
 from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
 from zarr3c._kernels.scatter import copy_elements, copy_outer
 from zarr3c.array import objects
+from zarr3c.array.read.chunk import fetch_chunk
 from zarr3c.array.write.native import write_natively
 from zarr3c.codecs.sharding import PartArena
 from zarr3c.concurrency import chunk_lock, map_unordered
@@ -200,7 +201,7 @@ def modify_chunk(array: Array, coords: tuple[int, ...], task: ChunkTask | None,
             _modify_inner_chunks(array, key, chunk_shape, region, modify, inner_chunks)
             return
         else:
-            raw = array._store.get(key)
+            raw = fetch_chunk(array, key, chunk_shape)
             if raw is None:
                 chunk = new_chunk(array, chunk_shape, filled=True)
             else:
@@ -222,7 +223,7 @@ def _modify_inner_chunks(array: Array, key: str, shard_shape: tuple[int, ...],
     stored bytes kept as they are."""
     codec = array._sharding
     assert codec is not None
-    old = array._store.get(key)
+    old = fetch_chunk(array, key, shard_shape)
     touched = (codec.inner_chunks_for_region(shard_shape, region) if inner_chunks is None
                else inner_chunks)
     decoded = None
@@ -321,7 +322,7 @@ def _reset_outside(array: Array, key: str, origin: Sequence[int],
     """Reset the part of the chunk at ``key`` past the array's new edge on ``axes`` to the
     fill value (growing the array again shows the fill value, not stale data)."""
     with chunk_lock(array._store, key):
-        raw = array._store.get(key)
+        raw = fetch_chunk(array, key, chunk_shape)
         if raw is None:
             return
         chunk = np.array(array._pipeline.decode(raw, chunk_shape, key=key))

@@ -438,8 +438,11 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         if layout is not None:
             return layout
         cps = self._chunks_per_shard(shard_shape)
+        inner = self._inner  # (the evolved chain; a codec used on its own has none)
         layout = index_layout(self._index_pipeline(), cps, self.index_location,
-                              path=f"{self.path}.configuration.index_codecs")
+                              path=f"{self.path}.configuration.index_codecs",
+                              inner_limit=None if inner is None
+                              else inner.max_stored_size(self.chunk_shape))
         with self._cache_lock:  # type: ignore[attr-defined]
             if len(cache) >= _LAYOUTS_KEPT:
                 cache.clear()

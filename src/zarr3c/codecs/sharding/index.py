@@ -226,6 +226,9 @@ class IndexLayout:
     #: the index chain (see :func:`index_pipeline`) that encodes it, and decodes it where
     #: ``plain`` is None
     pipeline: CodecPipeline
+    #: the most bytes a valid encoding of one inner chunk can take (None: no bound known,
+    #: as for variable-length data): an entry claiming more is damage, refused before read
+    inner_limit: int | None = None
 
 
 def index_pipeline(index_codecs: Sequence[Codec], *, path: str) -> CodecPipeline:
@@ -237,9 +240,11 @@ def index_pipeline(index_codecs: Sequence[Codec], *, path: str) -> CodecPipeline
 
 
 def index_layout(pipeline: CodecPipeline, chunks_per_shard: tuple[int, ...],
-                 location: IndexLocation, *, path: str) -> IndexLayout:
+                 location: IndexLocation, *, path: str,
+                 inner_limit: int | None = None) -> IndexLayout:
     """The :class:`IndexLayout` of a shard of ``chunks_per_shard`` inner chunks whose index
-    is encoded by ``pipeline`` (see :func:`index_pipeline`) at ``location``.
+    is encoded by ``pipeline`` (see :func:`index_pipeline`) at ``location``, and whose inner
+    chunks' encodings take at most ``inner_limit`` bytes each (None: unknown).
 
     Raises
     ------
@@ -271,6 +276,7 @@ def index_layout(pipeline: CodecPipeline, chunks_per_shard: tuple[int, ...],
         read_whole=location == "end" and not any(c.name == "crc32c" for c in pipeline.codecs),
         plain=plain,
         pipeline=pipeline,
+        inner_limit=inner_limit,
     )
 
 
@@ -390,6 +396,7 @@ def check_entries(index: ShardIndex, layout: IndexLayout, shard_nbytes: int | No
         lo, hi
     )
     if code == 0:
+        _check_entry_sizes(index, layout.inner_limit)
         return
     cps = index.chunks_per_shard
     first = tuple(int(i) for i in np.unravel_index(a, cps))
@@ -422,3 +429,25 @@ def check_entries(index: ShardIndex, layout: IndexLayout, shard_nbytes: int | No
         f"{nbytes}) and {second} (offset {offset_b}, nbytes "
         f"{nbytes_b}) overlap"
     )
+
+
+def _check_entry_sizes(index: ShardIndex, limit: int | None) -> None:
+    """Refuse an entry claiming more bytes than any valid encoding of an inner chunk (a
+    damaged index must not make a reader fetch or allocate what it claims).
+
+    Raises
+    ------
+    ChunkDecodeError
+        Naming the first such inner chunk.
+    """
+    if limit is None:
+        return
+    flat = index.flat
+    big = np.flatnonzero((flat[:, 0] != MISSING) & (flat[:, 1] > limit))
+    if big.size:
+        first = tuple(int(i) for i in np.unravel_index(int(big[0]), index.chunks_per_shard))
+        raise ChunkDecodeError(
+            f"sharding_indexed: index entry of inner chunk {first} claims "
+            f"{int(flat[big[0], 1]):,} bytes, more than any valid encoding of it "
+            f"({limit:,} bytes at most)"
+        )

@@ -32,7 +32,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from zarr3c._buffers import PAGE_SIZE, bad_offset, empty_aligned
-from zarr3c.errors import StoreError
+from zarr3c.errors import OversizedValueError, StoreError
 from zarr3c.stores.byte_ranges import resolve_byte_range
 
 __all__ = [
@@ -151,12 +151,16 @@ def open_for_read(key: str, path: str) -> tuple[int, int] | None:
     return fd, st.st_size
 
 
-def read_file(key: str, path: str) -> bytes | None:
-    """The contents of the file of ``key``, or None when there is none."""
+def read_file(key: str, path: str, limit: int | None = None) -> bytes | None:
+    """The contents of the file of ``key``, or None when there is none; with ``limit``,
+    OversizedValueError (from the file's size, before reading) if it has more bytes."""
     opened = open_for_read(key, path)
     if opened is None:
         return None
     fd, size = opened
+    if limit is not None and size > limit:
+        os.close(fd)
+        raise OversizedValueError(key, size, limit)
     try:
         return read_at(fd, 0, size)
     except OSError as exc:
@@ -188,6 +192,11 @@ def read_ranges(key: str, path: str, ranges: list[tuple[int, int | None]]
 def read_file_item(item: tuple[str, str]) -> bytes | None:
     """:func:`read_file` of a ``(key, path)`` pair (for the pool's map)."""
     return read_file(item[0], item[1])
+
+
+def read_file_at_most_item(item: tuple[str, str, int]) -> bytes | None:
+    """:func:`read_file` of a ``(key, path, limit)`` triple (for the pool's map)."""
+    return read_file(item[0], item[1], item[2])
 
 
 def read_ranges_item(item: tuple[str, str, list[tuple[int, int | None]]]

@@ -282,6 +282,14 @@ class LocalStore(Store):
         items = [(key, self._path(key)) for key in keys]
         return pool.map_batched(reads.read_file_item, items)
 
+    def get_at_most(self, key: str, limit: int) -> bytes | None:
+        return reads.read_file(key, self._path(key), limit)
+
+    def get_many_at_most(self, keys: Iterable[str], limit: int
+                         ) -> builtins.list[BytesLike | None]:
+        items = [(key, self._path(key), limit) for key in keys]
+        return pool.map_batched(reads.read_file_at_most_item, items)
+
     def get_partial_values(
         self, key_ranges: Iterable[tuple[str, ByteRange | None]]
     ) -> builtins.list[BytesLike | None]:
