@@ -8,11 +8,14 @@ buffers, chunks equal to the fill value skipped or written.  Both must give ever
 same status and the same encoded bytes; a third oracle is numpy: each encoding decodes to
 the chunk's region padded with the fill value.
 
-Plans that do not hold together raise ValueError in both.
+Plans that do not hold together raise ValueError in both.  Beside a file, the kernel, its
+reference and ``LocalStore.set`` take the same temporary file slot, whatever killed and
+live writers left there.
 """
 
 from __future__ import annotations
 
+import fcntl  # (the kernels are POSIX only)
 import math
 import os
 from pathlib import Path
@@ -26,8 +29,10 @@ from hypothesis import strategies as st
 
 import zarr3c  # noqa: F401  (binds libzstd for the kernel)
 from zarr3c._kernels import _reference as ref
-from zarr3c._kernels import writes, zstd_ctx
+from zarr3c._kernels import fileio, writes, zstd_ctx
 from zarr3c.array.write import byte_source
+from zarr3c.stores import LocalStore
+from zarr3c.stores.local import files as local_files
 
 pytestmark = pytest.mark.skipif(not zstd_ctx.available(), reason="no libzstd bound")
 
@@ -109,7 +114,7 @@ def test_buffers_agree_with_reference_and_numpy(plan: dict, nthreads: int) -> No
         cap = impl.encoded_cap(nbytes, plan["compressor"], plan["checksums"])
         dests = [bytearray(cap) for _ in range(n)]
         sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
-        impl.write_chunks(dests, False, 0, nthreads=nthreads, sizes=sizes, status=status,
+        impl.write_chunks(dests, False, nthreads=nthreads, sizes=sizes, status=status,
                           **args)
         results.append(([bytes(d[:k]) if s == writes.WRITTEN else None
                          for d, k, s in zip(dests, sizes, status, strict=True)],
@@ -138,7 +143,7 @@ def test_files_agree_with_reference(plan: dict, tmp_path_factory: pytest.TempPat
         root = tmp_path_factory.mktemp("w")
         paths = [str(root / "c" / str(c) / "0").encode() for c in range(n)]
         sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
-        impl.write_chunks(paths, True, 7, nthreads=4, sizes=sizes, status=status, **args)
+        impl.write_chunks(paths, True, nthreads=4, sizes=sizes, status=status, **args)
         files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         got.append((status.tolist(), files,
                     [Path(os.fsdecode(p)).read_bytes() if s == writes.WRITTEN else None
@@ -153,7 +158,7 @@ def test_a_directory_that_is_a_file_fails_that_chunk_alone(tmp_path: Path) -> No
     src = np.arange(8, dtype=np.uint8)
     paths = [str(tmp_path / "c" / "0" / "0").encode(), str(tmp_path / "c" / "1" / "0").encode()]
     sizes, status = np.zeros(2, np.int64), np.zeros(2, np.int8)
-    writes.write_chunks(paths, True, 1, src, np.array([0, 4]), np.array([1]),
+    writes.write_chunks(paths, True, src, np.array([0, 4]), np.array([1]),
                         np.array([[4], [4]]), np.array([4]), 1, b"\0", False, writes.NONE,
                         0, False, 0, 1, 2, sizes, status)
     assert status.tolist() == [writes.WRITTEN, writes.FAILED_IO]
@@ -166,7 +171,7 @@ def test_an_existing_file_is_replaced(tmp_path: Path) -> None:
     path = tmp_path / "k"
     path.write_bytes(b"old contents, longer than the new")
     sizes, status = np.zeros(1, np.int64), np.zeros(1, np.int8)
-    writes.write_chunks([str(path).encode()], True, 3, np.arange(3, dtype=np.uint8),
+    writes.write_chunks([str(path).encode()], True, np.arange(3, dtype=np.uint8),
                         np.array([0]), np.array([1]), np.array([[3]]), np.array([3]), 1,
                         b"\0", True, writes.NONE, 0, False, 1, 1, 1, sizes, status)
     data = path.read_bytes()
@@ -175,8 +180,66 @@ def test_an_existing_file_is_replaced(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["k"]
 
 
+def _write_one(impl, path: Path, data: bytes) -> int:  # type: ignore[no-untyped-def]
+    """``data`` as the file ``path`` through ``impl.write_chunks`` (one raw chunk): its status."""
+    sizes, status = np.zeros(1, np.int64), np.full(1, 9, np.int8)
+    n = len(data)
+    impl.write_chunks([os.fsencode(path)], True, np.frombuffer(data, np.uint8), np.array([0]),
+                      np.array([1]), np.array([[n]]), np.array([n]), 1, b"\0", False,
+                      writes.NONE, 0, False, 0, 1, 1, sizes, status)
+    return int(status[0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(states=st.lists(st.sampled_from(["absent", "dead", "live"]), max_size=6),
+       name=st.sampled_from(["0", "c" * 70]))
+def test_writers_take_the_first_temporary_slot_free_or_left_by_a_killed_writer(
+        states: list[str], name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # Slot i beside the key holds nothing, a killed writer's leftover (no flock), or a live
+    # writer's file (flock-ed here, as writers hold theirs).  The kernel, its reference and
+    # LocalStore.set must all remove the leftover in the first slot not held (or take the
+    # free one), pass live ones untouched, and leave the same files.
+    data = bytes(range(1, 8))
+    got = []
+    for impl in (writes, ref, "store"):
+        root = tmp_path_factory.mktemp("slots")
+        key = root / "c" / name
+        key.parent.mkdir()
+        held, inodes = [], {}
+        try:
+            for slot, state in enumerate(states):
+                if state == "absent":
+                    continue
+                tmp = Path(local_files.temp_path(str(key), slot))
+                tmp.write_bytes(f"{state} {slot}".encode())
+                if state == "live":
+                    held.append(os.open(tmp, os.O_RDONLY))
+                    fcntl.flock(held[-1], fcntl.LOCK_SH)
+                    inodes[tmp.name] = tmp.stat().st_ino
+            if impl == "store":
+                LocalStore(root).set(f"c/{name}", data)
+                status = writes.WRITTEN
+            else:
+                status = _write_one(impl, key, data)
+        finally:
+            for fd in held:
+                os.close(fd)
+        assert {n: (key.parent / n).stat().st_ino for n in inodes} == inodes
+        got.append((status, sorted((p.name, p.read_bytes()) for p in key.parent.iterdir())))
+    assert got[0] == got[1] == got[2]
+    first = next((i for i, s in enumerate(states) if s != "live"), len(states))
+    expected = [(name, data)] + [
+        (os.path.basename(local_files.temp_path(name, i)), f"{s} {i}".encode())
+        for i, s in enumerate(states) if s == "live" or (s == "dead" and i > first)]
+    assert got[0] == (writes.WRITTEN, sorted(expected))
+
+
+def test_the_temporary_slots_agree() -> None:
+    assert fileio.TEMP_SLOTS == ref.TEMP_SLOTS == local_files.TEMP_SLOTS
+
+
 def _call(impl, **change):  # type: ignore[no-untyped-def]
-    args = {"dests": [bytearray(16)], "paths": False, "salt": 0,
+    args = {"dests": [bytearray(16)], "paths": False,
             "src": np.arange(8, dtype=np.uint8), "src_offsets": np.array([0]),
             "src_strides": np.array([1]), "counts": np.array([[4]]),
             "chunk_shape": np.array([4]), "itemsize": 1, "fill": b"\0", "skip_empty": False,
@@ -269,7 +332,7 @@ def test_shards_agree_with_reference_and_numpy(
         root = tmp_path_factory.mktemp("s")
         paths = [str(root / str(s)).encode() for s in range(n)]
         sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
-        impl.write_shards(paths, 5, shard_shape=np.array(plan["shard"], dtype=np.int64),
+        impl.write_shards(paths, shard_shape=np.array(plan["shard"], dtype=np.int64),
                           chunk_shape=np.array(plan["inner"], dtype=np.int64),
                           index_at_start=plan["index_at_start"], arena=impl.EncodeArena(),
                           index_checksum=plan["index_checksum"], nthreads=nthreads,
@@ -290,7 +353,7 @@ def test_shards_agree_with_reference_and_numpy(
 
 @pytest.mark.parametrize("impl", IMPLS)
 def test_shard_plans_that_do_not_hold_together_raise(impl, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    args = {"dests": [str(tmp_path / "s").encode()], "salt": 0,
+    args = {"dests": [str(tmp_path / "s").encode()],
             "src": np.arange(8, dtype=np.uint8), "src_offsets": np.array([0]),
             "src_strides": np.array([1]), "counts": np.array([[4]]),
             "shard_shape": np.array([4]), "chunk_shape": np.array([3]), "itemsize": 1,

@@ -30,6 +30,11 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from numpy.typing import NDArray
 
+try:
+    import fcntl
+except ImportError:  # Windows, which has no fileio kernel to agree with
+    fcntl = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:  # the alias lives in the stub only
     from zarr3c._kernels.copy import ReadBuffer
 
@@ -1634,19 +1639,20 @@ def _encode_chunk(chunk: NDArray[np.uint8], compressor: int, level: int, zstd_ch
 
 
 def write_chunks(
-    dests: list[Any], paths: bool, salt: int, src: ReadBuffer, src_offsets: NDArray[np.int64],
+    dests: list[Any], paths: bool, src: ReadBuffer, src_offsets: NDArray[np.int64],
     src_strides: NDArray[np.int64], counts: NDArray[np.int64], chunk_shape: NDArray[np.int64],
     itemsize: int, fill: ReadBuffer, skip_empty: bool, compressor: int, level: int,
     zstd_checksum: bool, checksums: int, swap: int, nthreads: int, sizes: NDArray[np.int64],
     status: NDArray[np.int8],
 ) -> None:
     """``writes.write_chunks`` one chunk after another: each chunk's region of ``src``
-    (the rest ``fill``) encoded and written to its file (``os`` calls: a temporary file
-    renamed over it) or into its buffer.
+    (the rest ``fill``) encoded and written to its file (``os`` calls: a temporary file in
+    the first of its slots free or left by a killed writer, renamed over it) or into its
+    buffer.
 
     Parameters
     ----------
-    dests, paths, salt, src, src_offsets, src_strides, counts, chunk_shape, itemsize, fill
+    dests, paths, src, src_offsets, src_strides, counts, chunk_shape, itemsize, fill
         The plan (see ``writes.pyx``).
     skip_empty, compressor, level, zstd_checksum, checksums, swap, nthreads
         The chain, and whether a chunk equal to ``fill`` is left unwritten.
@@ -1667,13 +1673,13 @@ def write_chunks(
     >>> src = np.arange(4, dtype=np.uint8)
     >>> out = [bytearray(2), bytearray(2)]
     >>> sizes, status = np.zeros(2, np.int64), np.zeros(2, np.int8)
-    >>> write_chunks(out, False, 0, src, np.array([0, 2]), np.array([1]),
+    >>> write_chunks(out, False, src, np.array([0, 2]), np.array([1]),
     ...              np.array([[2], [2]]), np.array([2]), 1, b"\\0", False, 0, 0, False, 0,
     ...              1, 1, sizes, status)
     >>> [bytes(b) for b in out], status.tolist()
     ([b'\\x00\\x01', b'\\x02\\x03'], [0, 0])
     """
-    del nthreads, salt
+    del nthreads
     u8 = _u8(src)
     fill_bytes = bytes(_u8(fill))
     shape = tuple(int(n) for n in chunk_shape)
@@ -1736,7 +1742,7 @@ class EncodeArena:
 
 
 def write_shards(
-    dests: list[bytes], salt: int, src: ReadBuffer, src_offsets: NDArray[np.int64],
+    dests: list[bytes], src: ReadBuffer, src_offsets: NDArray[np.int64],
     src_strides: NDArray[np.int64], counts: NDArray[np.int64], shard_shape: NDArray[np.int64],
     chunk_shape: NDArray[np.int64], itemsize: int, fill: ReadBuffer, skip_empty: bool,
     compressor: int, level: int, zstd_checksum: bool, checksums: int, swap: int,
@@ -1749,7 +1755,7 @@ def write_shards(
 
     Parameters
     ----------
-    dests, salt, src, src_offsets, src_strides, counts, shard_shape, chunk_shape, itemsize
+    dests, src, src_offsets, src_strides, counts, shard_shape, chunk_shape, itemsize
         The plan (see ``writes.pyx``): shard ``s`` holds ``counts[s]`` elements from byte
         ``src_offsets[s]`` of ``src``.
     fill, skip_empty, compressor, level, zstd_checksum, checksums, swap
@@ -1774,7 +1780,7 @@ def write_shards(
     >>> sizes, status = np.zeros(1, np.int64), np.zeros(1, np.int8)
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = os.path.join(tmp, "s").encode()
-    ...     write_shards([path], 0, np.arange(3, dtype=np.uint8), np.array([0]),
+    ...     write_shards([path], np.arange(3, dtype=np.uint8), np.array([0]),
     ...                  np.array([1]), np.array([[3]]), np.array([4]), np.array([2]), 1,
     ...                  b"\\0", False, 0, 0, False, 0, 1, False, False, EncodeArena(),
     ...                  1, sizes, status)
@@ -1836,21 +1842,63 @@ def write_shards(
         status[s] = _write_file(dests[s], whole)
 
 
+#: A key's temporary file slots (``fileio.TEMP_SLOTS``).
+TEMP_SLOTS = 1024
+
+
 def _write_file(path: bytes, data: bytes) -> int:
-    """``data`` as the file ``path`` through a temporary file beside it: a status."""
+    """``data`` as the file ``path`` through a temporary file beside it, in the first of its
+    slots ``.<name>.zarr3c-tmp-<slot as 16 hex>`` that is free or holds a killed writer's
+    leftover (a file no ``flock`` holds, removed): a status."""
     directory, name = os.path.split(path)
-    tmp = os.path.join(directory,
-                       b"." + name[:64] + b".zarr3c-tmp-" + os.urandom(8).hex().encode())
+    stem = os.path.join(directory, b"." + name[:64] + b".zarr3c-tmp-")
     try:
         os.makedirs(directory, exist_ok=True)
-        with open(tmp, "xb") as f:
-            f.write(data)
-        os.replace(tmp, path)
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         return _FAILED_WRITE_IO
-    return _WRITTEN
+    slot = 0
+    while slot < TEMP_SLOTS:
+        tmp = stem + b"%016x" % slot
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            if not _remove_if_unheld(tmp):
+                slot += 1
+            continue
+        except OSError:
+            return _FAILED_WRITE_IO
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+            with open(fd, "wb", closefd=False) as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            return _FAILED_WRITE_IO
+        finally:
+            os.close(fd)
+        return _WRITTEN
+    return _FAILED_WRITE_IO
+
+
+def _remove_if_unheld(tmp: bytes) -> bool:
+    """Remove a temporary file unless its writer holds its ``flock``: whether it went."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(tmp, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.unlink(tmp)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 # -- vlen.pyx: variable-length strings and bytes ------------------------------------------------

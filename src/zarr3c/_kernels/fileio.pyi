@@ -86,6 +86,10 @@ def resident_pages(buf: NDArray[np.uint8] | memoryview, start: int, stop: int
     (mincore; resident -1 where it cannot tell).  ValueError for a range outside buf."""
 
 SHARD_UNEXPECTED: int
+#: The most temporary files one key's native writers use at once (the temporary file slots
+#: ``.<name>.zarr3c-tmp-<slot as 16 hex>`` of ``_write_atomic``, the native writes' file
+#: writer, which has no entry point of its own); LocalStore's ``files.TEMP_SLOTS``.
+TEMP_SLOTS: int
 
 def read_shard_parts(
     path: bytes,

@@ -26,9 +26,13 @@ helper would only cost its hand-off.
 
 ``_write_atomic`` (for ``writes.pyx``, without an entry point of its own) writes a file as
 ``LocalStore.set`` does (``zarr3c.stores.local.files.write_atomic``, its reference): into a
-new temporary file ``.<name>.zarr3c-tmp-<16 hex>`` beside it, locked shared while written
-(so that stale-file cleanups leave it alone), then renamed over it; missing directories
-are created.
+new temporary file beside it, locked shared while written (so that cleanups and the key's
+other writers leave it alone), then renamed over it; missing directories are created.  The
+temporary file is the first of the key's slots ``.<name>.zarr3c-tmp-<slot as 16 hex>``
+(:data:`TEMP_SLOTS` of them) that is free or holds a killed writer's leftover (an unheld
+file, removed and taken again); slots held by live writers are passed.  So crash leftovers
+beside a key never outnumber its concurrent writers, and are found without listing the
+directory (see ``zarr3c.stores.local.files``).
 """
 
 from libc.errno cimport EEXIST, EINTR, EIO, ENOENT, ENOSYS, errno
@@ -50,7 +54,7 @@ from zarr3c._kernels.scatter cimport check_element_runs, copy_element_run, take_
 
 import numpy as np
 
-__all__ = ["SHARD_UNEXPECTED", "populate", "read_box_into", "read_files_elements",
+__all__ = ["SHARD_UNEXPECTED", "TEMP_SLOTS", "populate", "read_box_into", "read_files_elements",
            "read_files_ranges_into", "read_range_into", "read_ranges_into", "read_shard_parts",
            "read_tail_into", "resident_pages"]
 
@@ -70,6 +74,8 @@ cdef extern from *:
 cdef extern from "<sys/file.h>" nogil:
     int flock(int fd, int operation)
     const int LOCK_SH
+    const int LOCK_EX
+    const int LOCK_NB
 
 cdef extern from "<stdio.h>" nogil:
     int rename(const char* old, const char* new)
@@ -153,27 +159,49 @@ cdef int _make_parents(char* path) noexcept nogil:
     return 0
 
 
-cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
-    """splitmix64's finaliser: distinct inputs give distinct, well-spread names."""
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL
-    return x ^ (x >> 31)
+cdef enum:
+    # a key's temporary file slots, and the retries of a write losing its slot (or its
+    # directory) to a concurrent writer, cleanup or erase: as zarr3c.stores.local.files
+    _TEMP_SLOTS = 1024
+    _TEMP_RETRIES = 16
+
+#: The most temporary files one key's writers use at once (LocalStore's ``TEMP_SLOTS``)
+TEMP_SLOTS = _TEMP_SLOTS
 
 
-cdef int _write_atomic(const char* path, char* tmp, size_t tmp_cap, uint64_t salt,
-                       const uint8_t** bufs, const int64_t* lens,
-                       Py_ssize_t nbufs) noexcept nogil:
+cdef bint _same_file(int fd, const char* path) noexcept nogil:
+    """Whether ``path`` still names the file open as ``fd``."""
+    cdef struct_stat mine, named
+    return (fstat(fd, &mine) == 0 and stat(path, &named) == 0 and mine.st_ino == named.st_ino
+            and mine.st_dev == named.st_dev)
+
+
+cdef bint _remove_if_unheld(const char* path) noexcept nogil:
+    """Remove the temporary file ``path`` unless a live writer holds its ``flock``
+    (``files.remove_if_unheld``): whether it was removed."""
+    cdef int fd = c_open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    cdef bint removed = False
+    if fd < 0:
+        return False
+    # Unlink only what we hold: the path may have been renamed or replaced meanwhile.
+    if flock(fd, LOCK_EX | LOCK_NB) == 0 and _same_file(fd, path):
+        removed = unlink(path) == 0
+    c_close(fd)
+    return removed
+
+
+cdef int _write_atomic(const char* path, char* tmp, size_t tmp_cap, const uint8_t** bufs,
+                       const int64_t* lens, Py_ssize_t nbufs) noexcept nogil:
     """``bufs[i][:lens[i]]``, one after another, as the file ``path``, through a temporary
     file beside it (``tmp``: ``tmp_cap`` bytes of room for its name, at least
-    ``strlen(path) + 96``) renamed over it: errno or 0, and on failure no temporary file
-    left and ``path`` as it was."""
+    ``strlen(path) + 96``), the first of its slots free or left by a killed writer, renamed
+    over it: errno or 0, and on failure no temporary file left and ``path`` as it was."""
     cdef const char* slash = strrchr(path, 47)
     cdef size_t dir_len = <size_t>(slash - path) + 1 if slash != NULL else 0
     cdef const char* name = path + dir_len
     cdef size_t name_len = strlen(name)
-    cdef int fd = -1, err = 0, attempt
+    cdef int fd = -1, err = 0, slot = 0, retries = 0
     cdef Py_ssize_t i
-    cdef struct_stat mine, named
     if name_len > 64:
         name_len = 64
     if dir_len + name_len + 64 > tmp_cap:
@@ -181,9 +209,9 @@ cdef int _write_atomic(const char* path, char* tmp, size_t tmp_cap, uint64_t sal
     memcpy(tmp, path, dir_len)
     tmp[dir_len] = 46  # "."
     memcpy(tmp + dir_len + 1, name, name_len)
-    for attempt in range(16):
+    while slot < _TEMP_SLOTS and retries <= _TEMP_RETRIES:
         snprintf(tmp + dir_len + 1 + name_len, 48, ".zarr3c-tmp-%016llx",
-                 <unsigned long long>_mix(salt + <uint64_t>attempt * 0x9E3779B97F4A7C15ULL))
+                 <unsigned long long>slot)
         fd = c_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         if fd < 0:
             err = errno
@@ -191,28 +219,35 @@ cdef int _write_atomic(const char* path, char* tmp, size_t tmp_cap, uint64_t sal
                 err = _make_parents(tmp)
                 if err:
                     return err
+                retries += 1
                 continue
             if err == EEXIST:
+                # a killed writer's leftover (removed: the slot is taken again) or a live
+                # writer's (held: the next slot)
+                if _remove_if_unheld(tmp):
+                    retries += 1
+                else:
+                    slot += 1
                 continue
             return err
-        # claimed, as LocalStore's writes claim theirs: a cleanup that removed the name in
-        # the instant before the lock leaves another file (or none) there
-        if flock(fd, LOCK_SH) == 0 and (fstat(fd, &mine) != 0 or stat(tmp, &named) != 0
-                                        or mine.st_ino != named.st_ino
-                                        or mine.st_dev != named.st_dev):
+        # claimed, as LocalStore's writes claim theirs: a cleanup or writer that removed
+        # the name in the instant before the lock leaves another file (or none) there
+        if flock(fd, LOCK_SH) == 0 and not _same_file(fd, tmp):
             c_close(fd)
             fd = -1
+            retries += 1
             continue
         break
     if fd < 0:
-        return err if err else EEXIST
+        return EEXIST
+    err = 0
     for i in range(nbufs):
         if not err:
             err = _write_all(fd, bufs[i], lens[i])
     if not err and rename(tmp, path) != 0:
         err = errno
     if err:
-        unlink(tmp)
+        unlink(tmp)  # while still held: once unlocked, its slot may be another writer's
     c_close(fd)
     return err
 

@@ -33,7 +33,7 @@ def encoded_cap(nbytes: int, compressor: int, checksums: int) -> int:
     negative size or an unknown chain."""
 
 def write_chunks(
-    dests: list[bytes] | list[bytearray] | list[NDArray[np.uint8]], paths: bool, salt: int,
+    dests: list[bytes] | list[bytearray] | list[NDArray[np.uint8]], paths: bool,
     src: ReadBuffer, src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64],
     counts: NDArray[np.int64], chunk_shape: NDArray[np.int64], itemsize: int,
     fill: ReadBuffer, skip_empty: bool, compressor: int, level: int, zstd_checksum: bool,
@@ -48,7 +48,7 @@ def write_chunks(
     the file system."""
 
 def write_shards(
-    dests: list[bytes], salt: int, src: ReadBuffer, src_offsets: NDArray[np.int64],
+    dests: list[bytes], src: ReadBuffer, src_offsets: NDArray[np.int64],
     src_strides: NDArray[np.int64], counts: NDArray[np.int64],
     shard_shape: NDArray[np.int64], chunk_shape: NDArray[np.int64], itemsize: int,
     fill: ReadBuffer, skip_empty: bool, compressor: int, level: int, zstd_checksum: bool,

@@ -104,7 +104,6 @@ cdef struct WritePlan:
     const char** paths
     uint8_t** bufs
     const int64_t* caps
-    uint64_t salt
     int64_t* sizes
     int8_t* status
 
@@ -209,8 +208,7 @@ cdef int _store(WritePlan* plan, Py_ssize_t c, const uint8_t** bufs, const int64
     cdef char* tmp = <char*>thread_buffer(SLOT_TMP_PATH, tmp_cap)
     if tmp == NULL:
         return _FAILED_MEMORY
-    if _write_atomic(plan.paths[c], tmp, tmp_cap, plan.salt + <uint64_t>c, bufs, lens,
-                     nbufs) != 0:
+    if _write_atomic(plan.paths[c], tmp, tmp_cap, bufs, lens, nbufs) != 0:
         return _FAILED_IO
     return _WRITTEN
 
@@ -359,7 +357,6 @@ cdef int _set_plan(WritePlan* plan, str fn, Py_ssize_t n, const uint8_t[::1] src
 def write_chunks(
     list dests not None,
     bint paths,
-    uint64_t salt,
     const uint8_t[::1] src not None,
     const int64_t[::1] src_offsets not None,
     const int64_t[::1] src_strides not None,
@@ -381,7 +378,6 @@ def write_chunks(
     elements copied out of ``src``, compared with ``fill``, encoded and stored at its
     destination, on up to ``nthreads`` threads with the GIL released throughout.
     ``status[c]`` says what became of chunk ``c``, ``sizes[c]`` its encoding's length.
-    ``salt`` makes the temporary files' names (random per call).
 
     Raises
     ------
@@ -401,7 +397,6 @@ def write_chunks(
     plan.level, plan.zstd_checksum = level, zstd_checksum
     plan.paths = held.paths if paths else NULL
     plan.bufs, plan.caps = held.bufs, held.caps
-    plan.salt = salt
     with nogil:
         run_tasks(_write_chunk, &plan, nchunks, nthreads)
 
@@ -689,7 +684,6 @@ cdef void _shard_task(void* ctx, Py_ssize_t k) noexcept nogil:
 
 def write_shards(
     list dests not None,
-    uint64_t salt,
     const uint8_t[::1] src not None,
     const int64_t[::1] src_offsets not None,
     const int64_t[::1] src_strides not None,
@@ -756,7 +750,6 @@ def write_shards(
     plan.paths = held.paths
     plan.skip_empty = True
     plan.level, plan.zstd_checksum = level, zstd_checksum
-    plan.salt = salt
     remaining = np.full(max(1, nshards), sw.per_shard, dtype=np.longlong)
     cdef long long[::1] remaining_v = remaining
     sw.remaining = &remaining_v[0]

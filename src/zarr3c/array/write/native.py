@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -213,19 +212,18 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
     for lo in range(0, len(names), kernel.batch):
         hi = min(lo + kernel.batch, len(names))
         keys = [array._prefix + name for name in names[lo:hi]]
-        salt = int.from_bytes(os.urandom(8), "little")
         # (chunk_write_files answers only for stores without cross-process locks)
         with chunk_locks(array._store, keys, key_locks=False):
             if kernel.shards is None:
                 _writes.write_chunks(
-                    files[lo:hi], True, salt, src, offsets[lo:hi], strides, counts[lo:hi],
+                    files[lo:hi], True, src, offsets[lo:hi], strides, counts[lo:hi],
                     shape, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
                     chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi])
             else:
                 inner, at_start, checksum = kernel.shards
                 _writes.write_shards(
-                    files[lo:hi], salt, src, offsets[lo:hi], strides, counts[lo:hi], shape,
+                    files[lo:hi], src, offsets[lo:hi], strides, counts[lo:hi], shape,
                     inner, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
                     chain.swap, at_start, checksum, arena, get_num_threads(), sizes[lo:hi],

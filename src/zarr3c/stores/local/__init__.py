@@ -26,7 +26,11 @@ Guarantees:
   and its directory to disk before returning.
 - Temporary files left by a killed writer are never listed nor read; a writer holds an
   ``flock`` on its temporary file until it is renamed, so stale ones can be told from live
-  ones: listings of a writable store remove those older than an hour that no writer holds,
+  ones.  The temporary files of a key are a fixed sequence of slots (the hex digits number
+  the slot), and a write takes the first that no live writer holds, removing a killed
+  writer's leftover there: repeated crashes leave at most one temporary file per concurrent
+  writer of a key, and its next write removes the one in its slot.  Beside keys not written
+  again, listings of a writable store remove those older than an hour that no writer holds,
   ``erase_prefix`` removes every unheld one, and :meth:`LocalStore.cleanup_temporary_files`
   does it on demand with any age limit.
 - ``process_locks=True`` (POSIX only) makes :meth:`LocalStore.key_lock` a cross-process

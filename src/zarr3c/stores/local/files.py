@@ -1,17 +1,37 @@
 """LocalStore's files: atomic writes, temporary and lock files, fsync, erasing and cleanup.
 
-Every write goes to a temporary file in the key's directory, ``.<name>.zarr3c-tmp-<16 hex
-digits>``, renamed over the key with ``os.replace`` (:func:`write_atomic`): a reader or a
-crash sees the old value or the new one, never a torn file.  The writer holds an ``flock`` on
-its temporary file until the rename (:func:`claim_temp_file`), so a temporary file nobody
-holds is a killed writer's: :func:`remove_if_stale` removes it once it is old enough.
+Every write goes to a temporary file in the key's directory, renamed over the key with
+``os.replace`` (:func:`write_atomic`): a reader or a crash sees the old value or the new one,
+never a torn file.  The writer holds an ``flock`` on its temporary file until the rename
+(:func:`claim_temp_file`), so a temporary file nobody holds is a killed writer's.
+
+A key's temporary files are drawn from a fixed sequence of slots beside it,
+``.<name>.zarr3c-tmp-<slot>`` (the first 64 bytes of the name; the slot number as 16 hex
+digits, :func:`temp_path`), so that a write finds its key's crash leftovers without
+listing the directory: it creates slot 0, 1, ... exclusively (``O_EXCL``: the file is its
+own, nobody else writes into it) and takes the first that is free; a slot that exists and
+that no writer holds is a killed writer's leftover, which it removes and takes instead
+(:func:`remove_if_unheld`), and one a live writer holds it passes.  A writer takes slot
+``i`` only while slots ``0..i-1`` are held, so (where ``flock`` works) however often writers
+of a key are killed, at most as many temporary files lie beside it as it ever had
+concurrent writers, and the next write of the key removes the one in the slot it takes.
+A failed write removes its temporary file while still holding it: once unlocked, the slot
+may be another writer's.  (The native writes,
+``_kernels/fileio.pyx``'s ``_write_atomic``, follow the same protocol with the same names.)
+
+Leftovers beside keys that are not written again, and those of writers from before slots
+(16 random hex digits), go by age: :func:`remove_if_stale` removes an unheld temporary file
+once it is :data:`STALE_TEMPORARY_AGE` old, in listings and cleanups.  Without ``fcntl``
+(Windows) nothing tells a live writer's file from a leftover but age: writes then pass every
+existing slot, and only the age-based cleanups remove leftovers.
+
 Cross-process key locks are ``flock`` on a lock file ``.<name>.zarr3c-lock`` beside the key
 (:func:`hold_lock_file`), which exists only while held.  Both kinds of name are reserved
 (:func:`is_reserved_name`): never keys, never listed.
 
 Directories are created on demand and removed when an erase or a cleanup leaves them empty
 (:func:`prune_empty_dirs`, never the root), so listings report exactly the prefixes that hold
-keys.  Without ``fcntl`` (Windows) age alone tells stale temporary files apart.
+keys.
 """
 
 from __future__ import annotations
@@ -33,6 +53,7 @@ except ImportError:  # Windows
 __all__ = [
     "LOCK_SUFFIX",
     "STALE_TEMPORARY_AGE",
+    "TEMP_SLOTS",
     "TMP_MARK",
     "WINDOWS",
     "claim_temp_file",
@@ -52,17 +73,25 @@ __all__ = [
     "remove_path",
     "remove_stale_below",
     "same_file",
+    "temp_path",
     "write_all",
     "write_atomic",
 ]
 
 #: The marker in temporary file names, ``.<name>.zarr3c-tmp-<16 hex>``.
 TMP_MARK = ".zarr3c-tmp-"
+#: The most temporary files one key's writers use at once (slots 0 to TEMP_SLOTS - 1): a
+#: write finding them all held by live writers fails.  ``_kernels/fileio.pyx`` has the same.
+TEMP_SLOTS = 1024
+#: Retries of a write losing its slot to a concurrent writer or cleanup, or its directory to
+#: a concurrent erase, before it gives up.
+_TEMP_RETRIES = 16
 _TMP_NAME = re.compile(r"\..*\.zarr3c-tmp-[0-9a-f]{16}\Z", re.DOTALL)
 #: The suffix of lock file names, ``.<name>.zarr3c-lock``.
 LOCK_SUFFIX = ".zarr3c-lock"
 _LOCK_NAME = re.compile(r"\..+\.zarr3c-lock\Z", re.DOTALL)
-#: Listings remove temporary files older than this (seconds) that no writer holds.
+#: Listings remove temporary files older than this (seconds) that no writer holds: those
+#: beside keys that are not written again (a write of the key removes them at once).
 STALE_TEMPORARY_AGE = 3600.0
 #: Windows: directories cannot be opened (for fsync), open files cannot be renamed.
 WINDOWS = os.name == "nt"
@@ -107,6 +136,22 @@ def lock_path(path: str) -> str:
     file with others of the same first 200: coarser, still correct)."""
     dirname, basename = os.path.split(path)
     return os.path.join(dirname, f".{basename[:200]}{LOCK_SUFFIX}")
+
+
+def temp_path(path: str, slot: int) -> str:
+    """The temporary file of slot ``slot`` of the key file ``path``,
+    ``.<name>.zarr3c-tmp-<slot as 16 hex digits>`` beside it (the name cut to its first 64
+    bytes, as the native writes cut it: keys sharing them share slots, still correct)."""
+    dirname, basename = os.path.split(path)
+    if basename.isascii():
+        stem = basename[:64]
+    else:
+        raw = os.fsencode(basename)[:64]
+        try:
+            stem = os.fsdecode(raw)  # (POSIX: a UTF-8 sequence cut in two round-trips)
+        except UnicodeDecodeError:  # Windows, which has no native writes to agree with
+            stem = raw.decode("utf-8", "ignore")
+    return os.path.join(dirname, f".{stem}{TMP_MARK}{slot:016x}")
 
 
 def same_file(fd: int, path: str) -> bool:
@@ -282,9 +327,9 @@ def write_all(fd: int, views: list[memoryview]) -> None:
 
 
 def claim_temp_file(fd: int, tmp: str) -> bool:
-    """Lock a new temporary file for its writer's lifetime (marking it live for cleanups);
-    False if a cleanup removed it first.  Where flock is missing or refused, age alone tells
-    stale files apart."""
+    """Lock a new temporary file for its writer's lifetime (marking it live for cleanups
+    and the key's other writers); False if one of them removed it first.  Where flock is
+    missing or refused, age alone tells stale files apart."""
     if fcntl is None:
         return True
     try:
@@ -295,29 +340,40 @@ def claim_temp_file(fd: int, tmp: str) -> bool:
 
 
 def _open_temp_file(key: str, path: str) -> tuple[int, str, bool]:
-    """A new temporary file beside ``path``, claimed: ``(fd, its path, whether directories
-    were created for it)``."""
-    dirname, basename = os.path.split(path)
+    """A new temporary file beside ``path`` in the first slot free or left by a killed
+    writer, claimed: ``(fd, its path, whether directories were created for it)``."""
     created_dirs = False
-    for _attempt in range(16):
-        tmp = os.path.join(dirname, f".{basename[:64]}{TMP_MARK}{os.urandom(8).hex()}")
+    slot = retries = 0
+    while slot < TEMP_SLOTS and retries <= _TEMP_RETRIES:
+        tmp = temp_path(path, slot)
         try:
             fd = os.open(tmp, _O_WRITE_NEW, 0o666)
         except FileNotFoundError:
             # The directory is missing (or was just pruned by a concurrent erase): create
             # it and try again.
-            makedirs(key, dirname)
+            makedirs(key, os.path.dirname(path))
             created_dirs = True
+            retries += 1
             continue
         except FileExistsError:
-            continue  # a temporary name collision, however unlikely
+            # A killed writer's leftover (removed: the slot is taken again) or a live
+            # writer's (held: the next slot).
+            if fcntl is not None and remove_if_unheld(tmp):
+                retries += 1
+            else:
+                slot += 1
+            continue
         except OSError as exc:
             raise StoreError(f"cannot write store key {key!r} (file {path!r}): {exc}") from exc
         if claim_temp_file(fd, tmp):
             return fd, tmp, created_dirs
         os.close(fd)  # removed by a cleanup in the instant before we locked it
+        retries += 1
+    why = (f"all {TEMP_SLOTS} slots are held by live writers" if slot == TEMP_SLOTS
+           else "concurrent writers or cleanups kept taking it")
     raise StoreError(
-        f"cannot write store key {key!r}: cannot create a temporary file in {dirname!r}"
+        f"cannot write store key {key!r}: cannot create a temporary file beside {path!r}: "
+        f"{why}"
     )
 
 
@@ -343,6 +399,19 @@ def write_atomic(key: str, path: str, views: list[memoryview], *, fsync: bool,
                 fd = -1
             # Renamed while still open (and flock-ed): a cleanup never takes it for stale.
             os.replace(tmp, path)
+        except BaseException:
+            # Removed while still held, and only if still ours: once unlocked, or renamed,
+            # its slot may be another writer's.  (Windows removes no open file, and has no
+            # flock: closed first.)
+            try:
+                if WINDOWS and fd >= 0:
+                    fd, held = -1, fd
+                    os.close(held)
+                if fd < 0 or same_file(fd, tmp):
+                    os.unlink(tmp)
+            except OSError:
+                pass
+            raise
         finally:
             if fd >= 0:
                 try:
@@ -350,10 +419,6 @@ def write_atomic(key: str, path: str, views: list[memoryview], *, fsync: bool,
                 except OSError:
                     pass
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         if isinstance(exc, Exception):
             raise StoreError(
                 f"cannot write store key {key!r} (file {path!r}, via temporary file "

@@ -5,7 +5,8 @@ reserved temporary or lock file name (:func:`~zarr3c.stores.local.files.is_reser
 subdirectories are prefixes.  Symbolic links inside the root are followed, but a directory
 already on the way down (a link loop) is not entered again.  A writable store's listings
 remove the stale temporary files they pass (older than
-:data:`~zarr3c.stores.local.files.STALE_TEMPORARY_AGE`, held by no writer).
+:data:`~zarr3c.stores.local.files.STALE_TEMPORARY_AGE`, held by no writer): those beside
+keys that are not written again, since a write of a key removes its own key's leftovers.
 """
 
 from __future__ import annotations

@@ -460,8 +460,10 @@ class LocalStore(Store):
 
         The value is written to a temporary file in the key's directory and renamed over
         the key's file, so a reader or a crash sees the old value or the new one; missing
-        directories are created.  With ``fsync=True`` the file and its directory are on disk
-        when this returns.
+        directories are created.  The temporary file takes the key's first slot that no live
+        writer holds, removing a killed writer's leftover there (see
+        :mod:`~zarr3c.stores.local.files`).  With ``fsync=True`` the file and its directory
+        are on disk when this returns.
 
         Parameters
         ----------
