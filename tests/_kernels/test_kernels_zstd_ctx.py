@@ -5,7 +5,8 @@ compression into a given buffer the same way.
 The references are ``numcodecs.zstd.decompress`` and ``numcodecs.zstd.Zstd.encode``; every
 decode is checked against the first and against the bytes compressed, every compression
 against the second, byte for byte.  Bad input (corrupt, truncated, too large for the buffer)
-must come back as -1 without a write outside the buffer given.
+must come back as -1 (``decompress_bounded``: minus libzstd's error code) without a write
+outside the buffer given.
 """
 
 from __future__ import annotations
@@ -313,6 +314,121 @@ def test_the_codec_decodes_a_prefix_only_where_it_may(monkeypatch) -> None:
     assert not plain.decode_prefix_into(frame, read_only, 5000)
     monkeypatch.setattr(zstd_module, "_PREFIX", False)
     assert not plain.decode_prefix_into(frame, out, 5000)
+
+
+# -- decompress_bounded ------------------------------------------------------------------------
+
+#: The block size zstd allows in the frames _block_frame writes (their window)
+_WINDOW = 128 * 1024
+
+
+def _block_frame(blocks: list[tuple[bool, bytes]], declared: int | None) -> bytes:
+    """A zstd frame of raw blocks (``(False, content)``) and RLE blocks (``(True, content)``,
+    one byte repeated), declaring ``declared`` content bytes (None: no content size; any
+    value: a frame may claim a wrong one), with a 128 KiB window: what other writers may
+    send, which numcodecs' frames (always declaring their size) do not cover."""
+    fhd = 0x00 if declared is None else 0x80  # no content size, or a 4-byte one
+    header = b"\x28\xb5\x2f\xfd" + bytes([fhd, 0x38])
+    if declared is not None:
+        header += declared.to_bytes(4, "little")
+    body = b""
+    for i, (rle, content) in enumerate(blocks):
+        last = int(i == len(blocks) - 1)
+        head = ((len(content) << 3) | (int(rle) << 1) | last).to_bytes(3, "little")
+        body += head + (content[:1] if rle else content)
+    return header + body
+
+
+@st.composite
+def _blocks(draw: st.DrawFn) -> list[tuple[bool, bytes]]:
+    """One to six blocks: raw ones of drawn bytes, RLE ones up to the window."""
+    blocks = []
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.booleans()):
+            byte = draw(st.binary(min_size=1, max_size=1))
+            blocks.append((True, byte * draw(st.integers(1, _WINDOW))))
+        else:
+            blocks.append((False, draw(st.binary(min_size=1, max_size=600))))
+    return blocks
+
+
+@settings(max_examples=150, deadline=None)
+@given(_blocks(), st.booleans(), st.integers(-3, 3), st.integers(-2, 2), st.booleans())
+def test_a_bounded_decode_is_numcodecs_decode_or_says_why(
+        blocks: list[tuple[bool, bytes]], declare: bool, declared_off: int, slack: int,
+        tiny: bool) -> None:
+    """Random frames, with their content size declared (rightly or not) or not: into a
+    buffer that holds the content, that size and numcodecs' bytes; into a smaller one,
+    -ERROR_DST_SIZE_TOO_SMALL (zstd stops at the buffer, with or without a declared size);
+    a wrong declared size, an error code; never a write outside the buffer."""
+    content = b"".join(c for _, c in blocks)
+    declared = None if not declare else max(0, len(content) + declared_off)
+    frame = np.frombuffer(_block_frame(blocks, declared), dtype=np.uint8)
+    n = 1 if tiny else max(0, len(content) + slack)
+    dst, whole = _guarded(n)
+    got = zstd_ctx.decompress_bounded(frame, dst)
+    assert _guards_intact(whole, n)
+    if declared not in (None, len(content)):
+        assert got < 0
+    elif n >= len(content):
+        assert got == len(content)
+        assert dst[:got].tobytes() == content == bytes(numcodecs.zstd.decompress(frame))
+    else:
+        assert got == -zstd_ctx.ERROR_DST_SIZE_TOO_SMALL
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(min_size=1, max_size=3000), st.integers(1, 40), st.booleans(),
+       st.integers(-3, 3))
+def test_a_bounded_decode_of_numcodecs_frames(data: bytes, repeat: int, checksum: bool,
+                                              slack: int) -> None:
+    """numcodecs' own frames: as decompress_into where the content fits; else
+    -ERROR_DST_SIZE_TOO_SMALL rather than -1."""
+    payload = _payload(data, repeat)
+    frame = np.frombuffer(numcodecs.zstd.Zstd(level=3, checksum=checksum).encode(payload),
+                          dtype=np.uint8)
+    n = max(0, len(payload) + slack)
+    dst, whole = _guarded(n)
+    got = zstd_ctx.decompress_bounded(frame, dst)
+    assert _guards_intact(whole, n)
+    if n >= len(payload):
+        assert got == len(payload) and dst[:got].tobytes() == payload
+    else:
+        assert got == -zstd_ctx.ERROR_DST_SIZE_TOO_SMALL
+        assert zstd_ctx.decompress_into(frame, dst) == -1
+
+
+def test_a_bounded_decode_names_checksum_and_empty_input() -> None:
+    payload = _payload(b"zarr3c", 500)
+    frame = np.frombuffer(numcodecs.zstd.Zstd(level=3, checksum=True).encode(payload),
+                          dtype=np.uint8).copy()
+    frame[-1] ^= 0xFF  # the content checksum, last in the frame
+    dst = np.empty(len(payload), dtype=np.uint8)
+    assert zstd_ctx.decompress_bounded(frame, dst) == -zstd_ctx.ERROR_CHECKSUM_WRONG
+    assert zstd_ctx.decompress_bounded(np.empty(0, np.uint8), dst) == \
+        -zstd_ctx.ERROR_SRC_SIZE_WRONG
+    read_only = np.zeros(len(payload), dtype=np.uint8)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError):
+        zstd_ctx.decompress_bounded(frame, read_only)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=1, max_size=2000), st.booleans(), st.data())
+def test_damaged_frames_give_a_size_within_the_buffer_or_an_error_code(
+        data: bytes, checksum: bool, draw) -> None:
+    payload = _payload(data, 8)
+    frame = bytearray(numcodecs.zstd.Zstd(level=3, checksum=checksum).encode(payload))
+    if draw.draw(st.booleans()):
+        frame = frame[:draw.draw(st.integers(0, len(frame) - 1))]
+    else:
+        at = draw.draw(st.integers(0, len(frame) - 1))
+        frame[at] ^= draw.draw(st.integers(1, 255))
+    n = len(payload)
+    dst, whole = _guarded(n)
+    got = zstd_ctx.decompress_bounded(np.frombuffer(bytes(frame), dtype=np.uint8), dst)
+    assert got < 0 or 0 <= got <= n
+    assert _guards_intact(whole, n)
 
 
 # -- a batch of chunks decoded and copied out in one call (decompress_pieces) -------------------

@@ -188,8 +188,14 @@ def test_variable_chunk_shapes_share_one_pipeline() -> None:
 def test_decode_with_the_wrong_shape_is_a_chunk_decode_error() -> None:
     p = CodecPipeline.from_codecs([LE, ZSTD], dtype="int32")
     encoded = p.encode(np.arange(20, dtype=np.int32).reshape(4, 5))
-    with pytest.raises(ChunkDecodeError, match=r"^chunk 'a/c/0/0': bytes codec: expected 40 bytes"):
+    # Too much content: the compressor stops at the chunk's size; too little: the
+    # serializer reports the size it expected.
+    with pytest.raises(ChunkDecodeError,
+                       match=r"^chunk 'a/c/0/0': zstd: the data claims 80 decoded bytes, more "
+                             r"than the 40 a chunk here can hold"):
         p.decode(encoded, (2, 5), key="a/c/0/0")
+    with pytest.raises(ChunkDecodeError, match=r"^chunk 'a/c/0/0': bytes codec: expected 96 bytes"):
+        p.decode(encoded, (4, 6), key="a/c/0/0")
 
 
 def test_checksum_errors_keep_their_type_and_gain_the_key() -> None:

@@ -47,6 +47,16 @@ def decompress_into(src: ReadBuffer, dst: NDArray[np.uint8]) -> int:
     """Decode src's zstd frames into the start of dst (its length is the capacity): bytes
     decoded, or -1 if zstd refuses the input.  RuntimeError if unbound.  GIL released."""
 
+ERROR_CHECKSUM_WRONG: int
+ERROR_DST_SIZE_TOO_SMALL: int
+ERROR_SRC_SIZE_WRONG: int
+
+def decompress_bounded(src: ReadBuffer, dst: NDArray[np.uint8]) -> int:
+    """Decode src's zstd frames into the start of dst, never past it: bytes decoded, or
+    minus libzstd's error code if zstd refuses the input (-ERROR_DST_SIZE_TOO_SMALL: the
+    content does not fit in dst; -ERROR_CHECKSUM_WRONG: a frame checksum mismatch;
+    -ERROR_SRC_SIZE_WRONG: src is empty).  RuntimeError if unbound.  GIL released."""
+
 def decompress_prefix_into(src: ReadBuffer, dst: NDArray[np.uint8], need: int) -> int:
     """Decode src (one frame without a content checksum, declaring len(dst) bytes) into dst
     block after block, up to the block holding byte need - 1: the bytes decoded (>= need),

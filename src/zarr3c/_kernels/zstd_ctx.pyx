@@ -13,8 +13,11 @@ the capacity zstd may write; zstd bounds every write by that capacity and reads 
 the source's length, and the GIL is released for the call.  :func:`decompress_prefix_into`
 decodes only the blocks of a frame that hold the first bytes of its content (zstd's
 buffer-less block-by-block decoder, straight into the output and stopped there: the blocks
-past them are never decoded), for a read that needs only the start of a chunk.  The
-reference of both is ``numcodecs.zstd.decompress``.
+past them are never decoded), for a read that needs only the start of a chunk.
+:func:`decompress_bounded` is :func:`decompress_into` telling why zstd refused (libzstd's
+error code): a decoding capped at a chunk's size, which must say whether the content was
+too large (a decompression bomb stops there), corrupt, or failed its checksum.  The
+reference of all three is ``numcodecs.zstd.decompress``.
 
 :func:`compress_into` encodes a buffer as one zstd frame into a given buffer through a
 compression context kept per thread (bound separately: :func:`bind_compress`), with the
@@ -49,9 +52,11 @@ from zarr3c._kernels.scatter cimport (
     take_runs,
 )
 
-__all__ = ["available", "bind", "bind_compress", "compress_available", "compress_bound",
-           "compress_into", "decompress_elements", "decompress_into", "decompress_outer",
-           "decompress_pieces", "decompress_prefix_into", "prefix_available", "version"]
+__all__ = ["ERROR_CHECKSUM_WRONG", "ERROR_DST_SIZE_TOO_SMALL", "ERROR_SRC_SIZE_WRONG",
+           "available", "bind", "bind_compress", "compress_available", "compress_bound",
+           "compress_into", "decompress_bounded", "decompress_elements", "decompress_into",
+           "decompress_outer", "decompress_pieces", "decompress_prefix_into",
+           "prefix_available", "version"]
 
 ctypedef void* (*create_dctx_t)() noexcept nogil
 ctypedef size_t (*free_dctx_t)(void* dctx) noexcept nogil
@@ -274,18 +279,24 @@ cdef _DCtx _thread_ctx():
     return ctx
 
 
-def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
-    """Decode the zstd frames in ``src`` into the start of ``dst``.
+#: ZSTD_ErrorCode values (zstd_errors.h, among the codes it declares stable) that callers of
+#: :func:`decompress_bounded` tell apart
+cdef enum:
+    _CHECKSUM_WRONG = 22
+    _DST_SIZE_TOO_SMALL = 70
+    _SRC_SIZE_WRONG = 72
+ERROR_CHECKSUM_WRONG = _CHECKSUM_WRONG
+ERROR_DST_SIZE_TOO_SMALL = _DST_SIZE_TOO_SMALL
+ERROR_SRC_SIZE_WRONG = _SRC_SIZE_WRONG
 
-    Returns the number of bytes decoded, or -1 if zstd refuses the input (empty, corrupt,
-    truncated, a checksum mismatch, or more content than ``dst`` holds: the caller's
-    ordinary decode then reports why); ``dst`` may then hold anything.
-    """
+
+cdef Py_ssize_t _decode_whole(const uint8_t[::1] src, uint8_t[::1] dst) except? -1:
+    """:func:`decompress_bounded`'s core: the bytes decoded, or minus libzstd's error code."""
     cdef _DCtx ctx = _thread_ctx()
     cdef size_t src_size = src.shape[0]
     cdef size_t dst_size = dst.shape[0]
     if src_size == 0:  # no frame at all (zstd itself would decode it as nothing)
-        return -1
+        return -_SRC_SIZE_WRONG
     cdef const void* src_ptr = &src[0]
     # An empty view may have no address: hand zstd a valid pointer with capacity 0 instead.
     cdef uint8_t empty = 0
@@ -296,8 +307,33 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     with nogil:
         result = _decompress_dctx(ctx.ptr, dst_ptr, dst_size, src_ptr, src_size)
     if _is_error(result):
-        return -1
+        # (ZSTD_getErrorCode: an error result is the code's negation as a size_t)
+        return -<Py_ssize_t>(<size_t>0 - result)
     return <Py_ssize_t>result
+
+
+def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
+    """Decode the zstd frames in ``src`` into the start of ``dst``.
+
+    Returns the number of bytes decoded, or -1 if zstd refuses the input (empty, corrupt,
+    truncated, a checksum mismatch, or more content than ``dst`` holds: the caller's
+    ordinary decode then reports why); ``dst`` may then hold anything.
+    """
+    cdef Py_ssize_t n = _decode_whole(src, dst)
+    return n if n >= 0 else -1
+
+
+def decompress_bounded(const uint8_t[::1] src, uint8_t[::1] dst):
+    """Decode the zstd frames in ``src`` into the start of ``dst``, never past its end.
+
+    Returns the number of bytes decoded, or minus libzstd's error code
+    (``ZSTD_getErrorCode``) if it refuses the input: ``-ERROR_DST_SIZE_TOO_SMALL`` when the
+    content does not fit in ``dst`` (zstd stops there, whether the frame declares its size
+    or not), ``-ERROR_CHECKSUM_WRONG`` for a frame checksum mismatch,
+    ``-ERROR_SRC_SIZE_WRONG`` for an empty ``src``; ``dst`` may then hold anything.  For a
+    caller that caps a decoding at ``len(dst)`` bytes and reports why it failed.
+    """
+    return _decode_whole(src, dst)
 
 
 def decompress_prefix_into(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t need):

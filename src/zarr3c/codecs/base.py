@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from zarr3c.codecs._bounded import check_decoded_size
 from zarr3c.errors import MetadataError
 
 __all__ = [
@@ -426,6 +427,42 @@ class ArrayBytesCodec(Codec):
         """
         return None
 
+    def max_encoded_size(self, spec: ChunkSpec) -> int | None:
+        """The most bytes a valid encoded chunk of ``spec`` can have.
+
+        What the bytes -> bytes codecs after this one may decode to at most (the pipeline
+        caps their decodings there: :meth:`BytesBytesCodec.decode_bounded`), and, through
+        them, the most bytes a stored chunk can have.
+
+        Parameters
+        ----------
+        spec : ChunkSpec
+            The representation the codec receives.
+
+        Returns
+        -------
+        int or None
+            The bound, or None if there is none this codec knows (variable-length
+            elements).  The default is :meth:`encoded_size`: exact where it is fixed.
+
+        Raises
+        ------
+        None
+            The bound is arithmetic on ``spec``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import BytesCodec, ChunkSpec, VLenUTF8Codec
+        >>> spec = ChunkSpec((2, 3), np.dtype("uint16"), np.zeros((), "uint16"))
+        >>> BytesCodec().max_encoded_size(spec)
+        12
+        >>> spec = ChunkSpec((2,), np.dtypes.StringDType(), np.array("", "T"))
+        >>> VLenUTF8Codec().max_encoded_size(spec) is None
+        True
+        """
+        return self.encoded_size(spec)
+
     def stores_raw_elements(self, dtype: np.dtype) -> bool:
         """Whether the encoding is the chunk's elements as they lie in memory.
 
@@ -463,10 +500,11 @@ class BytesBytesCodec(Codec):
     """A codec from bytes to bytes: a compressor (``zstd``, ``gzip``, ``blosc``) or a
     checksum (``crc32c``).
 
-    Besides :meth:`encode` and :meth:`decode`, a codec may decode into given memory
-    (:meth:`decode_into`, :meth:`decode_prefix_into`) and encode into it
-    (:meth:`encode_into`); the defaults say it cannot, and callers then use
-    :meth:`encode` / :meth:`decode`.
+    Besides :meth:`encode` and :meth:`decode`, a codec decodes with a cap on its output
+    (:meth:`decode_bounded`; :meth:`max_encoded_size` bounds its encodings, which caps the
+    codec after it in the chain), and may decode into given memory (:meth:`decode_into`,
+    :meth:`decode_prefix_into`) and encode into it (:meth:`encode_into`): the defaults of
+    those say it cannot, and callers then use :meth:`encode` / :meth:`decode`.
 
     Examples
     --------
@@ -531,6 +569,88 @@ class BytesBytesCodec(Codec):
         >>> bytes(gzip.decode(gzip.encode(b"abc" * 4)))
         b'abcabcabcabc'
         """
+
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | memoryview | np.ndarray:
+        """:meth:`decode`, stopping at ``max_size`` bytes of output.
+
+        The pipeline passes each codec the most bytes a valid decoding can have in its
+        chain (:meth:`CodecPipeline.decode_caps`): a few KiB of compressed data may inflate,
+        or claim in a header, gigabytes (a decompression bomb).  The built-in decoders never
+        allocate or inflate past ``max_size`` plus one byte: the stream decompressors (gzip,
+        zlib, bz2, lzma) stop there, the formats whose header states the decoded size
+        (blosc, lz4, a zstd frame that declares it) are refused before decoding, and a zstd
+        frame that does not is decoded into a buffer of ``max_size``.  The default, for
+        codecs without a way to stop early, decodes then checks the size: bounded only for
+        codecs whose output is no larger than their input (checksums, shuffle); a zstd frame
+        without a declared size where zarr3c cannot reach numcodecs' libzstd (no
+        ``zstd_ctx``) is decoded by numcodecs whole, then checked, too.
+
+        Parameters
+        ----------
+        data : bytes, memoryview or numpy.ndarray
+            The encoded bytes.
+        max_size : int or None
+            The most bytes the decoding may have; None: no cap (:meth:`decode`).
+
+        Returns
+        -------
+        bytes, memoryview or numpy.ndarray
+            The decoded bytes, at most ``max_size`` of them.
+
+        Raises
+        ------
+        zarr3c.errors.ChunkDecodeError
+            If the decoding has (or its header claims) more than ``max_size`` bytes, naming
+            the codec; as :meth:`decode` for corrupt input.
+        zarr3c.errors.ChecksumError
+            As :meth:`decode`.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import GzipCodec
+        >>> gzip = GzipCodec(level=1)
+        >>> encoded = gzip.encode(bytes(100_000))
+        >>> len(gzip.decode_bounded(encoded, 100_000))
+        100000
+        >>> gzip.decode_bounded(encoded, 1000)
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.ChunkDecodeError: gzip: the data decodes to more than 1000 bytes, the most ...
+        """
+        return check_decoded_size(self.decode(data), max_size, self.name)
+
+    def max_encoded_size(self, size: int) -> int | None:
+        """The most bytes a valid encoding of ``size`` bytes can have.
+
+        A generous bound above what the codec's library and other writers produce: the
+        pipeline caps the decoding of the codec after this one there
+        (:meth:`decode_bounded`), and no stored chunk is larger than the bound of its chain
+        (:meth:`CodecPipeline.max_stored_size`).
+
+        Parameters
+        ----------
+        size : int
+            The input's size in bytes.
+
+        Returns
+        -------
+        int or None
+            The bound, or None if this codec knows none.  The default is
+            :meth:`encoded_size` (exact for checksums; None for codecs that do not say).
+
+        Raises
+        ------
+        None
+            The bound is arithmetic on ``size``.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import Crc32cCodec, ZstdCodec
+        >>> Crc32cCodec().max_encoded_size(1000), ZstdCodec().max_encoded_size(1000)
+        (1004, 5111)
+        """
+        return self.encoded_size(size)
 
     def encoded_size(self, size: int) -> int | None:
         """The encoded size of an input of ``size`` bytes.

@@ -16,7 +16,9 @@ itemsize; ``bitshuffle`` for 1-byte types, else ``shuffle``), as zarr-python doe
 filled values are written.  Compression runs through ``numcodecs.Blosc`` (GIL released);
 corrupt input raises :class:`~zarr3c.errors.ChunkDecodeError`; the frame size in the
 header is checked against the chunk's length first (numcodecs trusts it, and would read a
-truncated frame past its end).  No partial decoding.
+truncated frame past its end).  A decoding capped at a chunk's size
+(:meth:`BloscCodec.decode_bounded`, what the pipeline calls) refuses a header whose decoded
+size (``nbytes``) is past the cap before c-blosc allocates it.  No partial decoding.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any, ClassVar, Literal
 import numcodecs
 import numpy as np
 
+from zarr3c.codecs._bounded import compressed_bound
 from zarr3c.codecs.base import (
     BytesBytesCodec,
     ChunkSpec,
@@ -158,6 +161,15 @@ class BloscCodec(BytesBytesCodec):
         buf = as_byte_array(data)
         check_blosc_frame(buf, self.name)
         return decode_with(self._codec.decode, buf, self.name)
+
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes:
+        buf = as_byte_array(data)
+        check_blosc_frame(buf, self.name, max_size)
+        return decode_with(self._codec.decode, buf, self.name)
+
+    def max_encoded_size(self, size: int) -> int | None:
+        return compressed_bound(size)
 
     def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                     out: np.ndarray) -> bool:

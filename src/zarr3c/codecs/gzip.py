@@ -8,6 +8,10 @@ required::
 Compression runs through ``numcodecs.GZip``, which releases the GIL.  Its output carries the
 time of compression in the gzip header, so two encodings of the same data may differ in bytes
 4-7.  Corrupt input raises :class:`~zarr3c.errors.ChunkDecodeError`.  No partial decoding.
+A decoding capped at a chunk's size (:meth:`GzipCodec.decode_bounded`, what the pipeline
+calls) inflates through a ``zlib`` decompressor object that stops one byte past the cap, so
+a few MiB that would inflate to gigabytes (a decompression bomb) are refused there; members
+are read one after another as ``gzip.GzipFile`` reads them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any, ClassVar
 import numcodecs
 import numpy as np
 
+from zarr3c.codecs._bounded import compressed_bound, gunzip
 from zarr3c.codecs.base import BytesBytesCodec, as_byte_array, check_config_keys, parse_int_field
 from zarr3c.codecs.numcodecs_adapter import decode_with
 
@@ -73,3 +78,12 @@ class GzipCodec(BytesBytesCodec):
 
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes:
         return decode_with(self._codec.decode, as_byte_array(data), self.name)
+
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes:
+        if max_size is None:
+            return self.decode(data)
+        return gunzip(as_byte_array(data), max_size, self.name)
+
+    def max_encoded_size(self, size: int) -> int | None:
+        return compressed_bound(size)

@@ -25,6 +25,13 @@ fills from the array's data type when absent are filled the same way by ``evolve
 :class:`~zarr3c.errors.ChecksumError` and any other failure
 :class:`~zarr3c.errors.ChunkDecodeError`.  No partial decoding.
 
+Decodings capped at a chunk's size (``decode_bounded``, what the pipeline calls) stop at
+the cap: zlib, gzip, bz2 and lzma through Python's decompressor objects with ``max_length``
+(lzma with the codec's ``format`` and ``filters``), zstd as the v3 ``zstd`` codec does; the
+decoded size blosc's header and lz4's 4-byte prefix claim is checked before numcodecs
+allocates it.  The other bytes -> bytes codecs (shuffle, the checksums) decode then check:
+their output is never larger than their input.
+
 The helpers :func:`decode_with` and :func:`make_numcodec` are shared with the v3-native
 numcodecs-backed codecs (gzip, zstd, blosc, crc32c).
 """
@@ -41,6 +48,15 @@ from typing import Any, ClassVar
 import numcodecs
 import numpy as np
 
+from zarr3c.codecs._bounded import (
+    bunzip2,
+    check_claimed_size,
+    check_decoded_size,
+    compressed_bound,
+    gunzip,
+    inflate_zlib,
+    unxz,
+)
 from zarr3c.codecs.base import (
     ArrayArrayCodec,
     ArrayBytesCodec,
@@ -59,6 +75,7 @@ __all__ = [
     "NumcodecsBytesBytesCodec",
     "NumcodecsChecksumCodec",
     "NumcodecsCodec",
+    "NumcodecsCompressor",
     "check_blosc_frame",
     "decode_with",
     "make_numcodec",
@@ -139,11 +156,14 @@ def decode_with(fn: Callable[[Any], Any], data: Any, what: str, *, checksum: boo
 BLOSC_HEADER_SIZE = 16
 
 
-def check_blosc_frame(buf: np.ndarray, what: str) -> None:
-    """Reject a Blosc frame whose header disagrees with its length.
+def check_blosc_frame(buf: np.ndarray, what: str, max_size: int | None = None) -> None:
+    """Reject a Blosc frame whose header disagrees with its length, or claims more than
+    ``max_size`` decoded bytes (None: no cap).
 
     numcodecs trusts the header's compressed size, so a truncated frame would be read past
     its end (and may even "decode"); checking the size first makes truncation an error.
+    It allocates the decoded size the header claims (bytes 4-7, ``nbytes``, up to 4 GiB)
+    before decoding: checking it against the cap first stops a bomb there.
     """
     if buf.nbytes < BLOSC_HEADER_SIZE:
         raise ChunkDecodeError(
@@ -155,6 +175,11 @@ def check_blosc_frame(buf: np.ndarray, what: str) -> None:
             f"{what}: the blosc header gives a frame of {cbytes} bytes, the chunk has "
             f"{buf.nbytes} (truncated or corrupt)"
         )
+    check_claimed_size(int.from_bytes(buf[4:8].tobytes(), "little"), max_size, what)
+
+
+#: numcodecs' LZ4 frames start with the decoded size, 4 bytes little-endian
+LZ4_PREFIX_SIZE = 4
 
 
 def _config_dtype(config: Mapping[str, Any], key: str, *, path: str) -> np.dtype:
@@ -270,6 +295,14 @@ class NumcodecsBytesBytesCodec(NumcodecsCodec, BytesBytesCodec):
 
 
 @dataclass(frozen=True, eq=False)
+class NumcodecsCompressor(NumcodecsBytesBytesCodec):
+    """A numcodecs compressor: its encodings are bounded as the v3 compressors' are."""
+
+    def max_encoded_size(self, size: int) -> int | None:
+        return compressed_bound(size)
+
+
+@dataclass(frozen=True, eq=False)
 class NumcodecsChecksumCodec(NumcodecsBytesBytesCodec):
     """A numcodecs checksum: 4 bytes more on encode; mismatch -> ChecksumError on decode."""
 
@@ -285,44 +318,99 @@ class NumcodecsChecksumCodec(NumcodecsBytesBytesCodec):
     def encoded_size(self, size: int) -> int | None:
         return size + 4
 
+    def max_encoded_size(self, size: int) -> int | None:
+        return size + 4
+
 
 @dataclass(frozen=True, eq=False)
-class Zlib(NumcodecsBytesBytesCodec):
+class Zlib(NumcodecsCompressor):
     codec_id: ClassVar[str] = "zlib"
 
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | memoryview | np.ndarray:
+        if max_size is None:
+            return self.decode(data)
+        return inflate_zlib(as_byte_array(data), max_size, self.name)
+
 
 @dataclass(frozen=True, eq=False)
-class GZip(NumcodecsBytesBytesCodec):
+class GZip(NumcodecsCompressor):
     codec_id: ClassVar[str] = "gzip"
 
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | memoryview | np.ndarray:
+        if max_size is None:
+            return self.decode(data)
+        return gunzip(as_byte_array(data), max_size, self.name)
+
 
 @dataclass(frozen=True, eq=False)
-class BZ2(NumcodecsBytesBytesCodec):
+class BZ2(NumcodecsCompressor):
     codec_id: ClassVar[str] = "bz2"
 
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | memoryview | np.ndarray:
+        if max_size is None:
+            return self.decode(data)
+        return bunzip2(as_byte_array(data), max_size, self.name)
+
 
 @dataclass(frozen=True, eq=False)
-class LZMA(NumcodecsBytesBytesCodec):
+class LZMA(NumcodecsCompressor):
     codec_id: ClassVar[str] = "lzma"
 
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | memoryview | np.ndarray:
+        if max_size is None:
+            return self.decode(data)
+        codec = self.numcodec
+        return unxz(as_byte_array(data), max_size, self.name, lzma_format=codec.format,
+                    filters=codec.filters)
+
+    def max_encoded_size(self, size: int) -> int | None:
+        # LZMA1 (the alone and raw formats) has no stored fallback: 1.4% on random data.
+        return compressed_bound(size, shift=5)
+
 
 @dataclass(frozen=True, eq=False)
-class LZ4(NumcodecsBytesBytesCodec):
+class LZ4(NumcodecsCompressor):
     codec_id: ClassVar[str] = "lz4"
 
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | memoryview | np.ndarray:
+        # numcodecs allocates the size the prefix claims (up to 2 GiB) before decoding.
+        buf = as_byte_array(data)
+        if buf.nbytes >= LZ4_PREFIX_SIZE:
+            claimed = int.from_bytes(buf[:LZ4_PREFIX_SIZE].tobytes(), "little")
+            check_claimed_size(claimed, max_size, self.name)
+        return check_decoded_size(self.decode(buf), max_size, self.name)
+
 
 @dataclass(frozen=True, eq=False)
-class Zstd(NumcodecsBytesBytesCodec):
+class Zstd(NumcodecsCompressor):
     codec_id: ClassVar[str] = "zstd"
 
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | memoryview | np.ndarray:
+        if max_size is None:
+            return self.decode(data)
+        # (imported here: zarr3c.codecs.zstd imports this module)
+        from zarr3c.codecs.zstd import decode_frames_bounded
+
+        return decode_frames_bounded(as_byte_array(data), max_size, self.name)
+
 
 @dataclass(frozen=True, eq=False)
-class Blosc(NumcodecsBytesBytesCodec):
+class Blosc(NumcodecsCompressor):
     codec_id: ClassVar[str] = "blosc"
 
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes | memoryview | np.ndarray:
+        return self.decode_bounded(data, None)
+
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | memoryview | np.ndarray:
         buf = as_byte_array(data)
-        check_blosc_frame(buf, self.name)
+        check_blosc_frame(buf, self.name, max_size)
         return super().decode(buf)
 
 
@@ -333,6 +421,9 @@ class Shuffle(NumcodecsBytesBytesCodec):
 
     def _filled(self, spec: ChunkSpec) -> dict[str, Any]:
         return {"elementsize": spec.dtype.itemsize}
+
+    def max_encoded_size(self, size: int) -> int | None:
+        return size  # a permutation of the bytes
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,9 +13,13 @@ representation (shape, data type) it receives.  The list comes from ``zarr.json`
 :meth:`CodecPipeline.from_codecs` is the one place where codec names become codec objects
 (through :data:`zarr3c.registry.codecs`).  The chunk shape is given per call, since some chunk
 grids have chunks of several shapes; the representation chain of each shape is computed
-once and cached.  Also here: the defaults ``create_array`` uses (:func:`default_serializer`,
-:func:`default_compressors`) and :func:`normalize_codec_like`, which turns what users pass
-(dicts, names, codec objects, numcodecs or zarr-python codec instances) into codec dicts.
+once and cached, with the most bytes each bytes -> bytes codec may decode to: decoding stops
+at that cap (:meth:`CodecPipeline.decode_caps`,
+:meth:`~zarr3c.codecs.BytesBytesCodec.decode_bounded`), so a decompression bomb is refused
+where it would pass the chunk's size.  Also here: the defaults ``create_array`` uses
+(:func:`default_serializer`, :func:`default_compressors`) and :func:`normalize_codec_like`,
+which turns what users pass (dicts, names, codec objects, numcodecs or zarr-python codec
+instances) into codec dicts.
 """
 
 from __future__ import annotations
@@ -297,13 +301,18 @@ def parse_codecs(
 
 
 class _Chain:
-    """The representations of one chunk shape: what each array codec receives."""
+    """The representations of one chunk shape: what each array codec receives; and the
+    most bytes each bytes -> bytes codec may decode to (``caps``, in chain order; None: no
+    bound known) and a stored chunk may have (``max_stored``)."""
 
-    __slots__ = ("array_specs", "bytes_spec")
+    __slots__ = ("array_specs", "bytes_spec", "caps", "max_stored")
 
-    def __init__(self, array_specs: tuple[ChunkSpec, ...], bytes_spec: ChunkSpec):
+    def __init__(self, array_specs: tuple[ChunkSpec, ...], bytes_spec: ChunkSpec,
+                 caps: tuple[int | None, ...], max_stored: int | None):
         self.array_specs = array_specs
         self.bytes_spec = bytes_spec
+        self.caps = caps
+        self.max_stored = max_stored
 
 
 class CodecPipeline:
@@ -493,7 +502,14 @@ class CodecPipeline:
                     path=codec_path,
                     source=source,
                 ) from None
-        return _Chain(tuple(array_specs), bytes_spec)
+        # Each bytes->bytes codec decodes to at most what the codec before it can encode:
+        # the serializer's encoding of the chunk (exact for ``bytes``), then each bound.
+        size = self.array_bytes.max_encoded_size(bytes_spec)
+        caps = []
+        for codec in self.bytes_bytes:
+            caps.append(size)
+            size = None if size is None else codec.max_encoded_size(size)
+        return _Chain(tuple(array_specs), bytes_spec, tuple(caps), size)
 
     def _chain(self, chunk_shape: tuple[int, ...]) -> _Chain:
         chain = self._chains.get(chunk_shape)
@@ -741,7 +757,9 @@ class CodecPipeline:
         ------
         ChunkDecodeError
             (or its subclass ChecksumError) naming ``key``, for any failure: wrong length,
-            corrupt compressed data, checksum mismatch.
+            corrupt compressed data, checksum mismatch, a decoding past what a chunk of
+            ``chunk_shape`` can hold (each bytes -> bytes codec stops at its cap,
+            :meth:`decode_caps`, rather than inflate a decompression bomb).
 
         Examples
         --------
@@ -764,8 +782,9 @@ class CodecPipeline:
         codec: Codec = self.array_bytes
         try:
             buf: Any = as_byte_array(data)
-            for codec in reversed(self.bytes_bytes):
-                buf = codec.decode(buf)
+            for codec, cap in zip(reversed(self.bytes_bytes), reversed(chain.caps),
+                                  strict=True):
+                buf = codec.decode_bounded(buf, cap)
             codec = self.array_bytes
             chunk = codec.decode(buf, chain.bytes_spec)
             for codec, spec in zip(
@@ -828,6 +847,79 @@ class CodecPipeline:
                 return None
             size = codec.encoded_size(size)
         return size
+
+    def decode_caps(self, chunk_shape: Sequence[int]) -> tuple[int | None, ...]:
+        """The most bytes each bytes -> bytes codec's decoding can have, for a chunk of
+        ``chunk_shape``: the caps :meth:`decode` passes to
+        :meth:`BytesBytesCodec.decode_bounded`.
+
+        The codec next to the array -> bytes codec decodes to that codec's encoding of the
+        chunk (for ``bytes``, exactly the chunk's size: its
+        :meth:`~ArrayBytesCodec.max_encoded_size`); each codec after it to at most the
+        :meth:`~BytesBytesCodec.max_encoded_size` of the cap of the codec before it.  A
+        serializer of variable-length elements (``vlen-utf8``, ``vlen-bytes``) has no
+        bound, and then no codec of the chain has a cap.
+
+        Parameters
+        ----------
+        chunk_shape : sequence of int
+            The chunk's shape.
+
+        Returns
+        -------
+        tuple of int or None
+            One cap per bytes -> bytes codec, in chain order (that of
+            :attr:`bytes_bytes`); None where no bound is known.
+
+        Raises
+        ------
+        MetadataError
+            If a codec cannot take chunks of ``chunk_shape`` (see :meth:`validate`).
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> pipeline = CodecPipeline.from_codecs(["bytes", "zstd", "crc32c"], dtype="uint8")
+        >>> pipeline.decode_caps((1000,))
+        (1000, 5111)
+        >>> CodecPipeline.from_codecs(["vlen-utf8", "zstd"], dtype="T").decode_caps((100,))
+        (None,)
+        """
+        return self._chain(_as_shape(chunk_shape)).caps
+
+    def max_stored_size(self, chunk_shape: Sequence[int]) -> int | None:
+        """The most bytes a valid stored chunk of ``chunk_shape`` can have.
+
+        The serializer's bound (:meth:`ArrayBytesCodec.max_encoded_size`), through every
+        bytes -> bytes codec's (:meth:`BytesBytesCodec.max_encoded_size`): generous bounds
+        above what the libraries and other writers produce, so that a larger stored value
+        is not a chunk of this array and can be refused before it is read.
+
+        Parameters
+        ----------
+        chunk_shape : sequence of int
+            The chunk's shape.
+
+        Returns
+        -------
+        int or None
+            The bound; None if a codec of the chain knows none (variable-length elements,
+            a codec that does not say).
+
+        Raises
+        ------
+        MetadataError
+            If a codec cannot take chunks of ``chunk_shape`` (see :meth:`validate`).
+
+        Examples
+        --------
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> CodecPipeline.from_codecs(["bytes", "crc32c"], dtype="uint8").max_stored_size((4,))
+        8
+        >>> CodecPipeline.from_codecs(["bytes", "zstd"], dtype="uint8").max_stored_size((64,))
+        4161
+        """
+        return self._chain(_as_shape(chunk_shape)).max_stored
 
     # -- metadata ---------------------------------------------------------------------------------
 

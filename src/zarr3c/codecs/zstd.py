@@ -11,6 +11,13 @@ runs through ``numcodecs.Zstd`` (GIL released).  Corrupt input raises
 :class:`~zarr3c.errors.ChunkDecodeError`, a frame checksum mismatch
 :class:`~zarr3c.errors.ChecksumError`.
 
+A decoding capped at a chunk's size (:meth:`ZstdCodec.decode_bounded`, what the pipeline
+calls) refuses a frame that declares more content before allocating anything, and decodes
+one that declares none into a buffer of the cap, through the kept context below: zstd never
+writes past a buffer, so a frame of a few KiB that would inflate to gigabytes (a
+decompression bomb) stops at the cap.  Only where numcodecs' libzstd symbols are not
+visible is such a frame decoded whole by numcodecs, then checked.
+
 Decoding into a given buffer (:meth:`ZstdCodec.decode_into`, the hot path of chunk and
 inner-chunk reads) calls numcodecs' own bundled libzstd with a decompression context kept
 per thread (:mod:`zarr3c._kernels.zstd_ctx`), where that library's symbols are visible:
@@ -38,6 +45,12 @@ import numpy as np
 from numcodecs.zstd import decompress as _decompress
 
 from zarr3c._kernels import zstd_ctx
+from zarr3c.codecs._bounded import (
+    check_claimed_size,
+    check_decoded_size,
+    compressed_bound,
+    too_large,
+)
 from zarr3c.codecs.base import (
     BytesBytesCodec,
     as_byte_array,
@@ -46,9 +59,9 @@ from zarr3c.codecs.base import (
     parse_int_field,
 )
 from zarr3c.codecs.numcodecs_adapter import decode_into_with, decode_with
-from zarr3c.errors import ChunkDecodeError
+from zarr3c.errors import ChecksumError, ChunkDecodeError
 
-__all__ = ["MAX_LEVEL", "MIN_LEVEL", "ZstdCodec"]
+__all__ = ["MAX_LEVEL", "MIN_LEVEL", "ZstdCodec", "decode_frames_bounded"]
 
 #: zstd's level range (ZSTD_minCLevel() is -(1 << 17))
 MIN_LEVEL = -(1 << 17)
@@ -148,6 +161,15 @@ class ZstdCodec(BytesBytesCodec):
                 "allocated (corrupt frame header?)"
             ) from exc
 
+    def decode_bounded(self, data: bytes | memoryview | np.ndarray,
+                       max_size: int | None) -> bytes | np.ndarray:
+        if max_size is None:
+            return self.decode(data)
+        return decode_frames_bounded(as_byte_array(data), max_size, self.name)
+
+    def max_encoded_size(self, size: int) -> int | None:
+        return compressed_bound(size)
+
     def decode_into(self, data: bytes | bytearray | memoryview | np.ndarray,
                     out: np.ndarray) -> bool:
         # Only content of exactly out's size.  Through a kept context (zstd_ctx) zstd says
@@ -232,6 +254,51 @@ _CONTEXTS = _bind_numcodecs_libzstd()
 _COMPRESS = _CONTEXTS and zstd_ctx.compress_available()
 #: Whether decode_prefix_into can decode only the start of a frame (else it refuses)
 _PREFIX = _CONTEXTS and zstd_ctx.prefix_available()
+
+
+#: libzstd's messages (ZSTD_getErrorName) for the error codes a corrupt frame gives
+_ERROR_NAMES = {1: "Error (generic)", 10: "Unknown frame descriptor",
+                12: "Version not supported", 14: "Unsupported frame parameter",
+                16: "Frame requires too much memory for decoding",
+                20: "Data corruption detected", 22: "Restored data doesn't match checksum",
+                70: "Destination buffer is too small", 72: "Src size is incorrect"}
+
+
+def decode_frames_bounded(buf: np.ndarray, max_size: int, what: str) -> bytes | np.ndarray:
+    """Decode the zstd frames ``buf`` into at most ``max_size`` bytes (``what`` names the
+    codec in errors); shared by ``zstd`` and ``numcodecs.zstd``.
+
+    A frame that declares a larger content size is refused before anything is allocated.
+    Through a kept context (:mod:`zarr3c._kernels.zstd_ctx`), zstd decodes into a buffer of
+    the declared size, or of ``max_size`` where none is declared, and never writes past it;
+    without one, numcodecs decodes a frame declaring its size into that size, and one that
+    declares none (or 0) whole, streaming, before the size is checked: the residual where
+    numcodecs' libzstd symbols are not visible.
+
+    Raises
+    ------
+    ChunkDecodeError
+        Content past ``max_size`` (the codec named), or a corrupt frame; ChecksumError for
+        a frame checksum mismatch.
+    """
+    declared = _frame_content_size(buf)
+    if declared is not None:
+        check_claimed_size(declared, max_size, what)
+    if not _CONTEXTS:
+        if declared:  # numcodecs allocates the declared size, checked above
+            return decode_with(_decompress, buf, what)
+        return check_decoded_size(decode_with(_decompress, buf, what), max_size, what)
+    out = np.empty(declared or max_size, dtype=np.uint8)
+    n = zstd_ctx.decompress_bounded(buf, out)
+    if n >= 0:
+        return out[:n]
+    code = -n
+    if code == zstd_ctx.ERROR_DST_SIZE_TOO_SMALL and not declared:
+        raise too_large(what, max_size)
+    message = f"Zstd decompression error: {_ERROR_NAMES.get(code, f'error code {code}')}"
+    if code == zstd_ctx.ERROR_CHECKSUM_WRONG:
+        raise ChecksumError(f"{what}: checksum mismatch ({message})")
+    raise ChunkDecodeError(f"{what}: cannot decode ({message})")
 
 
 def _decompress_into(data: np.ndarray, out: np.ndarray) -> Any:

@@ -15,6 +15,7 @@ Also here: :func:`partial_read_codec` (whether a chain's chunks can be read part
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -362,6 +363,39 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         >>> codec.encoded_size(ChunkSpec((4,), np.dtype("uint8"), np.zeros((), "uint8")))
         """
         return None
+
+    def max_encoded_size(self, spec: ChunkSpec) -> int | None:
+        """The most bytes a valid shard of ``spec`` can have: its index and every inner chunk
+        at the most its inner chain can store (:meth:`CodecPipeline.max_stored_size`).
+
+        Parameters
+        ----------
+        spec
+            The shard's representation.
+
+        Returns
+        -------
+        int or None
+            The bound, or None where the inner chain has none (variable-length elements).
+
+        Raises
+        ------
+        MetadataError
+            If the inner chunk shape does not divide the shard's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec
+        >>> codec = ShardingCodec.from_config({"chunk_shape": [2]}, path="c")
+        >>> codec.max_encoded_size(ChunkSpec((4,), np.dtype("uint8"), np.zeros((), "uint8")))
+        40
+        """
+        layout = self._layout(spec.shape)
+        inner = self._inner_pipeline(spec).max_stored_size(self.chunk_shape)
+        if inner is None:
+            return None
+        return layout.nbytes + math.prod(layout.chunks_per_shard) * inner
 
     # -- pipelines and shapes ---------------------------------------------------------------------
 

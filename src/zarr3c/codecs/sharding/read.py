@@ -853,7 +853,7 @@ def _inner_decoder(sharding: ShardReads, inner: CodecPipeline,
     # any compressors) decodes to a view of its bytes->bytes codecs' output: take that
     # view here rather than through the pipeline's layers.  Anything unexpected (a failing
     # codec, the wrong size) goes through the pipeline again, which reports it.
-    raw_chain = _raw_chain(inner)
+    raw_chain = _raw_chain(inner, chunk_shape)
     # Decoded only to be copied out: where the inner codecs can, into this thread's
     # memory for it (no fresh memory per inner chunk), as zarr3c.array.read.chunk does.
     into_scratch = scratch and inner.can_decode_into
@@ -868,8 +868,8 @@ def _inner_decoder(sharding: ShardReads, inner: CodecPipeline,
         if raw_chain is not None:
             try:
                 buf: Any = raw
-                for codec in raw_chain:
-                    buf = codec.decode(buf)
+                for codec, cap in raw_chain:
+                    buf = codec.decode_bounded(buf, cap)
                 buf = as_byte_array(buf)
             except Exception:  # noqa: BLE001 - decoded again below, which reports it
                 buf = None
@@ -881,12 +881,15 @@ def _inner_decoder(sharding: ShardReads, inner: CodecPipeline,
     return decode_one
 
 
-def _raw_chain(pipeline: CodecPipeline) -> tuple[BytesBytesCodec, ...] | None:
-    """The bytes->bytes codecs to undo, in decode order, when ``pipeline`` stores chunks as
+def _raw_chain(pipeline: CodecPipeline, chunk_shape: tuple[int, ...]
+               ) -> tuple[tuple[BytesBytesCodec, int | None], ...] | None:
+    """The bytes->bytes codecs to undo, in decode order, each with the cap of its decoding
+    (``CodecPipeline.decode_caps``), when ``pipeline`` stores chunks of ``chunk_shape`` as
     its elements' native bytes under them (no array->array codec); else None."""
     if pipeline.array_array or not pipeline.array_bytes.stores_raw_elements(pipeline.dtype):
         return None
-    return tuple(reversed(pipeline.bytes_bytes))
+    return tuple(zip(reversed(pipeline.bytes_bytes),
+                     reversed(pipeline.decode_caps(chunk_shape)), strict=True))
 
 
 def _read_one(get_ranges: GetRanges, into: Callable[..., list[np.ndarray] | None] | None,
