@@ -19,12 +19,14 @@ import ctypes
 import math
 import mmap
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from zarr3c.concurrency import Beside, run_beside
+from zarr3c.errors import ChunkTooLargeError, SelectionTooLargeError
 
 try:
     from zarr3c._kernels import fileio as _fileio
@@ -32,11 +34,14 @@ except ImportError:  # (not POSIX: no madvise)
     _fileio = None  # type: ignore[assignment]
 
 __all__ = [
-    "PAGE_SIZE", "address_of", "bad_offset", "empty_aligned", "empty_array",
-    "holds_references", "populate_beside", "thread_scratch",
+    "INT64_MAX", "PAGE_SIZE", "address_of", "bad_offset", "chunk_memory", "chunk_too_large",
+    "empty_aligned", "empty_array", "holds_references", "populate_beside", "thread_scratch",
 ]
 
 PAGE_SIZE: int = mmap.PAGESIZE
+#: The most bytes one buffer may hold: numpy's limit, and the kernels' (their sizes, offsets
+#: and strides are int64).  Larger sizes are refused before any allocation or kernel call.
+INT64_MAX: int = (1 << 63) - 1
 #: Below this many bytes a buffer is not worth aligning: finding its address costs as much
 #: as the slow copy of so few bytes loses.
 _ALIGN_MIN_BYTES = 1 << 16
@@ -90,6 +95,11 @@ def empty_aligned(nbytes: int, *, always: bool = False) -> np.ndarray:
     -------
     numpy.ndarray
 
+    Raises
+    ------
+    MemoryError
+        Where it cannot be allocated, or numpy cannot index that many bytes.
+
     Examples
     --------
     >>> buf = empty_aligned(1 << 20)
@@ -98,6 +108,8 @@ def empty_aligned(nbytes: int, *, always: bool = False) -> np.ndarray:
     """
     if nbytes < _ALIGN_MIN_BYTES and not always:
         return np.empty(nbytes, dtype=np.uint8)
+    if nbytes > INT64_MAX - PAGE_SIZE:  # (numpy: ValueError, "maximum dimension exceeded")
+        raise MemoryError(f"cannot allocate {nbytes} bytes: more than numpy can index")
     raw = np.empty(nbytes + PAGE_SIZE, dtype=np.uint8)
     skip = -address_of(raw) % PAGE_SIZE
     return raw[skip:skip + nbytes]
@@ -117,6 +129,11 @@ def empty_array(shape: int | Sequence[int], dtype: np.dtype) -> np.ndarray:
     numpy.ndarray
         Uninitialised; aligned when large enough and of a fixed-size dtype.
 
+    Raises
+    ------
+    SelectionTooLargeError
+        Its size is beyond int64, or cannot be allocated (it is a read's output).
+
     Examples
     --------
     >>> a = empty_array((256, 256), np.dtype("uint16"))
@@ -126,10 +143,87 @@ def empty_array(shape: int | Sequence[int], dtype: np.dtype) -> np.ndarray:
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     dtype = np.dtype(dtype)
     nbytes = math.prod(dims) * dtype.itemsize
-    if nbytes < _ALIGN_MIN_BYTES or holds_references(dtype):
-        # (object and variable-width string elements cannot be viewed from bytes)
-        return np.empty(dims, dtype=dtype)
-    return empty_aligned(nbytes).view(dtype).reshape(dims)
+    if nbytes > INT64_MAX:
+        raise SelectionTooLargeError(
+            f"the result of the selection, shape {dims} of {dtype}, is {nbytes} bytes: "
+            f"more than int64 counts")
+    try:
+        if nbytes < _ALIGN_MIN_BYTES or holds_references(dtype):
+            # (object and variable-width string elements cannot be viewed from bytes)
+            return np.empty(dims, dtype=dtype)
+        return empty_aligned(nbytes).view(dtype).reshape(dims)
+    except MemoryError:
+        raise SelectionTooLargeError(
+            f"the result of the selection, shape {dims} of {dtype}, is {nbytes} bytes: "
+            f"more than can be allocated") from None
+
+
+def chunk_too_large(key: str, nbytes: int, what: str = "the decoded chunk"
+                    ) -> ChunkTooLargeError:
+    """The error refusing ``nbytes`` of memory for ``what`` of the chunk at ``key``, which
+    must be held (stored, or built by a write) but could not be allocated.
+
+    Parameters
+    ----------
+    key : str
+        The chunk's store key (a shard's, for its inner chunks).
+    nbytes : int
+        The memory asked for.
+    what : str, default "the decoded chunk"
+        What it was for.
+
+    Returns
+    -------
+    ChunkTooLargeError
+        To raise.
+
+    Raises
+    ------
+    None
+        It is returned, not raised.
+
+    Examples
+    --------
+    >>> print(chunk_too_large("c/0", 2**40))
+    chunk 'c/0': 1099511627776 bytes for the decoded chunk could not be allocated
+    """
+    return ChunkTooLargeError(f"{nbytes} bytes for {what} could not be allocated", key=key)
+
+
+@contextmanager
+def chunk_memory(key: str, nbytes: int, what: str = "the decoded chunk") -> Iterator[None]:
+    """A block that holds the chunk at ``key`` (``nbytes`` for ``what``) in memory: a
+    ``MemoryError`` in it becomes :func:`chunk_too_large`'s error, naming the chunk.
+
+    Parameters
+    ----------
+    key, nbytes, what
+        As :func:`chunk_too_large` takes them.
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    ChunkTooLargeError
+        Where the block ran out of memory.
+
+    Examples
+    --------
+    >>> try:
+    ...     with chunk_memory("c/0", 2**40):
+    ...         raise MemoryError
+    ... except MemoryError as exc:
+    ...     print(type(exc).__name__, exc.key)
+    ChunkTooLargeError c/0
+    """
+    try:
+        yield
+    except ChunkTooLargeError:
+        raise
+    except MemoryError:
+        raise chunk_too_large(key, nbytes, what) from None
 
 
 def holds_references(dtype: np.dtype) -> bool:

@@ -22,6 +22,7 @@ __all__ = [
     "BoundsCheckError",
     "ChecksumError",
     "ChunkDecodeError",
+    "ChunkTooLargeError",
     "CodecError",
     "ContainsArrayError",
     "ContainsGroupError",
@@ -37,6 +38,7 @@ __all__ = [
     "NodeNotFoundError",
     "OversizedValueError",
     "ReadOnlyError",
+    "SelectionTooLargeError",
     "ShapeMismatchError",
     "StoreError",
     "UnknownExtensionError",
@@ -475,6 +477,42 @@ class OversizedValueError(ChunkDecodeError):
             f"any valid encoding of the chunk ({limit:,} bytes at most)", key=key)
 
 
+class ChunkTooLargeError(ZarrError, MemoryError, ValueError):
+    """A stored chunk (or shard) is too large to hold in memory: its decoded size is
+    beyond int64, or its memory could not be allocated.  Raised only for a chunk that
+    must be held: one stored (read or rewritten), or one a write builds; a chunk that is
+    not stored reads as the fill value without any memory of its size.  The message
+    names its key (also ``.key``).
+
+    Also a ``MemoryError`` (what numpy raises where it cannot allocate) and a
+    ``ValueError`` (what it raises for a size beyond int64).
+
+    Parameters
+    ----------
+    message : str
+        What is wrong.
+    key : str or None, default None
+        The chunk's store key.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(8,), dtype="uint8",
+    ...                         chunks=(2**62,), fill_value=5)
+    >>> int(a[3])                     # not stored: no memory of the chunk's size
+    5
+    >>> try:
+    ...     a[3] = 1                  # a write builds the chunk: 4 EiB
+    ... except MemoryError as exc:
+    ...     print(type(exc).__name__, exc.key)
+    ChunkTooLargeError c/0
+    """
+
+    def __init__(self, message: str, *, key: str | None = None):
+        self.key = key
+        super().__init__(f"chunk {key!r}: {message}" if key else message)
+
+
 # -- indexing ------------------------------------------------------------------------------------
 
 
@@ -510,6 +548,26 @@ class BoundsCheckError(IndexingError):
     ... except IndexError as exc:
     ...     print(type(exc).__name__, exc)
     BoundsCheckError index 4 is out of bounds for axis 0 with size 4
+    """
+
+
+class SelectionTooLargeError(ZarrError, MemoryError, ValueError):
+    """A selection's result is too large to read or hold: more bytes than int64 counts,
+    or more than could be allocated.  Refused before any chunk is read.
+
+    Also a ``MemoryError`` and a ``ValueError``, as numpy raises for an array it cannot
+    allocate or whose size is beyond int64.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(2**62, 2**62), dtype="uint8",
+    ...                         chunks=(2**20, 2**20))
+    >>> try:
+    ...     a[...]
+    ... except MemoryError as exc:
+    ...     print(type(exc).__name__)
+    SelectionTooLargeError
     """
 
 

@@ -31,7 +31,12 @@ import numpy as np
 
 from zarr3c._buffers import thread_scratch
 from zarr3c._kernels.grid import group_by_key, group_points_regular
-from zarr3c.errors import BoundsCheckError, IndexingError, ShapeMismatchError
+from zarr3c.errors import (
+    BoundsCheckError,
+    IndexingError,
+    SelectionTooLargeError,
+    ShapeMismatchError,
+)
 
 __all__ = [
     "DimSelection",
@@ -409,7 +414,12 @@ def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> Coordina
     arrays = [_normalize_indices(a, shape[axis], axis) for axis, a in enumerate(arrays)]
     broadcast = np.broadcast_arrays(*arrays)
     out_shape = broadcast[0].shape if broadcast else ()
-    coords = tuple(np.ascontiguousarray(b).reshape(-1) for b in broadcast)
+    try:  # (broadcast index arrays can name more points than memory holds coordinates of)
+        coords = tuple(np.ascontiguousarray(b).reshape(-1) for b in broadcast)
+    except (MemoryError, ValueError):  # (ValueError: beyond what numpy can index)
+        raise SelectionTooLargeError(
+            f"the coordinate selection of shape {tuple(out_shape)} has too many points to "
+            f"hold their coordinates") from None
     return CoordinateSelection(coords, tuple(out_shape))
 
 
@@ -731,10 +741,13 @@ def _project_dim(d: Dim, dim: Any) -> list[DimEntry]:
     if isinstance(d, DimSelection):
         entries: list[DimEntry] = []
         for chunk, local, n, pos in dim.project_slice(d.start, d.step, d.count).tolist():
+            # (one element of a chunk: its step is 1, so that a huge step never becomes a
+            # byte stride beyond int64; with two or more, step * stride stays in the chunk)
+            step = d.step if n > 1 else 1
             if d.reverse:
-                entries.append((chunk, n, (local, d.step), (d.count - 1 - pos, -1)))
+                entries.append((chunk, n, (local, step), (d.count - 1 - pos, -1)))
             else:
-                entries.append((chunk, n, (local, d.step), (pos, 1)))
+                entries.append((chunk, n, (local, step), (pos, 1)))
         return entries
     chunk_index, local_index = dim.locate(d.indices)
     return [
@@ -766,10 +779,17 @@ def project_dims(selection: OrthogonalSelection, dimensions: Sequence[Any]
     tuples ``(chunk index, count, local, out)`` in increasing chunk order (None for an empty
     selection): the factors of :func:`plan_chunks`' product."""
     per_dim: list[list[DimEntry]] = []
-    for d, dim in zip(selection.dims, dimensions, strict=True):
+    for axis, (d, dim) in enumerate(zip(selection.dims, dimensions, strict=True)):
         if d.count == 0:
             return None
-        per_dim.append(_project_dim(d, dim))
+        try:
+            per_dim.append(_project_dim(d, dim))
+        except MemoryError:
+            # (an entry per chunk touched along the axis: a write of a scalar over a huge
+            # array, whose value is not there to bound the selection)
+            raise SelectionTooLargeError(
+                f"the selection touches too many chunks along axis {axis} to plan "
+                f"({d.count} elements)") from None
     return per_dim
 
 

@@ -239,10 +239,12 @@ class Array(Node):
         return self.size * self._itemsize
 
     @property
-    def chunks(self) -> tuple[int, ...] | tuple[tuple[int, ...], ...]:
+    def chunks(self) -> tuple[int, ...] | tuple[Sequence[int], ...]:
         """The chunk shape of a regular grid.  For a rectilinear grid, per dimension the
         edge lengths of the chunks clipped to the array: the form dask uses (the full edges,
-        overflowing ones included, are on ``metadata.chunk_grid``).  For a sharded array,
+        overflowing ones included, are on ``metadata.chunk_grid``); a bare-integer
+        dimension of 2**20 chunks or more gives a lazy sequence equal to that tuple
+        (``zarr3c.chunk_grids.chunk_sizes``).  For a sharded array,
         the inner chunk shape, as in zarr-python (the shards are :attr:`shards`).
 
         Examples

@@ -9,9 +9,11 @@ so a call costs no extra layer."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from zarr3c._buffers import INT64_MAX
 from zarr3c.array.read.plan import BoxGrid, InnerBox, box_grid_of, inner_box_of
 from zarr3c.metadata import ArrayMetadata
 
@@ -19,7 +21,8 @@ if TYPE_CHECKING:
     from zarr3c.array.core import Array
     from zarr3c.codecs.sharding import ShardingCodec
 
-__all__ = ["chunk_origin", "chunk_shape_at", "regular_grid_facts", "stored_chunks"]
+__all__ = ["chunk_origin", "chunk_shape_at", "int64_grid", "regular_grid_facts",
+           "stored_chunks"]
 
 
 def chunk_origin(array: Array, coords: Sequence[int]) -> tuple[int, ...]:
@@ -55,10 +58,32 @@ def regular_grid_facts(metadata: ArrayMetadata, sharding: ShardingCodec | None,
                        itemsize: int) -> tuple[BoxGrid | None, InnerBox | None]:
     """What the short paths need of the array's grid, when it is regular (else two Nones):
     its :class:`BoxGrid` and, for shards whose inner chunks can be read by byte range, its
-    :class:`InnerBox`."""
+    :class:`InnerBox`.  Two Nones also where those facts do not fit the kernels' int64
+    (:func:`int64_grid`): the general path, in Python integers, reads such an array."""
     regular = getattr(metadata.chunk_grid, "chunk_shape", None)
-    if regular is None:
+    if regular is None or not int64_grid(metadata.shape, regular, itemsize, sharding):
         return None, None
     grid = box_grid_of(metadata.shape, regular, itemsize)
     inner = None if sharding is None else inner_box_of(sharding, tuple(regular), itemsize)
     return grid, inner
+
+
+def int64_grid(shape: Sequence[int], chunk_shape: Sequence[int], itemsize: int,
+               sharding: ShardingCodec | None) -> bool:
+    """Whether the short paths' and the native pipeline's int64 arithmetic holds on the
+    regular grid of ``chunk_shape`` over ``shape``: every chunk's end along each axis (the
+    last may overhang the array) and the number of chunks fit int64 (a chunk's bytes do:
+    the metadata refuses more); for shards, also a shard's index and the number of inner
+    chunks of the array.  The grid itself may be larger (the Zarr spec sets no limit): an
+    array of ``(2**32,) * 3`` chunks of one element reads by the general path, in Python
+    integers."""
+    nchunks = [-(-n // c) for n, c in zip(shape, chunk_shape, strict=True)]
+    if (math.prod(nchunks) > INT64_MAX or math.prod(chunk_shape) * itemsize > INT64_MAX
+            or any(n * c > INT64_MAX for n, c in zip(nchunks, chunk_shape, strict=True))):
+        return False
+    if sharding is None:
+        return True
+    per_shard = math.prod(c // k for c, k in zip(chunk_shape, sharding.chunk_shape,
+                                                  strict=True))
+    # (the index: an (offset, nbytes) pair per inner chunk, and a checksum)
+    return 16 * per_shard + 4 <= INT64_MAX and math.prod(nchunks) * per_shard <= INT64_MAX

@@ -9,8 +9,8 @@ planned as for any array (:func:`~zarr3c.indexing.plan_chunks`,
 :func:`~zarr3c.indexing.plan_points`), and per chunk, on the thread pool:
 
 - a read decodes the stored chunk through the codec pipeline (``vlen-utf8``, ``vlen-bytes``:
-  :mod:`zarr3c.codecs.vlen`) into an array of the chunk's shape (the fill value where it is
-  not stored) and copies its part into the output by numpy indexing;
+  :mod:`zarr3c.codecs.vlen`) into an array of the chunk's shape and copies its part into the
+  output by numpy indexing (the fill value into it, where the chunk is not stored);
 - a write, under the chunk's lock, starts from the fill value (a chunk it covers entirely)
   or from the decoded chunk, assigns its part by numpy indexing, and stores the encoding, or
   erases the chunk where it holds only the fill value (unless ``write_empty_chunks``).
@@ -21,10 +21,12 @@ numpy indexing for such dtypes too.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarr3c._buffers import chunk_memory, empty_array
 from zarr3c.array.read.chunk import fetch_chunk
 from zarr3c.concurrency import chunk_lock, map_unordered
 from zarr3c.errors import ValueConversionError
@@ -52,14 +54,16 @@ def _fill(array: Array, shape: Sequence[int]) -> np.ndarray:
     return np.full(tuple(shape), array.fill_value, dtype=array.dtype)
 
 
-def _chunk(array: Array, coords: tuple[int, ...]) -> np.ndarray:
-    """The chunk at ``coords``, decoded (the fill value where it is not stored)."""
+def _chunk(array: Array, coords: tuple[int, ...]) -> np.ndarray | None:
+    """The chunk at ``coords``, decoded; None where it is not stored (readers fill their
+    output, taking no memory of the chunk's size)."""
     key = array.chunk_key(coords)
     shape = array._chunk_shape_at(coords)
     raw = fetch_chunk(array, key, shape)
     if raw is None:
-        return _fill(array, shape)
-    return array._pipeline.decode(raw, shape, key=key)
+        return None
+    with chunk_memory(key, math.prod(shape) * array._itemsize):
+        return array._pipeline.decode(raw, shape, key=key)
 
 
 def read_planned(array: Array, counts: Sequence[Sequence[int]],
@@ -95,7 +99,7 @@ def read_planned(array: Array, counts: Sequence[Sequence[int]],
     >>> read_planned(a, [sel.counts], [plan_chunks(sel, a._dims)])[0].tolist()
     ['yy', 'zzz']
     """
-    outs = [np.empty(tuple(c), dtype=array.dtype) for c in counts]
+    outs = [empty_array(c, array.dtype) for c in counts]
     by_chunk: dict[tuple[int, ...], list[tuple[int, ChunkTask]]] = {}
     for n, plan in enumerate(plans):
         for task in plan:
@@ -106,7 +110,7 @@ def read_planned(array: Array, counts: Sequence[Sequence[int]],
         chunk = _chunk(array, coords)
         for n, task in tasks:
             local, out = _indexes(task)
-            outs[n][out] = chunk[local]
+            outs[n][out] = array.fill_value if chunk is None else chunk[local]
 
     map_unordered(read, list(by_chunk.items()))
     return outs
@@ -154,10 +158,11 @@ def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
     >>> read_coordinates(a, sel).tolist()
     ['zzz', 'x']
     """
-    flat = np.empty(sel.size, dtype=array.dtype)
+    flat = empty_array(sel.size, array.dtype)
 
     def read(task: PointTask) -> None:
-        flat[task.out] = _chunk(array, task.coords)[tuple(task.local)]
+        chunk = _chunk(array, task.coords)
+        flat[task.out] = array.fill_value if chunk is None else chunk[tuple(task.local)]
 
     map_unordered(read, plan_points(sel, array._dims, array._itemsize))
     return flat.reshape(sel.out_shape)
@@ -210,9 +215,13 @@ def _modify(array: Array, coords: tuple[int, ...], whole: bool,
             assign: Any) -> None:
     """Read-modify-write the chunk at ``coords`` under its lock (not read if ``whole``)."""
     key = array.chunk_key(coords)
-    with chunk_lock(array._store, key):
-        chunk = _fill(array, array._chunk_shape_at(coords)) if whole else \
-            _chunk(array, coords)
+    shape = array._chunk_shape_at(coords)
+    # (a write holds the chunk it writes: what cannot be allocated is refused by its key)
+    with chunk_memory(key, math.prod(shape) * array._itemsize), \
+            chunk_lock(array._store, key):
+        chunk = None if whole else _chunk(array, coords)
+        if chunk is None:
+            chunk = _fill(array, shape)
         if not chunk.flags.writeable:
             chunk = chunk.copy()
         assign(chunk)

@@ -43,6 +43,7 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
+from zarr3c.chunk_grids.chunk_sizes import repeated_sizes
 from zarr3c.chunk_grids.rectilinear_dimension import (
     WINDOW_THRESHOLD,
     RectilinearDimension,
@@ -658,7 +659,7 @@ class RectilinearChunkGrid:
             for spec, n in zip(self.chunk_shapes, array_shape, strict=True)
         )
 
-    def array_chunks(self, array_shape: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    def array_chunks(self, array_shape: Sequence[int]) -> tuple[Sequence[int], ...]:
         """What ``Array.chunks`` shows for this grid: :meth:`chunk_sizes`.
 
         Parameters
@@ -668,8 +669,8 @@ class RectilinearChunkGrid:
 
         Returns
         -------
-        tuple of tuple of int
-            The chunk sizes per dimension, clipped to the array.
+        tuple of sequences of int
+            The chunk sizes per dimension, clipped to the array (as :meth:`chunk_sizes`).
 
         Raises
         ------
@@ -685,7 +686,7 @@ class RectilinearChunkGrid:
         """
         return self.chunk_sizes(array_shape)
 
-    def chunk_sizes(self, array_shape: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    def chunk_sizes(self, array_shape: Sequence[int]) -> tuple[Sequence[int], ...]:
         """The edge lengths of the chunks intersecting the array, clipped to it: dask's
         ``chunks`` form (a 0-length dimension is ``(0,)``, as dask writes it).
 
@@ -696,8 +697,10 @@ class RectilinearChunkGrid:
 
         Returns
         -------
-        tuple of tuple of int
-            The sizes per dimension; they sum to the array's length.
+        tuple of sequences of int
+            The sizes per dimension; they sum to the array's length.  A tuple each, but
+            for a bare-integer dimension of 2**20 chunks or more: a lazy
+            :class:`~zarr3c.chunk_grids.chunk_sizes.RepeatedSizes`, equal to the tuple.
 
         Raises
         ------
@@ -710,18 +713,21 @@ class RectilinearChunkGrid:
         >>> grid = RectilinearChunkGrid(chunk_shapes=((10, 20, 5), 4))
         >>> grid.chunk_sizes((28, 6))
         ((10, 18), (4, 2))
+        >>> RectilinearChunkGrid(chunk_shapes=(1,)).chunk_sizes((2**40,))
+        (RepeatedSizes(size=1, nchunks=1099511627776, last=1),)
         """
-        out: list[tuple[int, ...]] = []
+        out: list[Sequence[int]] = []
         for d in self.dimensions(array_shape):
             if d.nchunks == 0:
                 out.append((0,))
                 continue
-            if isinstance(d, RegularDimension):
-                sizes = [d.size] * d.nchunks
-            else:
-                sizes = np.diff(d.offsets[: d.nchunks + 1]).tolist()
             # Only the last chunk can overhang the array end.
-            sizes[-1] = d.length - d.chunk_offset(d.nchunks - 1)
+            last = d.length - d.chunk_offset(d.nchunks - 1)
+            if isinstance(d, RegularDimension):  # (lazy when long: chunk_sizes.py)
+                out.append(repeated_sizes(d.size, d.nchunks, last))
+                continue
+            sizes = np.diff(d.offsets[: d.nchunks + 1]).tolist()
+            sizes[-1] = last
             out.append(tuple(sizes))
         return tuple(out)
 

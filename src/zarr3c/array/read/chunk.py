@@ -5,16 +5,23 @@ at once.  Every path that reads chunks whole ends here."""
 from __future__ import annotations
 
 import math
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zarr3c._buffers import thread_scratch
+from zarr3c._buffers import chunk_memory, chunk_too_large, thread_scratch
+from zarr3c.errors import ChunkTooLargeError
 
 if TYPE_CHECKING:
     from zarr3c.array.core import Array
 
-__all__ = ["fetch_chunk", "read_chunk", "stored_limit", "stored_value"]
+__all__ = ["fetch_chunk", "inner_memory", "read_chunk", "stored_limit", "stored_value"]
+
+#: Above this many bytes a chunk's scratch memory is fresh anyway (``thread_scratch`` keeps
+#: less): :func:`stored_value` asks the store for the value's size first, so that a chunk not
+#: stored takes no memory of its declared size, and a stored one only what it holds.
+_SIZE_FIRST_BYTES = 4 << 20
 
 
 def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = None,
@@ -28,7 +35,8 @@ def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = 
     the codecs can (``CodecPipeline.decode_into``), and ``into`` itself is returned.  With
     ``need``, the caller reads only the chunk's first ``need`` bytes (C order): where the
     codecs can, only they are decoded (``CodecPipeline.decode_prefix_into``) and the rest of
-    the chunk returned is undefined."""
+    the chunk returned is undefined.  A stored chunk too large to decode in memory raises
+    ChunkTooLargeError naming its key; one not stored takes no memory of its size."""
     key = array.chunk_key(coords)
     shape = array._chunk_shape_at(coords)
     nbytes = math.prod(shape) * array._itemsize
@@ -36,17 +44,22 @@ def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = 
     if raw is None:
         return None
     pipeline = array._pipeline
-    if into is not None:
-        if pipeline.decode_into(raw, into):
-            return into
-    elif pipeline.can_decode_into:
-        scratch = thread_scratch(nbytes)
-        if (need is not None and need < nbytes and pipeline.can_decode_prefix
-                and pipeline.decode_prefix_into(raw, scratch, need)):
-            return scratch.view(array.dtype).reshape(shape)
-        if pipeline.decode_into(raw, scratch):
-            return scratch.view(array.dtype).reshape(shape)
-    return pipeline.decode(raw, shape, key=key)
+    try:
+        if into is not None:
+            if pipeline.decode_into(raw, into):
+                return into
+        elif pipeline.can_decode_into:
+            scratch = thread_scratch(nbytes)
+            if (need is not None and need < nbytes and pipeline.can_decode_prefix
+                    and pipeline.decode_prefix_into(raw, scratch, need)):
+                return scratch.view(array.dtype).reshape(shape)
+            if pipeline.decode_into(raw, scratch):
+                return scratch.view(array.dtype).reshape(shape)
+        return pipeline.decode(raw, shape, key=key)
+    except ChunkTooLargeError:
+        raise
+    except MemoryError:
+        raise chunk_too_large(key, nbytes) from None
 
 
 def stored_value(array: Array, key: str, nbytes: int,
@@ -55,13 +68,23 @@ def stored_value(array: Array, key: str, nbytes: int,
     (of ``shape``: the array's chunk shape if not given), used at once (decoded, or its raw
     elements copied out): where the store reads into memory, in this thread's ``"stored"``
     scratch memory (valid until its next such read), not fresh ``bytes`` (whose page faults,
-    in some allocator states, cost as much as the read).  A value larger than any valid
-    encoding of the chunk is refused from its size (:func:`fetch_chunk`)."""
+    in some allocator states, cost as much as the read).  Large chunks have their size asked
+    first (:data:`_SIZE_FIRST_BYTES`): the scratch is never sized from the declared chunk
+    before the chunk is known stored.  A value larger than any valid encoding of the chunk
+    is refused from its size (:func:`fetch_chunk`)."""
     store = array._store
     if not store.reads_into_memory:
         return fetch_chunk(array, key, shape)
     cap = nbytes + (nbytes >> 3) + 4096  # an incompressible chunk's encoding fits
-    buf = thread_scratch(cap, "stored")
+    if cap > _SIZE_FIRST_BYTES:
+        stored = store.getsize(key)
+        if stored is None:
+            return None
+        cap = min(cap, stored)  # (a value grown since is read by get, below)
+    try:
+        buf = thread_scratch(cap, "stored")
+    except MemoryError:
+        raise chunk_too_large(key, cap, "its stored bytes") from None
     size = store.read_value_into(key, buf)
     if size is None:
         return None
@@ -81,3 +104,12 @@ def fetch_chunk(array: Array, key: str, shape: tuple[int, ...] | None = None) ->
     limit = stored_limit(array, shape)
     store = array._store
     return store.get(key) if limit is None else store.get_at_most(key, limit)
+
+
+def inner_memory(array: Array, key: str) -> AbstractContextManager[None]:
+    """:func:`~zarr3c._buffers.chunk_memory` for the inner chunks of the shard at ``key``,
+    around a read of them: a stored one too large to decode in memory is refused naming
+    the shard."""
+    assert array._sharding is not None
+    return chunk_memory(key, math.prod(array._sharding.chunk_shape) * array._itemsize,
+                        "an inner chunk")

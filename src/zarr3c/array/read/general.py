@@ -22,7 +22,7 @@ import numpy as np
 from zarr3c._kernels.copy import copy_strided, fill_strided
 from zarr3c._kernels.scatter import copy_outer
 from zarr3c.array import objects
-from zarr3c.array.read.chunk import read_chunk
+from zarr3c.array.read.chunk import inner_memory, read_chunk
 from zarr3c.array.read.plan import (
     ChunkGroup,
     GeneralPlan,
@@ -199,10 +199,11 @@ def _read_shard_outer(array: Array, plan: GeneralPlan, group: ChunkGroup) -> Non
     coords, members = group
     assert array._sharding is not None
     key = array.chunk_key(coords)
-    found = read_shard_outer(
-        array._sharding, array._ranges_of(key), array._chunk_shape_at(coords),
-        plan_outer_parts(members, plan.targets), itemsize=array._itemsize,
-        fill_bytes=array._fill_bytes, key=key)
+    with inner_memory(array, key):
+        found = read_shard_outer(
+            array._sharding, array._ranges_of(key), array._chunk_shape_at(coords),
+            plan_outer_parts(members, plan.targets), itemsize=array._itemsize,
+            fill_bytes=array._fill_bytes, key=key)
     if not found:
         for member in members:
             _copy_task(array, plan, member, None)
@@ -233,8 +234,10 @@ def _read_shard_runs(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None
                 copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape,
                              itemsize)
 
-    found = sharding.read_inner_chunks_into(array._ranges_of(key), shard_shape, pieces, sink,
-                                            key=key)
+    with inner_memory(array, key):
+        found = sharding.read_inner_chunks_into(array._ranges_of(key), shard_shape, pieces,
+                                                sink, key=key)
     if not found:
         for member in members:
             _copy_task(array, plan, member, None)
+

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from zarr3c._buffers import empty_aligned
+from zarr3c._buffers import INT64_MAX, empty_aligned
 from zarr3c._kernels.boxes import basic_box
 from zarr3c._kernels.scatter import copy_pieces, fill_pieces
-from zarr3c.array.read.chunk import read_chunk
+from zarr3c.array.read.chunk import inner_memory, read_chunk
 from zarr3c.array.read.general import basic_result, read_selections
 from zarr3c.array.read.native import (
     chunks_native,
@@ -39,6 +39,7 @@ from zarr3c.array.read.plan import (
     Pieces,
     ShardRun,
     boxes_sharing_chunks,
+    check_boxes_size,
     inner_in_shard,
     one_c_piece,
     plan_raw_batches,
@@ -100,6 +101,8 @@ def get_many(array: Array, selections: Iterable[Any]) -> list[Any]:
 
 def read_boxes(array: Array, boxes: Sequence[Box]) -> list[Any]:
     """What ``array[box]`` returns for each of ``boxes`` (``basic_box``'s), read together."""
+    if array.nbytes * len(boxes) > INT64_MAX:  # (only then can their output exceed int64)
+        check_boxes_size(boxes, array.dtype)
     if array._sharding is not None:
         return _read_shard_boxes(array, boxes)
     grid = array._box_grid
@@ -269,12 +272,13 @@ def _decode_inner(read: _ShardRead, run: ShardRun, key: str, index: ShardIndex) 
             copy_chunk_pieces(pieces, at[coords], chunk, ib.strides_i64, itemsize)
 
     kernels = read.kernels
-    sharding.read_inner_chunks_into(
-        array._ranges_of(key), grid.chunk_shape, list(at), sink, index=index, key=key,
-        batch_sink=None if kernels is None else batch_decoder(
-            kernels.decompress_pieces, ib.nbytes, at, read.bounds, pieces.src_offsets,
-            ib.strides_i64, pieces.dst, pieces.dst_offsets, pieces.dst_strides,
-            pieces.counts, itemsize))
+    with inner_memory(array, key):
+        sharding.read_inner_chunks_into(
+            array._ranges_of(key), grid.chunk_shape, list(at), sink, index=index, key=key,
+            batch_sink=None if kernels is None else batch_decoder(
+                kernels.decompress_pieces, ib.nbytes, at, read.bounds, pieces.src_offsets,
+                ib.strides_i64, pieces.dst, pieces.dst_offsets, pieces.dst_strides,
+                pieces.counts, itemsize))
 
 
 def _read_raw_inner(read: _ShardRead, run: ShardRun, key: str, index: ShardIndex) -> bool:

@@ -54,13 +54,18 @@ if TYPE_CHECKING:
     from zarr3c.array.core import Array
     from zarr3c.codecs.native import NativeChain
 
-__all__ = ["FETCH_BATCH_BYTES", "ShardGroup", "chunk_names", "chunks_native", "enabled",
-           "read_chunks_natively", "read_points_natively", "read_shard_points_natively",
-           "read_shards_natively", "shards_native"]
+__all__ = ["FETCH_BATCH_BYTES", "INDEX_BATCH_BYTES", "ShardGroup", "chunk_names",
+           "chunks_native", "enabled", "read_chunks_natively", "read_points_natively",
+           "read_shard_points_natively", "read_shards_natively", "shards_native"]
 
 #: Decoded bytes of the chunks whose values one ``get_many`` fetches for the native
 #: pipeline, where the store has no files.
 FETCH_BATCH_BYTES = 64 << 20
+#: Most bytes of shard indexes one shard kernel call holds: it takes room for every shard's
+#: index before it knows which shards are stored, so the shards per call are bounded by it,
+#: and a shard whose index alone is larger is read by the Python path (which asks the
+#: shard's size first) and written by it (:mod:`zarr3c.array.write.native`).
+INDEX_BATCH_BYTES = 64 << 20
 
 #: Whether reads and writes (:mod:`zarr3c.array.write.native`) use the native pipeline
 #: where they can (``ZARR3C_NATIVE=0`` in the environment at import turns it off: every
@@ -170,7 +175,8 @@ def shards_native(array: Array) -> NativeChain | None:
     boxes can be read natively (the usual index chain; a store with files, or holding its
     values in memory), else None."""
     ib, sharding = array._inner_box, array._sharding
-    if not enabled or ib is None or sharding is None or ib.plain is None:
+    if (not enabled or ib is None or sharding is None or ib.plain is None
+            or ib.plain[0] > INDEX_BATCH_BYTES):
         return None
     chain = sharding.inner_native_chain()
     if chain is None:
@@ -201,7 +207,7 @@ def _shard_groups(array: Array, inner: np.ndarray
     inner grid), with the coordinates of all their shards; None where the store has neither
     files nor values in memory."""
     ib = array._inner_box
-    assert ib is not None and _chunks is not None
+    assert ib is not None and ib.plain is not None and _chunks is not None
     per_shard = np.asarray(ib.per_shard, dtype=np.int64)
     slots = (inner % per_shard) @ np.asarray(ib.shard_steps, dtype=np.int64)
     shards, of = np.unique(inner // per_shard, axis=0, return_inverse=True)
@@ -214,7 +220,7 @@ def _shard_groups(array: Array, inner: np.ndarray
     if sources is None:
         return None
     groups = []
-    step = _chunks.MAX_SHARDS
+    step = max(1, min(_chunks.MAX_SHARDS, INDEX_BATCH_BYTES // ib.plain[0]))
     for lo in range(0, len(names), step):
         hi = min(lo + step, len(names))
         ks = (np.flatnonzero((of >= lo) & (of < hi)) if lo or hi < len(names)

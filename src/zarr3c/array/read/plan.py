@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from zarr3c._buffers import empty_array
+from zarr3c._buffers import INT64_MAX, empty_array
 from zarr3c._kernels.boxes import box_chunk_pieces, count_box_pieces, plan_box_pieces
 from zarr3c.codecs.sharding import MISSING
+from zarr3c.errors import SelectionTooLargeError
 from zarr3c.indexing import (
     ChunkTask,
     OrthogonalSelection,
@@ -66,6 +67,7 @@ __all__ = [
     "box_grid_of",
     "box_pieces",
     "boxes_sharing_chunks",
+    "check_boxes_size",
     "inner_box_of",
     "inner_in_shard",
     "new_plan",
@@ -220,7 +222,8 @@ class InnerParts:
 
 class BoxPlan:
     """Step-1 boxes cut into their pieces per chunk of a regular grid (one kernel call), and
-    the one output buffer that holds the boxes' elements, box after box."""
+    the one output buffer that holds the boxes' elements, box after box (at most int64
+    bytes: :func:`check_boxes_size`)."""
 
     __slots__ = ("counts", "coords", "dst_offsets", "dst_strides", "out", "src_ends",
                  "src_offsets", "starts")
@@ -232,7 +235,12 @@ class BoxPlan:
         stops = np.array([box[1] for box in boxes], dtype=np.int64).reshape(nboxes, ndim)
         n = count_box_pieces(starts, stops, chunk_shape)
         # One allocation for the plan's arrays (contiguous slices of it).
-        block = np.empty(n * (3 * ndim + 3) + nboxes + 1, dtype=np.int64)
+        try:
+            block = np.empty(n * (3 * ndim + 3) + nboxes + 1, dtype=np.int64)
+        except (MemoryError, ValueError):  # (ValueError: beyond what numpy can index)
+            raise SelectionTooLargeError(
+                f"the selection is too large to read: its plan of {n} pieces (one per "
+                f"chunk it touches) could not be allocated") from None
         self.coords = block[:n * ndim].reshape(n, ndim)
         self.counts = block[n * ndim:2 * n * ndim].reshape(n, ndim)
         self.dst_strides = block[2 * n * ndim:3 * n * ndim].reshape(n, ndim)
@@ -274,6 +282,20 @@ class BoxPlan:
             result = out[at[i]:at[i + 1]].reshape(shape)
             results.append(result[()] if scalar else in_order(result))
         return results
+
+
+def check_boxes_size(boxes: Sequence[Box], dtype: np.dtype) -> None:
+    """Refuse boxes whose elements together (a :class:`BoxPlan`'s one output, whose byte
+    offsets the kernels count in int64) exceed int64 bytes: SelectionTooLargeError, before
+    any kernel sees them (callers ask only where the array's bytes times the number of
+    boxes exceed it)."""
+    nbytes = dtype.itemsize * sum(
+        math.prod(e - b for b, e in zip(box[0], box[1], strict=True)) for box in boxes)
+    if nbytes > INT64_MAX:
+        shape = boxes[0][2] if len(boxes) == 1 else f"{len(boxes)} boxes"
+        raise SelectionTooLargeError(
+            f"the result of the selection ({shape} of {dtype}) is {nbytes} bytes: more "
+            f"than int64 counts")
 
 
 class Pieces:

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zarr3c._buffers import thread_scratch
+from zarr3c._buffers import empty_array, thread_scratch
 from zarr3c._kernels.grid import group_by_key, group_points_regular
 from zarr3c._kernels.scatter import OuterPieces, copy_elements, copy_outer
 from zarr3c.array import objects
-from zarr3c.array.read.chunk import read_chunk, stored_value
+from zarr3c.array.read.chunk import inner_memory, read_chunk, stored_value
 from zarr3c.array.read.native import (
     chunks_native,
     read_points_natively,
@@ -48,6 +48,7 @@ from zarr3c.codecs.sharding import (
     COALESCE_MAX_GAP,
     MISSING,
     GetRanges,
+    ShardIndex,
     ShardingCodec,
     StoreRanges,
     batch_decoder,
@@ -80,6 +81,9 @@ __all__ = [
 #: ``vindex`` rows of ``asv_benchmarks/compare_peers.py``).
 _SPARSE_BYTES_PER_POINT = 8 << 10
 _POINT_GAP = 4 << 10
+#: The largest raw chunks whose points :func:`read_raw_chunks_points` reads in one store
+#: call, through scratch of a chunk's size taken before it is known which are stored.
+_BATCH_CHUNK_MAX = 64 << 20
 
 #: ``fetch(ranges, buf)``: read ``(start, stop, at)`` byte ranges of a chunk stored as raw
 #: elements into ``buf``, with the chunk's size probe in its last two bytes; False if the
@@ -146,11 +150,18 @@ def read_shard_points(
     """
     if not len(dst_offsets):
         return
+    # The index first: grouping the points takes a table of one slot per inner chunk of
+    # the shard, memory for a shard known stored only.
+    index = sharding.read_index(get_ranges, shard_shape, key=key)
+    if index is None:
+        _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+        return
     order, src_sorted, starts, cps = _by_inner_chunk(sharding, shard_shape, local, itemsize)
     dst_sorted = dst_offsets[order]
     if raw:
-        _read_raw_points(sharding, get_ranges, shard_shape, src_sorted, starts, cps,
-                         dst_sorted, dst, itemsize=itemsize, fill_bytes=fill_bytes, key=key)
+        _read_raw_points(index, get_ranges, src_sorted, starts, cps, dst_sorted, dst,
+                         chunk_shape=sharding.chunk_shape, itemsize=itemsize,
+                         fill_bytes=fill_bytes, key=key)
         return
     touched = np.flatnonzero(starts[1:] > starts[:-1])
     wanted = list(zip(*(c.tolist() for c in np.unravel_index(touched, cps)), strict=True))
@@ -171,25 +182,20 @@ def read_shard_points(
     batch_sink = None if kernels is None else batch_decoder(
         kernels.decompress_elements, math.prod(sharding.chunk_shape) * itemsize, run_of,
         starts, src_sorted, dst, dst_sorted, itemsize)
-    found = sharding.read_inner_chunks_into(get_ranges, shard_shape, wanted, sink, key=key,
-                                            batch_sink=batch_sink)
-    if not found:
-        _fill_points(dst, dst_offsets, fill_bytes, itemsize)
+    sharding.read_inner_chunks_into(get_ranges, shard_shape, wanted, sink, index=index,
+                                    key=key, batch_sink=batch_sink)
 
 
-def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape: Sequence[int],
-                     within: np.ndarray, starts: np.ndarray, cps: tuple[int, ...],
-                     dst_offsets: np.ndarray, dst: np.ndarray, *, itemsize: int,
+def _read_raw_points(index: ShardIndex, get_ranges: GetRanges, within: np.ndarray,
+                     starts: np.ndarray, cps: tuple[int, ...], dst_offsets: np.ndarray,
+                     dst: np.ndarray, *, chunk_shape: Sequence[int], itemsize: int,
                      fill_bytes: np.ndarray, key: str) -> None:
-    """:func:`read_shard_points` for inner chunks of raw elements, the points grouped by
-    inner chunk (``within`` and ``dst_offsets`` in that order, runs at ``starts``)."""
-    index = sharding.read_index(get_ranges, shard_shape, key=key)
-    if index is None:
-        _fill_points(dst, dst_offsets, fill_bytes, itemsize)
-        return
+    """:func:`read_shard_points` for inner chunks of raw elements (of ``chunk_shape``) of a
+    stored shard (its ``index``), the points grouped by inner chunk (``within`` and
+    ``dst_offsets`` in that order, runs at ``starts``)."""
     entries = index.flat
     nkeys = len(entries)
-    chunk_nbytes = int(np.prod(sharding.chunk_shape)) * itemsize
+    chunk_nbytes = math.prod(chunk_shape) * itemsize
     runs = np.diff(starts)
     keys = np.repeat(np.arange(nkeys, dtype=np.int64), runs)  # each point's inner chunk
     touched = np.flatnonzero(runs)
@@ -201,7 +207,7 @@ def _read_raw_points(sharding: ShardingCodec, get_ranges: GetRanges, shard_shape
         coords = tuple(int(c) for c in np.unravel_index(k, cps))
         raise ChunkDecodeError(
             f"sharding_indexed: inner chunk {coords}: bytes codec: expected {chunk_nbytes} "
-            f"bytes for a chunk of shape {list(sharding.chunk_shape)}, got "
+            f"bytes for a chunk of shape {list(chunk_shape)}, got "
             f"{int(entries[k, 1])}", key=key)
     stored = touched[present]
     # Coalesce the stored inner chunks into ranges, sorted by offset: a new range where the
@@ -336,8 +342,11 @@ def read_raw_chunks_points(
     when it has no batch read; none of their points are written.
     """
     bounds = groups.bounds
+    # (the batch reads into scratch of the chunk's size before it knows which are stored:
+    # larger chunks go one by one, their size asked first)
     dense = [k for k, t in enumerate(ts)
-             if _read_whole(int(bounds[t + 1] - bounds[t]), chunk_nbytes)]
+             if _read_whole(int(bounds[t + 1] - bounds[t]), chunk_nbytes)
+             ] if chunk_nbytes <= _BATCH_CHUNK_MAX else []
     if not dense:
         return list(range(len(ts)))
     at = np.asarray([ts[k] for k in dense], dtype=np.int64)
@@ -410,7 +419,7 @@ def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
     the module for how each chunk's points are read)."""
     if array._references:  # (strings, bytes: numpy indexing, not byte copies)
         return objects.read_coordinates(array, sel)
-    out = np.empty(sel.size, dtype=array.dtype)
+    out = empty_array(sel.size, array.dtype)
     itemsize = array._itemsize
     dst = out.view(np.uint8)
     sharding = array._sharding
@@ -423,10 +432,11 @@ def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
         if sharding is not None:
             # Only the shard index and the inner chunks holding points are read.
             key = array.chunk_key(task.coords)
-            read_shard_points(
-                sharding, array._ranges_of(key),
-                array._chunk_shape_at(task.coords), task.local, dst, task.out * itemsize,
-                itemsize=itemsize, fill_bytes=fill, key=key, raw=raw_inner)
+            with inner_memory(array, key):
+                read_shard_points(
+                    sharding, array._ranges_of(key),
+                    array._chunk_shape_at(task.coords), task.local, dst, task.out * itemsize,
+                    itemsize=itemsize, fill_bytes=fill, key=key, raw=raw_inner)
             return
         if raw_chunks:
             # Raw elements: copied from the stored bytes, no decode; sparse chunks are read

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zarr3c._buffers import empty_array, thread_scratch
+from zarr3c._buffers import chunk_too_large, empty_array, thread_scratch
 from zarr3c._kernels.boxes import box_chunk_pieces, plan_box_in_cell
 from zarr3c.array.read.place import copy_parts, fill_parts
 from zarr3c.array.read.plan import (
@@ -30,16 +30,19 @@ from zarr3c.array.read.plan import (
 )
 from zarr3c.codecs.sharding import MISSING
 from zarr3c.concurrency import map_unordered
-from zarr3c.errors import ChunkDecodeError
+from zarr3c.errors import ChunkDecodeError, ChunkTooLargeError
 
 if TYPE_CHECKING:
     from zarr3c.array.core import Array
 
-__all__ = ["ONE_CALL_ROOM_MAX", "read_box_by_shards", "read_shard_box"]
+__all__ = ["ONE_CALL_INDEX_MAX", "ONE_CALL_ROOM_MAX", "read_box_by_shards", "read_shard_box"]
 
 #: The most memory a small sharded read sets aside for compressed inner chunks whose sizes it
 #: does not know yet (larger inner chunks: the index is read first, then exactly their bytes)
 ONE_CALL_ROOM_MAX = 16 << 20
+#: The largest index read in that one call, into memory taken before the shard is known
+#: stored (a larger one is read by ``read_index``, which asks the shard's size first)
+ONE_CALL_INDEX_MAX = 16 << 20
 
 #: :func:`_fetch_shard_parts`: the shard is not stored
 _MISSING_SHARD = object()
@@ -77,7 +80,13 @@ def read_shard_box(array: Array, box: Box) -> Any:
         fill_parts(parts, dst, array._fill_bytes, slice(None))
     else:
         staging, ats, lens = fetched
-        if not _place_inner_parts(array, parts, staging, ats, lens, dst, whole):
+        try:  # (not a context manager: the hottest sharded read)
+            placed = _place_inner_parts(array, parts, staging, ats, lens, dst, whole)
+        except ChunkTooLargeError:
+            raise
+        except MemoryError:
+            raise chunk_too_large(key, ib.nbytes, "an inner chunk") from None
+        if not placed:
             return None
     return out.reshape(shape)[()] if scalar else array._in_order(out.reshape(shape))
 
@@ -131,7 +140,8 @@ def _fetch_shard_parts(array: Array, key: str, slots: np.ndarray, los: np.ndarra
     # Compressed inner chunks: room for each at its largest (their sizes are in the index),
     # where that is not much memory.
     room_n = len(los) * ib.stored_max
-    if plain is not None and (staging is not None or room_n <= ONE_CALL_ROOM_MAX):
+    if (plain is not None and plain[0] <= ONE_CALL_INDEX_MAX
+            and (staging is not None or room_n <= ONE_CALL_ROOM_MAX)):
         # Where the store reads the index and the parts in one call.
         index_n, at_end = plain
         index_bytes = thread_scratch(index_n, "index")

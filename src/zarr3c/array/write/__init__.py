@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarr3c._buffers import chunk_memory
 from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
 from zarr3c._kernels.scatter import copy_elements, copy_outer
 from zarr3c.array import objects
@@ -161,7 +162,8 @@ def _write_whole_chunk(array: Array, task: ChunkTask, chunk_shape: tuple[int, ..
     src_offset, src_strides = task.out_region(value_strides)
     counts = int64_array(task.counts)
     store = array._store
-    with chunk_lock(store, key):
+    # (it holds the chunk it writes: what cannot be allocated is refused by the chunk's key)
+    with chunk_memory(key, math.prod(chunk_shape) * array._itemsize), chunk_lock(store, key):
         if array._sharding is not None:
             parts, stored = array._sharding.encode_region(
                 src, src_offset, src_strides, task.counts, chunk_shape, arena=scratch.arena())
@@ -191,7 +193,11 @@ def modify_chunk(array: Array, coords: tuple[int, ...], task: ChunkTask | None,
     scattered over a shard touch few of those in their bounding box)."""
     key = array.chunk_key(coords)
     chunk_shape = array._chunk_shape_at(coords)
-    with chunk_lock(array._store, key):
+    # A partial write holds all of the chunk, stored or not (it is encoded whole; a shard's
+    # partial write, a shard-shaped scratch array): what cannot be allocated is refused by
+    # the chunk's key, depending on the memory the process may take, not a fixed limit.
+    with (chunk_memory(key, math.prod(chunk_shape) * array._itemsize),
+          chunk_lock(array._store, key)):
         origin = array._chunk_origin(coords)
         if task is not None and task.covers(chunk_shape, array.shape, origin):
             inside = all(o + c <= n for o, c, n in

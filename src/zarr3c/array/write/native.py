@@ -41,6 +41,7 @@ import numpy as np
 
 from zarr3c.array.read import native as read_native
 from zarr3c.concurrency import chunk_locks, get_num_threads
+from zarr3c.errors import SelectionTooLargeError
 from zarr3c.indexing import (
     ChunkTask,
     DimEntry,
@@ -66,6 +67,9 @@ BATCH_CHUNKS = 1024
 #: The most room for encoded inner chunks one call of the shard kernel holds (at least one
 #: shard's, at most one shard's per thread): they are kept until their shard is written.
 SHARD_BATCH_BYTES = 64 << 20
+#: The most bytes of a chunk (shard) the kernel takes (``writes.write_chunks`` refuses
+#: more); larger ones take the Python path, which refuses what it cannot hold by key.
+_CHUNK_NBYTES_MAX = 1 << 62
 
 
 def write_natively(array: Array, sel: OrthogonalSelection, src: np.ndarray,
@@ -136,15 +140,17 @@ class _Kernel(NamedTuple):
 
 def _kernel(array: Array) -> _Kernel | None:
     """The kernel writing ``array``'s whole chunks (shards), or None: the Python path."""
-    if _writes is None or not read_native.enabled or array._box_grid is None:
+    if (_writes is None or not read_native.enabled or array._box_grid is None
+            or array._box_grid.chunk_nbytes > _CHUNK_NBYTES_MAX):
         return None
     sharding = array._sharding
     if sharding is None:
         chain = array._pipeline.native_write
         return None if chain is None else _Kernel(chain, None, BATCH_CHUNKS)
     ib, chain = array._inner_box, sharding.inner_native_write_chain()
-    if ib is None or ib.plain is None or chain is None or ib.plain[0] % 16 not in (0, 4):
-        return None  # (another index chain, or inner chain, takes the Python path)
+    if (ib is None or ib.plain is None or chain is None or ib.plain[0] % 16 not in (0, 4)
+            or ib.plain[0] > read_native.INDEX_BATCH_BYTES):
+        return None  # (another index chain, or inner chain, or a huge index: Python's path)
     index_nbytes, at_end = ib.plain
     # At most one shard's encodings per thread, as the Python path holds (and at most
     # SHARD_BATCH_BYTES of them): a shard's inner chunks already spread over the threads.
@@ -179,16 +185,22 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
     assert _writes is not None and array._box_grid is not None
     # Per dimension: the entries' chunk indices, counts and first output positions; each
     # whole chunk is one combination of positions (C order), taken with numpy at once.
-    picks = [p.reshape(-1) for p in
-             np.meshgrid(*[np.arange(len(c)) for c in covered], indexing="ij")]
-    coords = np.stack([np.array([e[0] for e in c], dtype=np.int64)[p]
-                       for c, p in zip(covered, picks, strict=True)], axis=1)
-    counts = np.ascontiguousarray(np.stack(
-        [np.array([e[1] for e in c], dtype=np.int64)[p]
-         for c, p in zip(covered, picks, strict=True)], axis=1))
-    offsets = np.asarray(sum(np.array([e[3][0] * s for e in c], dtype=np.int64)[p]
-                             for c, p, s in zip(covered, picks, value_strides, strict=True)),
-                         dtype=np.int64).reshape(-1)
+    try:  # (a few int64 per whole chunk: a write of a scalar over a huge array can exceed it)
+        picks = [p.reshape(-1) for p in
+                 np.meshgrid(*[np.arange(len(c)) for c in covered], indexing="ij")]
+        coords = np.stack([np.array([e[0] for e in c], dtype=np.int64)[p]
+                           for c, p in zip(covered, picks, strict=True)], axis=1)
+        counts = np.ascontiguousarray(np.stack(
+            [np.array([e[1] for e in c], dtype=np.int64)[p]
+             for c, p in zip(covered, picks, strict=True)], axis=1))
+        offsets = np.asarray(sum(np.array([e[3][0] * s for e in c], dtype=np.int64)[p]
+                                 for c, p, s in zip(covered, picks, value_strides,
+                                                    strict=True)),
+                             dtype=np.int64).reshape(-1)
+    except MemoryError:
+        raise SelectionTooLargeError(
+            f"the write covers {math.prod(len(c) for c in covered)} whole chunks: more "
+            f"than can be planned") from None
     # (an out run's step is the dimension's: 1, or -1 for a reversed selection)
     strides = np.array([c[0][3][1] * s for c, s in zip(covered, value_strides, strict=True)],
                        dtype=np.int64)

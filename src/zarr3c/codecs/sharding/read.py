@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from zarr3c._buffers import thread_scratch
+from zarr3c._buffers import chunk_too_large, thread_scratch
 from zarr3c.codecs.base import BytesBytesCodec, as_byte_array
 from zarr3c.codecs.pipeline import CodecPipeline
 from zarr3c.codecs.sharding._inner import Coords, decode_inner_bytes, fill, renamed
@@ -128,8 +128,18 @@ class StoreRanges:
                  ) -> Sequence[bytes | bytearray | memoryview | np.ndarray | None]:
         if len(ranges) == 1 and ranges[0][0] < 0 and ranges[0][1] is None:
             # A lone suffix (a shard index at the end): read in one call where the store
-            # can (Store.read_tail_into), into fresh memory.
-            buf = np.empty(-ranges[0][0], dtype=np.uint8)
+            # can (Store.read_tail_into), into fresh memory; a large one only once the
+            # shard is known stored, and no longer than it.
+            n = -ranges[0][0]
+            if n > _INTO_MAX_BYTES:
+                size = self.store.getsize(self.key)
+                if size is None:
+                    return [None]
+                n = min(n, size)
+            try:
+                buf = np.empty(n, dtype=np.uint8)
+            except MemoryError:
+                raise chunk_too_large(self.key, n, "the shard's index") from None
             got = self.store.read_tail_into(self.key, buf)
             return [None if got is None else buf[:got]]
         return self.store.get_partial_values([(self.key, r) for r in ranges])
