@@ -572,7 +572,7 @@ class ZipStore(Store):
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
         return self._get_many(keys, None)
 
-    def get_at_most(self, key: str, limit: int) -> bytes | None:
+    def get_at_most(self, key: str, limit: int) -> BytesLike | None:
         return self._get_many([key], limit)[0]
 
     def get_many_at_most(self, keys: Iterable[str], limit: int
@@ -580,7 +580,7 @@ class ZipStore(Store):
         return self._get_many(keys, limit)
 
     def _get_many(self, keys: Iterable[str], limit: int | None
-                  ) -> builtins.list[bytes | None]:
+                  ) -> builtins.list[BytesLike | None]:
         """The values of ``keys``; with ``limit``, an entry whose size in the central
         directory is larger is refused before it is read (or inflated), and zipfile stops
         reading an entry at that size."""
@@ -588,7 +588,7 @@ class ZipStore(Store):
         archive = self._archive
         with archive.lock:
             archive.zip()
-            out: builtins.list[bytes | None] = []
+            out: builtins.list[BytesLike | None] = []
             for key in key_list:
                 info = archive.index.get(key)
                 if info is not None and limit is not None and info.file_size > limit:

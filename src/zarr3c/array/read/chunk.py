@@ -62,10 +62,9 @@ def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = 
         raise chunk_too_large(key, nbytes) from None
 
 
-def stored_value(array: Array, key: str, nbytes: int,
-                 shape: tuple[int, ...] | None = None) -> Any:
+def stored_value(array: Array, key: str, nbytes: int, shape: tuple[int, ...]) -> Any:
     """The value stored at ``key`` (None if missing) of a chunk of ``nbytes`` decoded bytes
-    (of ``shape``: the array's chunk shape if not given), used at once (decoded, or its raw
+    (of ``shape``), used at once (decoded, or its raw
     elements copied out): where the store reads into memory, in this thread's ``"stored"``
     scratch memory (valid until its next such read), not fresh ``bytes`` (whose page faults,
     in some allocator states, cost as much as the read).  Large chunks have their size asked
@@ -91,13 +90,13 @@ def stored_value(array: Array, key: str, nbytes: int,
     return buf[:size] if size <= cap else fetch_chunk(array, key, shape)
 
 
-def stored_limit(array: Array, shape: tuple[int, ...] | None = None) -> int | None:
-    """The most bytes a valid encoding of a chunk of ``shape`` (the array's chunk shape if
-    not given) can take, or None where the codecs cannot bound it (variable-length data)."""
-    return array._pipeline.max_stored_size(array.chunks if shape is None else shape)
+def stored_limit(array: Array, shape: tuple[int, ...]) -> int | None:
+    """The most bytes a valid encoding of a chunk of ``shape`` can take, or None where the
+    codecs cannot bound it (variable-length data)."""
+    return array._pipeline.max_stored_size(shape)
 
 
-def fetch_chunk(array: Array, key: str, shape: tuple[int, ...] | None = None) -> Any:
+def fetch_chunk(array: Array, key: str, shape: tuple[int, ...]) -> Any:
     """The value stored at ``key`` (None if missing) for a chunk of ``shape``; a value
     larger than any valid encoding of it is refused from its size, before it is read where
     the store can tell (``Store.get_at_most``), with OversizedValueError naming the key."""

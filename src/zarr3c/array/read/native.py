@@ -162,7 +162,8 @@ def _sources(array: Array, names: list[str], nbytes: int
         yield values, False, 0, len(names)
         return
     step = max(1, FETCH_BATCH_BYTES // nbytes)
-    limit = stored_limit(array)  # (a value larger than any encoding is never fetched whole)
+    # (a value larger than any encoding is never fetched whole; edge chunks are full-size)
+    limit = stored_limit(array, array._chunk_shape_at((0,) * array.ndim))
     for lo in range(0, len(names), step):
         hi = min(lo + step, len(names))
         keys = [prefix + name for name in names[lo:hi]]
