@@ -34,7 +34,14 @@ except BaseException as exc:
     outcome["module"] = type(exc).__module__
     outcome["message"] = str(exc)[:2000]
     outcome["traceback"] = traceback.format_exc()[-4000:]
-outcome["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM is this interpreter's own peak; ru_maxrss would also count the parent's resident
+# memory at the fork (Linux keeps the larger across execve).
+try:
+    with open("/proc/self/status") as status:
+        hwm = [line for line in status if line.startswith("VmHWM:")]
+    outcome["peak_mib"] = int(hwm[0].split()[1]) / 1024
+except (OSError, IndexError, ValueError):
+    outcome["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print("@@OUTCOME@@" + json.dumps(outcome))
 """
 
