@@ -386,7 +386,12 @@ class Zarr3cAdapter(Adapter):
         if missing:
             raise Unavailable(f"zarr3c has no {', '.join(missing)} yet")
         self.zarr3c = zarr3c
-        return str(getattr(zarr3c, "__version__", "?"))
+        version = str(getattr(zarr3c, "__version__", "?"))
+        # Which libzstd it compresses with (the zstd rows depend on it: docs/performance.md)
+        libzstd = getattr(importlib.import_module("zarr3c.codecs.zstd"), "_LIBZSTD", None)
+        if libzstd is None:
+            return version
+        return f"{version} (libzstd {libzstd.release}, {libzstd.name})"
 
     def _compressors(self, compression: str) -> list[dict[str, Any]] | None:
         if compression == "none":

@@ -8,10 +8,12 @@ shard of ``--chunk``^3 inner chunks (one file, so that file creation does not bl
 picture), zstd level 0 without checksum, it measures:
 
 - ``numcodecs``: ``numcodecs.Zstd.encode`` / ``decode`` called on every inner chunk, nothing
-  else (numcodecs' libzstd is the one zarr3c compresses and decodes with);
-- ``kept context``: the same libzstd (numcodecs') compressing every inner chunk into one
-  buffer and decoding every one, through contexts kept per thread, as zarr3c's writes and
-  reads do (``zarr3c._kernels.zstd_ctx``): their floor;
+  else (numcodecs' own libzstd, 1.5.6 in numcodecs 0.16);
+- ``kept context``: the libzstd zarr3c bound (``zarr3c.codecs.zstd``: ``backports.zstd``'s or
+  the standard library's where installed, else numcodecs'; the header line names it)
+  compressing every inner chunk into one buffer and decoding every one, through contexts
+  kept per thread, as zarr3c's writes and reads do (``zarr3c._kernels.zstd_ctx``): their
+  floor;
 - ``zarr3c``: a whole-array write and read, one thread;
 - ``tensorstore`` (if importable): the same write and read, ``data_copy_concurrency`` and
   ``file_io_concurrency`` limited to 1;
@@ -22,9 +24,9 @@ picture), zstd level 0 without checksum, it measures:
 
 - ``zstandard`` (if importable): python-zstandard compressing and decoding every inner chunk
   with the libzstd it bundles (1.5.7 in zstandard 0.25), same level, no checksum, the
-  content size written as numcodecs writes it: the same bytes, so ``enc/floor`` below 1 is
-  the speed of another build or version of libzstd, which zarr3c (bound to numcodecs for its
-  codecs) cannot use.
+  content size written as numcodecs writes it: ``enc/floor`` below 1 is the speed of
+  another build or version of libzstd (``ZARR3C_ZSTD_LIBRARY=numcodecs`` keeps zarr3c's rows
+  on numcodecs' build, for comparison).
 
 It prints the CPU milliseconds, zarr3c / numcodecs (zarr3c's own overhead) and
 tensorstore / numcodecs (below 1: tensorstore's zstd costs less for the same bytes).  Each
@@ -88,13 +90,13 @@ def measure_numcodecs(src: np.ndarray, edge: int, repeat: int) -> dict[str, floa
 
 
 def measure_kept_context(src: np.ndarray, edge: int, repeat: int) -> dict[str, Any] | str:
-    """numcodecs' own libzstd compressing and decoding every inner chunk into one buffer
+    """The libzstd zarr3c bound compressing and decoding every inner chunk into one buffer
     through contexts kept per thread, as zarr3c's writes and reads do (the floor for them)."""
     from zarr3c._kernels import zstd_ctx
     from zarr3c.codecs import zstd as zstd_codec
 
     if not zstd_codec._CONTEXTS:
-        return "unavailable: numcodecs' libzstd symbols are not visible"
+        return "unavailable: no libzstd's symbols are visible"
     codec = numcodecs.Zstd(level=ZSTD_LEVEL)
     chunks = chunks_of(src, edge)
     encoded = [np.frombuffer(codec.encode(c), dtype=np.uint8) for c in chunks]
@@ -228,8 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         ]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    from zarr3c.codecs import zstd as zstd_codec
+
+    bound = zstd_codec._LIBZSTD
     print(f"uint16 {args.size}^3 as one shard of {args.chunk}^3 inner chunks, zstd level "
-          f"{ZSTD_LEVEL}, one thread; user (system) CPU ms, min of {args.repeat}")
+          f"{ZSTD_LEVEL}, one thread; user (system) CPU ms, min of {args.repeat}; zarr3c's "
+          f"libzstd: {'none' if bound is None else f'{bound.release} ({bound.name})'}")
     print(f"{'':13} {'encode':>16} {'decode':>16} {'bytes':>10} {'enc/floor':>10} "
           f"{'dec/floor':>10}")
     for name, row in rows:

@@ -282,8 +282,9 @@ def thread_scratch(nbytes: int, slot: str = "decoded") -> np.ndarray:
     chunk decoded only to be copied out at once, ``"inner"`` for a shard's inner chunk
     likewise (a whole shard may be decoding into ``"decoded"`` meanwhile), ``"stored"`` for
     the stored bytes either is decoded from, ``"index"`` for a shard index read only to be
-    checked, ``"encoded"`` for a chunk's encoding about to be stored, ``"points"`` for a
-    point read's grouped points (``group_points``).
+    checked, ``"encoded"`` for a chunk's encoding about to be stored, ``"zstd"`` for a zstd
+    frame copied out at once (``ZstdCodec.encode``), ``"points"`` for a point read's grouped
+    points (``group_points``).
 
     Fresh memory for every chunk can cost a page fault per 4 KiB, depending on the
     allocator's state (glibc serves a 512 KiB request from ``mmap`` until a freed block of

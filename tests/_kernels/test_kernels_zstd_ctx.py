@@ -1,12 +1,16 @@
 """``zarr3c._kernels.zstd_ctx``: zstd decoding with a context kept per thread, through the
-libzstd numcodecs bundles, of whole frames and of the start of a frame's content; and
-compression into a given buffer the same way.
+libzstd ``zarr3c.codecs.zstd`` bound (the newest build installed: ``backports.zstd``'s or the
+standard library's where present, else numcodecs'), of whole frames and of the start of a
+frame's content; and compression into a given buffer the same way.
 
-The references are ``numcodecs.zstd.decompress`` and ``numcodecs.zstd.Zstd.encode``; every
-decode is checked against the first and against the bytes compressed, every compression
-against the second, byte for byte.  Bad input (corrupt, truncated, too large for the buffer)
-must come back as -1 (``decompress_bounded``: minus libzstd's error code) without a write
-outside the buffer given.
+The references are ``numcodecs.zstd.decompress`` and ``_reference.zstd_frame`` (the calls
+``numcodecs.zstd.compress`` makes, through ctypes on the bound library: numcodecs' frame
+itself where that is numcodecs' build); every decode is checked against the first and
+against the bytes compressed, every compression against the second, byte for byte, and
+decoded by numcodecs with its checksum flag as asked.  Bad input (corrupt, truncated, too
+large for the buffer) must come back as -1 (``decompress_bounded``: minus libzstd's error
+code) without a write outside the buffer given.  The suite runs against numcodecs' build too
+with ``ZARR3C_ZSTD_LIBRARY=numcodecs`` (``.ci/run``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from zarr3c.codecs.zstd import ZstdCodec
 GUARD = 0xA5
 
 pytestmark = pytest.mark.skipif(
-    not zstd_module._CONTEXTS, reason="numcodecs' libzstd symbols are not visible here")
+    not zstd_module._CONTEXTS, reason="no libzstd's symbols are visible here")
 
 
 def _payload(draw_bytes: bytes, repeat: int) -> bytes:
@@ -51,6 +55,21 @@ def _guards_intact(whole: np.ndarray, n: int, room: int = 64) -> bool:
     return bool((whole[:room] == GUARD).all() and (whole[room + n:] == GUARD).all())
 
 
+def _has_checksum(frame: bytes) -> bool:
+    """Whether a zstd frame's header sets the content checksum flag (RFC 8878, 3.1.1.1.1)."""
+    return bool(frame[4] & 4)
+
+
+def _realistic_chunk(edge: int = 64) -> bytes:
+    """An ``edge``^3 uint16 chunk of gradients plus 6 bits of noise, as the peer benchmark
+    writes (``compare_peers.make_source``): at 64^3, four zstd blocks, where libzstd 1.5.6 and
+    1.5.7 write different frames at levels 0 to 4."""
+    j = np.arange(edge, dtype=np.uint16)
+    grad = j[:, None, None] * np.uint16(7) + j[None, :, None] * np.uint16(3) + j[None, None, :]
+    noise = np.random.default_rng(0).integers(0, 64, (edge,) * 3, dtype=np.uint16)
+    return (grad + noise).astype("<u2").tobytes()
+
+
 def _run_on_threads(work: Any, n: int) -> None:
     """``work(k)`` on ``n`` threads at once, ``k`` = 0 .. n - 1; returns when all are done."""
     threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
@@ -60,9 +79,10 @@ def _run_on_threads(work: Any, n: int) -> None:
         t.join()
 
 
-def test_it_is_bound_to_the_libzstd_numcodecs_bundles() -> None:
+def test_it_is_bound_to_the_library_the_codec_module_chose() -> None:
     assert zstd_ctx.available()
-    assert zstd_ctx.version() >= zstd_module._MIN_ZSTD_VERSION
+    assert zstd_module._LIBZSTD is not None
+    assert zstd_ctx.version() == zstd_module._LIBZSTD.version >= zstd_module._MIN_ZSTD_VERSION
 
 
 @settings(max_examples=150, deadline=None)
@@ -781,7 +801,7 @@ def test_decompress_outer_refuses_bad_arguments_before_decoding() -> None:
 # -- compress_into ---------------------------------------------------------------------------
 
 pytestmark_compress = pytest.mark.skipif(
-    not zstd_module._COMPRESS, reason="numcodecs' libzstd compressor symbols are not visible")
+    not zstd_module._COMPRESS, reason="no libzstd compressor's symbols are visible")
 
 
 @pytestmark_compress
@@ -796,14 +816,18 @@ def test_the_compressor_is_bound_to_the_same_library() -> None:
 @given(st.binary(min_size=0, max_size=3000), st.integers(1, 60),
        st.sampled_from([-131072, -50, -5, -1, 0, 1, 3, 9, 19, 22]), st.booleans(),
        st.integers(-40, 40))
-def test_compresses_as_numcodecs_does(data: bytes, repeat: int, level: int, checksum: bool,
-                                      slack: int) -> None:
-    """numcodecs' frame, byte for byte, into a buffer of the bound; into a smaller one that
-    holds the frame, the frame or -1 (zstd may want room to spare: an empty input's 9-byte
-    frame does not fit 9 bytes); -1 into one too small for it; never a write outside the
-    buffer given."""
+def test_compresses_as_numcodecs_calls_do(data: bytes, repeat: int, level: int,
+                                           checksum: bool, slack: int) -> None:
+    """The reference's frame (numcodecs' calls on the bound library), byte for byte, into a
+    buffer of the bound; into a smaller one that holds the frame, the frame or -1 (zstd may
+    want room to spare: an empty input's 9-byte frame does not fit 9 bytes); -1 into one too
+    small for it; never a write outside the buffer given.  The frame decodes with numcodecs
+    and has the checksum flag as asked."""
     payload = _payload(data, repeat)
-    want = bytes(numcodecs.zstd.Zstd(level=level, checksum=checksum).encode(payload))
+    want = ref.zstd_frame(payload, level, checksum)
+    if payload:  # (numcodecs refuses to decode a frame of empty content)
+        assert bytes(numcodecs.zstd.decompress(want)) == payload
+    assert _has_checksum(want) == checksum
     src = np.frombuffer(payload, dtype=np.uint8)
     bound = zstd_ctx.compress_bound(len(payload))
     assert bound >= len(want)
@@ -816,6 +840,38 @@ def test_compresses_as_numcodecs_does(data: bytes, repeat: int, level: int, chec
         else:
             assert got == -1
         assert _guards_intact(whole, n)
+
+
+@pytestmark_compress
+@pytest.mark.parametrize("level", [-3, 0, 1, 3, 5, 19])
+@pytest.mark.parametrize("checksum", [False, True])
+def test_a_whole_chunk_compresses_with_its_level_and_checksum(level: int, checksum: bool
+                                                              ) -> None:
+    """A realistic 64^3 chunk: the reference's frame; numcodecs decodes it; its checksum flag
+    is as asked and numcodecs refuses the frame with its checksum changed; with numcodecs'
+    build bound it is ``numcodecs.zstd.compress``'s frame byte for byte."""
+    payload = _realistic_chunk()
+    out = np.empty(zstd_ctx.compress_bound(len(payload)), dtype=np.uint8)
+    frame = out[:zstd_ctx.compress_into(np.frombuffer(payload, np.uint8), out, level,
+                                        checksum)].tobytes()
+    assert frame == ref.zstd_frame(payload, level, checksum)
+    assert bytes(numcodecs.zstd.decompress(frame)) == payload
+    assert _has_checksum(frame) == checksum
+    if checksum:
+        with pytest.raises(RuntimeError):
+            numcodecs.zstd.decompress(frame[:-1] + bytes([frame[-1] ^ 1]))
+    if zstd_module._LIBZSTD is not None and zstd_module._LIBZSTD.name == "numcodecs":
+        assert frame == numcodecs.zstd.compress(payload, level, checksum)
+
+
+@pytestmark_compress
+def test_the_level_is_the_one_asked() -> None:
+    """Higher levels compress the realistic chunk smaller (each a level of its own: the
+    frames of levels 1, 3 and 19 all differ)."""
+    payload = np.frombuffer(_realistic_chunk(), np.uint8)
+    out = np.empty(zstd_ctx.compress_bound(payload.nbytes), dtype=np.uint8)
+    sizes = [zstd_ctx.compress_into(payload, out, level, False) for level in (-50, 1, 19)]
+    assert sizes[0] > sizes[1] > sizes[2] > 0
 
 
 @pytestmark_compress
@@ -834,7 +890,7 @@ def test_compress_refuses_outputs_it_cannot_write_before_compressing() -> None:
     assert zstd_ctx.compress_into(src, np.empty(5, dtype=np.uint8), 3, False) == -1
     out = np.empty(zstd_ctx.compress_bound(src.nbytes), dtype=np.uint8)
     n = zstd_ctx.compress_into(src, out, 3, False)
-    assert out[:n].tobytes() == bytes(numcodecs.zstd.Zstd(level=3).encode(src))
+    assert out[:n].tobytes() == ref.zstd_frame(src.tobytes(), 3, False)
     with pytest.raises(ValueError, match="null"):
         zstd_ctx.bind_compress(0, 0, 0, 0, 0)
     assert zstd_ctx.compress_available()  # still bound to the first library
@@ -848,7 +904,7 @@ def test_threads_compress_at_once_each_with_its_own_context() -> None:
     payloads = [_payload(rng.integers(0, 256, 400, dtype=np.uint8).tobytes(), 40 + i)
                 for i in range(12)]
     settings_ = [(level, checksum) for level in (-3, 1, 7) for checksum in (False, True)]
-    want = {(i, s): bytes(numcodecs.zstd.Zstd(level=s[0], checksum=s[1]).encode(p))
+    want = {(i, s): ref.zstd_frame(p, *s)
             for i, p in enumerate(payloads) for s in settings_}
     errors: list[str] = []
 
@@ -870,7 +926,7 @@ def test_the_codec_encodes_into_only_through_a_kept_context(monkeypatch, bound: 
     """``ZstdCodec.encode_into``: ``encode``'s bytes where the compressor is bound; where it
     is not, no bound and None (the caller then calls ``encode``)."""
     if bound and not zstd_module._COMPRESS:
-        pytest.skip("numcodecs' libzstd compressor symbols are not visible")
+        pytest.skip("no libzstd compressor's symbols are visible")
     monkeypatch.setattr(zstd_module, "_COMPRESS", bound)
     codec = ZstdCodec(level=2, checksum=True)
     payload = np.frombuffer(_payload(b"inner chunk", 500), dtype=np.uint8)

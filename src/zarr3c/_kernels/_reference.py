@@ -6,14 +6,18 @@ Same names, signatures, semantics and ValueError conditions as ``copy.pyx``, ``s
 ``os`` and Python integers and independently of the Cython code paths: strided regions become
 ``numpy.lib.stride_tricks.as_strided`` views with a ``V<itemsize>`` data type, projections
 come from ``numpy.searchsorted`` and run-length grouping, the CRC-32C goes bit by bit,
-compressed chunks go through numcodecs and ``zlib``, a read plan's chunks one after another.
+compressed chunks go through numcodecs and ``zlib`` (zstd frames are compressed by
+:func:`zstd_frame`: numcodecs' calls, made with ctypes on the libzstd zarr3c bound), a read
+plan's chunks one after another.
 Not meant to be fast; meant to be clearly right.  Error messages are shorter than the kernels'.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
+import functools
 import itertools
 import math
 import mmap
@@ -79,6 +83,7 @@ __all__ = [
     "transpose_into",
     "write_chunks",
     "write_shards",
+    "zstd_frame",
 ]
 
 _MAX_NDIM = 64
@@ -1624,15 +1629,70 @@ def _zstd_bound(n: int) -> int:
     return n + (n >> 8) + margin
 
 
+@functools.cache
+def _libzstd(path: str) -> ctypes.CDLL:
+    """The libzstd at ``path``, with the prototypes :func:`zstd_frame` calls."""
+    lib = ctypes.CDLL(path)
+    size, ptr = ctypes.c_size_t, ctypes.c_void_p
+    for name, restype, argtypes in (
+            ("ZSTD_createCCtx", ptr, []), ("ZSTD_freeCCtx", size, [ptr]),
+            ("ZSTD_CCtx_setParameter", size, [ptr, ctypes.c_int, ctypes.c_int]),
+            ("ZSTD_compress2", size, [ptr, ptr, size, ctypes.c_char_p, size]),
+            ("ZSTD_compressBound", size, [size]), ("ZSTD_isError", ctypes.c_uint, [size])):
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+    return lib
+
+
+def zstd_frame(data: bytes, level: int, checksum: bool) -> bytes:
+    """``zstd_ctx.compress_into``'s frame of ``data``: the calls ``numcodecs.zstd.compress``
+    makes (a new context, zstd's compression level and checksum flag set, then
+    ``ZSTD_compress2`` into room for the worst case), made with ctypes on the libzstd
+    ``zarr3c.codecs.zstd`` bound, so numcodecs' own frame where that is numcodecs' build.
+
+    Raises
+    ------
+    RuntimeError
+        Where no libzstd compressor is bound, or zstd refuses the level.
+
+    Examples
+    --------
+    >>> import numcodecs.zstd
+    >>> frame = zstd_frame(b"abc" * 100, 3, True)
+    >>> bytes(numcodecs.zstd.decompress(frame))[:6], frame[4] & 4  # (4: the checksum flag)
+    (b'abcabc', 4)
+    """
+    from zarr3c.codecs.zstd import _LIBZSTD  # (which library: the codec module picks it)
+
+    if _LIBZSTD is None or not _LIBZSTD.compresses:
+        raise RuntimeError("zstd_frame: no libzstd compressor bound")
+    lib = _libzstd(_LIBZSTD.path)
+    out = ctypes.create_string_buffer(lib.ZSTD_compressBound(len(data)))
+    cctx = lib.ZSTD_createCCtx()
+    if not cctx:
+        raise RuntimeError("zstd_frame: no compression context")
+    try:
+        # zstd.h's ZSTD_c_compressionLevel (100) and ZSTD_c_checksumFlag (201)
+        results = [lib.ZSTD_CCtx_setParameter(cctx, 100, level),
+                   lib.ZSTD_CCtx_setParameter(cctx, 201, int(checksum))]
+        results.append(lib.ZSTD_compress2(cctx, out, len(out), data, len(data)))
+    finally:
+        lib.ZSTD_freeCCtx(cctx)
+    if any(lib.ZSTD_isError(r) for r in results):
+        raise RuntimeError(f"zstd_frame: zstd refused level {level}")
+    return out.raw[:results[-1]]
+
+
 def _encode_chunk(chunk: NDArray[np.uint8], compressor: int, level: int, zstd_checksum: bool,
                   checksums: int, swap: int) -> bytes:
-    """A chunk's bytes through the chain: byte swap, numcodecs' zstd frame, CRC-32Cs."""
+    """A chunk's bytes through the chain: byte swap, zstd frame (:func:`zstd_frame`),
+    CRC-32Cs."""
     data = chunk.copy()
     if swap > 1:
         byteswap(data, swap)
     encoded = data.tobytes()
     if compressor == _ZSTD:
-        encoded = bytes(numcodecs.Zstd(level=level, checksum=zstd_checksum).encode(encoded))
+        encoded = zstd_frame(encoded, level, zstd_checksum)
     for _ in range(checksums):
         encoded += crc32c(encoded).to_bytes(4, "little")
     return encoded

@@ -18,7 +18,7 @@ chunk
 chain
     How the chunk's ``nbytes`` bytes (C order, the machine's byte order) are encoded: a byte
     swap of ``swap``-byte words (an ``endian`` other than the machine's), one
-    ``compressor`` (:data:`NONE`, or :data:`ZSTD`: numcodecs' frame at ``level``, with
+    ``compressor`` (:data:`NONE`, or :data:`ZSTD`: ``zstd_ctx``'s frame at ``level``, with
     zstd's own checksum if ``zstd_checksum``), then ``checksums`` CRC-32C checksums
     appended (zarr's ``crc32c`` codec, each over everything before it).
 destination

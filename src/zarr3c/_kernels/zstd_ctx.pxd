@@ -11,7 +11,7 @@ cdef Py_ssize_t dctx_decompress(void* dctx, uint8_t* dst, size_t cap, const uint
                                 size_t n) noexcept nogil
 cdef void* cctx_new() noexcept nogil
 cdef void cctx_free(void* cctx) noexcept nogil
-# Encode src[:n] as one frame (numcodecs' parameters) into dst[:cap]: its size, or -1 (a
+# Encode src[:n] as one frame (numcodecs' parameters, the bound library) into dst[:cap]: its size, or -1 (a
 # context that failed must be freed, not used again).
 cdef Py_ssize_t cctx_compress(void* cctx, uint8_t* dst, size_t cap, const uint8_t* src,
                               size_t n, int level, bint checksum) noexcept nogil

@@ -30,9 +30,9 @@ def compress_bound(nbytes: int) -> int:
     size).  RuntimeError if unbound, ValueError if negative."""
 
 def compress_into(src: ReadBuffer, dst: NDArray[np.uint8], level: int, checksum: bool) -> int:
-    """Compress src as one frame (numcodecs' Zstd(level, checksum).encode bytes) into the
-    start of dst: the frame's size, or -1 if zstd refuses (dst too small).  RuntimeError if
-    unbound.  GIL released."""
+    """Compress src as one frame (numcodecs' calls and parameters, with the bound library:
+    _reference.zstd_frame(src, level, checksum)) into the start of dst: the frame's size, or
+    -1 if zstd refuses (dst too small).  RuntimeError if unbound.  GIL released."""
 
 def available() -> bool:
     """True once bind() has given this module a libzstd."""

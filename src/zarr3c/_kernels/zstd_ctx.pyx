@@ -3,10 +3,11 @@
 ``numcodecs.zstd.decompress`` makes (and frees) a new zstd context on every call: a fixed
 cost, mostly zstd's CPU feature probe (``cpuid``, which traps to the hypervisor in a virtual
 machine), which a sharded read pays once per inner chunk (``bench_codecs.ZstdCallCost``
-tracks it).  This module calls the same libzstd, the one
-numcodecs bundles, through function pointers that :func:`bind` receives (their addresses,
-looked up by the caller), and keeps a context per thread.  Nothing here links against zstd
-itself: until :func:`bind` succeeds, :func:`available` is False and callers use numcodecs.
+tracks it).  This module calls a libzstd through function pointers that :func:`bind`
+receives (their addresses, looked up by the caller: ``zarr3c.codecs.zstd`` picks the newest
+build installed, ``backports.zstd``'s or the standard library's ``compression.zstd``'s, else
+numcodecs'), and keeps a context per thread.  Nothing here links against zstd itself: until
+:func:`bind` succeeds, :func:`available` is False and callers use numcodecs.
 
 :func:`decompress_into` decodes a whole buffer of zstd frames into a buffer whose size is
 the capacity zstd may write; zstd bounds every write by that capacity and reads nothing past
@@ -22,7 +23,9 @@ reference of all three is ``numcodecs.zstd.decompress``.
 :func:`compress_into` encodes a buffer as one zstd frame into a given buffer through a
 compression context kept per thread (bound separately: :func:`bind_compress`), with the
 parameters ``numcodecs.zstd.compress`` sets (level and checksum flag), so that its frames are
-byte for byte numcodecs' (its reference).  numcodecs makes a context per call and returns a
+byte for byte those numcodecs' calls make with the same library (its reference,
+``_reference.zstd_frame``: numcodecs' own frames where numcodecs' build is bound; another
+version of libzstd may write other bytes).  numcodecs makes a context per call and returns a
 new ``bytes`` of zstd's worst-case size: a fresh workspace and output per chunk, whose page
 faults are a visible part of a sharded write (``bench_codecs.ZstdInnerEncode``).
 
@@ -218,7 +221,7 @@ cdef _CCtx _thread_cctx():
 def compress_into(const uint8_t[::1] src, uint8_t[::1] dst, int level, bint checksum):
     """Encode ``src`` as one zstd frame at ``level`` (0: zstd's default), with a content
     checksum if ``checksum``, into the start of ``dst``: the frame
-    ``numcodecs.zstd.compress(src, level, checksum)`` returns.
+    ``numcodecs.zstd.compress(src, level, checksum)`` makes with the bound library.
 
     Returns the frame's size, or -1 if zstd refuses (a ``dst`` smaller than
     :func:`compress_bound` that zstd finds too small, which it may even when the frame

@@ -3,15 +3,15 @@ encodes (:mod:`zarr3c._kernels.writes`).
 
 A chain is native when its stored bytes become the chunk's elements in C order by steps the
 kernel has in C: trailing ``crc32c`` codecs (verified and stripped), at most one ``zstd``
-(through the libzstd numcodecs bundles, :mod:`zarr3c.codecs.zstd`), ``blosc`` (the c-blosc
+(through the libzstd :mod:`zarr3c.codecs.zstd` binds), ``blosc`` (the c-blosc
 numcodecs bundles) or ``gzip`` (the zlib Python's ``zlib`` module uses), both bound here,
 and the ``bytes`` serializer in either byte order (a byte swap).  Any other codec
 (``transpose``, numcodecs' own, a checksum before the compressor) keeps the chain on the
 Python path, which is what the native one is tested against.  Codecs: `the Zarr v3 core codecs
 <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/index.html>`_.
 
-Writes encode natively the chains without a compressor or with ``zstd`` (numcodecs' frame,
-byte for byte: the same libzstd and parameters), :class:`NativeWriteChain`; ``blosc`` and
+Writes encode natively the chains without a compressor or with ``zstd`` (``ZstdCodec``'s
+frame, byte for byte: the same libzstd and parameters), :class:`NativeWriteChain`; ``blosc`` and
 ``gzip`` chains are encoded by the Python path.
 """
 
@@ -200,7 +200,7 @@ def native_write_chain(pipeline: CodecPipeline) -> NativeWriteChain | None:
     if chain.compressor == _chunks.ZSTD:
         zstd = pipeline.bytes_bytes[0]
         assert isinstance(zstd, ZstdCodec)
-        if zstd.encoded_bound(1) is None:  # (numcodecs' libzstd cannot compress here)
+        if zstd.encoded_bound(1) is None:  # (no libzstd compressor is bound here)
             return None
         level, checksum = zstd.level, zstd.checksum
     return NativeWriteChain(chain.compressor, level, checksum, chain.checksums, chain.swap)
