@@ -143,6 +143,9 @@ codecs: Registry[Any] = Registry(
         "numcodecs.packbits": "zarr3c.codecs.numcodecs_adapter:PackBits",
         "numcodecs.pcodec": "zarr3c.codecs.numcodecs_adapter:PCodec",
         "numcodecs.zfpy": "zarr3c.codecs.numcodecs_adapter:ZFPY",
+        # the object codecs of Zarr v2 object arrays (zarr3c's own, over numcodecs)
+        "numcodecs.vlen-array": "zarr3c.codecs.object_codecs:VLenArrayCodec",
+        "numcodecs.json2": "zarr3c.codecs.object_codecs:JSONCodec",
     },
 )
 

@@ -36,7 +36,9 @@ def test_every_numcodecs_name_is_registered_and_named_after_its_id() -> None:
     assert len(names) >= 21
     for name in names:
         cls = registry.codecs.get(name)
-        assert issubclass(cls, NumcodecsCodec)
+        # (the object codecs of Zarr v2 object arrays are zarr3c's own, over numcodecs)
+        assert issubclass(cls, NumcodecsCodec) or name in ("numcodecs.vlen-array",
+                                                           "numcodecs.json2")
         assert cls.name == name == "numcodecs." + cls.codec_id
 
 

@@ -8,7 +8,6 @@ Spec: https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ if not FIXTURES.is_dir():
                 "in CI)", allow_module_level=True)
 
 import zarr3c  # noqa: E402
-from zarr3c.errors import UnknownExtensionError  # noqa: E402
 
 ARANGE27 = np.arange(27).reshape(3, 3, 3)
 
@@ -59,8 +57,6 @@ EXPECTED: dict[str, Any] = {
     "1d.contiguous.fixedscaleoffset.f4": np.round(
         np.array([1000.0, 1000.1, 1000.2, 1000.3], "f4") * 10) / np.float32(10),
 }
-#: Object arrays of codecs zarr3c does not decode (vlen-utf8 and vlen-bytes it reads).
-OBJECT_ARRAYS = {"1d.contiguous.json2.O": "json2"}
 #: An object array of strings (vlen-utf8), its values per SOURCES.md.
 STRINGS_O = [[["a", "aa"], ["aaa", "aaaa"]], [["b", "bb"], ["bbb", "bbbb"]]]
 
@@ -95,7 +91,7 @@ def test_root_group(root: zarr3c.Group) -> None:
     assert root.attrs.asdict() == {"answer": 42}
     assert root.uses_consolidated_metadata  # data.zarr has a .zmetadata
     names = set(root.keys())
-    assert set(EXPECTED) | set(OBJECT_ARRAYS) | {"3d.chunked.O", "my group with spaces"} \
+    assert set(EXPECTED) | {"1d.contiguous.json2.O", "3d.chunked.O", "my group with spaces"} \
         <= names
 
 
@@ -136,15 +132,14 @@ def test_an_object_array_of_strings(root: zarr3c.Group) -> None:
         == STRINGS_O
 
 
-@pytest.mark.parametrize("name", sorted(OBJECT_ARRAYS))
-def test_object_arrays_are_refused_by_name(root: zarr3c.Group, name: str) -> None:
-    # (named in the consolidated .zmetadata the group was opened from)
-    with pytest.raises(UnknownExtensionError, match=rf"{re.escape(name)}/\.zarray'\]: dtype: "
-                       rf"object data type '\|O' \(object codec '{OBJECT_ARRAYS[name]}' in "
-                       r"filters\[0\]\)"):
-        root[name]
-    with pytest.raises(UnknownExtensionError, match=rf"^{re.escape(name)}/\.zarray: dtype: "):
-        zarr3c.open_array(FIXTURES / "data.zarr", name, mode="r")
+def test_an_object_array_of_json_values(root: zarr3c.Group) -> None:
+    # (the json2 object codec: the chunk is ["foo","bar","baz","qux","|O",[4]])
+    a = root["1d.contiguous.json2.O"]
+    assert a.dtype == np.dtype(object) and a.shape == (4,)
+    assert a.metadata.data_type.object_codec == "json2"
+    got = a[...]
+    assert got.dtype == np.dtype(object) and got.tolist() == ["foo", "bar", "baz", "qux"]
+    assert a[2] == "baz"
 
 
 def test_without_consolidated_metadata() -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from zarr3c._buffers import holds_references
 from zarr3c._kernels.boxes import basic_box
-from zarr3c.array import geometry, write
+from zarr3c.array import geometry, objects, write
 from zarr3c.array.read import boxes, general, many, points, shard_boxes
 from zarr3c.array.read.plan import Box, BoxGrid, InnerBox
 from zarr3c.codecs.pipeline import CodecPipeline
@@ -889,7 +889,7 @@ class Array(Node):
         self._check_writable()
         sel = parse_basic_selection(selection, self.shape)
         if (sel.out_shape == () and not general.has_ellipsis(selection)
-                and np.ndim(value) > 0):
+                and np.ndim(value) > 0 and not objects.takes_element_values(self)):
             # One element (numpy's scalar case, unlike a[...] of a 0-d array): numpy refuses
             # any sequence, even one of a single element.
             raise ShapeMismatchError(

@@ -9,11 +9,19 @@ planned as for any array (:func:`~zarr3c.indexing.plan_chunks`,
 :func:`~zarr3c.indexing.plan_points`), and per chunk, on the thread pool:
 
 - a read decodes the stored chunk through the codec pipeline (``vlen-utf8``, ``vlen-bytes``:
-  :mod:`zarr3c.codecs.vlen`) into an array of the chunk's shape and copies its part into the
-  output by numpy indexing (the fill value into it, where the chunk is not stored);
+  :mod:`zarr3c.codecs.vlen`; the Zarr v2 object codecs ``vlen-array`` and ``json2``:
+  :mod:`zarr3c.codecs.object_codecs`) into an array of the chunk's shape and copies its part
+  into the output by numpy indexing (the fill value into it, where the chunk is not stored);
 - a write, under the chunk's lock, starts from the fill value (a chunk it covers entirely)
   or from the decoded chunk, assigns its part by numpy indexing, and stores the encoding, or
   erases the chunk where it holds only the fill value (unless ``write_empty_chunks``).
+
+Values convert as numpy converts them to the array's dtype, except that one element of a v2
+object array of arrays or JSON values takes the value as it is (``a[0] = np.arange(3)``
+stores the array, ``a[0] = [1, 2]`` the list), as zarr-python 2 does; to write several such
+elements, give an object array of them.  Chunks holding only the fill value are erased
+(unless ``write_empty_chunks``): for object arrays, where every element is of the fill
+value's type and equal to it.
 
 Sharded arrays go through the sharding codec's whole-shard decode and encode, which take
 numpy indexing for such dtypes too.
@@ -39,19 +47,35 @@ from zarr3c.indexing import (
     plan_chunks,
     plan_points,
 )
+from zarr3c.metadata.v2 import V2ObjectType
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from zarr3c.array.core import Array
 
-__all__ = ["read_coordinates", "read_planned", "store_chunk",
+__all__ = ["read_coordinates", "read_planned", "store_chunk", "takes_element_values",
            "write_points", "write_selection"]
 
 
 def _fill(array: Array, shape: Sequence[int]) -> np.ndarray:
     """A new chunk of ``shape`` holding the fill value."""
+    if array.dtype == np.dtype(object):
+        # (each element the fill value itself: np.full would spread a list fill value of a
+        # json2 array over the chunk's elements)
+        chunk = np.empty(tuple(shape), dtype=object)
+        chunk.fill(array.fill_value)
+        return chunk
     return np.full(tuple(shape), array.fill_value, dtype=array.dtype)
+
+
+def _place_fill(array: Array, dst: np.ndarray, where: Any) -> None:
+    """The fill value into ``dst[where]``: element by element for object arrays, where
+    numpy would spread a list fill value (json2) over the elements."""
+    if array.dtype == np.dtype(object):
+        dst[where] = _fill(array, dst[where].shape)
+    else:
+        dst[where] = array.fill_value
 
 
 def _chunk(array: Array, coords: tuple[int, ...]) -> np.ndarray | None:
@@ -110,7 +134,10 @@ def read_planned(array: Array, counts: Sequence[Sequence[int]],
         chunk = _chunk(array, coords)
         for n, task in tasks:
             local, out = _indexes(task)
-            outs[n][out] = array.fill_value if chunk is None else chunk[local]
+            if chunk is None:
+                _place_fill(array, outs[n], out)
+            else:
+                outs[n][out] = chunk[local]
 
     map_unordered(read, list(by_chunk.items()))
     return outs
@@ -162,15 +189,52 @@ def read_coordinates(array: Array, sel: CoordinateSelection) -> np.ndarray:
 
     def read(task: PointTask) -> None:
         chunk = _chunk(array, task.coords)
-        flat[task.out] = array.fill_value if chunk is None else chunk[tuple(task.local)]
+        if chunk is None:
+            _place_fill(array, flat, task.out)
+        else:
+            flat[task.out] = chunk[tuple(task.local)]
 
     map_unordered(read, plan_points(sel, array._dims, array._itemsize))
     return flat.reshape(sel.out_shape)
 
 
-def _as_values(array: Array, value: Any) -> np.ndarray:
+def takes_element_values(array: Array) -> bool:
+    """Whether one element of ``array`` takes any value as it is, a sequence included: the
+    elements of v2 object arrays of arrays or JSON values (numpy stores a sequence assigned
+    to one element of an object array).
+
+    Parameters
+    ----------
+    array
+        The array written.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> takes_element_values(zarr3c.create_array("memory://", shape=(1,), dtype=str))
+    False
+    """
+    return isinstance(array.metadata.data_type, V2ObjectType)
+
+
+def _as_values(array: Array, value: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """``value`` as an array of the array's dtype (a ``ValueConversionError`` naming what
-    does not convert)."""
+    does not convert); for one element (``shape`` ``()``) of a v2 object array of arrays or
+    JSON values, ``value`` is that element, as zarr-python 2 takes it, even a list or an
+    array."""
+    if shape == () and takes_element_values(array) and not (
+            isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0):
+        element = np.empty((), dtype=object)
+        element[()] = value
+        return element
     try:
         return np.asarray(value, dtype=array.dtype)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -205,10 +269,29 @@ def store_chunk(array: Array, key: str, chunk: np.ndarray) -> None:
     >>> a.store.get("c/0") is None
     True
     """
-    if not array._write_empty_chunks and bool(np.all(chunk == array.fill_value)):
+    if not array._write_empty_chunks and _only_fill(chunk, array.fill_value):
         array._store.erase(key)
     else:
         array._store.set(key, array._pipeline.encode(chunk))
+
+
+def _only_fill(chunk: np.ndarray, fill: Any) -> bool:
+    """Whether every element of ``chunk`` is the fill value.  Elements of object chunks are
+    compared one by one, of the fill value's type only: ``==`` on arrays (vlen-array
+    elements) gives arrays, and ``0 == 0.0 == False`` would erase elements that read back
+    as another type."""
+    if chunk.dtype != np.dtype(object):
+        return bool(np.all(chunk == fill))
+    kind = type(fill)
+    for element in chunk.flat:
+        if type(element) is not kind:
+            return False
+        try:
+            if not bool(element == fill):
+                return False
+        except (TypeError, ValueError):  # (a list holding arrays, against a list fill)
+            return False
+    return True
 
 
 def _modify(array: Array, coords: tuple[int, ...], whole: bool,
@@ -256,7 +339,8 @@ def write_selection(array: Array, sel: OrthogonalSelection, value: Any) -> None:
     >>> a[:].tolist()
     ['', 'é', 'é']
     """
-    values = broadcast_value(_as_values(array, value), sel.out_shape).reshape(sel.counts)
+    values = broadcast_value(_as_values(array, value, tuple(sel.out_shape)),
+                             sel.out_shape).reshape(sel.counts)
     if sel.size == 0:
         return
 

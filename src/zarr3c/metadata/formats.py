@@ -52,6 +52,7 @@ from zarr3c.metadata.v2 import (
     V2ArrayMetadata,
     V2DataType,
     V2GroupMetadata,
+    V2ObjectType,
     dump_v2_json,
     read_v2_node,
     v2_data_type_from_numpy,
@@ -145,6 +146,7 @@ class HierarchyFormat(ABC):
         """The data type of a new array for a user's ``dtype`` (a
         :class:`~zarr3c.metadata.data_types.DataType`); formats with more types than the
         v3 core ones widen it."""
+        _refuse_object_elements(dtype, self.zarr_format)
         if isinstance(dtype, V2DataType):
             raise MetadataError(f"data type {dtype.name!r} ({dtype.dtype}) has no form in the "
                                 f"{self.zarr_format!r} layout", path="data_type")
@@ -372,13 +374,27 @@ class V2Format(HierarchyFormat):
         return V2ArrayMetadata.from_v3(metadata, order=order, data_type=data_type)
 
     def data_type(self, dtype: Any) -> Any:
+        _refuse_object_elements(dtype, self.zarr_format)
         if vlen_type_for(dtype) is not None or (
                 isinstance(dtype, DataType) and dtype.family == "vlen"):
             raise UnsupportedFeatureError(
                 "zarr3c does not create Zarr v2 object arrays (strings, bytes) yet: create "
                 "the array in Zarr v3 (its string and variable_length_bytes data types); "
-                "existing v2 object arrays of vlen-utf8 and vlen-bytes are read and written")
+                "existing v2 object arrays (vlen-utf8, vlen-bytes, vlen-array, json2) are read "
+                "and written")
         return v2_data_type_from_numpy(dtype)
+
+
+def _refuse_object_elements(dtype: Any, layout: Any) -> None:
+    """Refuse a new array of a v2 object array's arrays or JSON values (a copy's): no v3
+    data type holds them, and zarr3c does not create v2 object arrays."""
+    if isinstance(dtype, V2ObjectType):
+        what = "1-d arrays" if dtype.object_codec == "vlen-array" else "JSON values"
+        why = ("zarr3c does not create Zarr v2 object arrays" if layout == 2
+               else "no Zarr v3 data type holds them")
+        raise UnsupportedFeatureError(
+            f"a Zarr v2 object array of the {dtype.object_codec} codec ({what}) cannot be "
+            f"created in the {layout!r} layout: {why}")
 
 
 def _is_v2(store: Any, path: str) -> bool:

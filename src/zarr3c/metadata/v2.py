@@ -23,6 +23,15 @@ Data types are numpy type strings (``"|b1"``, ``"<i4"``, ``">f8"``, ``"<c16"``, 
 Numbers and times are held native-endian in memory (the ``bytes`` codec swaps them);
 strings, raw bytes and structured types are held in their stored dtype, byte order included,
 so their bytes are copied as they are.
+
+Object arrays (``"dtype": "|O"``) are read and written by the object codec that zarr-python 2
+puts first in ``filters`` (https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html#filters,
+https://numcodecs.readthedocs.io/en/stable/other/vlen.html): ``vlen-utf8`` (strings, the v3
+``string`` type), ``vlen-bytes`` (``variable_length_bytes``), ``vlen-array`` (1-d arrays of
+the codec's dtype) and ``json2`` (JSON values); the last two, which no v3 data type holds, are
+a :class:`V2ObjectType` (:mod:`zarr3c.codecs.object_codecs`).  ``pickle`` is refused: decoding
+it runs code stored with the data; ``msgpack2`` and the old ``json`` and ``msgpack`` are not
+read.  zarr3c does not create new v2 object arrays.
 """
 
 from __future__ import annotations
@@ -65,6 +74,7 @@ __all__ = [
     "OBJECT_CODEC_IDS",
     "V2DataType",
     "V2ArrayMetadata",
+    "V2ObjectType",
     "V2ConsolidatedMetadata",
     "V2GroupMetadata",
     "dump_v2_json",
@@ -309,6 +319,169 @@ class V2DataType(DataType):
         return bytes(self.dtype.itemsize)
 
 
+@dataclass(frozen=True, slots=True)
+class V2ObjectType(DataType):
+    """The data type of a Zarr v2 object array (``"dtype": "|O"``) whose object codec is
+    ``vlen-array`` (elements: 1-d numpy arrays) or ``json2`` (elements: JSON values); see
+    :mod:`zarr3c.codecs.object_codecs`.  Zarr v3 has no such data type.
+
+    ``dtype`` is numpy's object dtype.  The fill value is any JSON value, written as it is
+    (zarr-python 2 writes ``0`` by default) and read, as zarr-python 2 reads it, as the element
+    of chunks that are not stored (``null``: ``None``); its "bits" are its JSON text.
+
+    Parameters
+    ----------
+    name : str
+        ``"|O"``.
+    dtype : numpy.dtype
+        ``numpy.dtype(object)``.
+    object_codec : str
+        ``"vlen-array"`` or ``"json2"``.
+
+    Raises
+    ------
+    dataclasses.FrozenInstanceError
+        On an attempt to change a field.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dt = V2ObjectType("|O", np.dtype(object), "json2")
+    >>> dt.parse_fill_value(0), dt.fill_array(b'{"a": 1}')[()]
+    (b'0', {'a': 1})
+    """
+
+    object_codec: str
+
+    def parse_fill_value(self, value: Any, *, path: str = "fill_value",
+                         source: str | None = None) -> bytes:
+        """The fill value's JSON text.
+
+        Parameters
+        ----------
+        value : JSON value
+            The ``fill_value`` as written.
+        path, source : str
+            Where it came from, for messages.
+
+        Returns
+        -------
+        bytes
+            Its JSON text, UTF-8.
+
+        Raises
+        ------
+        MetadataError
+            If ``value`` is not JSON (it always is when read from a document).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> V2ObjectType("|O", np.dtype(object), "vlen-array").parse_fill_value(None)
+        b'null'
+        """
+        try:
+            return json.dumps(value).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise MetadataError(f"is not a JSON value: {exc}", path=path, source=source) \
+                from None
+
+    def fill_value_to_json(self, raw: bytes) -> Any:
+        """The JSON value of a fill value's text.
+
+        Parameters
+        ----------
+        raw : bytes
+            Its JSON text.
+
+        Returns
+        -------
+        JSON value
+
+        Raises
+        ------
+        None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> V2ObjectType("|O", np.dtype(object), "json2").fill_value_to_json(b"[1]")
+        [1]
+        """
+        return json.loads(raw)
+
+    def fill_value_from_python(self, value: Any) -> bytes:
+        """The JSON text of a user's fill value (None: ``null``).
+
+        Parameters
+        ----------
+        value : JSON value or None
+            Anything :func:`json.dumps` encodes.
+
+        Returns
+        -------
+        bytes
+
+        Raises
+        ------
+        MetadataError
+            If ``value`` is not JSON (on ``fill_value``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> V2ObjectType("|O", np.dtype(object), "json2").fill_value_from_python("x")
+        b'"x"'
+        """
+        return self.parse_fill_value(value)
+
+    def default_fill_value(self) -> bytes:
+        """``null``: chunks that are not stored read as ``None``.
+
+        Returns
+        -------
+        bytes
+
+        Raises
+        ------
+        None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> V2ObjectType("|O", np.dtype(object), "json2").default_fill_value()
+        b'null'
+        """
+        return b"null"
+
+    def fill_array(self, raw: bytes) -> np.ndarray:
+        """The fill value as a 0-d object array holding its element (a new one each call).
+
+        Parameters
+        ----------
+        raw : bytes
+            Its JSON text.
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        ValueError
+            If ``raw`` is not JSON.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> V2ObjectType("|O", np.dtype(object), "vlen-array").fill_array(b"0")[()]
+        0
+        """
+        out = np.empty((), dtype=object)
+        out[()] = json.loads(raw)
+        return out
+
+
 def _as_tuples(value: Any) -> Any:
     """A structured dtype's JSON field list as numpy takes it (lists become tuples)."""
     if isinstance(value, list):
@@ -468,9 +641,11 @@ def _parse_filters(value: Any, *, source: str | None) -> tuple[dict[str, Any], .
                  for i, spec in enumerate(value))
 
 
-def _object_data_type(doc: Mapping[str, Any], *, source: str | None) -> VariableLengthType:
+def _object_data_type(doc: Mapping[str, Any], *,
+                      source: str | None) -> VariableLengthType | V2ObjectType:
     """The data type of an object array (``"|O"``), from its object codec in ``filters``:
-    ``vlen-utf8`` strings or ``vlen-bytes`` bytes; others are refused by name."""
+    ``vlen-utf8`` strings, ``vlen-bytes`` bytes, ``vlen-array`` arrays or ``json2`` JSON
+    values; others (``msgpack2``, the old ``json`` and ``msgpack``) are refused by name."""
     for spec in doc.get("filters") or []:
         codec_id = str(spec.get("id", "")).removeprefix("numcodecs.") \
             if isinstance(spec, dict) else ""
@@ -478,9 +653,12 @@ def _object_data_type(doc: Mapping[str, Any], *, source: str | None) -> Variable
             return STRING
         if codec_id == "vlen-bytes":
             return VARIABLE_LENGTH_BYTES
+        if codec_id in ("vlen-array", "json2"):
+            return V2ObjectType("|O", np.dtype(object), codec_id)
     raise UnknownExtensionError(
         f"object data type {doc['dtype']!r} ({_object_codec(doc)}): zarr3c reads object "
-        "arrays of the vlen-utf8 and vlen-bytes codecs only", path="dtype", source=source)
+        "arrays of the vlen-utf8, vlen-bytes, vlen-array and json2 codecs only", path="dtype",
+        source=source)
 
 
 def _object_codec(doc: Mapping[str, Any]) -> str:
@@ -675,7 +853,8 @@ class V2ArrayMetadata(ArrayMetadataView):
             Naming the field: a missing or malformed field, ``chunks`` of another rank than
             ``shape``, a bad fill value, ``order`` not C/F, a bad codec configuration.
         UnknownExtensionError
-            An unknown data type or codec, or an object data type.
+            An unknown data type or codec, or an object data type of an object codec
+            other than vlen-utf8, vlen-bytes, vlen-array and json2.
         UnsupportedFormatError
             ``zarr_format`` is not 2.
         UnsupportedFeatureError
@@ -738,6 +917,13 @@ class V2ArrayMetadata(ArrayMetadataView):
         chain = _build_chain(ndim=len(shape), dtype=stored, layout=order,
                              filters=filters or (), compressor=compressor, source=source,
                              filters_path="filters")
+        if (isinstance(data_type, V2ObjectType) and data_type.object_codec == "json2"
+                and chain[0]["name"] == "transpose"):
+            # numcodecs' JSON writes a chunk's elements nested in index order, with its
+            # shape, whatever its memory order: an "F" chunk is not stored transposed.
+            # (zarr-python 2 reads such n-d chunks back in the wrong order; the stored
+            # elements and numcodecs' decoding of them are unambiguous.)
+            chain = chain[1:]
         return cls(
             shape=shape, data_type=data_type, dtype_json=dtype_value, stored_dtype=stored,
             chunk_grid=grid, dimension_separator=separator, order=order, fill_value=fill,
