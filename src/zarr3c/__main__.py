@@ -187,7 +187,8 @@ def _info(args: argparse.Namespace) -> int:
         ("Path", node.name),
         ("Zarr format", node.zarr_format),
         ("Shape", node.shape),
-        ("Data type", node.data_type.name),
+        # The configuration of extension types too (a datetime unit, a struct's fields).
+        ("Data type", node.data_type.describe()),
         ("Chunk grid", getattr(md.chunk_grid, "name", type(md.chunk_grid).__name__)),
         ("Chunks", node.chunks),
     ]

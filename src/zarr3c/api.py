@@ -185,7 +185,10 @@ def create_array(
         (https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html: ``.zarray`` and
         ``.zattrs``, chunk keys ``0.1`` unless ``chunk_key_encoding`` names ``"/"``, the
         codecs as a numcodecs ``compressor`` and ``filters``; ``dtype`` may then also be a
-        string, bytes, void, structured or datetime64/timedelta64 type); ``"draft-2022"``
+        fixed-length string, bytes, void, structured or datetime64/timedelta64 type, and
+        ``dtype=str`` / ``bytes`` make an object array of the ``vlen-utf8`` / ``vlen-bytes``
+        codec, as zarr-python 3 does, whose object codec may also be given in ``filters``
+        as zarr-python takes it, ``filters=[numcodecs.VLenUTF8()]``); ``"draft-2022"``
         the core spec draft of 25 May 2022
         (https://zarr-specs.readthedocs.io/en/latest/v3/core/v3.0.html); ``"zarr2-v3"``
         zarr-python 2's experimental v3 layout.  A store already holding a hierarchy takes

@@ -337,10 +337,12 @@ def copy(
     zarr_format : {3, 2, "draft-2022", "zarr2-v3"}, default 3
         The layout of the copy: 3 is the final Zarr v3 layout, 2 Zarr v2
         (https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html), ``"draft-2022"`` the
-        2022 core spec draft's (see :func:`zarr3c.create_array`).  Zarr v2 strings, times
-        and structured types have no v3 form: copying them to v3 raises MetadataError;
-        v2 object arrays of arrays or JSON values (``vlen-array``, ``json2``) are copied to
-        no layout (UnsupportedFeatureError).
+        2022 core spec draft's (see :func:`zarr3c.create_array`).  Zarr v2 object arrays
+        of strings and bytes (``vlen-utf8``, ``vlen-bytes``) become v3 ``string`` and
+        ``variable_length_bytes`` arrays and back, their chunks copied as they are.  Zarr v2
+        fixed-length strings, times and structured types have no v3 form: copying them to
+        v3 raises MetadataError; v2 object arrays of arrays or JSON values (``vlen-array``,
+        ``json2``) are copied to no layout (UnsupportedFeatureError).
     chunks : "keep", "auto", int or tuple of int, default "keep"
         ``"keep"``: every array keeps its chunk grid.  Otherwise the new chunk shape of
         every array, as ``create_array`` takes it (a tuple of ints, an int for every

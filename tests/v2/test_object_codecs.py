@@ -487,7 +487,8 @@ def test_the_object_codecs_take_object_arrays_only() -> None:
 @pytest.mark.parametrize("name", ["va", "js"])
 @pytest.mark.parametrize("zarr_format", [3, 2, "zarr2-v3"])
 def test_copy_refuses_clearly(golden: Path, name: str, zarr_format: Any) -> None:
-    # No Zarr v3 data type holds arrays or JSON values; zarr3c creates no v2 object arrays.
+    # No Zarr v3 data type holds arrays or JSON values; zarr3c (like zarr-python 3) creates
+    # no v2 object arrays of these codecs.
     with pytest.raises(UnsupportedFeatureError, match="object array of the") as info:
         zarr3c.copy(golden / name, golden / "copy", zarr_format=zarr_format)
     assert ("vlen-array" if name == "va" else "json2") in str(info.value)

@@ -9,7 +9,7 @@ format)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,8 @@ from zarr3c.metadata import ArrayMetadata
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
 from zarr3c.metadata.v2 import V2DataType
+from zarr3c.metadata.vlen_types import VariableLengthType
+from zarr3c.metadata.zarr2v3 import OBJECT_SERIALIZERS
 from zarr3c.stores import Store
 
 __all__ = ["build_array_metadata", "create_array", "guess_chunks", "normalize_chunk_key_encoding",
@@ -239,6 +241,48 @@ def _format_data_type(fmt: HierarchyFormat, kwargs: dict[str, Any]) -> DataType 
     return data_type
 
 
+def _object_codec_id(codec: Any) -> str | None:
+    """``vlen-utf8`` / ``vlen-bytes`` where ``codec`` (a numcodecs codec, a numcodecs or v3
+    codec dict, or a name) is one of these object codecs, else None."""
+    if isinstance(codec, str):
+        codec_id: Any = codec
+    elif isinstance(codec, Mapping):
+        codec_id = codec.get("id", codec.get("name"))
+    else:
+        codec_id = getattr(codec, "codec_id", None)
+    if not isinstance(codec_id, str):
+        return None
+    codec_id = codec_id.removeprefix("numcodecs.")
+    return codec_id if codec_id in OBJECT_SERIALIZERS else None
+
+
+def _object_codec_from_filters(kwargs: dict[str, Any]) -> None:
+    """Take the object codec of a new Zarr v2 string or bytes array out of ``filters``, where
+    zarr-python 3 takes it for v2 (``filters=[numcodecs.VLenUTF8()]``), and make it the
+    serializer, as zarr3c holds it; one of the other type, or a second serializer, is refused
+    (MetadataError naming the filter)."""
+    data_type = kwargs.get("dtype")
+    if not isinstance(data_type, VariableLengthType) or kwargs.get("codecs") is not None:
+        return
+    filters = as_codec_list(kwargs.get("filters"))
+    found = [(i, _object_codec_id(c)) for i, c in enumerate(filters)]
+    found = [(i, codec_id) for i, codec_id in found if codec_id is not None]
+    if not found:
+        return
+    for i, codec_id in found:
+        if codec_id != data_type.codec:
+            raise MetadataError(f"a {data_type.name} array's object codec is "
+                                f"{data_type.codec!r}, not {codec_id!r}", path=f"filters[{i}]")
+    i, codec_id = found[0]
+    if len(found) > 1 or kwargs.get("serializer", "auto") not in ("auto", "bytes",
+                                                                  {"name": "bytes"}):
+        where = found[1][0] if len(found) > 1 else i
+        raise MetadataError(f"the object codec {codec_id!r} (the serializer) is given twice",
+                            path=f"filters[{where}]")
+    kwargs["filters"] = [c for j, c in enumerate(filters) if j != i]
+    kwargs["serializer"] = {"name": codec_id}
+
+
 def create_array(
     store: Store,
     path: str,
@@ -317,6 +361,8 @@ def create_array(
     if kwargs.get("chunk_key_encoding") is None and fmt.default_chunk_key_encoding is not None:
         kwargs["chunk_key_encoding"] = fmt.default_chunk_key_encoding
     data_type = _format_data_type(fmt, kwargs)
+    if fmt.zarr_format == 2:
+        _object_codec_from_filters(kwargs)
     metadata = fmt.new_array(build_array_metadata(source=source, **kwargs), order=order,
                              data_type=data_type)
     # Construct (and so validate the codec chain) before touching the store.

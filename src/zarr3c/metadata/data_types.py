@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -163,6 +164,21 @@ def _describe(value: Any) -> str:
     """A short rendering of a (JSON) value for error messages."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _describe_json(value: Any) -> str:
+    """A ``data_type`` JSON value as :meth:`DataType.describe` renders it."""
+    if not isinstance(value, dict):
+        return value if isinstance(value, str) else json.dumps(value)
+    parts = []
+    for key, item in (value.get("configuration") or {}).items():
+        if key == "fields" and isinstance(item, list):
+            fields = ", ".join(f"{f.get('name')}: {_describe_json(f.get('data_type'))}"
+                               if isinstance(f, dict) else json.dumps(f) for f in item)
+            parts.append(f"fields=[{fields}]")
+        else:
+            parts.append(f"{key}={json.dumps(item)}")
+    return f"{value.get('name')}({', '.join(parts)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +296,34 @@ class DataType:
                 },
             }
         return self.name
+
+    def describe(self) -> str:
+        """The data type with its configuration, for people (``info``): the name of a type
+        without one, else ``name(key=value, ...)`` from :meth:`to_json`, a struct's fields
+        as ``name: type``.
+
+        Returns
+        -------
+        str
+            ``"float32"``, ``'numpy.datetime64(unit="s", scale_factor=10)'``,
+            ``"struct(fields=[x: float32, y: int8])"``.
+
+        Raises
+        ------
+        None
+            Every data type has a JSON form to render.
+
+        Examples
+        --------
+        >>> from zarr3c.metadata import data_type_from_numpy
+        >>> data_type_from_numpy("M8[10s]").describe()
+        'numpy.datetime64(unit="s", scale_factor=10)'
+        >>> data_type_from_numpy([("x", "<f4"), ("n", "<U2")]).describe()
+        'struct(fields=[x: float32, n: fixed_length_utf32(length_bytes=8)])'
+        >>> data_type_from_numpy("int16").describe()
+        'int16'
+        """
+        return _describe_json(self.to_json())
 
     # -- fill values: JSON -> bits --------------------------------------------------------
 

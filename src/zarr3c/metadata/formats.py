@@ -36,7 +36,7 @@ from zarr3c.errors import (
     UnsupportedFormatError,
 )
 from zarr3c.metadata.array import ArrayMetadata, load_json_object
-from zarr3c.metadata.data_types import DataType, data_type_from_numpy
+from zarr3c.metadata.data_types import data_type_from_numpy
 from zarr3c.metadata.draft2022 import (
     CORE_URI,
     Draft2022ArrayMetadata,
@@ -375,22 +375,22 @@ class V2Format(HierarchyFormat):
 
     def data_type(self, dtype: Any) -> Any:
         _refuse_object_elements(dtype, self.zarr_format)
-        if vlen_type_for(dtype) is not None or (
-                isinstance(dtype, DataType) and dtype.family == "vlen"):
-            raise UnsupportedFeatureError(
-                "zarr3c does not create Zarr v2 object arrays (strings, bytes) yet: create "
-                "the array in Zarr v3 (its string and variable_length_bytes data types); "
-                "existing v2 object arrays (vlen-utf8, vlen-bytes, vlen-array, json2) are read "
-                "and written")
+        # Strings and bytes become object arrays of the vlen-utf8 / vlen-bytes codec, as
+        # zarr-python 3 writes them (V2ArrayMetadata.from_v3).
+        vlen = vlen_type_for(dtype)
+        if vlen is not None:
+            return vlen
         return v2_data_type_from_numpy(dtype)
 
 
 def _refuse_object_elements(dtype: Any, layout: Any) -> None:
     """Refuse a new array of a v2 object array's arrays or JSON values (a copy's): no v3
-    data type holds them, and zarr3c does not create v2 object arrays."""
+    data type holds them, and zarr3c, like zarr-python 3, creates no v2 object arrays of
+    those codecs (only of vlen-utf8 and vlen-bytes)."""
     if isinstance(dtype, V2ObjectType):
         what = "1-d arrays" if dtype.object_codec == "vlen-array" else "JSON values"
-        why = ("zarr3c does not create Zarr v2 object arrays" if layout == 2
+        why = ("zarr3c, like zarr-python 3, creates Zarr v2 object arrays of the vlen-utf8 "
+               "and vlen-bytes codecs only (strings and bytes)" if layout == 2
                else "no Zarr v3 data type holds them")
         raise UnsupportedFeatureError(
             f"a Zarr v2 object array of the {dtype.object_codec} codec ({what}) cannot be "

@@ -31,7 +31,9 @@ https://numcodecs.readthedocs.io/en/stable/other/vlen.html): ``vlen-utf8`` (stri
 the codec's dtype) and ``json2`` (JSON values); the last two, which no v3 data type holds, are
 a :class:`V2ObjectType` (:mod:`zarr3c.codecs.object_codecs`).  ``pickle`` is refused: decoding
 it runs code stored with the data; ``msgpack2`` and the old ``json`` and ``msgpack`` are not
-read.  zarr3c does not create new v2 object arrays.
+read.  New string and bytes arrays (``dtype=str``, ``dtype=bytes``) are object arrays of
+``vlen-utf8`` and ``vlen-bytes``, as zarr-python 3 creates them; zarr3c, like zarr-python 3,
+creates none of the other object codecs.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -1059,10 +1061,19 @@ class V2ArrayMetadata(ArrayMetadataView):
         if chunk_shape is None:
             raise MetadataError("Zarr v2 arrays have a regular chunk grid only",
                                 path="chunk_grid")
-        parts = split_chain(md.codecs, ndim=len(md.shape), layout=order, compressor_ids=None,
+        codecs = [c if isinstance(c, dict) else c.to_dict() for c in md.codecs]
+        object_filter: _ObjectFilter | None = None
+        if isinstance(data_type, VariableLengthType):
+            codecs, object_filter = _object_serializer_as_filter(codecs, data_type,
+                                                                 ndim=len(md.shape))
+        parts = split_chain(codecs, ndim=len(md.shape), layout=order, compressor_ids=None,
                             what="Zarr v2")
+        if object_filter is not None:
+            parts.filters.insert(object_filter.position, object_filter.spec)
         dtype = data_type.dtype
-        if isinstance(data_type, V2DataType) and dtype.kind not in "Mm":
+        if isinstance(data_type, VariableLengthType):
+            stored = np.dtype(object)
+        elif isinstance(data_type, V2DataType) and dtype.kind not in "Mm":
             stored = dtype  # held as stored
         elif dtype.itemsize > 1:
             stored = dtype.newbyteorder(">" if parts.endian == "big" else "<")
@@ -1098,6 +1109,38 @@ class V2ArrayMetadata(ArrayMetadataView):
         check_same_chain(new.codecs, asked, layout=parts.layout, ndim=len(md.shape),
                          what="Zarr v2")
         return new
+
+
+class _ObjectFilter(NamedTuple):
+    """The object codec of a new v2 object array: its place in ``filters``, its entry."""
+
+    position: int
+    spec: dict[str, Any]
+
+
+def _object_serializer_as_filter(codecs: list[dict[str, Any]], data_type: VariableLengthType,
+                                 *, ndim: int
+                                 ) -> tuple[list[dict[str, Any]], _ObjectFilter | None]:
+    """The v3 chain of a new string or bytes array with its serializer (``vlen-utf8``,
+    ``vlen-bytes``) replaced by ``bytes``, so that :func:`split_chain` takes the rest apart,
+    and the index in the v2 ``filters`` where that object codec goes back with its filter
+    (None: the chain has no such serializer, which split_chain's check then names).
+
+    A Zarr v2 object array (``"dtype": "|O"``) names its object codec among its filters
+    (https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html#filters), first unless array
+    filters come before it, which is what zarr-python 3 writes for ``dtype=str``:
+    ``"filters": [{"id": "vlen-utf8"}]``.
+    """
+    at = next((i for i, c in enumerate(codecs) if c["name"] == data_type.codec), None)
+    if at is None:
+        return codecs, None
+    # A leading reversing transpose is the document's order, not one of its filters.
+    first = codecs[0]
+    leading = int(first["name"] == "transpose" and at > 0
+                  and (first.get("configuration") or {}).get("order")
+                  == list(range(ndim))[::-1])
+    return ([*codecs[:at], {"name": "bytes"}, *codecs[at + 1:]],
+            _ObjectFilter(at - leading, {"id": data_type.codec}))
 
 
 # -- groups ---------------------------------------------------------------------------------------
