@@ -27,6 +27,7 @@ from zarr3c.errors import (
     NodeNotFoundError,
     ReadOnlyError,
 )
+from zarr3c.group_compat import GroupCompat
 from zarr3c.hierarchy import prepare_node
 from zarr3c.metadata.formats import HierarchyFormat, V2Format, V3Format, detect_format
 from zarr3c.metadata.group import ConsolidatedMetadata, entry_error
@@ -168,18 +169,20 @@ def _open_v2_consolidated(store: Store, reads: Any, path: str, *, read_only: boo
     return Group(store, path, metadata, read_only=read_only, fmt=fmt, consolidated=view)
 
 
-class Group(Node):
+class Group(GroupCompat, Node):
     """A group: a node whose members are arrays and other groups.
 
     Create one with :func:`zarr3c.create_group` or :meth:`Group.create_group`, open one with
     :func:`zarr3c.open_group` (or :func:`zarr3c.open`, :func:`zarr3c.open_consolidated`);
     the constructor is what these call, with a metadata document already read.
 
-    A group is a read-only mapping from member names to nodes (``g["x"]``, ``"x" in g``,
-    ``len(g)``, iteration over names, ``del g["x"]`` to erase a member); nested paths work
-    (``g["sub/x"]``).  Members are found by listing the store, or in the group's
-    consolidated metadata when it was opened from it.  Groups compare equal when they are
-    the same path in the same store, and pickle as a reference to it.
+    A group is a mapping from member names to nodes (``g["x"]``, ``"x" in g``,
+    ``len(g)``, iteration over names, ``del g["x"]`` to erase a member, ``g["x"] = data`` to
+    create an array holding ``data``); nested paths work (``g["sub/x"]``).  zarr-python's
+    other ``Group`` methods are in :mod:`zarr3c.group_compat`.  Members are found by
+    listing the store, or in the group's consolidated metadata when it was opened from it.
+    Groups compare equal when they are the same path in the same store, and pickle as a
+    reference to it.
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
 from zarr3c.concurrency import chunk_lock
 from zarr3c.errors import (
@@ -30,6 +30,7 @@ from zarr3c.errors import (
     ZarrError,
 )
 from zarr3c.metadata.formats import HierarchyFormat, V3Format
+from zarr3c.paths import StorePath
 
 __all__ = ["Node", "Attributes", "UNREADABLE", "UnreadableNode"]
 
@@ -170,6 +171,51 @@ class Node:
         (False, True)
         """
         return self._read_only
+
+    @property
+    def store_path(self) -> StorePath:
+        """The node's store and path together (a :class:`~zarr3c.paths.StorePath`), as
+        zarr-python's ``store_path``.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://", "a/b")
+        >>> g.store_path.path, g.store_path.store is g.store
+        ('a/b', True)
+        """
+        return StorePath(self._store, self._path)
+
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Self:
+        """Merge ``new_attributes`` into the user attributes, in one write of the document
+        (as zarr-python's ``update_attributes``; the same as ``attrs.update``).
+
+        Parameters
+        ----------
+        new_attributes : dict
+            Attributes to add or replace (JSON-serializable).
+
+        Returns
+        -------
+        Array or Group
+            This node, its attributes updated.
+
+        Raises
+        ------
+        MetadataError
+            If a value is not JSON-serializable (nothing is written).
+        ReadOnlyError
+            If the node is read-only.
+
+        Examples
+        --------
+        >>> import zarr3c
+        >>> g = zarr3c.create_group("memory://", attributes={"a": 1})
+        >>> g.update_attributes({"b": 2}).attrs.asdict()
+        {'a': 1, 'b': 2}
+        """
+        self.attrs.update(new_attributes)
+        return self
 
     @property
     def attrs(self) -> Attributes:

@@ -13,9 +13,11 @@ the ecosystem writes them.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from zarr3c.errors import NodeNameError
 
-__all__ = ["join_path", "normalize_path", "validate_node_name"]
+__all__ = ["StorePath", "join_path", "normalize_path", "validate_node_name"]
 
 
 def validate_node_name(name: str) -> str:
@@ -127,3 +129,34 @@ def join_path(parent: str, name: str) -> str:
     if child == "":
         raise NodeNameError("child path must not be empty")
     return f"{parent}/{child}" if parent else child
+
+
+class StorePath(NamedTuple):
+    """A store and a normalised path in it: where a node is (``node.store_path``, as in
+    zarr-python); ``store_path / "name"`` is the path of a child.
+
+    Parameters
+    ----------
+    store : Store
+        The store.
+    path : str
+        The normalised path ("" for the root).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> sp = zarr3c.create_group("memory://", "a").store_path
+    >>> sp.path, (sp / "b/c").path
+    ('a', 'a/b/c')
+    """
+
+    store: Any
+    path: str
+
+    def __truediv__(self, name: str) -> StorePath:
+        """The path ``name`` below this one (NodeNameError for an empty or invalid name)."""
+        return StorePath(self.store, join_path(self.path, name))
+
+    def __str__(self) -> str:
+        """The store's repr, then ``/`` and the path."""
+        return f"{self.store!r}/{self.path}"

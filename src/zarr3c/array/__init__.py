@@ -3,6 +3,8 @@
 The package's modules:
 
 - :mod:`.core`: :class:`Array` (set-up, properties, selection dispatch);
+- :mod:`.compat`: what zarr-python's ``Array`` has beyond that (``filters``, ``info``,
+  ``nbytes_stored``, ``with_config``, ...), mixed into :class:`Array`;
 - :mod:`.create`: metadata from create_array's arguments, :func:`create_array`,
   :func:`open_array_at`;
 - :mod:`.geometry`: chunk origins, shapes and stored chunks of an array;

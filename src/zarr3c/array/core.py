@@ -18,6 +18,7 @@ import numpy as np
 from zarr3c._buffers import holds_references
 from zarr3c._kernels.boxes import basic_box
 from zarr3c.array import geometry, objects, write
+from zarr3c.array.compat import ArrayCompat
 from zarr3c.array.read import boxes, general, many, points, shard_boxes
 from zarr3c.array.read.plan import Box, BoxGrid, InnerBox
 from zarr3c.codecs.pipeline import CodecPipeline
@@ -66,7 +67,7 @@ class _Indexer:
         self._set(selection, value)
 
 
-class Array(Node):
+class Array(ArrayCompat, Node):
     """A Zarr v3 array in a store, read and written with numpy-style indexing.
 
     Create one with :func:`zarr3c.create_array`, open one with :func:`zarr3c.open_array`;
@@ -175,6 +176,11 @@ class Array(Node):
         (4, 6)
         """
         return self._metadata.shape
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        """Setting the shape resizes the array, as :meth:`resize` (zarr-python's setter)."""
+        self.resize(value)
 
     @property
     def dtype(self) -> np.dtype:
