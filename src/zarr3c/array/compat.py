@@ -223,7 +223,7 @@ class ArrayCompat:
             shard_shape = self.shards if regular else "<variable>"
         return ArrayInfo(
             zarr_format=self.zarr_format,
-            data_type=self.data_type.name,
+            data_type=self.data_type.describe(),
             fill_value=self.fill_value,
             shape=self.shape,
             shard_shape=shard_shape,
