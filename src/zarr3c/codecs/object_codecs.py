@@ -60,10 +60,40 @@ __all__ = ["JSONCodec", "VLenArrayCodec"]
 _PREFIX = 4
 
 
-def _check_object_dtype(spec: ChunkSpec, *, path: str, codec_id: str) -> None:
-    if spec.dtype != np.dtype(object):
-        raise MetadataError(f"{codec_id} serializes the elements of object arrays, not "
-                            f"{spec.dtype}", path=path)
+class _ObjectCodec(ArrayBytesCodec):
+    """What the two object codecs share: they serialize object arrays only."""
+
+    codec_id: ClassVar[str]
+
+    def validate(self, spec: ChunkSpec, *, path: str) -> None:
+        """Refuse a data type other than object.
+
+        Parameters
+        ----------
+        spec : ChunkSpec
+            The representation the codec receives.
+        path : str
+            The JSON path of the codec, for messages.
+
+        Raises
+        ------
+        zarr3c.errors.MetadataError
+            If ``spec.dtype`` is not object.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec
+        >>> from zarr3c.codecs.object_codecs import JSONCodec
+        >>> JSONCodec().validate(ChunkSpec((1,), np.dtype("f8"), np.zeros((), "f8")),
+        ...                      path="filters[0]")
+        Traceback (most recent call last):
+        ...
+        zarr3c.errors.MetadataError: filters[0]: json2 serializes the elements of object ...
+        """
+        if spec.dtype != np.dtype(object):
+            raise MetadataError(f"{self.codec_id} serializes the elements of object arrays, "
+                                f"not {spec.dtype}", path=path)
 
 
 def _check_shape(chunk: np.ndarray, spec: ChunkSpec, codec_id: str) -> None:
@@ -73,7 +103,7 @@ def _check_shape(chunk: np.ndarray, spec: ChunkSpec, codec_id: str) -> None:
 
 
 @dataclass(frozen=True)
-class VLenArrayCodec(ArrayBytesCodec):
+class VLenArrayCodec(_ObjectCodec):
     """Serialize a chunk whose elements are 1-d arrays of ``dtype``, each after its length
     (numcodecs' ``VLenArray``).
 
@@ -175,33 +205,6 @@ class VLenArrayCodec(ArrayBytesCodec):
         {'name': 'numcodecs.vlen-array', 'configuration': {'dtype': '|u1'}}
         """
         return {"name": self.name, "configuration": {"dtype": self.dtype.str}}
-
-    def validate(self, spec: ChunkSpec, *, path: str) -> None:
-        """Refuse a data type other than object.
-
-        Parameters
-        ----------
-        spec : ChunkSpec
-            The representation the codec receives.
-        path : str
-            The JSON path of the codec, for messages.
-
-        Raises
-        ------
-        zarr3c.errors.MetadataError
-            If ``spec.dtype`` is not object.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from zarr3c.codecs import ChunkSpec
-        >>> spec = ChunkSpec((2,), np.dtype("i4"), np.zeros((), "i4"))
-        >>> VLenArrayCodec(np.dtype("i4")).validate(spec, path="filters[0]")
-        Traceback (most recent call last):
-        ...
-        zarr3c.errors.MetadataError: filters[0]: vlen-array serializes the elements of ...
-        """
-        _check_object_dtype(spec, path=path, codec_id=self.codec_id)
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
         """Serialize one chunk of 1-d arrays.
@@ -357,7 +360,7 @@ _OBJECT_DTYPE = np.dtype(object).str
 
 
 @dataclass(frozen=True)
-class JSONCodec(ArrayBytesCodec):
+class JSONCodec(_ObjectCodec):
     """Serialize a chunk of JSON values as one JSON list followed by its dtype and shape
     (numcodecs' ``JSON``, id ``json2``).
 
@@ -493,33 +496,6 @@ class JSONCodec(ArrayBytesCodec):
             "separators": list(self._separators()), "sort_keys": self.sort_keys,
             "strict": self.strict,
         }}
-
-    def validate(self, spec: ChunkSpec, *, path: str) -> None:
-        """Refuse a data type other than object.
-
-        Parameters
-        ----------
-        spec : ChunkSpec
-            The representation the codec receives.
-        path : str
-            The JSON path of the codec, for messages.
-
-        Raises
-        ------
-        zarr3c.errors.MetadataError
-            If ``spec.dtype`` is not object.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from zarr3c.codecs import ChunkSpec
-        >>> JSONCodec().validate(ChunkSpec((1,), np.dtype("f8"), np.zeros((), "f8")),
-        ...                      path="filters[0]")
-        Traceback (most recent call last):
-        ...
-        zarr3c.errors.MetadataError: filters[0]: json2 serializes the elements of object ...
-        """
-        _check_object_dtype(spec, path=path, codec_id=self.codec_id)
 
     def _separators(self) -> tuple[str, str]:
         """The separators in effect (numcodecs' rule for None)."""
