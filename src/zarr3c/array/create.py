@@ -34,7 +34,7 @@ from zarr3c.metadata import ArrayMetadata
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
 from zarr3c.metadata.v2 import V2DataType
-from zarr3c.stores import Store
+from zarr3c.stores import Store, describe_store
 
 __all__ = ["build_array_metadata", "create_array", "guess_chunks", "normalize_chunk_key_encoding",
            "normalize_chunks", "normalize_shape", "open_array_at"]
@@ -384,11 +384,14 @@ def open_array_at(
     metadata = fmt.read_node(store, path)
     if metadata is None:
         if path and fmt.node_exists(store, path):
-            raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
+            raise ContainsGroupError(f"expected an array at path {path!r}"
+                                     f" in store {describe_store(store)}, found a group")
         raise ArrayNotFoundError(
-            f"no array at path {path!r} (no {fmt.metadata_key(path, 'array')!r})"
+            f"no array at path {path!r}"
+            f" in store {describe_store(store)} (no {fmt.metadata_key(path, 'array')!r})"
         )
     if metadata.node_type != "array":
-        raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
+        raise ContainsGroupError(f"expected an array at path {path!r}"
+                                 f" in store {describe_store(store)}, found a group")
     return Array(store, path, metadata, read_only=read_only,
                  write_empty_chunks=write_empty_chunks, order=order, fmt=fmt)
