@@ -79,6 +79,15 @@ def test_config_set_as_a_context_manager_restores() -> None:
     assert b.order == "C" and b.write_empty_chunks is False
 
 
+def test_config_applies_to_arrays_created_in_groups() -> None:
+    g = zarr3c.group()
+    with zarr3c.config.set({"array.order": "F", "array.write_empty_chunks": True}):
+        a = g.create_array("x", shape=(2, 2), dtype="u1")
+        opened = zarr3c.open_array(g.store, "x")
+    assert (a.order, a.write_empty_chunks) == ("F", True)
+    assert (opened.order, opened.write_empty_chunks) == ("F", True)
+
+
 def test_config_default_compressors_apply_to_auto_only() -> None:
     gzip = [{"name": "gzip", "configuration": {"level": 1}}]
     with zarr3c.config.set(array__v3_default_compressors=gzip):

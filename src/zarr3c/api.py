@@ -288,16 +288,13 @@ def create_array(
     fmt = _format_for_create(s, zarr_format, p)
     # shape and dtype only where given: the store-level create_array takes them from data.
     given = {k: v for k, v in (("shape", shape), ("dtype", dtype)) if v is not None}
-    if (isinstance(compressors, str) and compressors == "auto" and fmt.zarr_format == 3
-            and codecs is None):
-        compressors = config.get("array.v3_default_compressors")
     return _create_array(
         s, p, fmt=fmt, chunks=chunks, shards=shards,
         filters=filters, serializer=serializer, compressors=compressors, fill_value=fill_value,
-        order=_config_default(order, "array.order"), attributes=attributes,
+        order=order, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
         overwrite=overwrite, codecs=codecs,
-        write_empty_chunks=_config_default(write_empty_chunks, "array.write_empty_chunks"),
+        write_empty_chunks=write_empty_chunks,
         data=data, **given,
     )
 

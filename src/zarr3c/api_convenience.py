@@ -1108,7 +1108,8 @@ def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> st
     Returns
     -------
     str
-        One line per node.
+        One line per node (zarr-python returns an object whose ``str`` is such text and
+        which notebooks render as HTML; zarr3c returns the text).
 
     Raises
     ------

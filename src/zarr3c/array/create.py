@@ -34,6 +34,7 @@ from zarr3c.metadata import ArrayMetadata
 from zarr3c.metadata.data_types import DataType, data_type_from_numpy
 from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
 from zarr3c.metadata.v2 import V2DataType
+from zarr3c.settings import config
 from zarr3c.stores import Store, describe_store
 
 __all__ = ["build_array_metadata", "create_array", "guess_chunks", "normalize_chunk_key_encoding",
@@ -245,8 +246,8 @@ def create_array(
     *,
     fmt: HierarchyFormat | None = None,
     overwrite: bool = False,
-    write_empty_chunks: bool = False,
-    order: str = "C",
+    write_empty_chunks: bool | None = None,
+    order: str | None = None,
     data: Any = None,
     **kwargs: Any,
 ) -> Array:
@@ -269,9 +270,11 @@ def create_array(
         :class:`~zarr3c.errors.ContainsArrayError` /
         :class:`~zarr3c.errors.ContainsGroupError`).
     write_empty_chunks
-        Store chunks holding only the fill value too (default: erase them).
+        Store chunks holding only the fill value too (None: ``zarr3c.config``'s
+        ``"array.write_empty_chunks"``, by default False: erase them).
     order
-        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return.
+        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return (None:
+        ``zarr3c.config``'s ``"array.order"``, by default ``"C"``).
     data
         Values to write after creating it; its shape and dtype are the defaults of
         ``shape`` and ``dtype``.
@@ -279,7 +282,8 @@ def create_array(
         The metadata arguments of :func:`build_array_metadata`: ``shape``, ``dtype``,
         ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
         ``fill_value``, ``attributes``, ``chunk_key_encoding``, ``dimension_names``,
-        ``codecs``.
+        ``codecs``.  ``compressors`` ``"auto"`` (or not given) in a Zarr v3 hierarchy is
+        ``zarr3c.config``'s ``"array.v3_default_compressors"``.
 
     Returns
     -------
@@ -307,6 +311,13 @@ def create_array(
     ('x', (4, 4), 'm')
     """
     fmt = fmt if fmt is not None else V3Format()
+    write_empty_chunks = (config.get("array.write_empty_chunks") if write_empty_chunks is None
+                          else write_empty_chunks)
+    order = config.get("array.order") if order is None else order
+    compressors = kwargs.get("compressors", "auto")
+    if (isinstance(compressors, str) and compressors == "auto" and fmt.zarr_format == 3
+            and kwargs.get("codecs") is None):
+        kwargs["compressors"] = config.get("array.v3_default_compressors")
     if store.read_only:
         raise ReadOnlyError(f"cannot create an array in a read-only store at {path!r}")
     if data is not None:
