@@ -327,6 +327,11 @@ def test_not_found_and_exists_errors_name_the_store_and_path(tmp_path: Path) -> 
     g = zarr3c.open_group(str(where))
     with pytest.raises(MemberNotFoundError, match=rf"in store {where}"):
         g["missing"]
+    g.create_array("arr", shape=(1,), dtype="i1")
+    with pytest.raises(ContainsArrayError, match=rf"path 'arr' in store {where}"):
+        g.require_group("arr")
+    with pytest.raises(ContainsArrayError, match=rf"path 'arr' in store {where}"):
+        zarr3c.open_group(str(where), "arr")
 
 
 def test_member_not_found_error_lives_in_errors() -> None:
@@ -335,3 +340,14 @@ def test_member_not_found_error_lives_in_errors() -> None:
     assert group_module.MemberNotFoundError is zarr3c.errors.MemberNotFoundError
     assert issubclass(MemberNotFoundError, KeyError) and issubclass(MemberNotFoundError,
                                                                     NodeNotFoundError)
+
+
+def test_errors_name_the_url_of_a_remote_store() -> None:
+    fsspec = pytest.importorskip("fsspec")
+    import uuid
+
+    store = zarr3c.FsspecStore(fsspec.filesystem("memory"), f"/dropin-{uuid.uuid4().hex}")
+    with pytest.raises(NodeNotFoundError) as info:
+        zarr3c.open_array(store, "x", mode="r")
+    assert store.url in str(info.value) and "path 'x'" in str(info.value)
+

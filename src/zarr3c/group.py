@@ -686,7 +686,8 @@ class Group(Node):
             return self.create_group(name, attributes=attributes)
         node = self[name]
         if isinstance(node, Array):
-            raise ContainsArrayError(f"an array exists at {path!r}")
+            raise ContainsArrayError(f"an array exists at path {path!r} in store "
+                                     f"{describe_store(self._store)}")
         return node
 
     def tree(self) -> str:
