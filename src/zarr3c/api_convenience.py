@@ -62,12 +62,6 @@ __all__ = [
     "zeros_like",
 ]
 
-#: zarr-python's ``create`` keywords that zarr3c takes and ignores: caches zarr3c does not
-#: keep (it reads metadata once per open) and the v2-era synchroniser, whose job zarr3c's
-#: own per-chunk locks do.
-_IGNORED = ("synchronizer", "cache_metadata", "cache_attrs")
-
-
 def _zarr_format(zarr_format: Any, zarr_version: Any = None) -> Any:
     """The layout asked for by ``zarr_format`` or its old name ``zarr_version``
     (``zarr3c.config``'s ``"default_zarr_format"`` when neither is given)."""
