@@ -116,6 +116,8 @@ _RAISES_NOTHING = {
     "zarr3c.codecs.sharding.PartArena.reset",
     "zarr3c.codecs.sharding.StoreRanges.__init__",
     "zarr3c.UnreadableNode.__init__",
+    # copies the default settings into a dict
+    "zarr3c.settings.Config.__init__",
 }
 
 
@@ -148,6 +150,9 @@ _PUBLIC_MODULES = (
     "zarr3c.chunk_grids",
     "zarr3c.chunk_key_encodings",
     "zarr3c.errors",
+    "zarr3c.api_convenience",
+    "zarr3c.copy_convenience",
+    "zarr3c.settings",
 )
 
 

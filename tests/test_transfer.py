@@ -158,7 +158,7 @@ def test_wrong_rank_is_refused_before_anything_is_written(source) -> None:
     dst_store = zarr3c.MemoryStore()
     dst_store.set("keep/me", b"x")
     with pytest.raises(InvalidArgumentError, match=r"'/reg'.*the array has 3"):
-        zarr3c.copy(store, dst_store, chunks=(4, 4))
+        zarr3c.copy(store, dst_store, chunks=(4, 4), overwrite=True)
     assert list(dst_store.list()) == ["keep/me"]
 
 
@@ -177,7 +177,8 @@ def test_clear_replaces_a_destination_in_another_layout(sharded) -> None:
     dst_store = zarr3c.MemoryStore()
     zarr3c.create_group(dst_store).create_array("stale", shape=(3,), dtype="i1")
     with pytest.raises(ZarrError, match="layout"):  # one hierarchy never mixes layouts
-        zarr3c.copy(src.store, dst_store, zarr_format="draft-2022", shards=None)
+        zarr3c.copy(src.store, dst_store, zarr_format="draft-2022", shards=None,
+                    overwrite=True)
     a = zarr3c.copy(src.store, dst_store, zarr_format="draft-2022", shards=None, clear=True)
     assert a.zarr_format == "draft-2022" and not any("stale" in k for k in dst_store.list())
     np.testing.assert_array_equal(a[...], data)

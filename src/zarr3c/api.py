@@ -30,6 +30,7 @@ from zarr3c.group import Group, open_group_at, open_node
 from zarr3c.group import create_group as _create_group
 from zarr3c.metadata.formats import FORMATS, HierarchyFormat, V2Format, detect_format
 from zarr3c.paths import normalize_path
+from zarr3c.settings import config
 from zarr3c.stores import make_store
 
 __all__ = ["create_array", "create_group", "open", "open_array", "open_group"]
@@ -42,6 +43,11 @@ def _check_mode(mode: str) -> None:
     """Refuse a mode other than those in :data:`MODES` (InvalidArgumentError)."""
     if mode not in MODES:
         raise InvalidArgumentError(f"mode must be one of {MODES}, got {mode!r}")
+
+
+def _config_default(value: Any, key: str) -> Any:
+    """``value``, or the setting ``key`` of ``zarr3c.config`` where it is None."""
+    return config.get(key) if value is None else value
 
 
 def _format_for_create(store: Any, zarr_format: Any, path: str = "") -> HierarchyFormat:
@@ -102,14 +108,14 @@ def create_array(
     serializer: Any = "auto",
     compressors: Any = "auto",
     fill_value: Any = None,
-    order: str = "C",
+    order: str | None = None,
     attributes: dict[str, Any] | None = None,
     chunk_key_encoding: Any = None,
     dimension_names: Sequence[str | None] | None = None,
     overwrite: bool = False,
     codecs: Sequence[Any] | None = None,
     zarr_format: Any = 3,
-    write_empty_chunks: bool = False,
+    write_empty_chunks: bool | None = None,
     data: Any = None,
     storage_options: dict[str, Any] | None = None,
 ) -> Array:
@@ -129,12 +135,13 @@ def create_array(
     name : str or None, default None
         Path of the array in the store, names separated by ``"/"`` (leading and trailing
         ``"/"`` are ignored).  None or ``""``: the root.  Missing parent groups are created.
-    shape : int or sequence of int
-        The array's shape (an int for a 1-d array).  Required, also when ``data`` is given.
-    dtype : numpy dtype-like
+    shape : int, sequence of int or None, default None
+        The array's shape (an int for a 1-d array).  Required unless ``data`` is given,
+        which then gives it.
+    dtype : numpy dtype-like or None, default None
         The element type: one of the Zarr v3 core data types (bool, int8 ... uint64,
         float16/32/64, complex64/128) or raw bytes (``"V<n>"``, stored as ``r<8n>``).
-        Required, also when ``data`` is given.
+        Required unless ``data`` is given, which then gives it.
     chunks : "auto", int, sequence of int, or sequence with edge lists, default "auto"
         The chunk shape: a tuple of ints (a regular grid), an int (the same length in every
         dimension) or ``"auto"`` (about 1 MiB chunks, found by halving the longest
@@ -156,14 +163,16 @@ def create_array(
         The array -> bytes codec.  ``"auto"`` and ``"bytes"``: the ``bytes`` codec, little
         endian where the data type has a byte order.
     compressors : "auto", codec, sequence of codecs, or None, default "auto"
-        The bytes -> bytes codecs.  ``"auto"``: zstd at level 0 without checksum (as
-        zarr-python 3 writes); None: no compression.
+        The bytes -> bytes codecs.  ``"auto"``: ``zarr3c.config``'s
+        ``"array.v3_default_compressors"`` for a Zarr v3 array, by default zstd at level 0
+        without checksum (as zarr-python 3 writes); None: no compression.
     fill_value : scalar or None, default None
         The value of elements never written.  None: the data type's default (0, False,
         0.0, or zero bytes).
-    order : {"C", "F"}, default "C"
-        Memory layout of the numpy arrays that reads return.  In the draft-2022 and zarr2-v3
-        layouts it is also the stored chunk memory layout.
+    order : {"C", "F"} or None, default None
+        Memory layout of the numpy arrays that reads return (None: ``zarr3c.config``'s
+        ``"array.order"``, by default "C").  In the draft-2022 and zarr2-v3 layouts it is
+        also the stored chunk memory layout.
     attributes : dict or None, default None
         User attributes (JSON-serializable), stored in the array's metadata document.
     chunk_key_encoding : str, dict or None, default None
@@ -174,7 +183,8 @@ def create_array(
         A name (or None) per dimension, stored in the metadata.
     overwrite : bool, default False
         Replace a node already at ``name`` (it and everything below it is erased first).
-        With False, a node there raises ContainsArrayError or ContainsGroupError.
+        With False, a node there raises ContainsArrayError or ContainsGroupError (naming
+        the store and the path) and nothing is written.
     codecs : sequence of codecs or None, default None
         The whole codec list, in order.  When given, ``filters``, ``serializer`` and
         ``compressors`` are ignored; with ``shards``, the list must hold the
@@ -193,12 +203,15 @@ def create_array(
         (https://zarr-specs.readthedocs.io/en/latest/v3/core/v3.0.html); ``"zarr2-v3"``
         zarr-python 2's experimental v3 layout.  A store already holding a hierarchy takes
         only that hierarchy's layout.
-    write_empty_chunks : bool, default False
-        Store chunks that hold only the fill value.  With False such chunks are not stored
-        (and erased if they were), so they read as the fill value at no storage cost.
+    write_empty_chunks : bool or None, default None
+        Store chunks that hold only the fill value (None: ``zarr3c.config``'s
+        ``"array.write_empty_chunks"``, by default False).  With False such chunks are not
+        stored (and erased if they were), so they read as the fill value at no storage cost.
     data : array-like or None, default None
-        Values written to the whole array once it is created (``shape`` and ``dtype`` must
-        still be given).
+        Values written to the whole array once it is created; its shape and dtype are those
+        of the array where ``shape`` and ``dtype`` are not given.  (zarr-python refuses
+        ``shape`` or ``dtype`` beside ``data``; zarr3c takes them, the data then being
+        written into an array of that shape and type as any write is.)
     storage_options : dict or None, default None
         Options for the fsspec filesystem of a URL store (credentials, ``endpoint_url``,
         ...); refused for local and in-memory stores.
@@ -213,6 +226,8 @@ def create_array(
     InvalidTypeError
         If ``shape`` or ``dtype`` is missing and ``data`` is not given, or ``store`` is not
         store-like.
+    ShapeMismatchError
+        If ``data`` does not fit the ``shape`` given.
     InvalidArgumentError
         If ``order`` is neither "C" nor "F".
     MetadataError
@@ -260,26 +275,30 @@ def create_array(
     >>> b.attrs["units"]
     'counts'
 
-    In a directory, written from ``data``:
+    In a directory, written from ``data`` (which gives the shape and dtype):
 
     >>> import numpy as np, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     c = zarr3c.create_array(tmp, shape=(2, 3), dtype="int64",
-    ...                             data=np.arange(6).reshape(2, 3))
-    ...     print(zarr3c.open_array(tmp)[1])
-    [3 4 5]
+    ...     c = zarr3c.create_array(tmp, data=np.arange(6, dtype="int64").reshape(2, 3))
+    ...     print(c.shape, c.dtype, zarr3c.open_array(tmp)[1])
+    (2, 3) int64 [3 4 5]
     """
     if data is None and (shape is None or dtype is None):
-        raise InvalidTypeError("create_array() needs shape and dtype (or data)")
+        raise InvalidTypeError("create_array() needs shape and dtype, or data (which gives "
+                               "them)")
     s = make_store(store, read_only=False, storage_options=storage_options)
     p = normalize_path(name)
+    fmt = _format_for_create(s, zarr_format, p)
+    # shape and dtype only where given: the store-level create_array takes them from data.
+    given = {k: v for k, v in (("shape", shape), ("dtype", dtype)) if v is not None}
     return _create_array(
-        s, p, fmt=_format_for_create(s, zarr_format, p), shape=shape,
-        dtype=dtype, chunks=chunks, shards=shards,
+        s, p, fmt=fmt, chunks=chunks, shards=shards,
         filters=filters, serializer=serializer, compressors=compressors, fill_value=fill_value,
-        order=order, attributes=attributes, chunk_key_encoding=chunk_key_encoding,
-        dimension_names=dimension_names, overwrite=overwrite, codecs=codecs,
-        write_empty_chunks=write_empty_chunks, data=data,
+        order=order, attributes=attributes,
+        chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
+        overwrite=overwrite, codecs=codecs,
+        write_empty_chunks=write_empty_chunks,
+        data=data, **given,
     )
 
 
@@ -288,8 +307,8 @@ def open_array(
     path: str | None = None,
     mode: str = "r",
     *,
-    write_empty_chunks: bool = False,
-    order: str = "C",
+    write_empty_chunks: bool | None = None,
+    order: str | None = None,
     storage_options: dict[str, Any] | None = None,
     **create_kwargs: Any,
 ) -> Array:
@@ -306,10 +325,12 @@ def open_array(
         ``"a"``: read/write; a missing array is created from ``create_kwargs`` when they are
         given (otherwise it must exist).  ``"w"``: create it, replacing any node at
         ``path``.  ``"w-"``: create it, failing if a node is there.
-    write_empty_chunks : bool, default False
-        Store chunks that hold only the fill value (see :func:`create_array`).
-    order : {"C", "F"}, default "C"
-        Memory layout of the numpy arrays reads return.
+    write_empty_chunks : bool or None, default None
+        Store chunks that hold only the fill value (see :func:`create_array`; None:
+        ``zarr3c.config``'s ``"array.write_empty_chunks"``).
+    order : {"C", "F"} or None, default None
+        Memory layout of the numpy arrays reads return (None: ``zarr3c.config``'s
+        ``"array.order"``).
     storage_options : dict or None, default None
         Options for the fsspec filesystem of a URL store.
     **create_kwargs
@@ -364,6 +385,8 @@ def open_array(
     (array([2, 3], dtype=int16), True)
     """
     _check_mode(mode)
+    write_empty_chunks = _config_default(write_empty_chunks, "array.write_empty_chunks")
+    order = _config_default(order, "array.order")
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
     zarr_format = create_kwargs.pop("zarr_format", None)

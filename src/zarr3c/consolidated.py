@@ -84,6 +84,7 @@ from zarr3c.metadata.v2 import (
     V2ConsolidatedMetadata,
     read_v2_node,
 )
+from zarr3c.stores import describe_store
 
 if TYPE_CHECKING:
     from zarr3c.group import Group
@@ -560,9 +561,10 @@ def consolidate_metadata(
                                 "read-only")
         current = fmt.read_node(reads, p)
         if current is None:
-            raise GroupNotFoundError(f"no group at path {p!r}")
+            raise GroupNotFoundError(f"no group at path {p!r} in store {describe_store(s)}")
         if not isinstance(current, GroupMetadata):
-            raise ContainsArrayError(f"expected a group at path {p!r}, found an array")
+            raise ContainsArrayError(f"expected a group at path {p!r}"
+                                     f" in store {describe_store(s)}, found an array")
         entries = collect(s, fmt, p)
         raw = {k: v.to_dict() for k, v in entries.items()}
         new = dataclasses.replace(current, consolidated_metadata=_empty(raw))
@@ -583,9 +585,10 @@ def _consolidate_v2(store: Any, path: str, fmt: HierarchyFormat) -> Group:
                             "read-only")
     current = read_v2_node(store, path)
     if current is None:
-        raise GroupNotFoundError(f"no group at path {path!r}")
+        raise GroupNotFoundError(f"no group at path {path!r} in store {describe_store(store)}")
     if current.node_type != "group":
-        raise ContainsArrayError(f"expected a group at path {path!r}, found an array")
+        raise ContainsArrayError(f"expected a group at path {path!r}"
+                                 f" in store {describe_store(store)}, found an array")
     documents: dict[str, Any] = {GROUP_KEY: current.to_dict(), ATTRS_KEY: current.attributes}
     pending = [(path, "")]
     while pending:

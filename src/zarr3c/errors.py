@@ -31,6 +31,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidKeyError",
     "InvalidTypeError",
+    "MemberNotFoundError",
     "MetadataError",
     "MissingDependencyError",
     "NodeExistsError",
@@ -212,7 +213,7 @@ class NodeNotFoundError(ZarrError, FileNotFoundError):
     """No array or group at the given path.
 
     Also a ``FileNotFoundError``.  :class:`ArrayNotFoundError`, :class:`GroupNotFoundError`
-    and ``Group``'s ``MemberNotFoundError`` (also a KeyError) say which kind was expected.
+    and :class:`MemberNotFoundError` (also a KeyError) say which kind was expected.
 
     Examples
     --------
@@ -255,6 +256,26 @@ class GroupNotFoundError(NodeNotFoundError):
     ...     print(type(exc).__name__)
     GroupNotFoundError
     """
+
+
+class MemberNotFoundError(NodeNotFoundError, KeyError):
+    """Raised by ``group[name]`` (and ``del group[name]``) when the group has no such member.
+
+    A :class:`NodeNotFoundError` (so also a ``FileNotFoundError``) and a
+    ``KeyError``, as a dict lookup raises.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> g = zarr3c.create_group("memory://")
+    >>> try:
+    ...     g["missing"]
+    ... except KeyError as exc:
+    ...     print(type(exc).__name__, exc)
+    MemberNotFoundError no member 'missing' in group '/' in store MemoryStore(...)
+    """
+
+    __str__ = BaseException.__str__  # the message, not KeyError's quoted repr of it
 
 
 class NodeExistsError(ZarrError, FileExistsError):

@@ -23,6 +23,7 @@ from zarr3c.consolidated import (
 from zarr3c.errors import (
     ContainsArrayError,
     GroupNotFoundError,
+    MemberNotFoundError,
     MetadataError,
     NodeNotFoundError,
     ReadOnlyError,
@@ -38,29 +39,9 @@ from zarr3c.metadata.v2 import (
 )
 from zarr3c.node import UNREADABLE, Node, UnreadableNode
 from zarr3c.paths import join_path
-from zarr3c.stores import Store
+from zarr3c.stores import Store, describe_store
 
 __all__ = ["Group", "MemberNotFoundError", "create_group", "open_group_at", "open_node"]
-
-
-class MemberNotFoundError(NodeNotFoundError, KeyError):
-    """Raised by ``group[name]`` (and ``del group[name]``) when the group has no such member.
-
-    A :class:`~zarr3c.errors.NodeNotFoundError` (so also a ``FileNotFoundError``) and a
-    ``KeyError``, as a dict lookup raises.
-
-    Examples
-    --------
-    >>> import zarr3c
-    >>> g = zarr3c.create_group("memory://")
-    >>> try:
-    ...     g["missing"]
-    ... except KeyError as exc:
-    ...     print(type(exc).__name__, exc)
-    MemberNotFoundError no member 'missing' in group '/'
-    """
-
-    __str__ = BaseException.__str__  # the message, not KeyError's quoted repr of it
 
 
 def open_node(store: Store, path: str, *, read_only: bool = False,
@@ -118,7 +99,8 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
     metadata = fmt.read_node(reads, path)
     if metadata is None:
         if not fmt.node_exists(reads, path):
-            raise NodeNotFoundError(f"no array or group at path {path!r}")
+            raise NodeNotFoundError(f"no array or group at path {path!r}"
+                                    f" in store {describe_store(store)}")
         metadata = fmt.new_group({})  # an implicit group (draft-2022)
     if metadata.node_type == "array":
         return Array(store, path, metadata, read_only=read_only, fmt=fmt)
@@ -162,9 +144,11 @@ def _open_v2_consolidated(store: Store, reads: Any, path: str, *, read_only: boo
     if metadata is None:  # (zarr-python puts the group's own documents in; others may not)
         metadata = fmt.read_node(reads, path)
         if metadata is None:
-            raise GroupNotFoundError(f"no group at path {path!r} (only {key!r})")
+            raise GroupNotFoundError(f"no group at path {path!r}"
+                                     f" in store {describe_store(store)} (only {key!r})")
     if metadata.node_type != "group":
-        raise ContainsArrayError(f"expected a group at path {path!r}, found an array")
+        raise ContainsArrayError(f"expected a group at path {path!r}"
+                                 f" in store {describe_store(store)}, found an array")
     view = ConsolidatedView(ConsolidatedIndex(cm, path))  # type: ignore[arg-type]
     return Group(store, path, metadata, read_only=read_only, fmt=fmt, consolidated=view)
 
@@ -292,8 +276,8 @@ class Group(GroupCompat, Node):
             metadata = view.index.get(view.child_rel(rel))
             if metadata is None:
                 raise MemberNotFoundError(
-                    f"no member {name!r} in group {self.name!r} (its consolidated metadata "
-                    "has none)"
+                    f"no member {name!r} in group {self.name!r} in store "
+                    f"{describe_store(self._store)} (its consolidated metadata has none)"
                 )
             if metadata.node_type == "array":
                 try:
@@ -308,7 +292,8 @@ class Group(GroupCompat, Node):
         try:
             return open_node(self._store, path, read_only=self._read_only, fmt=self._format)
         except NodeNotFoundError:
-            raise MemberNotFoundError(f"no member {name!r} in group {self.name!r}") from None
+            raise MemberNotFoundError(f"no member {name!r} in group {self.name!r} in store "
+                                      f"{describe_store(self._store)}") from None
 
     def get(self, name: str, default: Any = None) -> Any:
         """The member at ``name``, or ``default`` when there is none (as ``dict.get``).
@@ -370,7 +355,8 @@ class Group(GroupCompat, Node):
         self._check_writable()
         path = join_path(self._path, name)
         if name not in self:
-            raise MemberNotFoundError(f"no member {name!r} in group {self.name!r}")
+            raise MemberNotFoundError(f"no member {name!r} in group {self.name!r} in store "
+                                      f"{describe_store(self._store)}")
         self._format.erase_node(self._store, path)
         if self._consolidated is not None:
             self._consolidated.forget(self._store, self._format, self._relative(path))
@@ -703,7 +689,8 @@ class Group(GroupCompat, Node):
             return self.create_group(name, attributes=attributes)
         node = self[name]
         if isinstance(node, Array):
-            raise ContainsArrayError(f"an array exists at {path!r}")
+            raise ContainsArrayError(f"an array exists at path {path!r} in store "
+                                     f"{describe_store(self._store)}")
         return node
 
     def tree(self) -> str:
@@ -845,9 +832,11 @@ def open_group_at(store: Store, path: str, read_only: bool = False,
         node = open_node(store, path, read_only=read_only, fmt=fmt,
                          use_consolidated=use_consolidated, reads=reads)
     except NodeNotFoundError:
-        raise GroupNotFoundError(f"no group at path {path!r}") from None
+        raise GroupNotFoundError(f"no group at path {path!r}"
+                                 f" in store {describe_store(store)}") from None
     if isinstance(node, Array):
-        raise ContainsArrayError(f"expected a group at path {path!r}, found an array")
+        raise ContainsArrayError(f"expected a group at path {path!r}"
+                                 f" in store {describe_store(store)}, found an array")
     return node
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from zarr3c.errors import ContainsArrayError, ContainsGroupError
 from zarr3c.metadata.formats import HierarchyFormat
+from zarr3c.stores import describe_store
 
 __all__ = ["prepare_node", "ancestors"]
 
@@ -88,14 +89,17 @@ def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool
     exists = existing is not None or (path != "" and fmt.node_exists(store, path))
     if exists and not overwrite:
         if existing is not None and existing.node_type == "array":
-            raise ContainsArrayError(f"an array already exists at path {path!r}")
-        raise ContainsGroupError(f"a group already exists at path {path!r}")
+            raise ContainsArrayError(f"an array already exists at path {path!r}"
+                                     f" in store {describe_store(store)}")
+        raise ContainsGroupError(f"a group already exists at path {path!r}"
+                                 f" in store {describe_store(store)}")
     missing: list[str] = []
     for parent in ancestors(path):
         md = fmt.read_node(store, parent)
         if md is not None and md.node_type == "array":
             raise ContainsArrayError(
-                f"cannot create a node at {path!r}: its ancestor {parent!r} is an array"
+                f"cannot create a node at {path!r}"
+                f" in store {describe_store(store)}: its ancestor {parent!r} is an array"
             )
         if md is None:
             missing.append(parent)

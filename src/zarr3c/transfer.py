@@ -42,11 +42,24 @@ from zarr3c.chunk_grids.regular import RegularChunkGrid
 from zarr3c.codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarr3c.codecs.sharding import ShardingCodec
 from zarr3c.concurrency import get_num_threads, map_unordered
-from zarr3c.errors import InvalidArgumentError, ZarrError
+from zarr3c.errors import (
+    ContainsArrayError,
+    ContainsGroupError,
+    InvalidArgumentError,
+    NodeExistsError,
+    ZarrError,
+)
 from zarr3c.group import Group, create_group, open_node
 from zarr3c.metadata.formats import detect_format
 from zarr3c.node import UnreadableNode
-from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, make_store
+from zarr3c.stores import (
+    FsspecStore,
+    LocalStore,
+    MemoryStore,
+    Store,
+    describe_store,
+    make_store,
+)
 
 __all__ = ["KEEP", "ProgressCallback", "copy"]
 
@@ -287,6 +300,24 @@ def _refuse_overlap(src: Store, dst: Store) -> None:
     raise InvalidArgumentError(f"cannot copy {src_text} to {dst_text}: {why}")
 
 
+def _refuse_non_empty(store: Store) -> None:
+    """Refuse to write a copy into ``store`` when it holds anything: replacing what is there
+    needs ``overwrite`` (or ``clear``), as in the CLI."""
+    if next(iter(store.list()), None) is None:
+        return
+    error: type[NodeExistsError] = NodeExistsError
+    what = "the destination is not empty"
+    try:
+        root = detect_format(store).read_node(store, "")
+    except ZarrError:  # not a hierarchy zarr3c reads: still not empty
+        root = None
+    if root is not None:
+        error = ContainsArrayError if root.node_type == "array" else ContainsGroupError
+        what = f"the destination holds {'an array' if root.node_type == 'array' else 'a group'}"
+    raise error(f"{what} in store {describe_store(store)}, at path ''; pass overwrite=True to "
+                "replace its nodes (or clear=True to erase it first)")
+
+
 def _naming(exc: ZarrError, what: str) -> ZarrError:
     """``exc`` again (same class) with ``what`` in front of its message."""
     try:
@@ -319,13 +350,16 @@ def copy(
     compressors: Any = KEEP,
     progress: ProgressCallback | None = None,
     clear: bool = False,
+    overwrite: bool = False,
 ) -> Group | Array:
     """Copy the hierarchy in ``src`` to ``dst`` in the layout ``zarr_format``.
 
     Every group and array is recreated with the same data, attributes, fill values,
-    dimension names and (between two Zarr v3 layouts) chunk key encoding.  Nodes already in
-    ``dst`` at the same paths are replaced (a hierarchy whose root is a group replaces
-    everything below the root of ``dst``; a root array, only that array).  Every array's new
+    dimension names and (between two Zarr v3 layouts) chunk key encoding.  A ``dst`` that
+    holds anything is refused unless ``overwrite`` or ``clear`` is given (as the CLI refuses
+    it without ``--overwrite``).  With ``overwrite``, nodes already in ``dst`` at the same
+    paths are replaced (a hierarchy whose root is a group replaces everything below the root
+    of ``dst``; a root array, only that array).  Every array's new
     metadata is checked in memory before anything is written, so options that do not fit
     some array fail with ``dst`` untouched.
 
@@ -361,6 +395,10 @@ def copy(
         Erase everything in ``dst`` before writing (as mode ``"w"`` does), once the options
         have been checked against every array; ``dst`` may then hold a hierarchy in another
         layout than ``zarr_format``.
+    overwrite : bool, default False
+        Write into a ``dst`` that is not empty, replacing the nodes at the paths of the
+        copy.  With False (and ``clear`` False) a non-empty ``dst`` raises
+        NodeExistsError before anything is written.
 
     Returns
     -------
@@ -383,6 +421,11 @@ def copy(
         re-encoded.
     NodeNotFoundError
         If ``src`` holds no hierarchy.
+    NodeExistsError
+        If ``dst`` is not empty and neither ``overwrite`` nor ``clear`` is given
+        (:class:`~zarr3c.errors.ContainsGroupError` or
+        :class:`~zarr3c.errors.ContainsArrayError` where it holds a group or an array at its
+        root); the message names the destination.
     MetadataError, UnsupportedFeatureError
         If an option does not apply to some array (the message names the array).
     UnsupportedFormatError
@@ -416,7 +459,8 @@ def copy(
     ('draft-2022', 3)
     """
     return _copy_counted(src, dst, zarr_format, chunks=chunks, shards=shards,
-                         compressors=compressors, progress=progress, clear=clear)[0]
+                         compressors=compressors, progress=progress, clear=clear,
+                         overwrite=overwrite)[0]
 
 
 def _copy_counted(
@@ -429,6 +473,7 @@ def _copy_counted(
     compressors: Any = KEEP,
     progress: ProgressCallback | None = None,
     clear: bool = False,
+    overwrite: bool = False,
 ) -> tuple[Group | Array, int, int]:
     """:func:`copy`, also returning how many arrays and groups it copied (for the CLI's
     summary, without listing the destination again)."""
@@ -438,6 +483,8 @@ def _copy_counted(
     # The stores as given: a read-only twin of a store without a location is another object.
     _refuse_overlap(src if isinstance(src, Store) else src_store,
                     dst if isinstance(dst, Store) else dst_store)
+    if not (overwrite or clear):
+        _refuse_non_empty(dst_store)
     src_fmt = detect_format(src_store)
     # A destination about to be cleared takes the layout asked for, whatever it holds now.
     fmt = _format_for_create(MemoryStore() if clear else dst_store, zarr_format)

@@ -36,7 +36,8 @@ from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
 from zarr3c.metadata.v2 import V2DataType
 from zarr3c.metadata.vlen_types import VariableLengthType
 from zarr3c.metadata.zarr2v3 import OBJECT_SERIALIZERS
-from zarr3c.stores import Store
+from zarr3c.settings import config
+from zarr3c.stores import Store, describe_store
 
 __all__ = ["build_array_metadata", "create_array", "guess_chunks", "normalize_chunk_key_encoding",
            "normalize_chunks", "normalize_shape", "open_array_at"]
@@ -289,8 +290,8 @@ def create_array(
     *,
     fmt: HierarchyFormat | None = None,
     overwrite: bool = False,
-    write_empty_chunks: bool = False,
-    order: str = "C",
+    write_empty_chunks: bool | None = None,
+    order: str | None = None,
     data: Any = None,
     **kwargs: Any,
 ) -> Array:
@@ -313,9 +314,11 @@ def create_array(
         :class:`~zarr3c.errors.ContainsArrayError` /
         :class:`~zarr3c.errors.ContainsGroupError`).
     write_empty_chunks
-        Store chunks holding only the fill value too (default: erase them).
+        Store chunks holding only the fill value too (None: ``zarr3c.config``'s
+        ``"array.write_empty_chunks"``, by default False: erase them).
     order
-        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return.
+        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return (None:
+        ``zarr3c.config``'s ``"array.order"``, by default ``"C"``).
     data
         Values to write after creating it; its shape and dtype are the defaults of
         ``shape`` and ``dtype``.
@@ -323,7 +326,8 @@ def create_array(
         The metadata arguments of :func:`build_array_metadata`: ``shape``, ``dtype``,
         ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
         ``fill_value``, ``attributes``, ``chunk_key_encoding``, ``dimension_names``,
-        ``codecs``.
+        ``codecs``.  ``compressors`` ``"auto"`` (or not given) in a Zarr v3 hierarchy is
+        ``zarr3c.config``'s ``"array.v3_default_compressors"``.
 
     Returns
     -------
@@ -351,6 +355,13 @@ def create_array(
     ('x', (4, 4), 'm')
     """
     fmt = fmt if fmt is not None else V3Format()
+    write_empty_chunks = (config.get("array.write_empty_chunks") if write_empty_chunks is None
+                          else write_empty_chunks)
+    order = config.get("array.order") if order is None else order
+    compressors = kwargs.get("compressors", "auto")
+    if (isinstance(compressors, str) and compressors == "auto" and fmt.zarr_format == 3
+            and kwargs.get("codecs") is None):
+        kwargs["compressors"] = config.get("array.v3_default_compressors")
     if store.read_only:
         raise ReadOnlyError(f"cannot create an array in a read-only store at {path!r}")
     if data is not None:
@@ -430,11 +441,14 @@ def open_array_at(
     metadata = fmt.read_node(store, path)
     if metadata is None:
         if path and fmt.node_exists(store, path):
-            raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
+            raise ContainsGroupError(f"expected an array at path {path!r}"
+                                     f" in store {describe_store(store)}, found a group")
         raise ArrayNotFoundError(
-            f"no array at path {path!r} (no {fmt.metadata_key(path, 'array')!r})"
+            f"no array at path {path!r}"
+            f" in store {describe_store(store)} (no {fmt.metadata_key(path, 'array')!r})"
         )
     if metadata.node_type != "array":
-        raise ContainsGroupError(f"expected an array at path {path!r}, found a group")
+        raise ContainsGroupError(f"expected an array at path {path!r}"
+                                 f" in store {describe_store(store)}, found a group")
     return Array(store, path, metadata, read_only=read_only,
                  write_empty_chunks=write_empty_chunks, order=order, fmt=fmt)

@@ -36,6 +36,7 @@ __all__ = [
     "MemoryStore",
     "Store",
     "ZipStore",
+    "describe_store",
     "is_url",
     "make_store",
     "validate_key",
@@ -73,6 +74,44 @@ def is_url(text: Any) -> bool:
     if not isinstance(text, str):
         return False
     return _URL_SCHEME.match(text) is not None or ("::" in text and "://" in text)
+
+
+def describe_store(store: Any) -> str:
+    """Where ``store``'s data is, for messages: the root directory of a local store, the
+    zip file of a ZipStore, the URL of a remote one, the store's repr otherwise (an
+    in-memory store has no other name).
+
+    Parameters
+    ----------
+    store : Store
+        The store.
+
+    Returns
+    -------
+    str
+        The directory, file or URL (or repr).
+
+    Raises
+    ------
+    StoreError
+        Never raised here; listed because a store's own properties may raise it.
+
+    Examples
+    --------
+    >>> import tempfile, zarr3c
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     describe_store(zarr3c.LocalStore(tmp)) == str(zarr3c.LocalStore(tmp).root)
+    True
+    >>> describe_store(zarr3c.MemoryStore())
+    'MemoryStore(<dict at 0x...>, read_only=False)'
+    """
+    if isinstance(store, LocalStore):
+        return str(store.root)
+    if isinstance(store, ZipStore):
+        return str(store.path)
+    if isinstance(store, FsspecStore):
+        return store.url
+    return repr(store)
 
 
 def make_store(

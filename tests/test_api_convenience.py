@@ -1,0 +1,353 @@
+"""zarr-python's convenience names in zarr3c (issue 34): callable ``zarr3c.array`` and
+``zarr3c.group`` that stay modules, ``zarr3c.config``, the convenience functions' own
+behaviour, and that no convenience call loses data: ``copy`` refuses a non-empty destination,
+writes over existing nodes follow ``overwrite``/``mode``, and "not found"/"already exists"
+errors name the store and the path.  (The same calls compared with zarr-python:
+tests/interop/test_interop_convenience.py.)"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarr3c
+from zarr3c.errors import (
+    ContainsArrayError,
+    ContainsGroupError,
+    InvalidArgumentError,
+    MemberNotFoundError,
+    NodeExistsError,
+    NodeNotFoundError,
+    UnsupportedFeatureError,
+)
+
+# -- zarr3c.array / zarr3c.group: callable, and still the modules ------------------------------
+
+
+def test_array_and_group_are_callable_and_still_modules() -> None:
+    a = zarr3c.array(np.arange(6).reshape(2, 3), chunks=(1, 3))
+    assert isinstance(a, zarr3c.Array) and a.chunks == (1, 3)
+    np.testing.assert_array_equal(a[...], np.arange(6).reshape(2, 3))
+    g = zarr3c.group(attributes={"k": 1})
+    assert isinstance(g, zarr3c.Group) and g.attrs["k"] == 1
+    core = importlib.import_module("zarr3c.array.core")
+    group_module = importlib.import_module("zarr3c.group")
+    from zarr3c.array import Array, create_array
+
+    assert core.Array is Array is zarr3c.Array is zarr3c.array.core.Array
+    assert group_module.Group is zarr3c.Group and callable(create_array)
+
+
+def test_modules_callable_in_a_fresh_interpreter_importing_submodules_first() -> None:
+    """Importing a submodule before anything else still ends with callable modules."""
+    code = ("import zarr3c.array.core, zarr3c.group, numpy as np, zarr3c;"
+            "print(zarr3c.array(np.arange(3))[2], type(zarr3c.group()).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["2", "Group"]
+
+
+def test_arrays_and_groups_still_pickle(tmp_path: Path) -> None:
+    a = zarr3c.array(np.arange(4), store=str(tmp_path / "a.zarr"))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(a))[...], np.arange(4))
+    g = zarr3c.group(str(tmp_path / "g.zarr"))
+    assert pickle.loads(pickle.dumps(g)).path == ""
+
+
+# -- config ------------------------------------------------------------------------------------
+
+
+def test_config_set_as_a_context_manager_restores() -> None:
+    threads = zarr3c.get_num_threads()
+    with zarr3c.config.set({"array.order": "F", "array.write_empty_chunks": True,
+                            "threading.max_workers": 1}):
+        a = zarr3c.create_array("memory://", shape=(4, 4), dtype="i2", chunks=(2, 2))
+        assert a.order == "F" and a.write_empty_chunks is True
+        assert zarr3c.get_num_threads() == 1
+        a[...] = 0  # an empty chunk is stored with write_empty_chunks
+        assert len([k for k in a.store.list() if k.startswith("c/")]) == 4
+    assert zarr3c.config.get("array.order") == "C"
+    assert zarr3c.config.get("array.write_empty_chunks") is False
+    assert zarr3c.get_num_threads() == threads
+    b = zarr3c.create_array("memory://", shape=(4,), dtype="i2")
+    assert b.order == "C" and b.write_empty_chunks is False
+
+
+def test_config_applies_to_arrays_created_in_groups() -> None:
+    g = zarr3c.group()
+    with zarr3c.config.set({"array.order": "F", "array.write_empty_chunks": True}):
+        a = g.create_array("x", shape=(2, 2), dtype="u1")
+        opened = zarr3c.open_array(g.store, "x")
+    assert (a.order, a.write_empty_chunks) == ("F", True)
+    assert (opened.order, opened.write_empty_chunks) == ("F", True)
+
+
+def test_config_default_compressors_apply_to_auto_only() -> None:
+    gzip = [{"name": "gzip", "configuration": {"level": 1}}]
+    with zarr3c.config.set(array__v3_default_compressors=gzip):
+        a = zarr3c.zeros((4,), dtype="i4")
+        b = zarr3c.create_array("memory://", shape=(4,), dtype="i4", compressors=None)
+    assert [c.to_dict()["name"] for c in a.codecs] == ["bytes", "gzip"]
+    assert [c.to_dict()["name"] for c in b.codecs] == ["bytes"]
+
+
+@pytest.mark.parametrize("options", [{"array.order": "X"}, {"no.such": 1},
+                                     {"threading.max_workers": 0},
+                                     {"array.write_empty_chunks": "yes"}])
+def test_config_refuses_bad_settings_changing_nothing(options: dict) -> None:
+    with pytest.raises(InvalidArgumentError):
+        zarr3c.config.set({"array.order": "F", **options})
+    assert zarr3c.config.get("array.order") == "C"
+
+
+# -- create_array(data=...) and create -----------------------------------------------------------
+
+
+def test_create_array_takes_shape_and_dtype_from_data() -> None:
+    a = zarr3c.create_array("memory://", data=np.arange(10, dtype="uint16"))
+    assert a.shape == (10,) and a.dtype == np.uint16
+    np.testing.assert_array_equal(a[...], np.arange(10))
+    with pytest.raises(zarr3c.errors.InvalidTypeError, match="or data"):
+        zarr3c.create_array("memory://", shape=(3,))
+
+
+def test_create_maps_v2_era_keywords() -> None:
+    whole = zarr3c.create((5, 7), chunks=False, dtype="i1")
+    assert whole.chunks == (5, 7)
+    guessed = zarr3c.create(100, chunks=True, dtype="i1")
+    assert guessed.chunks == (100,)
+    dots = zarr3c.create((4, 4), chunks=2, dtype="u1", dimension_separator=".")
+    dots[3, 3] = 1
+    assert "c.1.1" in list(dots.store.list())
+    ro = zarr3c.create((3,), dtype="f8", read_only=True)
+    assert ro.read_only
+    compressed = zarr3c.create((4,), dtype="i4", compressor={"name": "gzip", "configuration": {"level": 1}})
+    assert [c.to_dict()["name"] for c in compressed.codecs] == ["bytes", "gzip"]
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"chunk_store": {}}, UnsupportedFeatureError),
+    ({"object_codec": object()}, UnsupportedFeatureError),
+    ({"chunks": 2, "chunk_shape": 2}, InvalidArgumentError),
+    ({"dimension_separator": ".", "chunk_key_encoding": "v2"}, InvalidArgumentError),
+    ({"dimension_separator": "-"}, InvalidArgumentError),
+    ({"zarr_format": 3, "zarr_version": 2}, InvalidArgumentError),
+    ({"mode": "r"}, InvalidArgumentError),
+])
+def test_create_refuses_what_it_cannot_honour(kwargs: dict, error: type) -> None:
+    with pytest.raises(error):
+        zarr3c.create((4,), dtype="i1", **kwargs)
+
+
+def test_like_of_a_sharded_array_keeps_its_grid_and_codecs() -> None:
+    src = zarr3c.create_array("memory://", shape=(16, 16), dtype="f4", chunks=(4, 4),
+                              shards=(8, 8), attributes={"dropped": True})
+    z = zarr3c.zeros_like(src)
+    assert (z.shape, z.chunks, z.shards, z.dtype) == ((16, 16), (4, 4), (8, 8), np.float32)
+    assert [c.to_dict() for c in z.codecs] == [c.to_dict() for c in src.codecs]
+    assert dict(z.attrs) == {}
+    f = zarr3c.full_like(src, fill_value=2.5)
+    assert float(f[3, 3]) == 2.5
+
+
+def test_from_array_rechunks_and_copies_only_what_is_stored() -> None:
+    src = zarr3c.create_array("memory://", shape=(20, 20), dtype="i4", chunks=(5, 5),
+                              fill_value=-1)
+    src[:5, :5] = 7
+    out = zarr3c.from_array("memory://", data=src, chunks=(10, 10),
+                            compressors={"name": "gzip", "configuration": {"level": 1}})
+    assert out.chunks == (10, 10) and out.fill_value == -1
+    np.testing.assert_array_equal(out[...], src[...])
+    assert sorted(k for k in out.store.list() if k.startswith("c/")) == ["c/0/0"]
+    meta_only = zarr3c.from_array("memory://", data=src, write_data=False)
+    assert meta_only.nchunks_initialized == 0
+
+
+def test_array_of_a_zarr3c_array_copies_it() -> None:
+    src = zarr3c.create_array("memory://", shape=(6,), dtype="u1", chunks=(2,))
+    src[...] = [1, 2, 3, 4, 5, 6]
+    again = zarr3c.array(src, chunks=(3,))
+    assert again.chunks == (3,)
+    np.testing.assert_array_equal(again[...], src[...])
+
+
+# -- save, load, tree ----------------------------------------------------------------------------
+
+
+def test_save_group_replaces_what_is_there_and_load_reads_it(tmp_path: Path) -> None:
+    where = str(tmp_path / "g.zarr")
+    zarr3c.save_array(where, np.arange(3))
+    zarr3c.save_group(where, np.zeros(2), labels=np.array([1, 2]))  # as zarr-python: replaces
+    loaded = zarr3c.load(where)
+    assert sorted(loaded) == ["arr_0", "labels"] and len(loaded) == 2
+    np.testing.assert_array_equal(loaded["labels"], [1, 2])
+    with pytest.raises(KeyError):
+        loaded["missing"]
+
+
+def test_save_one_array_over_a_group_is_refused_keeping_it(tmp_path: Path) -> None:
+    where = str(tmp_path / "g.zarr")
+    zarr3c.save(where, a=np.arange(2))
+    with pytest.raises(ContainsGroupError, match=rf"in store {tmp_path / 'g.zarr'}"):
+        zarr3c.save(where, np.arange(5))
+    np.testing.assert_array_equal(zarr3c.load(where)["a"], [0, 1])
+    with pytest.raises(InvalidArgumentError, match="at least one array"):
+        zarr3c.save(where)
+
+
+def test_load_of_nothing_names_the_store(tmp_path: Path) -> None:
+    with pytest.raises(NodeNotFoundError, match=rf"path '' in store {tmp_path / 'none.zarr'}"):
+        zarr3c.load(str(tmp_path / "none.zarr"))
+
+
+def test_tree_levels() -> None:
+    g = zarr3c.group()
+    g.create_array("a/b/x", shape=(2,), dtype="i1")
+    g.create_array("y", shape=(3,), dtype="u2")
+    assert zarr3c.tree(g) == g.tree()
+    assert zarr3c.tree(g, level=0) == "/"
+    assert zarr3c.tree(g, level=1).splitlines() == ["/", "├── a", "└── y (3,) uint16"]
+    assert len(zarr3c.tree(g, level=2).splitlines()) == 4
+    with pytest.raises(InvalidArgumentError):
+        zarr3c.tree(g, level=-1)
+
+
+def test_print_debug_info(capsys: pytest.CaptureFixture[str]) -> None:
+    zarr3c.print_debug_info()
+    out = capsys.readouterr().out
+    assert f"zarr3c: {zarr3c.__version__}" in out and "numpy: " in out
+
+
+# -- copy_store and copy_all -----------------------------------------------------------------------
+
+
+def _source() -> zarr3c.Group:
+    g = zarr3c.group(attributes={"root": 1})
+    a = g.create_array("sub/x", shape=(4,), dtype="i2", chunks=(2,))
+    a[...] = [1, 2, 3, 4]
+    a.attrs["u"] = "m"
+    g.create_array("y", shape=(2,), dtype="f4")
+    return g
+
+
+def test_copy_store_refuses_existing_keys_before_writing() -> None:
+    src = _source()
+    dest = zarr3c.MemoryStore()
+    dest.set("y/zarr.json", b"{}")
+    with pytest.raises(NodeExistsError, match="'y/zarr.json' exists in store MemoryStore"):
+        zarr3c.copy_store(src.store, dest)
+    assert list(dest.list()) == ["y/zarr.json"]
+    n_copied, n_skipped, _ = zarr3c.copy_store(src.store, dest, if_exists="skip")
+    assert n_skipped == 1 and dest.get("y/zarr.json") == b"{}"
+    zarr3c.copy_store(src.store, dest, if_exists="replace")
+    assert zarr3c.open_array(dest, "y").shape == (2,)
+
+
+def test_copy_store_paths_excludes_and_dry_run() -> None:
+    src = _source()
+    dest = zarr3c.MemoryStore()
+    lines: list[str] = []
+    counts = zarr3c.copy_store(src.store, dest, source_path="sub", dest_path="moved",
+                               excludes=[r"^x/c/"], includes=[r"/1$"], dry_run=True,
+                               log=lines.append)
+    assert list(dest.list()) == [] and counts[0] == len(lines) == 3  # zarr.json x2, c/1
+    zarr3c.copy_store(src.store, dest, source_path="sub", dest_path="moved")
+    np.testing.assert_array_equal(zarr3c.open_array(dest, "moved/x")[...], [1, 2, 3, 4])
+
+
+def test_copy_all_copies_members_and_refuses_or_skips_existing() -> None:
+    src = _source()
+    dest = zarr3c.group()
+    assert zarr3c.copy_all(src, dest) == (3, 0, 16)  # sub, sub/x, y; 8 + 8 bytes
+    np.testing.assert_array_equal(dest["sub/x"][...], [1, 2, 3, 4])
+    assert dest["sub/x"].attrs["u"] == "m"
+    dest["sub/x"][0] = 100
+    with pytest.raises(ContainsGroupError, match="path 'sub' in store MemoryStore"):
+        zarr3c.copy_all(src, dest)
+    assert int(dest["sub/x"][0]) == 100  # refused before anything was written
+    assert zarr3c.copy_all(src, dest, if_exists="skip") == (0, 2, 0)
+    zarr3c.copy_all(src, dest, if_exists="replace")
+    assert int(dest["sub/x"][0]) == 1
+
+
+def test_copy_all_shallow_without_attrs_and_dry_run() -> None:
+    src = _source()
+    dest = zarr3c.group()
+    zarr3c.copy_all(src, dest, shallow=True, without_attrs=True)
+    assert dest["sub"].keys() == [] and dict(dest["y"].attrs) == {}
+    other = zarr3c.group()
+    assert zarr3c.copy_all(src, other, dry_run=True) == (3, 0, 16)
+    assert other.keys() == []
+
+
+# -- no data lost: zarr3c.copy and errors naming the store ----------------------------------------
+
+
+def test_copy_refuses_a_non_empty_destination(tmp_path: Path) -> None:
+    small = zarr3c.array(np.arange(4), store=str(tmp_path / "small.zarr"))
+    zarr3c.array(np.arange(100, 110), store=str(tmp_path / "precious.zarr"), chunks=(5,))
+    with pytest.raises(ContainsArrayError,
+                       match=rf"destination holds an array in store {tmp_path / 'precious.zarr'}"):
+        zarr3c.copy(str(tmp_path / "small.zarr"), str(tmp_path / "precious.zarr"))
+    np.testing.assert_array_equal(zarr3c.open_array(str(tmp_path / "precious.zarr"))[...],
+                                  np.arange(100, 110))
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "notes.txt").write_text("keep me")
+    with pytest.raises(NodeExistsError, match="not empty"):
+        zarr3c.copy(small.store, str(junk))
+    assert (junk / "notes.txt").read_text() == "keep me"
+    out = zarr3c.copy(small.store, str(tmp_path / "precious.zarr"), overwrite=True)
+    np.testing.assert_array_equal(out[...], np.arange(4))
+    fresh = zarr3c.copy(small.store, str(tmp_path / "new.zarr"))  # missing: fine
+    np.testing.assert_array_equal(fresh[...], np.arange(4))
+
+
+def test_not_found_and_exists_errors_name_the_store_and_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.zarr"
+    with pytest.raises(NodeNotFoundError, match=rf"path '' in store {missing}"):
+        zarr3c.open_array(str(missing), mode="r")
+    assert not missing.exists()
+    with pytest.raises(NodeNotFoundError, match=rf"path 'a/b' in store {missing}"):
+        zarr3c.open_group(str(missing), "a/b", mode="r")
+    with pytest.raises(NodeNotFoundError, match=rf"path 'x' in store {missing}"):
+        zarr3c.open(str(missing), "x", mode="r")
+    where = tmp_path / "there.zarr"
+    zarr3c.create_group(str(where), "g")
+    with pytest.raises(ContainsGroupError, match=rf"path 'g' in store {where}"):
+        zarr3c.create_array(str(where), "g", shape=(2,), dtype="i1")
+    with pytest.raises(ContainsGroupError, match=rf"path 'g' in store {where}"):
+        zarr3c.open_array(str(where), "g")
+    g = zarr3c.open_group(str(where))
+    with pytest.raises(MemberNotFoundError, match=rf"in store {where}"):
+        g["missing"]
+    g.create_array("arr", shape=(1,), dtype="i1")
+    with pytest.raises(ContainsArrayError, match=rf"path 'arr' in store {where}"):
+        g.require_group("arr")
+    with pytest.raises(ContainsArrayError, match=rf"path 'arr' in store {where}"):
+        zarr3c.open_group(str(where), "arr")
+
+
+def test_member_not_found_error_lives_in_errors() -> None:
+    import zarr3c.group as group_module
+
+    assert group_module.MemberNotFoundError is zarr3c.errors.MemberNotFoundError
+    assert issubclass(MemberNotFoundError, KeyError) and issubclass(MemberNotFoundError,
+                                                                    NodeNotFoundError)
+
+
+def test_errors_name_the_url_of_a_remote_store() -> None:
+    fsspec = pytest.importorskip("fsspec")
+    import uuid
+
+    store = zarr3c.FsspecStore(fsspec.filesystem("memory"), f"/dropin-{uuid.uuid4().hex}")
+    with pytest.raises(NodeNotFoundError) as info:
+        zarr3c.open_array(store, "x", mode="r")
+    assert store.url in str(info.value) and "path 'x'" in str(info.value)
+
