@@ -55,6 +55,7 @@ __all__ = [
     "crc32c",
     "decode_bytes",
     "decode_utf8",
+    "decode_utf8_into",
     "encode_bytes",
     "encode_utf8",
     "EncodeArena",
@@ -2009,6 +2010,16 @@ def decode_utf8(data: ReadBuffer, count: int, dtype: Any = None) -> NDArray[Any]
             raise ValueError(f"vlen: item {i} is not valid UTF-8") from None
     out = _object_array(strings)
     return out if dtype is None or np.dtype(dtype).kind == "O" else out.astype(dtype)
+
+
+def decode_utf8_into(data: ReadBuffer, out: NDArray[Any]) -> None:
+    """Reference of :func:`zarr3c._kernels.vlen.decode_utf8_into`: :func:`decode_utf8`, then
+    assigned into ``out``."""
+    if not isinstance(out, np.ndarray) or out.dtype.kind != "T":
+        raise TypeError("vlen: out must be a StringDType array")
+    if out.ndim != 1 or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("vlen: out must be 1-d, C-contiguous and writable")
+    out[:] = decode_utf8(data, out.shape[0], out.dtype)
 
 
 def decode_bytes(data: ReadBuffer, count: int) -> NDArray[np.object_]:

@@ -34,6 +34,20 @@ def decode_utf8(
     string allocator fails.
     """
 
+def decode_utf8_into(data: ReadBuffer, out: NDArray[Any]) -> None:
+    """The len(out) strings encoded in data, packed into out: a 1-d, C-contiguous, writable
+    StringDType array (a view of a larger array too: each string comes from the allocator
+    of out's descriptor, which a view shares with its base).  Items already in out are
+    replaced.  The items are checked (framing, UTF-8) a run at a time without the GIL or
+    out's allocator lock, and each run packed under that lock, so threads filling parts of
+    one array check side by side.
+
+    ValueError as decode_utf8 (count being len(out)), and if out is not 1-d, C-contiguous and
+    writable; out then holds the items before the bad one (or the run that holds it) and
+    its other items unchanged.  TypeError if out is not a StringDType array or numpy has
+    none.  MemoryError if numpy's string allocator fails.
+    """
+
 def decode_bytes(data: ReadBuffer, count: int) -> NDArray[np.object_]:
     """The ``count`` byte strings encoded in data, as a 1-d object array of ``bytes``.
 

@@ -214,6 +214,52 @@ class VLenUTF8Codec(_VLenCodec):
         return out.reshape(spec.shape)
 
 
+    def decode_into(self, data: bytes | memoryview | np.ndarray, spec: ChunkSpec,
+                    out: np.ndarray) -> bool:
+        """Deserialize one chunk of strings straight into ``out``, a ``StringDType`` array:
+        the kernel packs each string into ``out``'s own allocator, so that a read's output
+        is filled with no chunk array in between.
+
+        Parameters
+        ----------
+        data : bytes, memoryview or numpy.ndarray
+            The encoded chunk.
+        spec : ChunkSpec
+            Its representation.
+        out : numpy.ndarray
+            A writable C-contiguous ``StringDType`` array of shape ``spec.shape``.
+
+        Returns
+        -------
+        bool
+            True when done; False (``out`` untouched) for another data type or a numpy
+            without ``StringDType``.
+
+        Raises
+        ------
+        zarr3c.errors.ChunkDecodeError
+            As :meth:`decode`; ``out`` may then hold the items before the bad one.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec
+        >>> from zarr3c.codecs.vlen import VLenUTF8Codec
+        >>> out = np.empty(2, dtype=object)
+        >>> spec = ChunkSpec((2,), out.dtype, np.array("", dtype=object))
+        >>> VLenUTF8Codec().decode_into(b"\\x02\\x00\\x00\\x00" + bytes(8), spec, out)
+        False
+        """
+        if (out.dtype.kind != "T" or not _STRING_DTYPE_KERNEL or out.shape != tuple(spec.shape)
+                or not out.flags.c_contiguous or not out.flags.writeable):
+            return False
+        try:
+            _vlen.decode_utf8_into(_contiguous_bytes(data), out.reshape(-1))
+        except ValueError as exc:
+            raise _decode_error(self.name, exc) from None
+        return True
+
+
 @dataclass(frozen=True)
 class VLenBytesCodec(_VLenCodec):
     """Serialize a chunk of variable-length byte strings, each after its length.
