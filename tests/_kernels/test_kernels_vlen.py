@@ -508,3 +508,28 @@ def test_threads_decode_into_one_array() -> None:
         t.join()
     assert not errors, errors
     assert out.tolist() == [s for p in parts for s in p]
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=string_lists, array_from=st.integers(-2, 400))
+def test_encodings_as_arrays_agree_with_bytes(values: list[str], array_from: int) -> None:
+    # from array_from bytes on, the same encoding as a uint8 array (numpy's memory)
+    items = objects(values)
+    raw = [v.encode() for v in values]
+    cases: list[tuple[Any, Any, Any]] = [
+        (vlen.encode_utf8, ref.encode_utf8, items),
+        (vlen.encode_bytes, ref.encode_bytes, objects(raw)),
+    ]
+    if vlen.string_dtype_supported():
+        cases.append((vlen.encode_utf8, ref.encode_utf8, np.array(values, dtype=StringDType())))
+    for kernel, twin, data in cases:
+        want = kernel(data)
+        assert isinstance(want, bytes)
+        for encode in (kernel, twin):
+            got = encode(data, array_from=array_from)
+            if 0 <= array_from <= len(want):
+                assert isinstance(got, np.ndarray) and got.dtype == np.uint8 and got.ndim == 1
+                assert got.flags.c_contiguous and got.flags.writeable
+                assert got.tobytes() == want
+            else:
+                assert got == want

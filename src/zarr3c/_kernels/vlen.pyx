@@ -653,13 +653,26 @@ cdef void _write(uint8_t* dst, Py_ssize_t count, const _Piece* pieces) noexcept 
         pos += pieces[i].size
 
 
-cdef bytes _encode_objects(object items, bint utf8):
+cdef object _output(Py_ssize_t total, Py_ssize_t array_from, uint8_t** dst):
+    """The encoding's memory: a ``bytes`` object, or from ``array_from`` bytes on (if >= 0) a
+    numpy ``uint8`` array, which numpy backs with huge pages when large (few page faults
+    where the memory is new)."""
+    if 0 <= array_from <= total:
+        out = np.empty(total, dtype=np.uint8)
+        dst[0] = <uint8_t*><size_t>out.__array_interface__["data"][0]
+        return out
+    out = PyBytes_FromStringAndSize(NULL, total)
+    dst[0] = <uint8_t*>PyBytes_AS_STRING(out)
+    return out
+
+
+cdef object _encode_objects(object items, bint utf8, Py_ssize_t array_from):
     cdef Py_ssize_t count, i, total = 4, units
     cdef object[:] view
     cdef object item
     cdef _Piece* pieces
     cdef _Piece* piece
-    cdef bytes out
+    cdef object out
     cdef uint8_t* dst
     items = _items_1d(items)
     if items.dtype != np.dtype(object):
@@ -708,40 +721,42 @@ cdef bytes _encode_objects(object items, bint utf8):
                 piece.data = PyBytes_AS_STRING(item)
                 piece.size = PyBytes_GET_SIZE(item)
             total = _add(total, i, piece.size)
-        out = PyBytes_FromStringAndSize(NULL, total)
-        dst = <uint8_t*>PyBytes_AS_STRING(out)
-        if total >= _NOGIL_MIN and total >= _NOGIL_AVERAGE * count:
-            held = items.copy()
+        # Allocating a numpy array can run Python code (a garbage collection), which could
+        # drop an item: a private copy of the references keeps them alive, as without the GIL.
+        nogil = total >= _NOGIL_MIN and total >= _NOGIL_AVERAGE * count
+        held = items.copy() if nogil or 0 <= array_from <= total else None
+        out = _output(total, array_from, &dst)
+        if nogil:
             with nogil:
                 _write(dst, count, pieces)
-            del held
         else:
             _write(dst, count, pieces)
+        del held
         return out
     finally:
         free(pieces)
 
 
-def encode_utf8(items):
+def encode_utf8(items, *, Py_ssize_t array_from=-1):
     """The ``vlen-utf8`` encoding of ``items`` (contract: vlen.pyi)."""
     if isinstance(items, np.ndarray) and items.dtype.kind == "T":
-        return _encode_string_dtype(items)
-    return _encode_objects(items, True)
+        return _encode_string_dtype(items, array_from)
+    return _encode_objects(items, True, array_from)
 
 
-def encode_bytes(items):
+def encode_bytes(items, *, Py_ssize_t array_from=-1):
     """The ``vlen-bytes`` encoding of ``items`` (contract: vlen.pyi)."""
-    return _encode_objects(items, False)
+    return _encode_objects(items, False, array_from)
 
 
-cdef bytes _encode_string_dtype(object items):
+cdef object _encode_string_dtype(object items, Py_ssize_t array_from):
     cdef Py_ssize_t count, i = 0, total = 4, itemsize, pos = 4
     cdef char* slots
     cdef void* allocator
     cdef npy_static_string s
     cdef int status, failed = 0
     cdef uint8_t* dst
-    cdef bytes out
+    cdef object out
     if _npy_load == NULL:
         raise TypeError("this numpy has no StringDType")
     items = np.ascontiguousarray(_items_1d(items))
@@ -773,8 +788,7 @@ cdef bytes _encode_string_dtype(object items):
         raise MemoryError("numpy's string allocator failed to load an item")
     if failed == 2:
         raise ValueError(f"item {i} is {s.size} bytes, over the format's limit of 2**32 - 1")
-    out = PyBytes_FromStringAndSize(NULL, total)
-    dst = <uint8_t*>PyBytes_AS_STRING(out)
+    out = _output(total, array_from, &dst)
     with nogil:
         _put_le32(dst, <uint32_t>count)
         allocator = _npy_acquire(<const void*>descr)

@@ -47,6 +47,11 @@ __all__ = ["VLenBytesCodec", "VLenUTF8Codec"]
 # chunks go through object arrays.
 _STRING_DTYPE_KERNEL = _vlen.string_dtype_supported()
 
+# Encodings from this size on are numpy arrays rather than bytes objects: numpy backs them
+# with huge pages (it asks for them from 4 MiB), so that a chunk's encoding in new memory
+# costs a few page faults rather than one per 4 KiB.
+_ARRAY_FROM = 4 << 20
+
 
 def _contiguous_bytes(data: bytes | memoryview | np.ndarray) -> np.ndarray:
     """``data`` as one contiguous run of bytes (the kernel reads a contiguous buffer)."""
@@ -118,7 +123,7 @@ class VLenUTF8Codec(_VLenCodec):
                 path=path,
             )
 
-    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes | np.ndarray:
         """Serialize one chunk of strings.
 
         Parameters
@@ -131,8 +136,9 @@ class VLenUTF8Codec(_VLenCodec):
 
         Returns
         -------
-        bytes
-            The encoded chunk, byte for byte what numcodecs' ``VLenUTF8`` writes.
+        bytes or numpy.ndarray
+            The encoded chunk, byte for byte what numcodecs' ``VLenUTF8`` writes (from 4 MiB
+            on, a 1-d ``uint8`` array).
 
         Raises
         ------
@@ -160,7 +166,7 @@ class VLenUTF8Codec(_VLenCodec):
         if flat.dtype.kind == "U" or (flat.dtype.kind == "T" and not _STRING_DTYPE_KERNEL):
             flat = flat.astype(object)
         try:
-            return _vlen.encode_utf8(flat)
+            return _vlen.encode_utf8(flat, array_from=_ARRAY_FROM)
         except TypeError as exc:
             raise ValueConversionError(f"{self.name}: {exc}") from None
         except ValueError as exc:
@@ -295,7 +301,7 @@ class VLenBytesCodec(_VLenCodec):
                 path=path,
             )
 
-    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes | np.ndarray:
         """Serialize one chunk of byte strings.
 
         Parameters
@@ -308,8 +314,9 @@ class VLenBytesCodec(_VLenCodec):
 
         Returns
         -------
-        bytes
-            The encoded chunk, byte for byte what numcodecs' ``VLenBytes`` writes.
+        bytes or numpy.ndarray
+            The encoded chunk, byte for byte what numcodecs' ``VLenBytes`` writes (from 4 MiB
+            on, a 1-d ``uint8`` array).
 
         Raises
         ------
@@ -333,7 +340,7 @@ class VLenBytesCodec(_VLenCodec):
         if flat.dtype.kind == "S":
             flat = flat.astype(object)
         try:
-            return _vlen.encode_bytes(flat)
+            return _vlen.encode_bytes(flat, array_from=_ARRAY_FROM)
         except TypeError as exc:
             raise ValueConversionError(f"{self.name}: {exc}") from None
         except ValueError as exc:
