@@ -33,6 +33,13 @@ noise, so that it is random-ish but compressible.  Rows are ``layout x compressi
   with repeats on the first two axes and the first chunk's width on the last: 1000 x 1000 x 64
   uint16 is 128 MiB out).
 
+With ``--strings`` the rows are string arrays instead of the cube (zarr3c, zarr-python and
+zarrs-python only): 10^6 short strings (5-15 characters, chunks of 10^5) and 10^5 long ones
+(about 1,000 characters, chunks of 10^4), the data of ``bench_strings.strings`` (one in ten
+holding a non-ASCII character), each written whole into a fresh array (``write``) and read
+whole (``read_all``), codecs ``vlen-utf8`` + zstd level 0 without checksum (zarr-python's
+defaults for ``dtype=str``), every result checked equal to the source.
+
 With ``--zarr-format 2`` every implementation writes Zarr v2 arrays of the same cube instead
 (``.zarray``, chunk keys ``i.j.k``, dtype ``"<u2"``, compressor null or numcodecs
 ``{"id": "zstd", "level": 0}``); Zarr v2 has no sharding, so the sharded rows are reported as
@@ -53,6 +60,7 @@ Usage::
     python asv_benchmarks/compare_peers.py                       # everything, 512^3
     python asv_benchmarks/compare_peers.py --size 256 --repeat 1 # quick
     python asv_benchmarks/compare_peers.py --zarr-format 2       # the same through Zarr v2
+    python asv_benchmarks/compare_peers.py --strings             # the string rows
     python asv_benchmarks/compare_peers.py --only zarr3c,tensorstore --layouts chunked \\
         --compressions zstd --workloads read_all,random --json out.json
 """
@@ -101,6 +109,13 @@ ZARR_FORMATS = (2, 3)
 #: Zarr v2's chunk key separator, the same for every implementation (v2's default)
 V2_SEPARATOR = "."
 V2_NO_SHARDING = "Zarr v2 has no sharding"
+
+#: The string rows (``--strings``): name -> (strings, about how many characters each, chunk
+#: length), the data of ``bench_strings.strings`` (asv_benchmarks/benchmarks/bench_strings.py)
+STRING_SETS = {"strings_short": (10**6, 10, 10**5), "strings_long": (10**5, 1000, 10**4)}
+STRING_WORKLOADS = ("write", "read_all")
+#: The implementations with string rows (zarrs-python as zarr-python's codec pipeline)
+STRING_IMPLEMENTATIONS = ("zarr3c", "zarr-python", "zarrs-python")
 
 Selection = tuple[slice, ...]
 
@@ -351,6 +366,16 @@ class Adapter:
     def close(self) -> None:
         """Drop handles."""
 
+    def create_strings(self, path: str, n: int, chunk: int) -> None:
+        """Create an empty 1-d string array of ``n`` elements in chunks of ``chunk``, codecs
+        ``vlen-utf8`` + zstd level 0 without checksum (untimed); keep it for :meth:`write`
+        and :meth:`read`."""
+        raise Skipped("no string rows")
+
+    def open_strings(self, path: str) -> None:
+        """Open the string array at ``path`` for reading (untimed)."""
+        self.open(path)
+
 
 def import_zarr3c() -> Any:
     """``import zarr3c``; if it is not installed, from this checkout (needs built kernels)."""
@@ -445,6 +470,11 @@ class Zarr3cAdapter(Adapter):
     def write(self, src: np.ndarray) -> None:
         self.arr[...] = src
 
+    def create_strings(self, path: str, n: int, chunk: int) -> None:
+        z = self.zarr3c
+        self.arr = z.create_array(z.LocalStore(path), shape=(n,), dtype=str, chunks=(chunk,),
+                                  compressors=self._compressors("zstd"), overwrite=True)
+
     def open(self, path: str) -> None:
         # The format is found from the documents present, as a user would open it.
         self.arr = self.zarr3c.open_array(self.zarr3c.LocalStore(path), mode="r")
@@ -519,6 +549,15 @@ class ZarrPythonAdapter(Adapter):
 
     def write(self, src: np.ndarray) -> None:
         self.arr[...] = src
+
+    def create_strings(self, path: str, n: int, chunk: int) -> None:
+        zarr = self.zarr
+        self.zarr_format = 3
+        self.arr = zarr.create_array(
+            zarr.storage.LocalStore(path), shape=(n,), dtype=str, chunks=(chunk,),
+            compressors=zarr.codecs.ZstdCodec(level=ZSTD_LEVEL, checksum=False), overwrite=True,
+        )
+        self._check_pipeline()
 
     def open(self, path: str) -> None:
         store = self.zarr.storage.LocalStore(path, read_only=True)
@@ -1067,6 +1106,78 @@ def run_adapter(
     return out
 
 
+def load_strings(n: int, length: int) -> np.ndarray:
+    """``bench_strings.strings(n, length)``: the strings the asv benchmarks write."""
+    bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "benchmarks")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    return importlib.import_module("bench_strings").strings(n, length)
+
+
+def run_strings_adapter(adapter: Adapter, name: str, src: np.ndarray, chunk: int, root: str,
+                        repeat: int) -> list[Result]:
+    """The string rows of one data set for one implementation (as :func:`run_adapter`: each
+    timed write into a fresh array, the reads of the last copy after one untimed warm-up,
+    every result checked equal to ``src``); never raises."""
+
+    def result(workload: str, status: str, reason: str = "") -> Result:
+        return Result(name, "zstd", workload, adapter.name, status, reason)
+
+    out: list[Result] = []
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(adapter.session())
+            times: list[float] = []
+            for k in range(repeat):
+                path = os.path.join(root, f"{adapter.name}-{name}-w{k}")
+                adapter.create_strings(path, src.shape[0], chunk)
+                gc.collect()
+                os.sync()
+                t0 = time.perf_counter()
+                adapter.write(src)
+                times.append(time.perf_counter() - t0)
+            adapter.close()
+            adapter.open_strings(path)
+            full = (slice(None),)
+            mismatch = verify_one(adapter.read(full), src, "read back after write")
+            res = result("write", "wrong", mismatch) if mismatch else \
+                finish(result("write", "ok"), times, 1)
+            res.stored_bytes = dir_size(path)
+            out.append(res)
+            log_result(res)
+            times, err = time_min(lambda: adapter.read(full),
+                                  lambda o: verify_one(o, src, "read_all"), repeat, warmup=True)
+            res = result("read_all", "wrong", err) if err else \
+                finish(result("read_all", "ok"), times, 1)
+        except Skipped as exc:
+            return [result(w, "skipped", str(exc)) for w in STRING_WORKLOADS]
+        except Unavailable as exc:
+            return [result(w, "unavailable", str(exc)) for w in STRING_WORKLOADS]
+        except Exception as exc:  # report, never crash the run
+            if not out:
+                return [result(w, "error", describe(exc)) for w in STRING_WORKLOADS]
+            res = result("read_all", "error", describe(exc))
+        finally:
+            adapter.close()
+        out.append(res)
+        log_result(res)
+    return out
+
+
+def run_strings(adapters: Sequence[Adapter], names: Sequence[str], unavailable: dict[str, str],
+                base: str, repeat: int) -> list[Result]:
+    """Every string data set through every selected implementation."""
+    results: list[Result] = []
+    for set_name, (n, length, chunk) in STRING_SETS.items():
+        src = load_strings(n, length)
+        log(f"[{set_name}] {n} strings of about {length} characters, chunks of {chunk}")
+        results += [Result(set_name, "zstd", w, name, "unavailable", unavailable[name])
+                    for name in names if name in unavailable for w in STRING_WORKLOADS]
+        for adapter in adapters:
+            results += run_strings_adapter(adapter, set_name, src, chunk, base, repeat)
+    return results
+
+
 def run_limit(
     limit: LimitRunner, case: Case, workloads: Sequence[str], root: str, repeat: int
 ) -> list[Result]:
@@ -1270,6 +1381,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the Zarr format every implementation writes (3; 2 has no sharded rows)",
     )
     p.add_argument(
+        "--strings",
+        action="store_true",
+        help="the string rows instead of the cube: 10^6 short and 10^5 long strings "
+        "(vlen-utf8 + zstd), written and read whole",
+    )
+    p.add_argument(
         "--tmpdir", default=None, help="where the copies are written (a fresh directory inside it)"
     )
     p.add_argument(
@@ -1326,6 +1443,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             unavailable[adapter.name] = str(exc)
         except Exception as exc:  # report, never crash the run
             unavailable[adapter.name] = describe(exc)
+    if args.strings:
+        return main_strings(args, adapters, versions, unavailable)
     limit: LimitRunner | None = None
     if LIMIT in args.only:
         limit = LimitRunner(args.threads)
@@ -1399,18 +1518,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     columns = [c for c in ALL_COLUMNS if c in args.only]
-    print(
-        f"\nZarr v{args.zarr_format}, "
+    header = (
+        f"Zarr v{args.zarr_format}, "
         f"uint16 {args.size}^3, chunks {args.chunk}^3, shards {shard}^3 / {args.inner}^3, "
         f"{args.nreads} random {RANDOM_BOX}^3 reads, min of {args.repeat}, "
-        f"{os.cpu_count()} cpus; times in ms, random rows in us/read\n"
+        f"{os.cpu_count()} cpus; times in ms, random rows in us/read"
     )
+    return report(args, results, columns, header, versions, unavailable, {"shard": shard})
+
+
+def main_strings(args: argparse.Namespace, adapters: Sequence[Adapter], versions: dict[str, str],
+                 unavailable: dict[str, str]) -> int:
+    """The string rows (``--strings``) in place of the cube's: the implementations that
+    have them (tensorstore and the limit do not)."""
+    names = [n for n in args.only if n in STRING_IMPLEMENTATIONS]
+    adapters = [a for a in adapters if a.name in names]
+    log(f"strings: {os.cpu_count()} cpus, repeat {args.repeat}")
+    for name in names:
+        log(f"  {name:13s} {versions.get(name) or 'unavailable: ' + unavailable.get(name, '?')}")
+    base = tempfile.mkdtemp(prefix="zarr3c-peers-", dir=args.tmpdir)
+    try:
+        results = run_strings(adapters, names, unavailable, base, args.repeat)
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+        else:
+            log(f"copies kept in {base}")
+    order = {n: i for i, n in enumerate(ALL_COLUMNS)}
+    sets = list(STRING_SETS)
+    results.sort(key=lambda r: (sets.index(r.layout), STRING_WORKLOADS.index(r.workload),
+                                order[r.impl]))
+    columns = names
+    header = (
+        "Zarr v3 string arrays (vlen-utf8 + zstd level 0), bench_strings.strings data: "
+        + ", ".join(f"{k} {n} x ~{m} chars in chunks of {c}"
+                    for k, (n, m, c) in STRING_SETS.items())
+        + f"; whole writes and reads, min of {args.repeat}, {os.cpu_count()} cpus; times in ms"
+    )
+    return report(args, results, columns, header, versions, unavailable, {})
+
+
+def report(args: argparse.Namespace, results: Sequence[Result], columns: Sequence[str],
+           header: str, versions: dict[str, str], unavailable: dict[str, str],
+           config: dict[str, Any]) -> int:
+    """Print the table (and write ``--json``); exit status 1 if any answer was wrong."""
+    print(f"\n{header}\n")
     print_table(results, columns)
 
     if args.json_out:
         rows, geo, n = summarize(results)
         doc = {
-            "config": {k: v for k, v in vars(args).items() if k != "json_out"} | {"shard": shard},
+            "config": {k: v for k, v in vars(args).items() if k != "json_out"} | config,
             "machine": {
                 "cpus": os.cpu_count(),
                 "platform": platform.platform(),

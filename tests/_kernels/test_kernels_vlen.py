@@ -385,3 +385,151 @@ def test_threads_encode_and_decode_side_by_side() -> None:
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+# -- decoding into a caller's StringDType array ------------------------------------------------
+
+
+def _filled(n: int) -> np.ndarray:
+    """A StringDType array already holding strings (short, medium and long), which a decode
+    into it must replace or leave as they are."""
+    assert StringDType is not None
+    return np.array([("o" * (i % 3) * 200) or f"old{i}" for i in range(n)], dtype=StringDType())
+
+
+@needs_string_dtype
+@settings(max_examples=200, deadline=None)
+@given(values=string_lists, before=st.integers(0, 5), after=st.integers(0, 5))
+def test_decode_into_a_view_agrees_with_reference(values: list[str], before: int,
+                                                   after: int) -> None:
+    encoded = vlen.encode_utf8(objects(values))
+    n = len(values)
+    for decode in (vlen.decode_utf8_into, ref.decode_utf8_into):
+        base = _filled(before + n + after)
+        want = base.copy()
+        want[before:before + n] = values
+        decode(encoded, base[before:before + n])
+        np.testing.assert_array_equal(base, want)
+        # the strings belong to the base's allocator: they outlive the view, and copy
+        assert base.copy().tolist() == want.tolist()
+
+
+@needs_string_dtype
+def test_decode_into_over_several_runs() -> None:
+    # Items past the first run (the kernel checks and packs 256 KiB at a time), a bad item in
+    # a later run named by its index, the items before it packed, those after unchanged.
+    values = [("é" if i % 3 else "a") * (3000 + i) for i in range(400)]
+    encoded = bytearray(vlen.encode_utf8(objects(values)))
+    out = _filled(len(values))
+    vlen.decode_utf8_into(bytes(encoded), out)
+    assert out.tolist() == values
+    bad = 300
+    at = 4 + sum(4 + len(v.encode()) for v in values[:bad]) + 4
+    encoded[at] = 0xFF
+    out = _filled(len(values))
+    old = out.tolist()
+    with pytest.raises(ValueError, match=f"item {bad} is not valid UTF-8"):
+        vlen.decode_utf8_into(bytes(encoded), out)
+    with pytest.raises(ValueError):
+        ref.decode_utf8_into(bytes(encoded), _filled(len(values)))
+    got = out.tolist()
+    assert got[:60] == values[:60]  # (at least the first run's items)
+    assert got[bad:] == old[bad:]
+
+
+@needs_string_dtype
+@settings(max_examples=300, deadline=None)
+@given(values=string_lists, cut=st.integers(0, 2**16), flips=st.lists(
+    st.tuples(st.integers(0, 2**16), st.integers(0, 255)), max_size=3))
+def test_decode_into_damaged_buffers_agree_with_reference(
+        values: list[str], cut: int, flips: list[tuple[int, int]]) -> None:
+    good = vlen.encode_utf8(objects(values))
+    damaged = bytearray(good[:len(good) - cut % (len(good) + 1)])
+    for at, value in flips:
+        if damaged:
+            damaged[at % len(damaged)] = value
+    data = bytes(damaged)
+    want = _filled(len(values))
+    try:
+        ref.decode_utf8_into(data, want)
+    except ValueError:
+        with pytest.raises(ValueError):
+            vlen.decode_utf8_into(data, _filled(len(values)))
+    else:
+        got = _filled(len(values))
+        vlen.decode_utf8_into(data, got)
+        assert got.tolist() == want.tolist()
+
+
+@needs_string_dtype
+def test_decode_into_refuses_other_outputs() -> None:
+    assert StringDType is not None
+    data = frame(b"a", b"b")
+    read_only = np.array(["", ""], dtype=StringDType())
+    read_only.flags.writeable = False
+    cases: list[tuple[Any, type[Exception]]] = [
+        (np.empty(2, dtype=object), TypeError),
+        (np.empty(2, dtype="U1"), TypeError),
+        ([None, None], TypeError),
+        (np.empty((1, 2), dtype=StringDType()), ValueError),
+        (np.empty(4, dtype=StringDType())[::2], ValueError),
+        (read_only, ValueError),
+    ]
+    for out, error in cases:
+        with pytest.raises(error):
+            vlen.decode_utf8_into(data, out)
+        with pytest.raises(error):
+            ref.decode_utf8_into(data, out)
+    with pytest.raises(ValueError, match="stored item count is 2, expected 3"):
+        vlen.decode_utf8_into(data, np.empty(3, dtype=StringDType()))
+
+
+@needs_string_dtype
+def test_threads_decode_into_one_array() -> None:
+    # threads packing into parts of one array share its allocator (taken per run)
+    assert StringDType is not None
+    parts = [[f"{k}-" + ("é" if i % 2 else "a") * (100 + 37 * i % 900) for i in range(2000)]
+             for k in range(8)]
+    encoded = [vlen.encode_utf8(objects(p)) for p in parts]
+    out = np.empty(8 * 2000, dtype=StringDType())
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for _ in range(3):
+                vlen.decode_utf8_into(encoded[k], out[k * 2000:(k + 1) * 2000])
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert out.tolist() == [s for p in parts for s in p]
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=string_lists, array_from=st.integers(-2, 400))
+def test_encodings_as_arrays_agree_with_bytes(values: list[str], array_from: int) -> None:
+    # from array_from bytes on, the same encoding as a uint8 array (numpy's memory)
+    items = objects(values)
+    raw = [v.encode() for v in values]
+    cases: list[tuple[Any, Any, Any]] = [
+        (vlen.encode_utf8, ref.encode_utf8, items),
+        (vlen.encode_bytes, ref.encode_bytes, objects(raw)),
+    ]
+    if vlen.string_dtype_supported():
+        cases.append((vlen.encode_utf8, ref.encode_utf8, np.array(values, dtype=StringDType())))
+    for kernel, twin, data in cases:
+        want = kernel(data)
+        assert isinstance(want, bytes)
+        for encode in (kernel, twin):
+            got = encode(data, array_from=array_from)
+            if 0 <= array_from <= len(want):
+                assert isinstance(got, np.ndarray) and got.dtype == np.uint8 and got.ndim == 1
+                assert got.flags.c_contiguous and got.flags.writeable
+                assert got.tobytes() == want
+            else:
+                assert got == want

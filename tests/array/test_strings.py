@@ -116,3 +116,75 @@ def test_resize_and_append() -> None:
     a.resize((2,))
     a.resize((4,))
     assert a[:].tolist() == ["a", "b", "", ""]
+
+
+def test_whole_chunks_decode_straight_into_the_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Chunks of whole rows land in C-contiguous parts of the output: decoded into them (no
+    # chunk array), the others through a chunk and a copy; numpy is the oracle for both.
+    from zarr3c.codecs.vlen import VLenUTF8Codec
+
+    calls: list[tuple[int, ...]] = []
+    decode_into = VLenUTF8Codec.decode_into
+
+    def spy(self: VLenUTF8Codec, data: object, spec: object, out: np.ndarray) -> bool:
+        calls.append(out.shape)
+        return decode_into(self, data, spec, out)
+
+    monkeypatch.setattr(VLenUTF8Codec, "decode_into", spy)
+    rng = np.random.default_rng(1)
+    expected = _strings(rng, (9, 4))
+    a = zarr3c.create_array("memory://", shape=expected.shape, chunks=(2, 4), dtype=str,
+                            fill_value="fill")
+    a[:4] = expected[:4]  # chunks 2 to 4 are not stored: the fill value
+    expected[4:] = "fill"
+    into = a.dtype.kind == "T"  # (numpy 1.26 has no StringDType: object arrays, copied)
+    for sel, whole in [((...,), 2), ((slice(2, 8),), 1), ((slice(1, 8),), 1),
+                       ((slice(0, 4), slice(0, 4)), 2), ((slice(0, 4), slice(1, 3)), 0),
+                       ((slice(None, None, -1),), 0), ((slice(0, 4), 1), 0)]:
+        calls.clear()
+        np.testing.assert_array_equal(a[sel], expected[sel])
+        assert calls == [(2, 4)] * (whole if into else 0), sel
+    expected = _strings(rng, (9, 4))
+    a[:] = expected
+    calls.clear()
+    np.testing.assert_array_equal(a[2:8], expected[2:8])
+    assert calls == [(2, 4)] * (3 if into else 0)
+    # the last chunk runs past the array's end: decoded whole, then its part copied
+    calls.clear()
+    np.testing.assert_array_equal(a[8:], expected[8:])
+    assert calls == []
+
+
+def test_a_damaged_chunk_read_into_the_output_names_its_key() -> None:
+    from zarr3c.errors import ChunkDecodeError
+
+    a = zarr3c.create_array("memory://", shape=(4,), chunks=(2,), dtype=str, compressors=None)
+    a[:] = ["a", "b", "c", "d"]
+    a.store.set("c/1", b"\x02\x00\x00\x00\x01\x00\x00\x00c\x05\x00\x00\x00d")
+    with pytest.raises(ChunkDecodeError, match="c/1") as info:
+        a[:]
+    assert "item 1's length (5 bytes) runs past the end" in str(info.value)
+    a.store.set("c/1", b"\x02\x00\x00\x00\x01\x00\x00\x00c\x01\x00\x00\x00\xff")
+    with pytest.raises(ChunkDecodeError, match="item 1 is not valid UTF-8"):
+        a[2:]
+
+
+def test_writes_take_string_arrays_as_they_are() -> None:
+    # A StringDType value of another (equal) instance, whole chunks and a broadcast value:
+    # encoded from the value itself, which is left as it was.
+    values = np.array(["é" * 300, "b", "", "long " * 100, "x"], dtype=np.dtypes.StringDType()) \
+        if getattr(np.dtypes, "StringDType", None) is not None else None
+    if values is None:
+        pytest.skip("numpy has no StringDType")
+    before = values.copy()
+    a = zarr3c.create_array("memory://", shape=(5,), chunks=(2,), dtype=str)
+    assert a.dtype is not values.dtype
+    a[:] = values
+    np.testing.assert_array_equal(a[:], before)
+    np.testing.assert_array_equal(values, before)
+    a[:4] = np.broadcast_to(np.array("z", dtype=a.dtype), (4,))
+    np.testing.assert_array_equal(a[:], np.array(["z"] * 4 + ["x"], dtype=a.dtype))
+    read_only = before.copy()
+    read_only.flags.writeable = False
+    a[:] = read_only
+    np.testing.assert_array_equal(a[:], before)

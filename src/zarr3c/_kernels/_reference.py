@@ -55,6 +55,7 @@ __all__ = [
     "crc32c",
     "decode_bytes",
     "decode_utf8",
+    "decode_utf8_into",
     "encode_bytes",
     "encode_utf8",
     "EncodeArena",
@@ -2011,6 +2012,16 @@ def decode_utf8(data: ReadBuffer, count: int, dtype: Any = None) -> NDArray[Any]
     return out if dtype is None or np.dtype(dtype).kind == "O" else out.astype(dtype)
 
 
+def decode_utf8_into(data: ReadBuffer, out: NDArray[Any]) -> None:
+    """Reference of :func:`zarr3c._kernels.vlen.decode_utf8_into`: :func:`decode_utf8`, then
+    assigned into ``out``."""
+    if not isinstance(out, np.ndarray) or out.dtype.kind != "T":
+        raise TypeError("vlen: out must be a StringDType array")
+    if out.ndim != 1 or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("vlen: out must be 1-d, C-contiguous and writable")
+    out[:] = decode_utf8(data, out.shape[0], out.dtype)
+
+
 def decode_bytes(data: ReadBuffer, count: int) -> NDArray[np.object_]:
     """Reference of :func:`zarr3c._kernels.vlen.decode_bytes`."""
     return _object_array(_vlen_items(data, count))
@@ -2032,7 +2043,13 @@ def _vlen_check_items(items: Any) -> None:
         raise ValueError("vlen: items must be 1-d")
 
 
-def encode_utf8(items: NDArray[Any]) -> bytes:
+def _vlen_output(data: bytes, array_from: int) -> bytes | NDArray[np.uint8]:
+    if 0 <= array_from <= len(data):
+        return np.frombuffer(data, dtype=np.uint8).copy()
+    return data
+
+
+def encode_utf8(items: NDArray[Any], *, array_from: int = -1) -> bytes | NDArray[np.uint8]:
     """Reference of :func:`zarr3c._kernels.vlen.encode_utf8`: each item encoded with
     ``str.encode("utf-8")``, None (or a StringDType's missing value) as an empty string."""
     _vlen_check_items(items)
@@ -2055,10 +2072,11 @@ def encode_utf8(items: NDArray[Any]) -> bytes:
                 parts.append(v.encode("utf-8"))
             except UnicodeEncodeError:
                 raise ValueError(f"vlen: item {i} cannot be encoded as UTF-8") from None
-    return _vlen_join(parts)
+    return _vlen_output(_vlen_join(parts), array_from)
 
 
-def encode_bytes(items: NDArray[np.object_]) -> bytes:
+def encode_bytes(items: NDArray[np.object_], *,
+                 array_from: int = -1) -> bytes | NDArray[np.uint8]:
     """Reference of :func:`zarr3c._kernels.vlen.encode_bytes`: None as an empty item."""
     _vlen_check_items(items)
     if items.dtype.kind != "O":
@@ -2071,4 +2089,4 @@ def encode_bytes(items: NDArray[np.object_]) -> bytes:
             raise TypeError(f"vlen: item {i} has type {type(v).__name__}, expected bytes")
         else:
             parts.append(bytes(v))
-    return _vlen_join(parts)
+    return _vlen_output(_vlen_join(parts), array_from)

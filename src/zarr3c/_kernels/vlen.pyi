@@ -34,14 +34,30 @@ def decode_utf8(
     string allocator fails.
     """
 
+def decode_utf8_into(data: ReadBuffer, out: NDArray[Any]) -> None:
+    """The len(out) strings encoded in data, packed into out: a 1-d, C-contiguous, writable
+    StringDType array (a view of a larger array too: each string comes from the allocator
+    of out's descriptor, which a view shares with its base).  Items already in out are
+    replaced.  The items are checked (framing, UTF-8) a run at a time without the GIL or
+    out's allocator lock, and each run packed under that lock, so threads filling parts of
+    one array check side by side.
+
+    ValueError as decode_utf8 (count being len(out)), and if out is not 1-d, C-contiguous and
+    writable; out then holds the items before the bad one (or the run that holds it) and
+    its other items unchanged.  TypeError if out is not a StringDType array or numpy has
+    none.  MemoryError if numpy's string allocator fails.
+    """
+
 def decode_bytes(data: ReadBuffer, count: int) -> NDArray[np.object_]:
     """The ``count`` byte strings encoded in data, as a 1-d object array of ``bytes``.
 
     ValueError as decode_utf8 (without the UTF-8 check).
     """
 
-def encode_utf8(items: NDArray[Any]) -> bytes:
-    """The vlen-utf8 encoding of a 1-d array of strings.
+def encode_utf8(items: NDArray[Any], *, array_from: int = -1) -> bytes | NDArray[np.uint8]:
+    """The vlen-utf8 encoding of a 1-d array of strings: ``bytes``, or where array_from >= 0
+    and the encoding is at least array_from bytes, the same bytes as a 1-d uint8 numpy array
+    (numpy's allocator backs large ones with huge pages: new memory costs few page faults).
 
     items: an object array (any strides) whose items are ``str`` (subclasses such as
     numpy.str_ included) or None, which is written as an empty string, as numcodecs (and so
@@ -55,9 +71,11 @@ def encode_utf8(items: NDArray[Any]) -> bytes:
     2**32 - 1.  Copying releases the GIL for large outputs.
     """
 
-def encode_bytes(items: NDArray[np.object_]) -> bytes:
+def encode_bytes(items: NDArray[np.object_], *,
+                 array_from: int = -1) -> bytes | NDArray[np.uint8]:
     """The vlen-bytes encoding of a 1-d object array of ``bytes`` (subclasses such as
-    numpy.bytes_ included) or None (written as an empty item, as numcodecs writes it).
+    numpy.bytes_ included) or None (written as an empty item, as numcodecs writes it);
+    array_from as for encode_utf8.
 
     TypeError for an item of another type (bytearray and memoryview included) and for a
     non-object array; ValueError as encode_utf8.

@@ -56,7 +56,8 @@ from libc.string cimport memcpy
 
 import numpy as np
 
-__all__ = ["decode_bytes", "decode_utf8", "encode_bytes", "encode_utf8", "string_dtype_supported"]
+__all__ = ["decode_bytes", "decode_utf8", "decode_utf8_into", "encode_bytes", "encode_utf8",
+           "string_dtype_supported"]
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
@@ -405,49 +406,114 @@ cdef object _decode_item(const char* p, Py_ssize_t length, Py_ssize_t i):
         ) from None
 
 
-cdef _decode_string_dtype(const uint8_t[::1] data, Py_ssize_t count, object dtype):
-    cdef Py_ssize_t n = data.shape[0], pos = 4, i = 0, length = 0, itemsize, bad = 0
-    cdef const uint8_t* p
-    cdef char* slots
-    cdef void* allocator
+# The StringDType decoders check a run of items (framing and UTF-8) without the allocator's
+# lock, then pack the run under it: threads filling one output (its one allocator) then check
+# side by side and queue only for the packing, and the run is still in cache when packed.
+cdef Py_ssize_t _RUN_BYTES = 1 << 18
+
+
+cdef int _check_run(const uint8_t* p, Py_ssize_t n, Py_ssize_t* pos, Py_ssize_t* i,
+                    Py_ssize_t count, Py_ssize_t* detail) noexcept nogil:
+    """Check items from item ``i[0]`` at ``pos[0]`` until ``_RUN_BYTES`` are passed or the
+    items end; advance both past the items found good.  _OK, or why item ``i[0]`` is bad
+    (``detail[0]`` as _item_error takes it)."""
+    cdef Py_ssize_t at = pos[0], k = i[0], length, bad, stop = pos[0] + _RUN_BYTES
     cdef int status = _OK
+    while k < count and at < stop:
+        if n - at < 4:
+            status = _PREFIX_PAST_END
+            detail[0] = n - at
+            break
+        length = <Py_ssize_t>_le32(p + at)
+        if length > n - at - 4:
+            status = _ITEM_PAST_END
+            detail[0] = length
+            break
+        bad = _utf8_error(p + at + 4, length)
+        if bad >= 0:
+            status = _BAD_UTF8
+            detail[0] = bad
+            break
+        at += 4 + length
+        k += 1
+    pos[0] = at
+    i[0] = k
+    return status
+
+
+cdef int _pack_run(void* allocator, char* slots, Py_ssize_t itemsize, const uint8_t* p,
+                   Py_ssize_t n, Py_ssize_t pos, Py_ssize_t first,
+                   Py_ssize_t stop) noexcept nogil:
+    """Pack items ``first`` to ``stop`` (checked by _check_run) from ``pos`` into their slots.
+    Each length is checked against the end again: a buffer changed meanwhile by another
+    thread must not make this read past it."""
+    cdef Py_ssize_t k, length
+    for k in range(first, stop):
+        if n - pos < 4:
+            return _PREFIX_PAST_END
+        length = <Py_ssize_t>_le32(p + pos)
+        pos += 4
+        if length > n - pos:
+            return _ITEM_PAST_END
+        if _npy_pack(allocator, slots + k * itemsize, <const char*>(p + pos), length) < 0:
+            return _NO_MEMORY
+        pos += length
+    return _OK
+
+
+cdef _pack_strings(const uint8_t[::1] data, Py_ssize_t count, object out):
+    """Fill ``out`` (a C-contiguous 1-d StringDType array of ``count`` items, writable) with
+    the items of ``data``, whose header has been checked."""
+    cdef Py_ssize_t n = data.shape[0], pos = 4, i = 0, done = 0, start, detail = 0
+    cdef Py_ssize_t itemsize = out.dtype.itemsize
+    cdef const uint8_t* p = &data[0]
+    cdef char* slots = <char*><size_t>out.__array_interface__["data"][0]
+    cdef void* allocator
+    cdef int status = _OK, packed = _OK
+    # The array's own descriptor (a view shares its base's): numpy gives each new array its
+    # own allocator, and the strings must come from the one the array frees them with.
+    descr = out.dtype
+    with nogil:
+        while done < count and status == _OK:
+            start = pos
+            status = _check_run(p, n, &pos, &i, count, &detail)
+            if i > done:
+                allocator = _npy_acquire(<const void*>descr)
+                packed = _pack_run(allocator, slots, itemsize, p, n, start, done, i)
+                _npy_release(allocator)
+                if packed != _OK:
+                    break
+                done = i
+    if packed == _NO_MEMORY:
+        raise MemoryError("numpy's string allocator failed")
+    if packed != _OK:
+        raise ValueError("the buffer changed while it was being decoded")
+    if status != _OK:
+        raise _item_error(status, i, detail)
+    if pos != n:
+        raise _trailing(n, pos)
+
+
+cdef _decode_string_dtype(const uint8_t[::1] data, Py_ssize_t count, object dtype):
     if _npy_pack == NULL:
         raise TypeError("this numpy has no StringDType")
     _header(data, count)
     out = np.empty(count, dtype=dtype)
-    p = &data[0]
-    itemsize = out.dtype.itemsize
-    slots = <char*><size_t>out.__array_interface__["data"][0]
-    # The array's own descriptor: numpy gives each new array its own allocator.
-    descr = out.dtype
-    with nogil:
-        allocator = _npy_acquire(<const void*>descr)
-        while i < count:
-            if n - pos < 4:
-                status = _PREFIX_PAST_END
-                length = n - pos
-                break
-            length = <Py_ssize_t>_le32(p + pos)
-            pos += 4
-            if length > n - pos:
-                status = _ITEM_PAST_END
-                break
-            bad = _utf8_error(p + pos, length)
-            if bad >= 0:
-                status = _BAD_UTF8
-                length = bad
-                break
-            if _npy_pack(allocator, slots + i * itemsize, <const char*>(p + pos), length) < 0:
-                status = _NO_MEMORY
-                break
-            pos += length
-            i += 1
-        _npy_release(allocator)
-    if status != _OK:
-        raise _item_error(status, i, length)
-    if pos != n:
-        raise _trailing(n, pos)
+    _pack_strings(data, count, out)
     return out
+
+
+def decode_utf8_into(const uint8_t[::1] data, out):
+    """The ``vlen-utf8`` items of ``data`` into ``out`` (contract: vlen.pyi)."""
+    if _npy_pack == NULL:
+        raise TypeError("this numpy has no StringDType")
+    if not isinstance(out, np.ndarray) or out.dtype.kind != "T":
+        raise TypeError(f"out must be a StringDType array, got {type(out).__name__}"
+                        + (f" of {out.dtype}" if isinstance(out, np.ndarray) else ""))
+    if out.ndim != 1 or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be 1-d, C-contiguous and writable")
+    _header(data, out.shape[0])
+    _pack_strings(data, out.shape[0], out)
 
 
 def decode_bytes(const uint8_t[::1] data, Py_ssize_t count):
@@ -587,13 +653,26 @@ cdef void _write(uint8_t* dst, Py_ssize_t count, const _Piece* pieces) noexcept 
         pos += pieces[i].size
 
 
-cdef bytes _encode_objects(object items, bint utf8):
+cdef object _output(Py_ssize_t total, Py_ssize_t array_from, uint8_t** dst):
+    """The encoding's memory: a ``bytes`` object, or from ``array_from`` bytes on (if >= 0) a
+    numpy ``uint8`` array, which numpy backs with huge pages when large (few page faults
+    where the memory is new)."""
+    if 0 <= array_from <= total:
+        out = np.empty(total, dtype=np.uint8)
+        dst[0] = <uint8_t*><size_t>out.__array_interface__["data"][0]
+        return out
+    out = PyBytes_FromStringAndSize(NULL, total)
+    dst[0] = <uint8_t*>PyBytes_AS_STRING(out)
+    return out
+
+
+cdef object _encode_objects(object items, bint utf8, Py_ssize_t array_from):
     cdef Py_ssize_t count, i, total = 4, units
     cdef object[:] view
     cdef object item
     cdef _Piece* pieces
     cdef _Piece* piece
-    cdef bytes out
+    cdef object out
     cdef uint8_t* dst
     items = _items_1d(items)
     if items.dtype != np.dtype(object):
@@ -642,40 +721,42 @@ cdef bytes _encode_objects(object items, bint utf8):
                 piece.data = PyBytes_AS_STRING(item)
                 piece.size = PyBytes_GET_SIZE(item)
             total = _add(total, i, piece.size)
-        out = PyBytes_FromStringAndSize(NULL, total)
-        dst = <uint8_t*>PyBytes_AS_STRING(out)
-        if total >= _NOGIL_MIN and total >= _NOGIL_AVERAGE * count:
-            held = items.copy()
+        # Allocating a numpy array can run Python code (a garbage collection), which could
+        # drop an item: a private copy of the references keeps them alive, as without the GIL.
+        nogil = total >= _NOGIL_MIN and total >= _NOGIL_AVERAGE * count
+        held = items.copy() if nogil or 0 <= array_from <= total else None
+        out = _output(total, array_from, &dst)
+        if nogil:
             with nogil:
                 _write(dst, count, pieces)
-            del held
         else:
             _write(dst, count, pieces)
+        del held
         return out
     finally:
         free(pieces)
 
 
-def encode_utf8(items):
+def encode_utf8(items, *, Py_ssize_t array_from=-1):
     """The ``vlen-utf8`` encoding of ``items`` (contract: vlen.pyi)."""
     if isinstance(items, np.ndarray) and items.dtype.kind == "T":
-        return _encode_string_dtype(items)
-    return _encode_objects(items, True)
+        return _encode_string_dtype(items, array_from)
+    return _encode_objects(items, True, array_from)
 
 
-def encode_bytes(items):
+def encode_bytes(items, *, Py_ssize_t array_from=-1):
     """The ``vlen-bytes`` encoding of ``items`` (contract: vlen.pyi)."""
-    return _encode_objects(items, False)
+    return _encode_objects(items, False, array_from)
 
 
-cdef bytes _encode_string_dtype(object items):
+cdef object _encode_string_dtype(object items, Py_ssize_t array_from):
     cdef Py_ssize_t count, i = 0, total = 4, itemsize, pos = 4
     cdef char* slots
     cdef void* allocator
     cdef npy_static_string s
     cdef int status, failed = 0
     cdef uint8_t* dst
-    cdef bytes out
+    cdef object out
     if _npy_load == NULL:
         raise TypeError("this numpy has no StringDType")
     items = np.ascontiguousarray(_items_1d(items))
@@ -707,8 +788,7 @@ cdef bytes _encode_string_dtype(object items):
         raise MemoryError("numpy's string allocator failed to load an item")
     if failed == 2:
         raise ValueError(f"item {i} is {s.size} bytes, over the format's limit of 2**32 - 1")
-    out = PyBytes_FromStringAndSize(NULL, total)
-    dst = <uint8_t*>PyBytes_AS_STRING(out)
+    out = _output(total, array_from, &dst)
     with nogil:
         _put_le32(dst, <uint32_t>count)
         allocator = _npy_acquire(<const void*>descr)

@@ -90,6 +90,33 @@ def _chunk(array: Array, coords: tuple[int, ...]) -> np.ndarray | None:
         return array._pipeline.decode(raw, shape, key=key)
 
 
+def _whole_chunk_view(array: Array, out: np.ndarray, task: ChunkTask) -> np.ndarray | None:
+    """Where a task takes all of its chunk, in order, into a C-contiguous region of a
+    ``StringDType`` output: that region (a view), which the chunk is decoded straight into;
+    else None.  (Only there does it pay: object elements are references either way.)"""
+    if array.dtype.kind != "T" or not task.strided:
+        return None
+    if tuple(task.counts) != array._chunk_shape_at(task.coords):
+        return None
+    if any(step != 1 for _, step in task.local) or any(step != 1 for _, step in task.out):
+        return None
+    dst = out[_indexes(task)[1]]
+    return dst if dst.flags.c_contiguous else None
+
+
+def _decode_into(array: Array, coords: tuple[int, ...], dst: np.ndarray) -> bool:
+    """Decode the chunk at ``coords`` into ``dst`` (its shape); False where it is not
+    stored."""
+    key = array.chunk_key(coords)
+    shape = array._chunk_shape_at(coords)
+    raw = fetch_chunk(array, key, shape)
+    if raw is None:
+        return False
+    with chunk_memory(key, math.prod(shape) * array._itemsize):
+        array._pipeline.decode_elements_into(raw, dst, key=key)
+    return True
+
+
 def read_planned(array: Array, counts: Sequence[Sequence[int]],
                  plans: Sequence[Iterable[ChunkTask]]) -> list[np.ndarray]:
     """Outputs of shapes ``counts`` filled by their chunk ``plans``, each chunk read once
@@ -131,6 +158,13 @@ def read_planned(array: Array, counts: Sequence[Sequence[int]],
 
     def read(item: tuple[tuple[int, ...], list[tuple[int, ChunkTask]]]) -> None:
         coords, tasks = item
+        if len(tasks) == 1:
+            n, task = tasks[0]
+            dst = _whole_chunk_view(array, outs[n], task)
+            if dst is not None:
+                if not _decode_into(array, coords, dst):
+                    _place_fill(array, dst, ...)
+                return
         chunk = _chunk(array, coords)
         for n, task in tasks:
             local, out = _indexes(task)
@@ -235,6 +269,10 @@ def _as_values(array: Array, value: Any, shape: tuple[int, ...] | None = None) -
         element = np.empty((), dtype=object)
         element[()] = value
         return element
+    if isinstance(value, np.ndarray) and value.dtype == array.dtype:
+        # Taken as it is: np.asarray would copy every string of a StringDType array whose
+        # dtype is another instance (each has its own allocator), though an equal one.
+        return value
     try:
         return np.asarray(value, dtype=array.dtype)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -352,7 +390,9 @@ def write_selection(array: Array, sel: OrthogonalSelection, value: Any) -> None:
             # The chunk is the value's region: encoded from it, never filled first.
             key = array.chunk_key(task.coords)
             chunk = np.ascontiguousarray(values[out])
-            if not chunk.flags.writeable:  # (a broadcast value: the codecs take writable)
+            # (a broadcast value is read-only: the object codecs take writable arrays, while
+            # the StringDType kernel reads its strings as they are, not copied first)
+            if not chunk.flags.writeable and chunk.dtype.kind != "T":
                 chunk = chunk.copy()
             with chunk_lock(array._store, key):
                 store_chunk(array, key, chunk)

@@ -399,6 +399,42 @@ class ArrayBytesCodec(Codec):
         array([0, 1, 2], dtype=uint16)
         """
 
+    def decode_into(self, data: bytes | memoryview | np.ndarray, spec: ChunkSpec,
+                    out: np.ndarray) -> bool:
+        """Deserialize one chunk straight into ``out``, if this codec can for ``out``'s
+        data type (``vlen-utf8`` into ``StringDType``: no chunk array to copy from).
+
+        Parameters
+        ----------
+        data : bytes, memoryview or numpy.ndarray
+            The encoded bytes.
+        spec : ChunkSpec
+            The chunk's representation.
+        out : numpy.ndarray
+            A writable C-contiguous array of ``spec``'s shape (a view into a read's output).
+
+        Returns
+        -------
+        bool
+            True when done; False if this codec cannot (the default), with ``out``
+            untouched: the caller then calls :meth:`decode`.
+
+        Raises
+        ------
+        zarr3c.errors.ChunkDecodeError
+            As :meth:`decode`, where the codec can (``out`` may then hold part of the
+            chunk).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import BytesCodec, ChunkSpec
+        >>> spec = ChunkSpec((2,), np.dtype("uint8"), np.zeros((), "uint8"))
+        >>> BytesCodec().decode_into(b"\\x01\\x02", spec, np.empty(2, np.uint8))
+        False
+        """
+        return False
+
     def encoded_size(self, spec: ChunkSpec) -> int | None:
         """The size in bytes of every encoded chunk of ``spec``.
 

@@ -779,6 +779,70 @@ class CodecPipeline:
             # No elements, nothing to decode (and numcodecs' zstd and blosc cannot decode the
             # empty frames they write).
             return np.empty(shape, dtype=self.dtype)
+        chunk = self._decode_chain(data, chain, key, None)
+        assert chunk is not None  # (without out, the chain always returns the chunk)
+        return self._checked(chunk, shape, key)
+
+    def _checked(self, chunk: np.ndarray, shape: tuple[int, ...],
+                 key: str | None) -> np.ndarray:
+        """The decoded ``chunk``, checked to be of ``shape`` and the data type, C-contiguous."""
+        if chunk.shape != shape or chunk.dtype != self.dtype:
+            raise ChunkDecodeError(
+                f"decoded a chunk of shape {list(chunk.shape)} and data type {chunk.dtype}, "
+                f"expected {list(shape)} and {self.dtype}",
+                key=key,
+            )
+        if not chunk.flags.c_contiguous:
+            chunk = np.ascontiguousarray(chunk)
+        return chunk
+
+    def decode_elements_into(self, data: bytes | bytearray | memoryview | np.ndarray,
+                             out: np.ndarray, *, key: str | None = None) -> None:
+        """Decode stored bytes into ``out``, a chunk-shaped array of the array's data type:
+        straight from the serializer where it can (``vlen-utf8`` into ``StringDType``, with
+        no array-to-array codec), else through :meth:`decode` and a copy.
+
+        Parameters
+        ----------
+        data : bytes, bytearray, memoryview or numpy.ndarray
+            The stored bytes.
+        out : numpy.ndarray
+            A writable C-contiguous array of the chunk's shape (a view into a read's
+            output).
+        key : str, optional
+            The chunk's store key, named by errors.
+
+        Raises
+        ------
+        ChunkDecodeError
+            As :meth:`decode`; ``out`` may then hold part of the chunk.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import CodecPipeline
+        >>> pipeline = CodecPipeline.from_codecs(["vlen-utf8", "zstd"], dtype=object)
+        >>> out = np.empty(2, dtype=object)
+        >>> pipeline.decode_elements_into(pipeline.encode(np.array(["a", "bc"], object)), out)
+        >>> out
+        array(['a', 'bc'], dtype=object)
+        """
+        shape = tuple(out.shape)
+        chain = self._chain(shape)
+        if 0 in shape:
+            return
+        if self.array_array or out.dtype != self.dtype or not out.flags.c_contiguous:
+            out[...] = self.decode(data, shape, key=key)
+            return
+        chunk = self._decode_chain(data, chain, key, out)
+        if chunk is not None:
+            out[...] = self._checked(chunk, shape, key)
+
+    def _decode_chain(self, data: bytes | bytearray | memoryview | np.ndarray, chain: _Chain,
+                      key: str | None, out: np.ndarray | None) -> np.ndarray | None:
+        """The chain's decoding of ``data``: None where the serializer decoded it straight
+        into ``out`` (given only without array-to-array codecs), else the chunk; every
+        failure a ChunkDecodeError naming ``key``."""
         codec: Codec = self.array_bytes
         try:
             buf: Any = as_byte_array(data)
@@ -786,11 +850,14 @@ class CodecPipeline:
                                   strict=True):
                 buf = codec.decode_bounded(buf, cap)
             codec = self.array_bytes
+            if out is not None and codec.decode_into(buf, chain.bytes_spec, out):
+                return None
             chunk = codec.decode(buf, chain.bytes_spec)
             for codec, spec in zip(
                 reversed(self.array_array), reversed(chain.array_specs), strict=True
             ):
                 chunk = codec.decode(chunk, spec)
+            return chunk
         except ChunkDecodeError as exc:
             if exc.key is None and key is not None:
                 try:
@@ -805,15 +872,6 @@ class CodecPipeline:
             raise ChunkDecodeError(
                 f"{codec.name}: cannot decode ({type(exc).__name__}: {exc})", key=key
             ) from exc
-        if chunk.shape != shape or chunk.dtype != self.dtype:
-            raise ChunkDecodeError(
-                f"decoded a chunk of shape {list(chunk.shape)} and data type {chunk.dtype}, "
-                f"expected {list(shape)} and {self.dtype}",
-                key=key,
-            )
-        if not chunk.flags.c_contiguous:
-            chunk = np.ascontiguousarray(chunk)
-        return chunk
 
     def encoded_size(self, chunk_shape: Sequence[int]) -> int | None:
         """The size in bytes of every encoded chunk of ``chunk_shape``.

@@ -47,6 +47,11 @@ __all__ = ["VLenBytesCodec", "VLenUTF8Codec"]
 # chunks go through object arrays.
 _STRING_DTYPE_KERNEL = _vlen.string_dtype_supported()
 
+# Encodings from this size on are numpy arrays rather than bytes objects: numpy backs them
+# with huge pages (it asks for them from 4 MiB), so that a chunk's encoding in new memory
+# costs a few page faults rather than one per 4 KiB.
+_ARRAY_FROM = 4 << 20
+
 
 def _contiguous_bytes(data: bytes | memoryview | np.ndarray) -> np.ndarray:
     """``data`` as one contiguous run of bytes (the kernel reads a contiguous buffer)."""
@@ -118,7 +123,7 @@ class VLenUTF8Codec(_VLenCodec):
                 path=path,
             )
 
-    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes | np.ndarray:
         """Serialize one chunk of strings.
 
         Parameters
@@ -131,8 +136,9 @@ class VLenUTF8Codec(_VLenCodec):
 
         Returns
         -------
-        bytes
-            The encoded chunk, byte for byte what numcodecs' ``VLenUTF8`` writes.
+        bytes or numpy.ndarray
+            The encoded chunk, byte for byte what numcodecs' ``VLenUTF8`` writes (from 4 MiB
+            on, a 1-d ``uint8`` array).
 
         Raises
         ------
@@ -160,7 +166,7 @@ class VLenUTF8Codec(_VLenCodec):
         if flat.dtype.kind == "U" or (flat.dtype.kind == "T" and not _STRING_DTYPE_KERNEL):
             flat = flat.astype(object)
         try:
-            return _vlen.encode_utf8(flat)
+            return _vlen.encode_utf8(flat, array_from=_ARRAY_FROM)
         except TypeError as exc:
             raise ValueConversionError(f"{self.name}: {exc}") from None
         except ValueError as exc:
@@ -214,6 +220,52 @@ class VLenUTF8Codec(_VLenCodec):
         return out.reshape(spec.shape)
 
 
+    def decode_into(self, data: bytes | memoryview | np.ndarray, spec: ChunkSpec,
+                    out: np.ndarray) -> bool:
+        """Deserialize one chunk of strings straight into ``out``, a ``StringDType`` array:
+        the kernel packs each string into ``out``'s own allocator, so that a read's output
+        is filled with no chunk array in between.
+
+        Parameters
+        ----------
+        data : bytes, memoryview or numpy.ndarray
+            The encoded chunk.
+        spec : ChunkSpec
+            Its representation.
+        out : numpy.ndarray
+            A writable C-contiguous ``StringDType`` array of shape ``spec.shape``.
+
+        Returns
+        -------
+        bool
+            True when done; False (``out`` untouched) for another data type or a numpy
+            without ``StringDType``.
+
+        Raises
+        ------
+        zarr3c.errors.ChunkDecodeError
+            As :meth:`decode`; ``out`` may then hold the items before the bad one.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.codecs import ChunkSpec
+        >>> from zarr3c.codecs.vlen import VLenUTF8Codec
+        >>> out = np.empty(2, dtype=object)
+        >>> spec = ChunkSpec((2,), out.dtype, np.array("", dtype=object))
+        >>> VLenUTF8Codec().decode_into(b"\\x02\\x00\\x00\\x00" + bytes(8), spec, out)
+        False
+        """
+        if (out.dtype.kind != "T" or not _STRING_DTYPE_KERNEL or out.shape != tuple(spec.shape)
+                or not out.flags.c_contiguous or not out.flags.writeable):
+            return False
+        try:
+            _vlen.decode_utf8_into(_contiguous_bytes(data), out.reshape(-1))
+        except ValueError as exc:
+            raise _decode_error(self.name, exc) from None
+        return True
+
+
 @dataclass(frozen=True)
 class VLenBytesCodec(_VLenCodec):
     """Serialize a chunk of variable-length byte strings, each after its length.
@@ -249,7 +301,7 @@ class VLenBytesCodec(_VLenCodec):
                 path=path,
             )
 
-    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes | np.ndarray:
         """Serialize one chunk of byte strings.
 
         Parameters
@@ -262,8 +314,9 @@ class VLenBytesCodec(_VLenCodec):
 
         Returns
         -------
-        bytes
-            The encoded chunk, byte for byte what numcodecs' ``VLenBytes`` writes.
+        bytes or numpy.ndarray
+            The encoded chunk, byte for byte what numcodecs' ``VLenBytes`` writes (from 4 MiB
+            on, a 1-d ``uint8`` array).
 
         Raises
         ------
@@ -287,7 +340,7 @@ class VLenBytesCodec(_VLenCodec):
         if flat.dtype.kind == "S":
             flat = flat.astype(object)
         try:
-            return _vlen.encode_bytes(flat)
+            return _vlen.encode_bytes(flat, array_from=_ARRAY_FROM)
         except TypeError as exc:
             raise ValueConversionError(f"{self.name}: {exc}") from None
         except ValueError as exc:
