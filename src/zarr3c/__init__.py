@@ -6,7 +6,8 @@ The public API follows zarr-python 3's names:
   :func:`open_array`, :func:`open_group`, :class:`Array`, :class:`Group`;
 - consolidated metadata: :func:`consolidate_metadata`, :func:`open_consolidated`;
 - stores: :class:`Store` and :class:`LocalStore`, :class:`MemoryStore`, :class:`ZipStore`,
-  :class:`FsspecStore` (remote, with ``zarr3c[remote]``);
+  :class:`FsspecStore` (remote, with ``zarr3c[remote]``), :class:`ObjectStore` (remote, with
+  ``zarr3c[obstore]``);
 - copying and rechunking hierarchies: :func:`copy`; writing dask arrays: :func:`from_dask`;
 - the thread pool: :func:`get_num_threads`, :func:`set_num_threads`;
 - exceptions: :mod:`zarr3c.errors`.
@@ -33,7 +34,7 @@ from zarr3c.consolidated import consolidate_metadata, open_consolidated
 from zarr3c.dask import from_dask  # imports dask only when called
 from zarr3c.group import Group
 from zarr3c.node import UnreadableNode
-from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, ZipStore
+from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, ObjectStore, Store, ZipStore
 from zarr3c.transfer import copy
 
 __version__ = "0.1.0"
@@ -44,6 +45,7 @@ __all__ = [
     "Group",
     "LocalStore",
     "MemoryStore",
+    "ObjectStore",
     "Store",
     "ZipStore",
     "consolidate_metadata",
