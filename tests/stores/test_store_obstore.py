@@ -596,3 +596,17 @@ def test_silent_server_times_out_with_a_hint() -> None:
         options = {"timeout": 1, "connect_timeout": 1, "max_retries": 0}
         with pytest.raises(StoreError, match=rf"'zarr.json' \({re.escape(url)}/zarr.json\).*timed out"):
             zarr3c.open_array(url, storage_options=options)
+
+
+def test_url_credentials_stay_out_of_messages() -> None:
+    with socket.socket() as listener:  # refuses nothing, answers nothing
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        url = f"http://user:{SECRET}@127.0.0.1:{port}/x.zarr?sig={SECRET}"
+        store = make_store(url, storage_options={"timeout": 1, "max_retries": 0})
+        assert SECRET not in repr(store)
+        with pytest.raises(StoreError) as excinfo:
+            store.get("zarr.json")
+        assert SECRET not in str(excinfo.value), excinfo.value
+        assert f"127.0.0.1:{port}/x.zarr/zarr.json" in str(excinfo.value)

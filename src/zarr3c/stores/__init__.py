@@ -74,7 +74,8 @@ def is_url(text: Any) -> bool:
     -------
     bool
         Whether ``text`` is a URL string (which :func:`make_store` opens as an
-        :class:`FsspecStore`, but for ``"memory://"`` and ``"file://<path>"``).
+        :class:`ObjectStore` or :class:`FsspecStore`, but for ``"memory://"`` and
+        ``"file://<path>"``).
 
     Examples
     --------

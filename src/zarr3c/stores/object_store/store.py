@@ -284,6 +284,7 @@ class ObjectStore(Store):
             extra["coalesce"] = options.coalesce
         store = cls(inner, read_only=read_only, **extra)
         store._url = display_url(url).rstrip("/") if scheme != "memory" else "memory://"
+        store._secrets = sorted({*store._secrets, *_url_secrets(url)}, key=len, reverse=True)
         return store
 
     # -- identity -------------------------------------------------------------------------------
@@ -710,6 +711,19 @@ def _obstore() -> Any:
     obstore = import_obstore()
     runner.check_fork()
     return obstore
+
+
+def _url_secrets(url: str) -> builtins.list[str]:
+    """What a URL carries that messages must not show: a user's password, a query (SAS
+    tokens, signatures)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [parts.password or "", parts.query]
+    return [f for f in found if len(f) >= 4]
 
 
 def _config_of(store: Any) -> dict[str, Any]:
