@@ -610,3 +610,28 @@ def test_url_credentials_stay_out_of_messages() -> None:
             store.get("zarr.json")
         assert SECRET not in str(excinfo.value), excinfo.value
         assert f"127.0.0.1:{port}/x.zarr/zarr.json" in str(excinfo.value)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "options", "config"),
+    [
+        ("gs", {"anon": True, "token": "/keys/sa.json"},
+         {"skip_signature": True, "service_account_path": "/keys/sa.json"}),
+        ("az", {"account_name": "acct", "sas_token": "sv=1", "anon": False},
+         {"account_name": "acct", "sas_key": "sv=1", "skip_signature": False}),
+        ("s3", {"anon": True, "region_name": "eu-west-1", "requester_pays": "true"},
+         {"skip_signature": True, "region": "eu-west-1", "request_payer": "true"}),
+    ],
+    ids=["gcs", "azure", "s3"],
+)
+def test_fsspec_names_map_per_scheme(scheme: str, options: dict[str, Any], config: dict[str, Any]) -> None:
+    from zarr3c.stores.object_store.options import split_storage_options
+
+    out = split_storage_options(f"{scheme}://b/x", scheme, options)
+    assert out.config == config and not out.client_options
+    timing = split_storage_options("s3://b/x", "s3", {
+        "timeout": 3, "connect_timeout": "1s", "max_retries": 2, "retry_config": {"retry_timeout": "9s"},
+        "config_kwargs": {"read_timeout": 7}})
+    assert timing.client_options["connect_timeout"] == "1s"
+    assert timing.client_options["timeout"].total_seconds() == 7  # the later option wins
+    assert timing.retry_config == {"max_retries": 2, "retry_timeout": "9s"}

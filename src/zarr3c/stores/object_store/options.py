@@ -17,6 +17,7 @@ keep working), and four keys of their own:
 ``region_name``, ``client_kwargs``'s         ``region``
 ``region_name``
 ``anon`` (S3, GCS, Azure)                   ``skip_signature``
+``requester_pays`` (S3)                     ``request_payer``
 ``token`` (GCS, a path)                     ``service_account_path``
 ``sas_token`` (Azure)                       ``sas_key``
 ``config_kwargs`` (s3fs: ``connect_timeout``, ``client_options`` ``connect_timeout`` /
@@ -72,6 +73,7 @@ _ALIASES: dict[str, dict[str, str]] = {
         "endpoint_url": "endpoint",
         "region_name": "region",
         "anon": "skip_signature",
+        "requester_pays": "request_payer",
     },
     "gs": {"token": "service_account_path", "anon": "skip_signature", "endpoint_url": "base_url"},
     "az": {"sas_token": "sas_key", "anon": "skip_signature"},

@@ -88,8 +88,9 @@ def event_loop() -> asyncio.AbstractEventLoop:
 
     Examples
     --------
-    >>> event_loop().is_running()
-    True
+    >>> import asyncio
+    >>> isinstance(event_loop(), asyncio.AbstractEventLoop), event_loop() is event_loop()
+    (True, True)
     """
     global _current
     with _lock:
