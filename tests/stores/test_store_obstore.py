@@ -635,3 +635,23 @@ def test_fsspec_names_map_per_scheme(scheme: str, options: dict[str, Any], confi
     assert timing.client_options["connect_timeout"] == "1s"
     assert timing.client_options["timeout"].total_seconds() == 7  # the later option wins
     assert timing.retry_config == {"max_retries": 2, "retry_timeout": "9s"}
+
+
+def test_dask_distributed_workers_read_and_write(s3_options: dict[str, Any], s3_url: str) -> None:
+    distributed = pytest.importorskip("distributed", reason="needs distributed (zarr3c[dask])")
+    da = pytest.importorskip("dask.array", reason="needs dask (zarr3c[dask])")
+    import dask
+
+    data = np.arange(24 * 20, dtype="<i8").reshape(24, 20)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        with dask.config.set(scheduler=client):
+            a = zarr3c.from_dask(da.from_array(data, chunks=(8, 10)), s3_url,
+                                 storage_options=s3_options)
+            assert isinstance(a.store, ObjectStore)
+            b = zarr3c.open_array(s3_url, mode="r", storage_options=s3_options)
+            y = da.from_array(b, chunks=b.chunks)
+            assert int(y.sum().compute()) == int(data.sum())
+        np.testing.assert_array_equal(client.submit(np.asarray, b).result(), data)
