@@ -655,3 +655,12 @@ def test_dask_distributed_workers_read_and_write(s3_options: dict[str, Any], s3_
             y = da.from_array(b, chunks=b.chunks)
             assert int(y.sum().compute()) == int(data.sum())
         np.testing.assert_array_equal(client.submit(np.asarray, b).result(), data)
+
+
+def test_import_zarr3c_does_not_import_obstore() -> None:
+    import subprocess
+
+    code = "import sys, zarr3c; print('obstore' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "False"
