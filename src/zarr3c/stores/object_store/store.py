@@ -463,7 +463,7 @@ class ObjectStore(Store):
 
     def _read(self, wants: Sequence[_Want]) -> builtins.list[memoryview | None]:
         """Read ``(key, start, length)`` ranges (normalized) with one concurrent batch:
-        ranges of one key closer than ``coalesce`` share a request."""
+        ranges of one key at most ``coalesce`` bytes apart share a request."""
         unique = list(dict.fromkeys(wants))
         reads: list[_Read] = []
         answers: dict[_Want, tuple[int, int, int | None]] = {}  # want -> (read, lo, hi)
