@@ -41,6 +41,8 @@ import zarr3c
 #: Modules whose examples need optional dependencies, beyond what importing them needs.
 _DOCTEST_NEEDS: dict[str, tuple[str, ...]] = {
     "zarr3c.dask": ("dask.array",),
+    "zarr3c.stores.object_store.options": ("obstore",),
+    "zarr3c.stores.object_store.store": ("obstore",),
 }
 
 _FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

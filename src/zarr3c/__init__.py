@@ -6,7 +6,8 @@ The public API follows zarr-python 3's names:
   :func:`open_array`, :func:`open_group`, :class:`Array`, :class:`Group`;
 - consolidated metadata: :func:`consolidate_metadata`, :func:`open_consolidated`;
 - stores: :class:`Store` and :class:`LocalStore`, :class:`MemoryStore`, :class:`ZipStore`,
-  :class:`FsspecStore` (remote, with ``zarr3c[remote]``);
+  :class:`FsspecStore` (remote, with ``zarr3c[remote]``), :class:`ObjectStore` (remote, with
+  ``zarr3c[obstore]``);
 - zarr-python's convenience functions (:mod:`zarr3c.api_convenience`): :func:`array`,
   :func:`group`, :func:`create`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`
   and their ``*_like``, :func:`from_array`, :func:`open_like`, :func:`save`,
@@ -62,7 +63,7 @@ from zarr3c.dask import from_dask  # imports dask only when called
 from zarr3c.group import Group
 from zarr3c.node import UnreadableNode
 from zarr3c.settings import config
-from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, ZipStore
+from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, ObjectStore, Store, ZipStore
 from zarr3c.transfer import copy
 from zarr3c._callable_modules import make_callable as _make_callable
 
@@ -77,6 +78,7 @@ __all__ = [
     "Group",
     "LocalStore",
     "MemoryStore",
+    "ObjectStore",
     "Store",
     "ZipStore",
     "array",

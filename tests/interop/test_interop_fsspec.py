@@ -25,6 +25,15 @@ import zarr3c  # noqa: E402
 BUCKET = "zarr3c-interop"
 
 
+@pytest.fixture(autouse=True)
+def _without_obstore(monkeypatch: pytest.MonkeyPatch) -> None:
+    """zarr3c opens the URLs with FsspecStore here, as where obstore is not installed
+    (ObjectStore's interop tests are in tests/stores/test_store_obstore.py)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "obstore", None)
+
+
 @pytest.fixture(scope="module")
 def s3_options() -> Iterator[dict[str, Any]]:
     """A moto S3 server on loopback with one bucket; dummy credentials only."""

@@ -40,6 +40,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.fixture(autouse=True)
+def _without_obstore(monkeypatch: pytest.MonkeyPatch) -> None:
+    """URLs open as FsspecStore here, as where obstore is not installed (where it is,
+    make_store prefers ObjectStore for s3:// and http(s):// URLs: test_store_obstore.py)."""
+    monkeypatch.setitem(sys.modules, "obstore", None)
+
+
 # -- servers -----------------------------------------------------------------------------------
 
 

@@ -172,6 +172,7 @@ def test_make_store_returns_a_store_itself() -> None:
 )
 def test_make_store_remote_urls_need_fsspec(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "fsspec", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "obstore", None)  # ObjectStore's backend too
     with pytest.raises(MissingDependencyError, match="fsspec") as excinfo:
         make_store(url)
     assert repr(url) in str(excinfo.value)

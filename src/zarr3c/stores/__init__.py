@@ -5,7 +5,8 @@
 
     make_store("data/example.zarr")          # LocalStore (also pathlib.Path, "file://...")
     make_store("memory://")                  # a new MemoryStore
-    make_store("s3://bucket/x.zarr", storage_options={...})   # FsspecStore (any fsspec URL)
+    make_store("s3://bucket/x.zarr", storage_options={...})   # ObjectStore (with obstore)
+    make_store("simplecache::s3://bucket/x.zarr")              # FsspecStore (any fsspec URL)
     make_store({})                           # a MemoryStore over that dict
     make_store(store, read_only=True)        # the store itself, or a read-only twin
 
@@ -13,7 +14,15 @@ The modules: :mod:`~zarr3c.stores.base` (the :class:`Store` base class),
 :mod:`~zarr3c.stores.read_into` (the read-into hooks every store has, and their contract),
 :mod:`~zarr3c.stores.keys` (what a key is), :mod:`~zarr3c.stores.byte_ranges` (values and byte
 ranges), and one module or package per store: :mod:`~zarr3c.stores.local`,
-:mod:`~zarr3c.stores.memory`, :mod:`~zarr3c.stores.zip`, :mod:`~zarr3c.stores.fsspec`.
+:mod:`~zarr3c.stores.memory`, :mod:`~zarr3c.stores.zip`, :mod:`~zarr3c.stores.fsspec`,
+:mod:`~zarr3c.stores.object_store`.
+
+Which store a remote URL gets: ``s3://`` (``s3a://``), ``gs://`` (``gcs://``), ``az://``
+(``azure://``, ``abfs://``, ``abfss://``) and ``http(s)://`` URLs open as an
+:class:`ObjectStore` where obstore is installed (``zarr3c[obstore]``), and as an
+:class:`FsspecStore` where it is not; every other URL, and chained URLs
+(``simplecache::s3://...``), open as an :class:`FsspecStore`.  Either can be asked for by
+name: ``FsspecStore.from_url(url, ...)`` or ``ObjectStore.from_url(url, ...)``.
 """
 
 from __future__ import annotations
@@ -28,12 +37,14 @@ from zarr3c.stores.fsspec import FsspecStore
 from zarr3c.stores.keys import validate_key, validate_prefix
 from zarr3c.stores.local import LocalStore
 from zarr3c.stores.memory import MemoryStore
+from zarr3c.stores.object_store import OBSTORE_SCHEMES, ObjectStore, obstore_available
 from zarr3c.stores.zip import ZipStore
 
 __all__ = [
     "FsspecStore",
     "LocalStore",
     "MemoryStore",
+    "ObjectStore",
     "Store",
     "ZipStore",
     "describe_store",
@@ -64,7 +75,8 @@ def is_url(text: Any) -> bool:
     -------
     bool
         Whether ``text`` is a URL string (which :func:`make_store` opens as an
-        :class:`FsspecStore`, but for ``"memory://"`` and ``"file://<path>"``).
+        :class:`ObjectStore` or :class:`FsspecStore`, but for ``"memory://"`` and
+        ``"file://<path>"``).
 
     Examples
     --------
@@ -127,17 +139,22 @@ def make_store(
     store_like
         - a :class:`Store`: itself (a read-only twin from :meth:`Store.with_read_only` when
           ``read_only`` is asked of a writable store; a read-only store stays read-only);
+        - an obstore store (``obstore.store.S3Store``, ...) or zarr-python's
+          ``zarr.storage.ObjectStore``: an :class:`ObjectStore` over it;
         - a ``str`` or ``os.PathLike`` path, or a ``"file://<path>"`` URL: a
           :class:`LocalStore` over that directory;
         - ``"memory://"`` or None: a new, empty :class:`MemoryStore`;
         - a ``dict``: a :class:`MemoryStore` over that dict (shared, not copied);
-        - any other URL (``"s3://bucket/x.zarr"``, ``"https://host/x.zarr"``, ``"gs://..."``,
-          chained fsspec URLs): an :class:`FsspecStore` (needs ``zarr3c[remote]``).
+        - an ``s3://``, ``gs://``, ``az://`` or ``http(s)://`` URL: an :class:`ObjectStore`
+          where obstore is installed (``zarr3c[obstore]``), else an :class:`FsspecStore`;
+        - any other URL (chained fsspec URLs too): an :class:`FsspecStore` (needs
+          ``zarr3c[remote]``).
     read_only
         Open the store read-only.
     storage_options
-        Options for remote (fsspec) stores (credentials, ``endpoint_url``, timeouts); must be
-        empty or None for the other stores.
+        Options for remote stores (credentials, ``endpoint_url``, timeouts; for an
+        ObjectStore see :mod:`zarr3c.stores.object_store.options`); must be empty or None for
+        the other stores.
 
     Returns
     -------
@@ -146,8 +163,8 @@ def make_store(
     Raises
     ------
     MissingDependencyError
-        For a remote URL when fsspec or the scheme's implementation is not installed (an
-        ImportError; the message names the package).
+        For a remote URL when neither obstore nor fsspec (or the scheme's fsspec
+        implementation) is installed (an ImportError; the message names the package).
     StoreError
         For a remote URL whose scheme is unknown; for ``storage_options`` given with a local
         or in-memory store; or a LocalStore root that is not a directory.
@@ -184,12 +201,19 @@ def make_store(
         if scheme == "file" and match is not None:
             _refuse_storage_options(storage_options, store_like)
             return LocalStore(store_like[match.end() :], read_only=read_only)
+        if scheme in OBSTORE_SCHEMES and obstore_available():
+            return ObjectStore.from_url(
+                store_like, storage_options=storage_options, read_only=read_only
+            )
         if is_url(store_like):  # any other URL, or a chained one ("simplecache::s3://...")
             return FsspecStore.from_url(
                 store_like, storage_options=storage_options, read_only=read_only
             )
         _refuse_storage_options(storage_options, store_like)
         return LocalStore(store_like, read_only=read_only)
+    if _is_obstore_store(store_like):
+        _refuse_storage_options(storage_options, repr(store_like))
+        return ObjectStore(store_like, read_only=read_only)
     if isinstance(store_like, os.PathLike):
         _refuse_storage_options(storage_options, os.fspath(store_like))
         return LocalStore(store_like, read_only=read_only)
@@ -199,9 +223,18 @@ def make_store(
     )
 
 
+def _is_obstore_store(store_like: Any) -> bool:
+    """Whether ``store_like`` is an obstore store or zarr-python's ``ObjectStore`` (told by
+    their modules, so that neither package is imported to ask)."""
+    module = type(store_like).__module__
+    if module.split(".")[0] == "obstore":
+        return True
+    return module.startswith("zarr.storage") and type(store_like).__name__ == "ObjectStore"
+
+
 def _refuse_storage_options(storage_options: dict[str, Any] | None, what: Any) -> None:
     """Refuse ``storage_options`` given for a store that does not take them (``what``)."""
     if storage_options:
         raise StoreError(
-            f"storage_options were given for {what!r} but are only used by remote (fsspec) stores"
+            f"storage_options were given for {what!r} but are only used by remote stores"
         )

@@ -1,0 +1,666 @@
+"""ObjectStore: the store contract over obstore's in-memory and local stores and a live S3
+server on loopback (moto's server mode), URL dispatch in make_store, obstore and zarr-python
+store instances accepted as stores, interop with zarr-python's ObjectStore both ways,
+concurrency and range coalescing, pickling, HTTP reads (with and without Range support) and
+bad input (unreachable endpoint, missing bucket, wrong credentials) named by URL with no
+credentials in messages or reprs."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import logging
+import os
+import pickle
+import re
+import socket
+import sys
+import threading
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+obstore = pytest.importorskip("obstore", reason="ObjectStore needs obstore")
+from obstore.store import LocalStore as ObstoreLocal  # noqa: E402
+from obstore.store import MemoryStore as ObstoreMemory  # noqa: E402
+from obstore.store import S3Store  # noqa: E402
+
+import zarr3c  # noqa: E402
+from zarr3c.errors import MissingDependencyError, ReadOnlyError, StoreError  # noqa: E402
+from zarr3c.stores import FsspecStore, ObjectStore, Store, make_store  # noqa: E402
+from zarr3c.testing.store_suite import StoreContractTests  # noqa: E402
+
+BUCKET = "zarr3c-obstore"
+SECRET = "s3cr3t-never-shown"
+# obstore's retries back off for seconds: none here, so that failures are quick.
+FAST = {"max_retries": 0, "timeout": 10, "connect_timeout": 2}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- servers -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on loopback with one bucket; dummy credentials only."""
+    moto_server = pytest.importorskip(
+        "moto.server", reason="the live S3 tests need moto's server mode (pip install 'moto[server]')"
+    )
+    mp = pytest.MonkeyPatch()
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_ENDPOINT_URL"):
+        mp.delenv(name, raising=False)
+    mp.setenv("AWS_ACCESS_KEY_ID", "testing")
+    mp.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    mp.setenv("AWS_CONFIG_FILE", os.devnull)
+    mp.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    mp.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=_free_port(), verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    try:
+        request = urllib.request.Request(f"{endpoint}/{BUCKET}", method="PUT")
+        with urllib.request.urlopen(request, timeout=10) as response:  # moto: no signature check
+            response.read()
+        yield endpoint
+    finally:
+        server.stop()
+        mp.undo()
+
+
+def _s3_options(endpoint: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "access_key_id": "testing",
+        "secret_access_key": SECRET,
+        "endpoint": endpoint,
+        "region": "us-east-1",
+        **FAST,
+        **extra,
+    }
+
+
+@pytest.fixture
+def s3_options(s3_endpoint: str) -> dict[str, Any]:
+    return _s3_options(s3_endpoint)
+
+
+@pytest.fixture
+def s3_url() -> str:
+    """A fresh prefix in the test bucket."""
+    return f"s3://{BUCKET}/t-{uuid.uuid4().hex[:12]}"
+
+
+# -- the store contract ------------------------------------------------------------------------
+
+
+class TestMemoryContract(StoreContractTests):
+    """Over obstore's in-memory store."""
+
+    def make_store(self, tmp_path: Path) -> Store:
+        return ObjectStore(ObstoreMemory())
+
+
+class TestLocalContract(StoreContractTests):
+    """Over obstore's local store (empty directories removed as keys go)."""
+
+    def make_store(self, tmp_path: Path) -> Store:
+        return ObjectStore(ObstoreLocal(tmp_path / "root", mkdir=True, automatic_cleanup=True))
+
+
+class TestS3Contract(StoreContractTests):
+    """Over a live S3 server on loopback (moto): concurrent requests through obstore."""
+
+    @pytest.fixture
+    def store(self, s3_options: dict[str, Any], s3_url: str) -> Iterator[Store]:
+        s = ObjectStore.from_url(s3_url, storage_options=s3_options)
+        yield s
+        s.with_read_only(False).erase_prefix("")
+
+    # Moto answers ~100 requests a second.  These check arguments before any request, or run
+    # many random operations: the in-memory and local contracts above run them on the same
+    # class; the S3 run keeps every test that talks to S3 in a way of its own.
+    test_hostile_keys_are_refused = None  # type: ignore[assignment]
+    test_hostile_prefixes_are_refused = None  # type: ignore[assignment]
+    test_get_partial_values_bad_range = None  # type: ignore[assignment]
+    test_set_partial_values_bad_input = None  # type: ignore[assignment]
+    test_set_refuses_non_bytes = None  # type: ignore[assignment]
+    test_behaves_like_a_dict = None  # type: ignore[assignment]
+    test_concurrent_set_and_get = None  # type: ignore[assignment]
+    test_get_partial_values_matches_slicing = None  # type: ignore[assignment]
+
+
+# -- URLs, make_store and instances ------------------------------------------------------------
+
+
+def test_make_store_prefers_obstore_for_object_store_urls(
+    s3_options: dict[str, Any], s3_url: str
+) -> None:
+    store = make_store(s3_url, storage_options=s3_options)
+    assert isinstance(store, ObjectStore)
+    assert store.url == s3_url and not store.read_only
+    assert make_store(s3_url, storage_options=s3_options, read_only=True).read_only
+    assert make_store(s3_url.upper().replace(BUCKET.upper(), BUCKET), storage_options=s3_options)
+    for url in ("gs://bucket/x.zarr", "gcs://bucket/x.zarr", "az://container/x.zarr",
+                "https://example.com/x.zarr"):
+        options = {"account_name": "acct"} if url.startswith("az") else None
+        assert isinstance(make_store(url, storage_options=options), ObjectStore), url
+    # fsspec keeps every other URL, and chained ones
+    pytest.importorskip("fsspec", reason="FsspecStore needs fsspec")
+    assert isinstance(make_store("simplecache::s3://bucket/x.zarr"), FsspecStore)
+
+
+def test_make_store_falls_back_to_fsspec_without_obstore(
+    monkeypatch: pytest.MonkeyPatch, s3_options: dict[str, Any], s3_url: str
+) -> None:
+    pytest.importorskip("s3fs", reason="the fallback is fsspec's S3 filesystem")
+    monkeypatch.setitem(sys.modules, "obstore", None)  # as if not installed
+    fsspec_options = {
+        "key": "testing",
+        "secret": SECRET,
+        "endpoint_url": s3_options["endpoint"],
+        "client_kwargs": {"region_name": "us-east-1"},
+    }
+    assert isinstance(make_store(s3_url, storage_options=fsspec_options), FsspecStore)
+    with pytest.raises(MissingDependencyError, match=re.escape('pip install "zarr3c[obstore]"')):
+        ObjectStore.from_url(s3_url)
+
+
+def test_fsspec_option_names_are_mapped(s3_endpoint: str, s3_url: str) -> None:
+    # options written for s3fs keep working when obstore wins the URL
+    options = {
+        "key": "testing",
+        "secret": SECRET,
+        "endpoint_url": s3_endpoint,
+        "client_kwargs": {"region_name": "us-east-1"},
+        "config_kwargs": {"connect_timeout": 2, "read_timeout": 10, "retries": {"max_attempts": 0}},
+    }
+    a = zarr3c.create_array(s3_url, shape=(4,), dtype="i2", chunks=(2,), storage_options=options)
+    a[...] = np.arange(4)
+    assert isinstance(a.store, ObjectStore)
+    np.testing.assert_array_equal(zarr3c.open_array(s3_url, storage_options=options)[...], np.arange(4))
+    with pytest.raises(StoreError, match=r"'skip_instance_cachex'.*FsspecStore"):
+        make_store(s3_url, storage_options={**options, "skip_instance_cachex": True})
+    with pytest.raises(StoreError, match=r"config_kwargs.*'signature_version'"):
+        make_store(s3_url, storage_options={"config_kwargs": {"signature_version": "v2"}})
+
+
+def test_obstore_and_zarr_python_instances_are_stores(tmp_path: Path) -> None:
+    data = np.arange(12, dtype="<f4").reshape(3, 4)
+    raw = ObstoreLocal(tmp_path / "x.zarr", mkdir=True)
+    a = zarr3c.create_array(raw, shape=data.shape, dtype=data.dtype, chunks=(2, 2))
+    a[...] = data
+    assert isinstance(a.store, ObjectStore)
+    np.testing.assert_array_equal(zarr3c.open_array(str(tmp_path / "x.zarr"))[...], data)
+    zarr = pytest.importorskip("zarr", reason="needs zarr-python")
+    wrapped = zarr.storage.ObjectStore(raw, read_only=True)
+    b = zarr3c.open_array(wrapped)
+    assert isinstance(b.store, ObjectStore) and b.store.read_only
+    np.testing.assert_array_equal(b[...], data)
+    with pytest.raises(ReadOnlyError):
+        b[0, 0] = 1
+    with pytest.raises(TypeError, match="obstore store"):
+        ObjectStore({"not": "a store"})
+    with pytest.raises(StoreError, match="storage_options"):
+        make_store(raw, storage_options={"region": "x"})
+
+
+def test_constructor_checks_its_arguments() -> None:
+    with pytest.raises(StoreError, match="max_concurrency"):
+        ObjectStore(ObstoreMemory(), max_concurrency=0)
+    with pytest.raises(StoreError, match="coalesce"):
+        ObjectStore(ObstoreMemory(), coalesce=-1)
+    with pytest.raises(StoreError, match="max_concurrency"):
+        ObjectStore.from_url("s3://b/x", storage_options={"max_concurrency": "many"})
+    with pytest.raises(TypeError, match="storage_options"):
+        ObjectStore.from_url("s3://b/x", storage_options=[("a", 1)])  # type: ignore[arg-type]
+    with pytest.raises(StoreError, match="remote stores"):
+        ObjectStore.from_url("memory://", storage_options={"region": "x"})
+
+
+# -- arrays, groups and interop on S3 ---------------------------------------------------------
+
+
+def test_array_round_trip_on_s3(s3_options: dict[str, Any], s3_url: str) -> None:
+    data = np.arange(40 * 30, dtype="<i4").reshape(40, 30) * 7
+    a = zarr3c.create_array(
+        s3_url, shape=data.shape, dtype=data.dtype, chunks=(16, 8), storage_options=s3_options
+    )
+    a[...] = data
+    a[3:9, 2] = -1
+    data[3:9, 2] = -1
+    b = zarr3c.open_array(s3_url, mode="r", storage_options=s3_options)
+    np.testing.assert_array_equal(b[...], data)
+    np.testing.assert_array_equal(b[5:33:3, 1::4], data[5:33:3, 1::4])
+    assert b.nchunks_initialized == b.nchunks == 3 * 4
+    with pytest.raises(ReadOnlyError):
+        b[0, 0] = 1
+
+
+def test_sharded_reads_coalesce_ranges_and_read_the_index_once(
+    s3_options: dict[str, Any], s3_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = np.random.default_rng(1).random((64, 64)).astype("<f4")
+    a = zarr3c.create_array(
+        s3_url, shape=data.shape, dtype=data.dtype, chunks=(8, 8), shards=(32, 32),
+        storage_options=s3_options,
+    )
+    a[...] = data
+    requests: list[tuple[str, Any]] = []
+    real = obstore.get_async
+
+    async def spy(store: Any, path: str, *, options: Any = None) -> Any:
+        requests.append((path, (options or {}).get("range")))
+        return await real(store, path, options=options)
+
+    monkeypatch.setattr(obstore, "get_async", spy)
+    b = zarr3c.open_array(s3_url, mode="r", storage_options=s3_options)
+    requests.clear()
+    np.testing.assert_array_equal(b[3:5, 40:42], data[3:5, 40:42])
+    shard = [rng for path, rng in requests if path == "c/0/1"]
+    # the index from the end (one suffix request), then one inner chunk: never the whole shard
+    assert len(shard) == 2 and shard[0] == {"suffix": 16 * 16 + 4}  # 16 inner chunks, shard
+    assert isinstance(shard[1], tuple) and shard[1][1] - shard[1][0] < 8 * 8 * 4 + 64
+    # 4 inner chunks of one shard, next to each other: one request
+    requests.clear()
+    np.testing.assert_array_equal(b[0:16, 32:48], data[0:16, 32:48])
+    shard = [rng for path, rng in requests if path == "c/0/1"]
+    assert len(shard) == 2 and isinstance(shard[1], tuple), shard
+    # and none when coalescing is off
+    c = zarr3c.open_array(ObjectStore.from_url(s3_url, {**s3_options, "coalesce": 0}, read_only=True))
+    requests.clear()
+    np.testing.assert_array_equal(c[0:16, 32:48], data[0:16, 32:48])
+    assert len([r for p, r in requests if p == "c/0/1"]) >= 3
+
+
+def test_get_many_is_concurrent_and_bounded(
+    s3_options: dict[str, Any], s3_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ObjectStore.from_url(s3_url, {**s3_options, "max_concurrency": 3})
+    for i in range(12):
+        store.set(f"k/{i}", bytes([i]) * 10)
+    in_flight, peak = 0, 0
+    real = obstore.get_async
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        try:
+            import asyncio
+
+            await asyncio.sleep(0.02)  # long enough for the others to start
+            return await real(*args, **kwargs)
+        finally:
+            in_flight -= 1
+
+    monkeypatch.setattr(obstore, "get_async", spy)
+    keys = [f"k/{i}" for i in range(15)]
+    got = store.get_many(keys + keys[:2])
+    assert [None if g is None else bytes(g) for g in got] == [
+        bytes([i]) * 10 if i < 12 else None for i in range(15)
+    ] + [bytes([0]) * 10, bytes([1]) * 10]
+    assert peak == 3
+
+
+def test_bounded_reads_ask_for_one_byte_more(s3_options: dict[str, Any], s3_url: str) -> None:
+    from zarr3c.errors import OversizedValueError
+
+    store = ObjectStore.from_url(s3_url, storage_options=s3_options)
+    store.set("small", b"x" * 10)
+    store.set("big", b"y" * 10_000)
+    store.set("empty", b"")
+    assert [None if v is None else bytes(v) for v in store.get_many_at_most(
+        ["small", "empty", "gone"], 10)] == [b"x" * 10, b"", None]
+    with pytest.raises(OversizedValueError, match="'big'"):
+        store.get_at_most("big", 100)
+
+
+def test_zarr_python_reads_what_zarr3c_wrote(s3_options: dict[str, Any], s3_url: str) -> None:
+    zarr = pytest.importorskip("zarr", reason="interop needs zarr-python")
+    data = np.arange(40 * 30, dtype="int16").reshape(40, 30)
+    g = zarr3c.create_group(s3_url, attributes={"k": [1, 2]}, storage_options=s3_options)
+    g.create_array("a", shape=data.shape, dtype=data.dtype, chunks=(8, 8), shards=(16, 24))[...] = data
+    raw = S3Store(BUCKET, prefix=s3_url.split("/", 3)[3], client_options={"allow_http": True},
+                  **{k: v for k, v in s3_options.items() if k not in FAST})
+    root = zarr.open_group(zarr.storage.ObjectStore(raw, read_only=True), mode="r")
+    assert root.attrs["k"] == [1, 2]
+    np.testing.assert_array_equal(root["a"][...], data)
+
+
+def test_zarr3c_reads_what_zarr_python_wrote(s3_options: dict[str, Any], s3_url: str) -> None:
+    zarr = pytest.importorskip("zarr", reason="interop needs zarr-python")
+    data = np.random.default_rng(3).random((40, 30))
+    raw = S3Store(BUCKET, prefix=s3_url.split("/", 3)[3], client_options={"allow_http": True},
+                  **{k: v for k, v in s3_options.items() if k not in FAST})
+    root = zarr.open_group(zarr.storage.ObjectStore(raw), mode="w", attributes={"k": "v"})
+    root.create_array("a", shape=data.shape, dtype=data.dtype, chunks=(16, 8))[...] = data
+    g = zarr3c.open_group(s3_url, mode="r", storage_options=s3_options)
+    assert g.attrs["k"] == "v" and [name for name, _ in g.members()] == ["a"]
+    np.testing.assert_array_equal(g["a"][5:21, 7:9], data[5:21, 7:9])
+    # zarr-python's own ObjectStore instance, handed to zarr3c
+    np.testing.assert_array_equal(zarr3c.open_group(zarr.storage.ObjectStore(raw))["a"][...], data)
+
+
+# -- pickling and secrets ----------------------------------------------------------------------
+
+
+def test_pickled_array_and_store_reopen(s3_options: dict[str, Any], s3_url: str) -> None:
+    a = zarr3c.create_array(s3_url, shape=(6,), dtype="i8", chunks=(4,), storage_options=s3_options)
+    a[...] = np.arange(6)
+    clone = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(clone[...], np.arange(6))
+    clone[0] = 42  # still writable, over the same bucket
+    np.testing.assert_array_equal(a[...], [42, 1, 2, 3, 4, 5])
+    store = ObjectStore.from_url(s3_url, {**s3_options, "max_concurrency": 5}, read_only=True)
+    again = pickle.loads(pickle.dumps(store))
+    assert again == store and again.read_only and again.lock_id == store.lock_id
+    assert again._max_concurrency == 5
+    assert sorted(again.list()) == ["c/0", "c/1", "zarr.json"]
+
+
+def test_pickled_store_reads_in_a_fresh_process(
+    s3_options: dict[str, Any], s3_url: str, tmp_path: Path
+) -> None:
+    import subprocess
+
+    a = zarr3c.create_array(s3_url, shape=(5,), dtype="u1", chunks=(2,), storage_options=s3_options)
+    a[...] = np.arange(5, dtype="u1")
+    (tmp_path / "a.pkl").write_bytes(pickle.dumps(a))
+    code = (
+        "import pickle, sys; a = pickle.load(open(sys.argv[1], 'rb')); print(a[...].tolist())"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}  # config only
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "a.pkl")],
+        capture_output=True, text=True, timeout=120, env=env, check=True,
+    )
+    assert out.stdout.strip() == "[0, 1, 2, 3, 4]"
+
+
+def test_reprs_and_errors_never_show_credentials(s3_endpoint: str, s3_url: str) -> None:
+    options = _s3_options(f"http://127.0.0.1:{_free_port()}")  # nothing listens there
+    store = ObjectStore.from_url(s3_url, storage_options=options)
+    assert SECRET not in repr(store) and SECRET not in str(store)
+    with pytest.raises(StoreError) as excinfo:
+        store.get("zarr.json")
+    message = str(excinfo.value)
+    assert "'zarr.json'" in message and f"{s3_url}/zarr.json" in message
+    assert SECRET not in message and SECRET not in repr(excinfo.value)
+    with pytest.raises(StoreError, match="nope") as excinfo:
+        ObjectStore.from_url("s3://b/x", storage_options={"nope": SECRET, "secret": SECRET})
+    assert SECRET not in str(excinfo.value)
+    url = f"https://user:{SECRET}@example.com/x.zarr?sig={SECRET}"
+    assert SECRET not in repr(make_store(url))
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+
+def test_unreachable_endpoint_names_the_url(s3_url: str) -> None:
+    port = _free_port()
+    options = _s3_options(f"http://127.0.0.1:{port}")
+    with pytest.raises(StoreError, match=rf"zarr.json.*127\.0\.0\.1:{port}"):
+        zarr3c.open_group(s3_url, mode="r", storage_options=options)
+
+
+def test_missing_bucket_is_an_error_not_a_missing_key(s3_options: dict[str, Any]) -> None:
+    url = "s3://zarr3c-no-such-bucket/x.zarr"
+    store = ObjectStore.from_url(url, storage_options=s3_options)
+    with pytest.raises(StoreError, match=r"zarr3c-no-such-bucket/x.zarr/zarr.json.*bucket"):
+        store.get("zarr.json")
+    with pytest.raises(StoreError, match="zarr3c-no-such-bucket"):
+        zarr3c.open_array(url, storage_options=s3_options)
+    with pytest.raises(StoreError, match="zarr3c-no-such-bucket.*bucket"):
+        list(store.list())
+    with pytest.raises(StoreError, match=r"'zarr.json'.*zarr3c-no-such-bucket"):
+        zarr3c.create_group(url, storage_options=s3_options)
+
+
+def test_wrong_credentials(s3_endpoint: str, s3_options: dict[str, Any], s3_url: str) -> None:
+    zarr3c.create_array(s3_url, shape=(2,), dtype="i1", chunks=(1,), storage_options=s3_options)
+    bad = ObjectStore.from_url(s3_url, storage_options=_s3_options(s3_endpoint, access_key_id="wrong"))
+
+    def reset_auth(count: str) -> None:
+        req = urllib.request.Request(
+            f"{s3_endpoint}/moto-api/reset-auth",
+            data=count.encode(),
+            headers={"Content-Type": "text/plain"},
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=10) as response:
+            response.read()
+
+    reset_auth("0")  # moto checks signatures and IAM from now on
+    try:
+        with pytest.raises(StoreError, match=r"zarr.json.*(InvalidAccessKeyId|Permission|denied|403)") as excinfo:
+            bad.get("zarr.json")
+        assert SECRET not in str(excinfo.value)
+        with pytest.raises(StoreError, match="'c/0'"):
+            bad.set("c/0", b"x")
+    finally:
+        reset_auth("inf")
+    assert bytes(ObjectStore.from_url(s3_url, storage_options=s3_options).get("zarr.json"))
+
+
+# -- HTTP --------------------------------------------------------------------------------------
+
+
+class _RangeHandler(http.server.SimpleHTTPRequestHandler):
+    """http.server's file handler with single byte ranges (``bytes=a-b``, ``a-``, ``-n``)."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def send_head(self) -> Any:
+        header = self.headers.get("Range")
+        path = self.translate_path(self.path)
+        if header is None or not os.path.isfile(path):
+            return super().send_head()
+        m = re.fullmatch(r"bytes=(\d*)-(\d*)", header.strip())
+        assert m is not None
+        size = os.path.getsize(path)
+        first, last = m.groups()
+        if first == "":
+            lo, hi = max(size - int(last), 0), size
+        else:
+            lo, hi = int(first), size if last == "" else min(int(last) + 1, size)
+        if lo >= size:
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        import io
+
+        with open(path, "rb") as f:
+            f.seek(lo)
+            body = f.read(hi - lo)
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {lo}-{hi - 1}/{size}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Ignores Range, as Python's http.server does."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module", params=["ranges", "no-ranges"])
+def http_base(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("http")
+    g = zarr3c.create_group(str(root / "h.zarr"), attributes={"title": "served"})
+    g.create_array("sharded", shape=(64, 48), dtype="<f8", chunks=(8, 8), shards=(32, 24))[...] = (
+        np.arange(64 * 48, dtype="<f8").reshape(64, 48)
+    )
+    zarr3c.consolidate_metadata(str(root / "h.zarr"))
+    (root / "v100").write_bytes(bytes(range(100)))
+    (root / "empty").write_bytes(b"")
+    handler = _RangeHandler if request.param == "ranges" else _QuietHandler
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(root))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+_HTTP_RANGES = [(0, None), (10, 5), (10, None), (0, 0), (-16, None), (-1000, None), (95, 10),
+                (100, 5), (200, None), (0, 150)]
+
+
+def test_http_byte_ranges(http_base: str) -> None:
+    store = make_store(http_base, storage_options={"max_retries": 0})
+    assert isinstance(store, ObjectStore) and store.read_only
+    value = bytes(range(100))
+    for start, length in _HTTP_RANGES:
+        expected = value[start:] if length is None else value[start : start + length]
+        got = store.get_partial_values(
+            [("v100", (start, length)), ("empty", (start, length)), ("missing", (start, length))]
+        )
+        assert bytes(got[0]) == expected, (start, length)  # type: ignore[arg-type]
+        assert bytes(got[1]) == b"" and got[2] is None, (start, length)  # type: ignore[arg-type]
+    with pytest.raises(ReadOnlyError, match=r"'k'.*HTTP"):
+        store.set("k", b"x")
+
+
+def test_http_hierarchy_reads(http_base: str) -> None:
+    g = zarr3c.open_group(f"{http_base}/h.zarr", mode="r", storage_options={"max_retries": 0})
+    assert isinstance(g.store, ObjectStore) and g.attrs["title"] == "served"
+    expected = np.arange(64 * 48, dtype="<f8").reshape(64, 48)
+    np.testing.assert_array_equal(g["sharded"][33:35, 1:3], expected[33:35, 1:3])
+    np.testing.assert_array_equal(g["sharded"][...], expected)
+
+
+def test_http_listing_reads_directory_pages(http_base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("aiohttp", reason="fsspec's HTTP filesystem needs aiohttp")
+    store = ObjectStore.from_url(f"{http_base}/h.zarr", {"max_retries": 0})
+    assert store.list_dir("") == (["zarr.json"], ["sharded/"])
+    assert "sharded/zarr.json" in set(store.list_prefix("sharded/"))
+    # without fsspec: obstore's WebDAV listing, which a plain server refuses: a clear error
+    monkeypatch.setitem(sys.modules, "aiohttp", None)
+    bare = ObjectStore.from_url(f"{http_base}/h.zarr", {"max_retries": 0})
+    with pytest.raises(StoreError, match=r"cannot list store prefix ''.*h\.zarr.*WebDAV"):
+        bare.list_dir("")
+
+
+def test_a_forked_child_is_refused_not_hung(tmp_path: Path) -> None:
+    # obstore's runtime does not survive fork: the child's first request must fail clearly
+    import subprocess
+
+    code = f"""
+import os, numpy as np, zarr3c
+from obstore.store import LocalStore
+a = zarr3c.create_array(LocalStore({str(tmp_path)!r}, mkdir=True), shape=(4,), dtype="i1", chunks=(2,))
+a[...] = 1
+pid = os.fork()
+if pid == 0:
+    try:
+        a[...]
+        print("child read")
+    except zarr3c.errors.StoreError as e:
+        print("child refused:", "fork" in str(e) and "spawn" in str(e))
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "child refused: True", out
+
+
+def test_silent_server_times_out_with_a_hint() -> None:
+    with socket.socket() as listener:  # accepts connections (backlog), never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/x.zarr"
+        options = {"timeout": 1, "connect_timeout": 1, "max_retries": 0}
+        with pytest.raises(StoreError, match=rf"'zarr.json' \({re.escape(url)}/zarr.json\).*timed out"):
+            zarr3c.open_array(url, storage_options=options)
+
+
+def test_url_credentials_stay_out_of_messages() -> None:
+    with socket.socket() as listener:  # refuses nothing, answers nothing
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        url = f"http://user:{SECRET}@127.0.0.1:{port}/x.zarr?sig={SECRET}"
+        store = make_store(url, storage_options={"timeout": 1, "max_retries": 0})
+        assert SECRET not in repr(store)
+        with pytest.raises(StoreError) as excinfo:
+            store.get("zarr.json")
+        assert SECRET not in str(excinfo.value), excinfo.value
+        assert f"127.0.0.1:{port}/x.zarr/zarr.json" in str(excinfo.value)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "options", "config"),
+    [
+        ("gs", {"anon": True, "token": "/keys/sa.json"},
+         {"skip_signature": True, "service_account_path": "/keys/sa.json"}),
+        ("az", {"account_name": "acct", "sas_token": "sv=1", "anon": False},
+         {"account_name": "acct", "sas_key": "sv=1", "skip_signature": False}),
+        ("s3", {"anon": True, "region_name": "eu-west-1", "requester_pays": "true"},
+         {"skip_signature": True, "region": "eu-west-1", "request_payer": "true"}),
+    ],
+    ids=["gcs", "azure", "s3"],
+)
+def test_fsspec_names_map_per_scheme(scheme: str, options: dict[str, Any], config: dict[str, Any]) -> None:
+    from zarr3c.stores.object_store.options import split_storage_options
+
+    out = split_storage_options(f"{scheme}://b/x", scheme, options)
+    assert out.config == config and not out.client_options
+    timing = split_storage_options("s3://b/x", "s3", {
+        "timeout": 3, "connect_timeout": "1s", "max_retries": 2, "retry_config": {"retry_timeout": "9s"},
+        "config_kwargs": {"read_timeout": 7}})
+    assert timing.client_options["connect_timeout"] == "1s"
+    assert timing.client_options["timeout"].total_seconds() == 7  # the later option wins
+    assert timing.retry_config == {"max_retries": 2, "retry_timeout": "9s"}
+
+
+def test_dask_distributed_workers_read_and_write(s3_options: dict[str, Any], s3_url: str) -> None:
+    distributed = pytest.importorskip("distributed", reason="needs distributed (zarr3c[dask])")
+    da = pytest.importorskip("dask.array", reason="needs dask (zarr3c[dask])")
+    import dask
+
+    data = np.arange(24 * 20, dtype="<i8").reshape(24, 20)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        with dask.config.set(scheduler=client):
+            a = zarr3c.from_dask(da.from_array(data, chunks=(8, 10)), s3_url,
+                                 storage_options=s3_options)
+            assert isinstance(a.store, ObjectStore)
+            b = zarr3c.open_array(s3_url, mode="r", storage_options=s3_options)
+            y = da.from_array(b, chunks=b.chunks)
+            assert int(y.sum().compute()) == int(data.sum())
+        np.testing.assert_array_equal(client.submit(np.asarray, b).result(), data)
+
+
+def test_import_zarr3c_does_not_import_obstore() -> None:
+    import subprocess
+
+    code = "import sys, zarr3c; print('obstore' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "False"
