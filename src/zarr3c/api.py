@@ -1,7 +1,9 @@
 """The public functions: create and open arrays and groups, as zarr-python 3 names them.
 
 ``store`` may be a Store, a path (str or pathlib.Path: LocalStore), ``"memory://"`` (a new
-MemoryStore), a dict (a MemoryStore over it) or a URL (FsspecStore).  Modes: ``r``
+MemoryStore), a dict (a MemoryStore over it) or a URL (``s3://``, ``gs://``, ``az://``,
+``http(s)://``: an ObjectStore where obstore is installed, else an FsspecStore; any other
+fsspec URL: an FsspecStore).  Modes: ``r``
 read-only, must exist; ``r+`` read/write, must exist; ``a`` read/write, created if missing;
 ``w`` create, replacing what is there; ``w-`` create, fail if something is there.
 
@@ -131,7 +133,8 @@ def create_array(
         Where to create the array: a :class:`~zarr3c.Store`; a path (a
         :class:`~zarr3c.LocalStore` over that directory, created if missing); ``"memory://"``
         or None (a new :class:`~zarr3c.MemoryStore`); a dict (a MemoryStore over it); or
-        another URL (``"s3://bucket/data.zarr"``: an :class:`~zarr3c.FsspecStore`).
+        another URL (``"s3://bucket/data.zarr"``: an :class:`~zarr3c.ObjectStore` where
+        obstore is installed, else an :class:`~zarr3c.FsspecStore`).
     name : str or None, default None
         Path of the array in the store, names separated by ``"/"`` (leading and trailing
         ``"/"`` are ignored).  None or ``""``: the root.  Missing parent groups are created.
