@@ -63,14 +63,14 @@ def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = 
 
 
 def stored_value(array: Array, key: str, nbytes: int, shape: tuple[int, ...]) -> Any:
-    """The value stored at ``key`` (None if missing) of a chunk of ``nbytes`` decoded bytes
-    (of ``shape``), used at once (decoded, or its raw
-    elements copied out): where the store reads into memory, in this thread's ``"stored"``
-    scratch memory (valid until its next such read), not fresh ``bytes`` (whose page faults,
-    in some allocator states, cost as much as the read).  Large chunks have their size asked
-    first (:data:`_SIZE_FIRST_BYTES`): the scratch is never sized from the declared chunk
-    before the chunk is known stored.  A value larger than any valid encoding of the chunk
-    is refused from its size (:func:`fetch_chunk`)."""
+    """The value stored at ``key`` (None if missing) of a chunk of ``shape`` (``nbytes``
+    decoded bytes), used at once (decoded, or its raw elements copied out): where the store
+    reads into memory, in this thread's ``"stored"`` scratch memory (valid until its next
+    such read), not fresh ``bytes`` (whose page faults, in some allocator states, cost as
+    much as the read).  Large chunks have their size asked first (:data:`_SIZE_FIRST_BYTES`):
+    the scratch is never sized from the declared chunk before the chunk is known stored.  A
+    value larger than any valid encoding of the chunk is refused from its size
+    (:func:`fetch_chunk`)."""
     store = array._store
     if not store.reads_into_memory:
         return fetch_chunk(array, key, shape)
