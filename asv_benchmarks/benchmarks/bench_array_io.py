@@ -15,6 +15,8 @@ temporary directory in ``setup``:
   another, with each shard index and the bytes read through it in one call or in two
   requests;
 - ``Read.time_random_reads_batched``: the same boxes in one ``a.get_many`` call;
+- ``Read.time_random_reads_async``: the same boxes as ``a.read_async`` futures, all issued
+  before the first is waited for (tensorstore's futures, as a user writes them);
 - ``Read.time_vindex``: ``a.vindex`` of 10^5 random points;
 - ``Read.time_oindex``: ``a.oindex`` with two unsorted 256-element index arrays (repeats
   allowed) on the first two axes and one chunk's width on the last;
@@ -261,6 +263,10 @@ class Read:
 
     def time_random_reads_batched(self, compression: str, layout: str) -> None:
         self.arr.get_many(self.random_sels)
+
+    def time_random_reads_async(self, compression: str, layout: str) -> None:
+        for future in [self.arr.read_async(s) for s in self.random_sels]:
+            future.result()
 
     def time_vindex(self, compression: str, layout: str) -> None:
         self.arr.vindex[self.points]

@@ -21,9 +21,9 @@ from zarr3c.array import geometry, objects, write
 from zarr3c.array.compat import ArrayCompat
 from zarr3c.array.read import boxes, general, many, points, shard_boxes
 from zarr3c.array.read.plan import Box, BoxGrid, InnerBox
+from zarr3c.array.read.queued import ReadQueue
 from zarr3c.codecs.pipeline import CodecPipeline
 from zarr3c.codecs.sharding import GetRanges, ShardingCodec, StoreRanges, partial_read_codec
-from zarr3c.concurrency import submit
 from zarr3c.errors import (
     IndexingError,
     InvalidArgumentError,
@@ -140,6 +140,7 @@ class Array(ArrayCompat, Node):
         )
         # Set when chunks are shards whose inner chunks can be read by byte range.
         self._sharding = partial_read_codec(self._pipeline)
+        self._read_queue = ReadQueue(self)
         # (before the grid's facts are computed from the chunk shapes it checks)
         for chunk_shape in metadata.chunk_grid.distinct_chunk_shapes(metadata.shape):
             self._pipeline.validate(chunk_shape, source=key)
@@ -642,12 +643,13 @@ class Array(ArrayCompat, Node):
     def read_async(self, selection: Any) -> Future[Any]:
         """Start reading ``a[selection]`` and return at once: a future of its result.
 
-        For many independent reads at once, as tensorstore's ``read().result()``: each read
-        runs on zarr3c's pool of submitted reads, and where the array's chain is native
-        (``zarr3c.codecs.native``) it holds the GIL only to plan, not while its chunks are
-        read and decoded, so reads submitted from one thread (or from many) proceed in
-        parallel.  Where the selections are known together, :meth:`get_many` is cheaper
-        still: it reads each chunk once for all of them.
+        For many independent reads at once, as tensorstore's ``read().result()``: the
+        array's submitted reads queue, and zarr3c's pool of submitted reads takes all those
+        waiting as one :meth:`get_many` batch, so reads issued together read each chunk they
+        share once, and the batch's chunks are read and decoded in parallel (on native
+        threads, without the GIL, where the chain is native).  A read issued alone starts at
+        once, as a batch of one.  Where the selections are known together, :meth:`get_many`
+        itself is cheaper still.
 
         Parameters
         ----------
@@ -673,7 +675,7 @@ class Array(ArrayCompat, Node):
         >>> [f.result().tolist() for f in futures]
         [[1, 2], [5, 6], [9, 10], [13, 14]]
         """
-        return submit(self.__getitem__, selection)
+        return self._read_queue.submit(selection)
 
     def get_orthogonal_selection(self, selection: Any) -> np.ndarray:
         """Read an orthogonal selection: per axis an int, a slice, an integer array or a
