@@ -301,7 +301,7 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_points_in_few_calls(monkeyp
 def test_a_shard_s_zstd_inner_chunks_are_decoded_for_oindex_in_few_calls(monkeypatch,
                                                                         threads) -> None:
     """An outer product over a shard's zstd inner chunks: decoded and copied out in one call
-    per batch (``zstd_ctx.decompress_outer``) on one thread, a few parts on two; the result
+    per batch (``zstd_ctx.decompress_outer``) on one thread, one per run on two; the result
     equals numpy and the inner chunk by inner chunk path."""
     from zarr3c.codecs import sharding
     from zarr3c.concurrency import get_num_threads, set_num_threads
@@ -314,10 +314,61 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_oindex_in_few_calls(monkeyp
         got = a.oindex[rows, cols]
         np.testing.assert_array_equal(got, data[np.ix_(rows, cols)])
         assert sum(batched) == 16
-        assert len(batched) == (1 if threads == 1 else 8)
+        # (on two threads the shard's inner chunks are cut into 2 * 2 runs, one call each:
+        # points.split_shard_outer)
+        assert len(batched) == (1 if threads == 1 else 2 * threads)
         monkeypatch.setattr(sharding.ShardingCodec, "inner_batch_kernels",
                             lambda self: None)
         np.testing.assert_array_equal(a.oindex[rows, cols], got)
         assert sum(batched) == 16  # (not called again)
     finally:
         set_num_threads(old)
+
+
+@pytest.mark.parametrize("threads", [1, 3, 8])
+@pytest.mark.parametrize("variant", [VARIANTS[0], VARIANTS[4]], ids=["raw", "zstd"])
+def test_oindex_over_fewer_shards_than_threads_is_cut_into_runs(monkeypatch, threads,
+                                                                variant) -> None:
+    """An oindex over two stored shards and a missing one, on up to 8 threads: each shard
+    cut into runs of inner chunks read on workers of their own (``split_shard_outer``),
+    every shard's index read once, the result equal to numpy's."""
+    from zarr3c.array.read import points
+    from zarr3c.codecs import sharding
+    from zarr3c.concurrency import get_num_threads, set_num_threads
+
+    monkeypatch.setattr(sharding._parallel, "_PARALLEL_MIN_BYTES", 0)
+    a = _sharded((48, 16), (16, 16), (2, 4), variant)
+    data = np.full((48, 16), 7, dtype=a.dtype)
+    data[:32] = (np.arange(32 * 16) % 97).reshape(32, 16)
+    data[3:5, 4:8] = 7  # (an inner chunk left missing: it reads as the fill value)
+    a[...] = data
+    runs: list[int] = []
+    indexes_read: list[str] = []
+    real_split, real_index = points.split_shard_outer, sharding.ShardingCodec.read_index
+
+    def split(*args, **kwargs):
+        work = real_split(*args, **kwargs)
+        runs.append(0 if work is None else len(work.runs))
+        return work
+
+    def read_index(self, get_ranges, shard_shape, *, key=None):
+        indexes_read.append(key)
+        return real_index(self, get_ranges, shard_shape, key=key)
+
+    monkeypatch.setattr(points, "split_shard_outer", split)
+    monkeypatch.setattr("zarr3c.array.read.general.split_shard_outer", split)
+    monkeypatch.setattr(sharding.ShardingCodec, "read_index", read_index)
+    rows = np.array([40, 1, 30, 17, 1, 44, 8, 25, 3])
+    cols = np.array([15, 0, 4, 9, 9, 2])
+    old = get_num_threads()
+    set_num_threads(threads)
+    try:
+        got = a.oindex[rows, cols]
+    finally:
+        set_num_threads(old)
+    np.testing.assert_array_equal(got, data[np.ix_(rows, cols)])
+    # (one run per shard on one thread; else enough runs for every thread, missing shard
+    # aside)
+    assert sorted(runs)[0] == 0 and len(runs) == 3
+    assert runs.count(1) == 2 if threads == 1 else sum(runs) >= threads
+    assert sorted(indexes_read) == sorted(set(indexes_read))  # (once per shard)

@@ -9,13 +9,14 @@ half of them (:class:`~.plan.RawSpan`: fetched by that span, :func:`_place_span`
 other chunk is read on the thread pool (:func:`_read_group`): decoded into scratch or
 straight into an output and copied out per task (:func:`_copy_task`), or for a shard only
 the inner chunks the tasks touch (:func:`_read_shard_runs` for strided tasks,
-:func:`_read_shard_outer` for index arrays)."""
+:func:`_read_shards_outer` for index arrays, the shards' inner chunks cut into runs that
+spread over every thread)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -27,15 +28,17 @@ from zarr3c.array.read.plan import (
     ChunkGroup,
     GeneralPlan,
     Member,
+    OuterPieceMap,
     RawSpan,
     plan_general,
     plan_inner_pieces,
     plan_outer_parts,
     whole_chunk_run,
 )
-from zarr3c.array.read.points import read_shard_outer
+from zarr3c.array.read.points import read_shard_outer, split_shard_outer
 from zarr3c.array.read.raw import read_raw_spans
-from zarr3c.concurrency import map_unordered
+from zarr3c.codecs.sharding import GetRanges, ShardIndex
+from zarr3c.concurrency import get_num_threads, in_worker, map_unordered
 from zarr3c.indexing import (
     ChunkTask,
     OrthogonalSelection,
@@ -129,7 +132,13 @@ def read_planned(array: Array, counts: Sequence[Sequence[int]],
     plan = plan_general(counts, plans, array.dtype, array._chunk_shape_at,
                         array._pipeline.stores_raw_elements)
     read_raw_spans(array, plan.spans, partial(_place_span, array, plan))
-    map_unordered(partial(_read_group, array, plan), plan.whole)
+    whole = plan.whole
+    if array._sharding is not None:
+        outer = [g for g in whole if not all(task.strided for task, _ in g.members)]
+        if outer:
+            _read_shards_outer(array, plan, outer)
+            whole = [g for g in whole if all(task.strided for task, _ in g.members)]
+    map_unordered(partial(_read_group, array, plan), whole)
     return plan.outs
 
 
@@ -161,11 +170,8 @@ def _copy_task(array: Array, plan: GeneralPlan, member: Member, chunk: np.ndarra
 def _read_group(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None:
     """Read one chunk (or shard) and fill every task of it."""
     coords, members = group
-    if array._sharding is not None:
-        if all(task.strided for task, _ in members):
-            _read_shard_runs(array, plan, group)
-        else:
-            _read_shard_outer(array, plan, group)
+    if array._sharding is not None:  # (strided tasks: index arrays go to _read_shards_outer)
+        _read_shard_runs(array, plan, group)
         return
     target = None
     if len(members) == 1 and array._pipeline.can_decode_into:
@@ -193,20 +199,48 @@ def _place_span(array: Array, plan: GeneralPlan, n: int, buf: np.ndarray | None)
                      int64_array(task.counts), itemsize)
 
 
-def _read_shard_outer(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None:
-    """Index arrays into a shard: only the inner chunks the outer products touch are read
-    and decoded, each feeding one ``copy_outer`` per output region."""
-    coords, members = group
-    assert array._sharding is not None
-    key = array.chunk_key(coords)
-    with inner_memory(array, key):
-        found = read_shard_outer(
-            array._sharding, array._ranges_of(key), array._chunk_shape_at(coords),
-            plan_outer_parts(members, plan.targets), itemsize=array._itemsize,
-            fill_bytes=array._fill_bytes, key=key)
-    if not found:
-        for member in members:
-            _copy_task(array, plan, member, None)
+def _read_shards_outer(array: Array, plan: GeneralPlan, groups: list[ChunkGroup]) -> None:
+    """Index arrays into shards: each shard's index is read and its pieces planned (one
+    worker per shard), then runs of the inner chunks they touch are read, decoded and
+    copied out (one worker per run: :func:`~.points.split_shard_outer` cuts a shard into
+    enough runs that a read of fewer shards than threads still uses every thread)."""
+    sharding = array._sharding
+    assert sharding is not None
+    threads = get_num_threads()
+    ways = 1 if threads == 1 or in_worker() else -(-2 * threads // len(groups))
+    itemsize, fill = array._itemsize, array._fill_bytes
+
+    def split(group: ChunkGroup) -> list[ShardOuterRun]:
+        coords, members = group
+        key = array.chunk_key(coords)
+        get_ranges, shard_shape = array._ranges_of(key), array._chunk_shape_at(coords)
+        work = split_shard_outer(sharding, get_ranges, shard_shape,
+                                 plan_outer_parts(members, plan.targets), itemsize=itemsize,
+                                 key=key, ways=ways)
+        if work is None:  # (a missing shard: its tasks read as the fill value)
+            for member in members:
+                _copy_task(array, plan, member, None)
+            return []
+        return [ShardOuterRun(key, get_ranges, shard_shape, work.shard_index, run)
+                for run in work.runs]
+
+    def read(run: ShardOuterRun) -> None:
+        with inner_memory(array, run.key):
+            read_shard_outer(sharding, run.get_ranges, run.shard_shape, run.pieces,
+                             itemsize=itemsize, fill_bytes=fill, key=run.key, index=run.shard_index)
+
+    map_unordered(read, [run for runs in map_unordered(split, groups) for run in runs])
+
+
+class ShardOuterRun(NamedTuple):
+    """One worker's share of :func:`_read_shards_outer`: some inner chunks of the shard at
+    ``key`` and their pieces, with the shard's index (``shard_index``) already read."""
+
+    key: str
+    get_ranges: GetRanges
+    shard_shape: tuple[int, ...]
+    shard_index: ShardIndex
+    pieces: OuterPieceMap
 
 
 def _read_shard_runs(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None:

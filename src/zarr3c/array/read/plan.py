@@ -56,6 +56,7 @@ __all__ = [
     "Member",
     "OuterPart",
     "OuterPiece",
+    "OuterPieceMap",
     "Pieces",
     "RawBatch",
     "RawRequest",
@@ -727,12 +728,16 @@ def plan_outer_parts(members: list[Member], targets: list[Target]) -> list[Outer
     return parts
 
 
+#: Inner chunk coordinates -> the :class:`OuterPiece` copies out of that inner chunk.
+OuterPieceMap = dict[tuple[int, ...], list[OuterPiece]]
+
+
 def plan_outer_pieces(parts: Sequence[OuterPart], inner_shape: Sequence[int], itemsize: int
-                      ) -> dict[tuple[int, ...], list[OuterPiece]]:
+                      ) -> OuterPieceMap:
     """The pieces of outer-product ``parts`` per inner chunk (of ``inner_shape``) they
     touch: per axis the indices grouped by inner chunk, then every combination."""
     inner_strides = c_strides(inner_shape, itemsize)
-    pieces: dict[tuple[int, ...], list[OuterPiece]] = {}
+    pieces: OuterPieceMap = {}
     for dst, local, dst_dim in parts:
         # per axis: (inner chunk index, byte offsets within it, output byte offsets)
         per_axis: list[list[tuple[int, np.ndarray, np.ndarray]]] = []

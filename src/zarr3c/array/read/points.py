@@ -24,9 +24,10 @@ entries ``(offset, nbytes)``, 2**64-1 for a missing inner chunk, read as the fil
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from zarr3c.array.read.native import (
     read_shard_points_natively,
     shards_native,
 )
-from zarr3c.array.read.plan import OuterPart, RawRequest, plan_outer_pieces
+from zarr3c.array.read.plan import OuterPart, OuterPieceMap, RawRequest, plan_outer_pieces
 from zarr3c.array.read.raw import fetch_raw, raw_size_error
 from zarr3c.codecs.base import as_byte_array
 from zarr3c.codecs.sharding import (
@@ -54,6 +55,7 @@ from zarr3c.codecs.sharding import (
     batch_decoder,
     pack_runs,
 )
+from zarr3c.codecs.sharding._parallel import in_parallel
 from zarr3c.codecs.sharding.read import MAX_REQUEST_BYTES
 from zarr3c.concurrency import map_parts, map_unordered
 from zarr3c.errors import ChunkDecodeError
@@ -71,8 +73,8 @@ if TYPE_CHECKING:
     from zarr3c.array.core import Array
 
 __all__ = [
-    "read_coordinates", "read_raw_chunk_points", "read_raw_chunks_points", "read_shard_outer",
-    "read_shard_points",
+    "ShardOuterSplit", "read_coordinates", "read_raw_chunk_points", "read_raw_chunks_points",
+    "read_shard_outer", "read_shard_points", "split_shard_outer",
 ]
 
 #: A raw chunk holding at most one point per this many bytes is read by byte ranges around
@@ -267,23 +269,62 @@ def _read_raw_points(index: ShardIndex, get_ranges: GetRanges, within: np.ndarra
         del values
 
 
-def read_shard_outer(
+class ShardOuterSplit(NamedTuple):
+    """One shard's share of an outer-product read, cut for the thread pool: its ``shard_index``,
+    read once, and ``runs``, the pieces (:func:`.plan.plan_outer_pieces`) of runs of the
+    inner chunks the selection touches, in storage order: each run is read by one
+    :func:`read_shard_outer` call on a worker of its own."""
+
+    shard_index: ShardIndex
+    runs: list[OuterPieceMap]
+
+
+def split_shard_outer(
     sharding: ShardingCodec,
     get_ranges: GetRanges,
     shard_shape: Sequence[int],
     parts: Sequence[OuterPart],
     *,
     itemsize: int,
+    key: str,
+    ways: int,
+) -> ShardOuterSplit | None:
+    """Read a shard's index and cut its outer-product ``parts`` (as :func:`read_shard_outer`
+    takes them) into at most ``ways`` runs of inner chunks, so that a read touching fewer
+    shards than there are threads still spreads over them all (a shard is otherwise one
+    worker's).  None if the shard is missing (the caller fills)."""
+    index = sharding.read_index(get_ranges, shard_shape, key=key)
+    if index is None:
+        return None
+    pieces = plan_outer_pieces(parts, sharding.chunk_shape, itemsize)
+    offsets = index.entries[..., 0]  # (storage order; missing ones last)
+    order = sorted(pieces, key=lambda c: (int(offsets[c]), c))
+    nbytes = len(order) * math.prod(sharding.chunk_shape) * itemsize
+    ways = max(1, min(ways, len(order) if in_parallel(nbytes) else 1))
+    bounds = np.linspace(0, len(order), ways + 1).astype(int)
+    return ShardOuterSplit(index, [{c: pieces[c] for c in order[lo:hi]}
+                                   for lo, hi in itertools.pairwise(bounds) if hi > lo])
+
+
+def read_shard_outer(
+    sharding: ShardingCodec,
+    get_ranges: GetRanges,
+    shard_shape: Sequence[int],
+    pieces: OuterPieceMap,
+    *,
+    itemsize: int,
     fill_bytes: np.ndarray,
     key: str,
+    index: ShardIndex | None = None,
 ) -> bool:
     """Copy outer-product selections of one shard into their outputs, reading only the
-    index and the inner chunks they touch, each decoded once for every part that needs it.
+    index (unless given) and the inner chunks they touch, each decoded once for every
+    piece that needs it.
 
-    Each part is ``(dst, local, dst_offsets)``: per dimension, the selected indices within
-    the shard (any order, repeats allowed) and the destination byte offset of each in
-    ``dst`` (a writable uint8 buffer); element ``(i0, i1, ...)`` goes to the sum of the
-    per-dimension offsets.  Inner chunks that are not stored give ``fill_bytes``.
+    ``pieces`` (:func:`.plan.plan_outer_pieces` of the parts) maps each inner chunk to its
+    ``copy_outer`` calls: per dimension, byte offsets within the inner chunk and in the
+    piece's ``dst`` (a writable uint8 buffer).  Inner chunks that are not stored give
+    ``fill_bytes``.
 
     Returns
     -------
@@ -291,7 +332,7 @@ def read_shard_outer(
         False if the shard is missing (nothing was copied: the caller fills).
     """
     inner = sharding.chunk_shape
-    pieces = plan_outer_pieces(parts, inner, itemsize)
+
     def sink(coords: tuple[int, ...], chunk: np.ndarray | None) -> None:
         src: Any = fill_bytes if chunk is None else chunk.reshape(-1).view(np.uint8)
         for dst, src_offsets, dst_offsets, counts in pieces[coords]:
@@ -300,10 +341,10 @@ def read_shard_outer(
 
     kernels = sharding.inner_batch_kernels()
     batch_sink = None
-    if kernels is not None and pieces and len({id(part.dst) for part in parts}) == 1:
+    flat = [piece for group in pieces.values() for piece in group]
+    if kernels is not None and flat and len({id(piece.dst) for piece in flat}) == 1:
         # (every piece into the one output, checked once for every batch of the shard)
-        flat = [piece for group in pieces.values() for piece in group]
-        dst, chunk_nbytes = parts[0].dst, math.prod(inner) * itemsize
+        dst, chunk_nbytes = flat[0].dst, math.prod(inner) * itemsize
         checked = OuterPieces(
             "read_shard_outer",
             np.cumsum([0] + [len(p.src_offsets) for p in flat], dtype=np.int64),
@@ -316,7 +357,7 @@ def read_shard_outer(
             np.cumsum([0] + [len(group) for group in pieces.values()], dtype=np.int64),
             checked, dst)
     return sharding.read_inner_chunks_into(get_ranges, shard_shape, pieces, sink, key=key,
-                                           batch_sink=batch_sink)
+                                           index=index, batch_sink=batch_sink)
 
 
 def read_raw_chunks_points(
