@@ -202,12 +202,16 @@ def _place_span(array: Array, plan: GeneralPlan, n: int, buf: np.ndarray | None)
 def _read_shards_outer(array: Array, plan: GeneralPlan, groups: list[ChunkGroup]) -> None:
     """Index arrays into shards: each shard's index is read and its pieces planned (one
     worker per shard), then runs of the inner chunks they touch are read, decoded and
-    copied out (one worker per run: :func:`~.points.split_shard_outer` cuts a shard into
-    enough runs that a read of fewer shards than threads still uses every thread)."""
+    copied out (one worker per run: :func:`~.points.split_shard_outer` cuts a shard whose
+    inner chunks need decoding into enough runs that a read of fewer shards than threads
+    still decodes on every thread)."""
     sharding = array._sharding
     assert sharding is not None
     threads = get_num_threads()
-    ways = 1 if threads == 1 or in_worker() else -(-2 * threads // len(groups))
+    # Raw inner chunks have only copies to share out, into pages all over the output: more
+    # workers than shards made them slower on 16 cores (docs/performance.md, oindex rows).
+    ways = (1 if threads == 1 or in_worker() or sharding.stores_raw_inner_chunks()
+            else -(-2 * threads // len(groups)))
     itemsize, fill = array._itemsize, array._fill_bytes
 
     def split(group: ChunkGroup) -> list[ShardOuterRun]:
