@@ -434,9 +434,16 @@ def copy(
         2022 core spec draft's (see :func:`zarr3c.create_array`).  Zarr v2 object arrays
         of strings and bytes (``vlen-utf8``, ``vlen-bytes``) become v3 ``string`` and
         ``variable_length_bytes`` arrays and back, their chunks copied as they are.  Zarr v2
-        fixed-length strings, times and structured types have no v3 form: copying them to
-        v3 raises MetadataError; v2 object arrays of arrays or JSON values (``vlen-array``,
-        ``json2``) are copied to no layout (UnsupportedFeatureError).
+        fixed-length strings and bytes, raw bytes, structured types and times (``<U``,
+        ``|S``, ``|V``, field lists, ``M8``/``m8``) become the v3 extension types
+        zarr-python 3.4 creates for the same numpy dtype (``fixed_length_utf32``,
+        ``null_terminated_bytes``, ``raw_bytes``, ``struct``, ``numpy.datetime64``,
+        ``numpy.timedelta64``) and back, with the same fill value; the ``bytes`` codec
+        keeps the stored byte order, so the chunks are copied as they are (a struct
+        stored in both byte orders, and v3 strings or structs stored in the non-native
+        order copied to v2, are re-encoded).  A structured type v3 cannot hold (subarray
+        fields) raises MetadataError; v2 object arrays of arrays or JSON values
+        (``vlen-array``, ``json2``) are copied to no layout (UnsupportedFeatureError).
     chunks : "keep", "auto", int or tuple of int, default "keep"
         ``"keep"``: every array keeps its chunk grid.  Otherwise the new chunk shape of
         every array, as ``create_array`` takes it (a tuple of ints, an int for every
