@@ -133,13 +133,12 @@ def _stored_chain(a: Array) -> list[dict[str, Any]] | None:
     never swaps them; as a v3 array of its elements would have it, its ``bytes`` codec has
     the stored byte order.
     """
-    chain = [c.to_dict() for c in a.codecs]
     try:
         form = _v2_fixed_form(a.metadata)
     except ZarrError:  # (a type v3 has no form for: compared by its own chain)
         return None
     if form is None:
-        return chain
+        return [c.to_dict() for c in a.codecs]
     if not form.chunks_as_stored:
         return None
     return [c.to_dict() for c in _with_serializer(a.codecs, form)]
