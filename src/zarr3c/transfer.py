@@ -40,6 +40,7 @@ from zarr3c.api import _format_for_create
 from zarr3c.array import Array, create_array
 from zarr3c.chunk_grids.regular import RegularChunkGrid
 from zarr3c.codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
+from zarr3c.codecs.bytes import BytesCodec
 from zarr3c.codecs.sharding import ShardingCodec
 from zarr3c.concurrency import get_num_threads, map_unordered
 from zarr3c.errors import (
@@ -51,6 +52,8 @@ from zarr3c.errors import (
 )
 from zarr3c.group import Group, create_group, open_node
 from zarr3c.metadata.formats import detect_format
+from zarr3c.metadata.v2 import V2ArrayMetadata, V2DataType
+from zarr3c.metadata.v2_to_v3 import V3Form, v3_form
 from zarr3c.node import UnreadableNode
 from zarr3c.stores import (
     FsspecStore,
@@ -102,16 +105,61 @@ def _grid_chunks(src: Array) -> Any:
     return [list(edges) for edges in grid.edges(src.shape)]
 
 
+def _v2_fixed_form(md: Any) -> V3Form | None:
+    """The v3 form of a Zarr v2 array of fixed-length strings, bytes, times or structs
+    (:mod:`zarr3c.metadata.v2_to_v3`); None for every other array."""
+    if not isinstance(md, V2ArrayMetadata) or not isinstance(md.data_type, V2DataType):
+        return None
+    return v3_form(md)
+
+
+def _to_v3_form(src: Array, fmt: Any) -> V3Form | None:
+    """The v3 form of ``src`` where it is such a Zarr v2 array copied to the v3 layout."""
+    return _v2_fixed_form(src.metadata) if fmt.zarr_format == 3 else None
+
+
+def _with_serializer(codecs: Iterable[Any], form: V3Form) -> list[Any]:
+    """``codecs`` (codec objects) with their ``bytes`` codec the one of ``form``'s chain."""
+    spec = next(c for c in form.codecs if c["name"] == "bytes")
+    serializer = BytesCodec.from_config(spec.get("configuration"), path="codecs")
+    return [serializer if isinstance(c, BytesCodec) else c for c in codecs]
+
+
+def _stored_chain(a: Array) -> list[dict[str, Any]] | None:
+    """The codec chain that makes ``a``'s stored chunks from native-endian elements (None
+    where none does: a Zarr v2 struct stored in both byte orders).
+
+    A Zarr v2 array of strings or structs holds its elements as stored, so its own chain
+    never swaps them; as a v3 array of its elements would have it, its ``bytes`` codec has
+    the stored byte order.
+    """
+    try:
+        form = _v2_fixed_form(a.metadata)
+    except ZarrError:  # (a type v3 has no form for: compared by its own chain)
+        return None
+    if form is None:
+        return [c.to_dict() for c in a.codecs]
+    if not form.chunks_as_stored:
+        return None
+    return [c.to_dict() for c in _with_serializer(a.codecs, form)]
+
+
 def _base_spec(src: Array, fmt: Any) -> dict[str, Any]:
     """The ``create_array`` arguments every copy of ``src`` shares."""
     md = src.metadata
     # The chunk key encoding is kept between two Zarr v3 or two Zarr v2 hierarchies; across
     # layouts each takes its own default.
     v3_like = fmt.zarr_format == src.zarr_format and fmt.zarr_format in (2, 3)
+    data_type, fill_value = md.data_type, src.fill_value
+    form = _to_v3_form(src, fmt)
+    if form is not None:
+        # Zarr v2 strings, bytes, times and structs become v3 extension data types.
+        data_type = form.data_type
+        fill_value = data_type.fill_array(form.fill_value)[()]
     return dict(
         shape=md.shape,
-        dtype=md.data_type,
-        fill_value=src.fill_value,
+        dtype=data_type,
+        fill_value=fill_value,
         attributes=dict(md.attributes),
         dimension_names=md.dimension_names,
         chunk_key_encoding=md.chunk_key_encoding if v3_like else None,
@@ -120,10 +168,11 @@ def _base_spec(src: Array, fmt: Any) -> dict[str, Any]:
 
 def _encoded_spec(src: Array, fmt: Any) -> dict[str, Any]:
     """``create_array`` arguments for a copy with the source's grid and codecs."""
+    form = _to_v3_form(src, fmt)
     return dict(
         _base_spec(src, fmt),
         chunks=_grid_chunks(src),
-        codecs=list(src.codecs),
+        codecs=list(src.codecs) if form is None else _with_serializer(src.codecs, form),
         write_empty_chunks=True,
     )
 
@@ -133,6 +182,9 @@ def _reencoded_spec(src: Array, fmt: Any, chunks: Any, shards: Any,
     """``create_array`` arguments for a re-encoding copy: new grid and compressors, the
     source's filters and serializer."""
     filters, serializer, old_compressors = _split_codecs(src)
+    form = _to_v3_form(src, fmt)
+    if form is not None:
+        (serializer,) = _with_serializer([serializer], form)
     _check_rank(src, "chunks", chunks)
     _check_rank(src, "shards", shards)
     sharded = src.shards is not None
@@ -156,7 +208,14 @@ def _reencoded_spec(src: Array, fmt: Any, chunks: Any, shards: Any,
 def _copy_chunks_encoded(src: Array, dst: Array, progress: ProgressCallback | None) -> None:
     """Copy every stored chunk of ``src`` to ``dst`` (same grid), as bytes if the codecs
     match."""
-    same_encoding = [c.to_dict() for c in dst.codecs] == [c.to_dict() for c in src.codecs]
+    chain = _stored_chain(src)
+    same_encoding = (
+        (chain is not None and chain == _stored_chain(dst))
+        # (the same elements in memory through the same chain: a Zarr v2 struct stored in
+        # both byte orders, copied to Zarr v2)
+        or (src.dtype == dst.dtype
+            and [c.to_dict() for c in dst.codecs] == [c.to_dict() for c in src.codecs])
+    )
     stored = list(src._stored_chunks())
     dst_store = dst.store
 
@@ -374,9 +433,16 @@ def copy(
         2022 core spec draft's (see :func:`zarr3c.create_array`).  Zarr v2 object arrays
         of strings and bytes (``vlen-utf8``, ``vlen-bytes``) become v3 ``string`` and
         ``variable_length_bytes`` arrays and back, their chunks copied as they are.  Zarr v2
-        fixed-length strings, times and structured types have no v3 form: copying them to
-        v3 raises MetadataError; v2 object arrays of arrays or JSON values (``vlen-array``,
-        ``json2``) are copied to no layout (UnsupportedFeatureError).
+        fixed-length strings and bytes, raw bytes, structured types and times (``<U``,
+        ``|S``, ``|V``, field lists, ``M8``/``m8``) become the v3 extension types
+        zarr-python 3.4 creates for the same numpy dtype (``fixed_length_utf32``,
+        ``null_terminated_bytes``, ``raw_bytes``, ``struct``, ``numpy.datetime64``,
+        ``numpy.timedelta64``) and back, with the same fill value; the ``bytes`` codec
+        keeps the stored byte order, so the chunks are copied as they are (a struct
+        stored in both byte orders, and v3 strings or structs stored in the non-native
+        order copied to v2, are re-encoded).  A structured type v3 cannot hold (subarray
+        fields) raises MetadataError; v2 object arrays of arrays or JSON values
+        (``vlen-array``, ``json2``) are copied to no layout (UnsupportedFeatureError).
     chunks : "keep", "auto", int or tuple of int, default "keep"
         ``"keep"``: every array keeps its chunk grid.  Otherwise the new chunk shape of
         every array, as ``create_array`` takes it (a tuple of ints, an int for every
@@ -497,8 +563,11 @@ def _copy_counted(
         if isinstance(node, UnreadableNode):  # (nothing copied: nothing written yet)
             raise node.error
         if isinstance(node, Array):
-            spec = (_reencoded_spec(node, fmt, chunks, shards, compressors) if reencode
-                    else _encoded_spec(node, fmt))
+            try:
+                spec = (_reencoded_spec(node, fmt, chunks, shards, compressors) if reencode
+                        else _encoded_spec(node, fmt))
+            except ZarrError as exc:
+                raise _naming(exc, f"cannot copy {node.kind} {node.name!r}") from exc
         else:
             spec = {"attributes": node.attrs.asdict()}
         plan.append((path, node, spec))

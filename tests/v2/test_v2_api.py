@@ -221,14 +221,22 @@ def test_copy_v2_to_v3_and_back(tmp_path: Path, reencode: bool) -> None:
                 == src.get("x/y/1.1"))
 
 
-def test_copy_refuses_v2_only_types_to_v3() -> None:
+def test_copy_fixed_length_types_to_v3_and_refuse_what_v3_cannot_hold() -> None:
+    # (every type, byte order and fill value: tests/v2/test_copy_fixed_types.py)
     src = zarr3c.MemoryStore()
-    zarr3c.create_array(src, "s", shape=(2,), dtype="S3", zarr_format=2)
+    zarr3c.create_array(src, "s", shape=(2,), dtype="S3", zarr_format=2)[...] = [b"ab", b""]
+    v3 = zarr3c.copy(src, zarr3c.MemoryStore(), zarr_format=3)["s"]
+    assert v3.metadata.data_type.name == "null_terminated_bytes"
+    assert v3[...].tolist() == [b"ab", b""]
+    assert zarr3c.copy(src, zarr3c.MemoryStore(), zarr_format=2)["s"].dtype == np.dtype("S3")
+    # a struct with a subarray field has a v2 dtype but no v3 data type
+    src.set("t/.zarray", json.dumps({
+        "zarr_format": 2, "shape": [2], "chunks": [2], "dtype": [["a", "<i4", [2]]],
+        "compressor": None, "fill_value": None, "order": "C", "filters": None}).encode())
     dst = zarr3c.MemoryStore()
-    with pytest.raises(MetadataError, match="S3"):
+    with pytest.raises(MetadataError, match=r"cannot copy array '/t'.*dtype.*subarray"):
         zarr3c.copy(src, dst, zarr_format=3)
     assert list(dst.list()) == []
-    assert zarr3c.copy(src, zarr3c.MemoryStore(), zarr_format=2)["s"].dtype == np.dtype("S3")
 
 
 def test_cli_copy_to_v2(tmp_path: Path) -> None:

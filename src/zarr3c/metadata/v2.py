@@ -98,6 +98,8 @@ OBJECT_CODEC_IDS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2"
                     "json", "msgpack")
 
 _NUMERIC_KINDS = "biufc"
+# The v3 extension data types whose elements are a Zarr v2 dtype's (see v2_to_v3.py).
+_V3_EXTENSION_FAMILIES = ("time", "utf32", "null_terminated", "raw_bytes", "struct")
 _OTHER_KINDS = "MmSUV"
 # The .zarray fields zarr-python 2 and 3 write; others are kept and written back.
 _ARRAY_FIELDS = ("shape", "chunks", "dtype", "fill_value", "order", "filters",
@@ -574,7 +576,9 @@ def v2_data_type_from_numpy(dtype_like: Any) -> DataType:
     Parameters
     ----------
     dtype_like
-        A :class:`DataType` or anything :func:`numpy.dtype` accepts.
+        A :class:`DataType` or anything :func:`numpy.dtype` accepts.  A v3 extension data
+        type (``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes``, ``struct``,
+        ``numpy.datetime64``, ``numpy.timedelta64``) becomes the v2 type of its numpy dtype.
 
     Returns
     -------
@@ -590,9 +594,14 @@ def v2_data_type_from_numpy(dtype_like: Any) -> DataType:
     --------
     >>> v2_data_type_from_numpy("S3"), v2_data_type_from_numpy("<i2").name
     (V2DataType(name='|S3', dtype=dtype('S3')), 'int16')
+    >>> v2_data_type_from_numpy(data_type_from_numpy("M8[ns]"))
+    V2DataType(name='<M8[ns]', dtype=dtype('<M8[ns]'))
     """
     if isinstance(dtype_like, DataType):
-        return dtype_like
+        if dtype_like.family not in _V3_EXTENSION_FAMILIES:
+            return dtype_like
+        # A v3 extension type (a copy's): the v2 type of its numpy dtype.
+        dtype_like = dtype_like.dtype
     try:
         dtype = np.dtype(dtype_like)
     except (TypeError, ValueError):
