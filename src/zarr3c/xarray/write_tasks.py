@@ -258,20 +258,22 @@ class WritePlan:
         self.targets.append(array)
         self.regions.append(region)
 
-    def run(self, compute: bool) -> Any:
+    def run(self, compute: bool, result: Any = None) -> Any:
         """Store the dask values collected.
 
         Parameters
         ----------
         compute : bool
-            Store now (None is returned), or return the ``dask.delayed.Delayed`` that
-            stores them when computed.
+            Store now, or return the ``dask.delayed.Delayed`` that stores them when
+            computed.
+        result : object, default None
+            What the Delayed gives once computed (the group written).
 
         Returns
         -------
         dask.delayed.Delayed or None
-            The lazy store with ``compute=False`` (one that does nothing where there is no
-            dask value), else None.
+            The lazy store with ``compute=False`` (one that only gives ``result`` where
+            there is no dask value), else None.
 
         Raises
         ------
@@ -282,18 +284,26 @@ class WritePlan:
         --------
         >>> WritePlan().run(compute=True) is None
         True
+        >>> WritePlan().run(compute=False, result="done").compute()
+        'done'
         """
-        if not self.sources:
-            if compute:
-                return None
-            import dask
+        stored: Any = ()
+        if self.sources:
+            import dask.array as da
 
-            return dask.delayed(None)
-        import dask.array as da
+            stored = da.store(self.sources, self.targets, regions=self.regions,
+                              lock=self.needs_lock, compute=compute)
+        if compute:
+            return None
+        import dask
 
-        stored = da.store(self.sources, self.targets, regions=self.regions,
-                          lock=self.needs_lock, compute=compute)
-        return None if compute else stored
+        # One Delayed, as xarray returns: computing it runs the block writes first.
+        return dask.delayed(_finished)(stored, result)
+
+
+def _finished(stored: Any, result: Any) -> Any:
+    """The value of the lazy store once its writes (``stored``) are done."""
+    return result
 
 
 def _is_dask(data: Any) -> bool:

@@ -153,6 +153,23 @@ def _check_region(ds: xr.Dataset, region: Any, mode: str, append_dim: Hashable |
     return out
 
 
+def _refuse_lost_writes(ds: xr.Dataset, g: Any) -> None:
+    """Refuse dask values bound for a MemoryStore while the scheduler is distributed: each
+    worker process would write into its own copy of the store, and the data would be lost."""
+    from zarr3c.stores import MemoryStore
+
+    if not isinstance(g.store, MemoryStore) or all(v.chunks is None
+                                                   for v in ds.variables.values()):
+        return
+    from zarr3c.dask import _uses_distributed
+
+    if _uses_distributed():
+        raise InvalidArgumentError(
+            "to_zarr: dask values into a MemoryStore with the distributed scheduler would be "
+            "written into each worker's own copy and lost; write to a store every worker "
+            "reaches (a path)")
+
+
 def _create(g: Any, name: str, options: ArrayOptions, overwrite: bool) -> Any:
     """Create the array of a new variable."""
     array = g.create_array(
@@ -290,15 +307,16 @@ def to_zarr(
     Returns
     -------
     zarr3c.Group or dask.delayed.Delayed
-        The group written, or with ``compute=False`` the lazy write.
+        The group written, or with ``compute=False`` the lazy write (which gives the group
+        when computed).
 
     Raises
     ------
     InvalidArgumentError
         For a bad mode or mode combination, region, encoding key, for new variables in
         mode ``"r+"``, an ``append_dim`` the store does not have, encoding given for a
-        stored variable, or dask chunks that would share a stored chunk (naming the
-        variable).
+        stored variable, dask chunks that would share a stored chunk (naming the
+        variable), or dask values bound for a MemoryStore under the distributed scheduler.
     InvalidTypeError
         For something else than a Dataset, a bad variable or attribute name, or appended
         values of a dtype that would be truncated.
@@ -343,6 +361,7 @@ def to_zarr(
         if v.size == 0:
             v.load()  # dask stores nothing for an empty array; write it as numpy
     g = _open_target(store, group, mode, zarr_format, consolidated, storage_options)
+    _refuse_lost_writes(ds, g)
     fmt = int(g.metadata.zarr_format)
     write_region = _check_region(ds, settings.region, mode, append_dim, g)
     if write_region is not None:
@@ -418,5 +437,5 @@ def to_zarr(
         import zarr3c
 
         zarr3c.consolidate_metadata(g.store, zarr_format=fmt)
-    delayed = plan.run(compute)
+    delayed = plan.run(compute, result=g)
     return g if compute else delayed
