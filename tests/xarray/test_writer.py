@@ -433,6 +433,9 @@ def test_missing_times_and_string_dtype(tmp_path: Path, fmt: int) -> None:
     back = read(tmp_path / "nat.zarr")
     xr.testing.assert_identical(back[["when"]], ds[["when"]])
     assert back["name"].values.tolist() == ["a", "bb", "ccc"]
+    stored = zarr3c.open_array(tmp_path / "nat.zarr", "name").metadata.to_dict()
+    # as Dataset.to_zarr stores them: variable-width in v3, fixed-width in v2
+    assert stored.get("data_type", stored.get("dtype")) == ("string" if fmt == 3 else "<U3")
 
 
 def test_distributed_writes(tmp_path: Path) -> None:
@@ -447,3 +450,21 @@ def test_distributed_writes(tmp_path: Path) -> None:
         with pytest.raises(InvalidArgumentError, match="MemoryStore"):
             to_zarr(ds, zarr3c.MemoryStore())
     xr.testing.assert_identical(read(tmp_path / "dist.zarr"), sample())
+
+
+def test_non_json_attributes_refused_by_name() -> None:
+    from zarr3c.errors import MetadataError
+
+    ds = xr.Dataset({"v": ("x", [1.0], {"valid_max": np.inf})})
+    with pytest.raises(MetadataError, match="variable 'v'.*'valid_max'"):
+        to_zarr(ds, zarr3c.MemoryStore())
+    with pytest.raises(MetadataError, match="dataset.*'m'"):
+        to_zarr(xr.Dataset(attrs={"m": [1.0, np.nan]}), zarr3c.MemoryStore())
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_scalars_empty_and_complex(tmp_path: Path, fmt: int) -> None:
+    ds = xr.Dataset({"s": ((), 3.5), "e": (("n",), np.zeros(0)),
+                     "c": (("x",), np.array([1 + 2j, np.nan]))})
+    to_zarr(ds, tmp_path / "sc.zarr", zarr_format=fmt)
+    xr.testing.assert_identical(read(tmp_path / "sc.zarr"), ds)

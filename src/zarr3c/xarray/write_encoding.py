@@ -36,7 +36,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from zarr3c.errors import InvalidArgumentError, InvalidTypeError, ValueConversionError
+from zarr3c.errors import (
+    InvalidArgumentError,
+    InvalidTypeError,
+    MetadataError,
+    ValueConversionError,
+)
 
 __all__ = [
     "DIMENSION_KEY",
@@ -81,6 +86,10 @@ class ArrayOptions:
     create_kwargs : dict
         The other options: ``chunks``, ``shards``, ``compressors``, ``filters``,
         ``serializer``, ``chunk_key_encoding``, ``write_empty_chunks``.
+
+    Raises
+    ------
+    None
 
     Examples
     --------
@@ -156,6 +165,9 @@ def encode_attributes(attrs: Mapping[Any, Any], owner: str) -> dict[str, Any]:
     ------
     InvalidTypeError
         If a name is not a non-empty string.
+    MetadataError
+        If a value holds NaN or infinity: zarr3c writes strict JSON, which has neither
+        (zarr-python writes the non-standard ``NaN`` literal).
 
     Examples
     --------
@@ -170,7 +182,21 @@ def encode_attributes(attrs: Mapping[Any, Any], owner: str) -> dict[str, Any]:
             raise InvalidTypeError(f"{owner}: attribute name {key!r} is not a non-empty "
                                    "string")
         out[key] = encode_zarr_attr_value(value)
+        if not _finite(out[key]):
+            raise MetadataError(f"{owner}: attribute {key!r} holds NaN or infinity "
+                                f"({value!r}), which JSON cannot hold", path=key)
     return out
+
+
+def _finite(value: Any) -> bool:
+    """Whether a JSON value holds no NaN or infinite float."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
 
 
 def chunk_shape(name: Hashable, encoded: Any, dask_chunks: Any, ndim: int

@@ -162,6 +162,10 @@ class WritePlan:
         Refuse dask values whose blocks would share a stored object; with False they are
         stored under one lock instead (safe in one process only).
 
+    Raises
+    ------
+    None
+
     Examples
     --------
     >>> WritePlan().sources
@@ -169,10 +173,10 @@ class WritePlan:
     """
 
     safe_chunks: bool = True
-    sources: list[Any] = field(default_factory=list)
-    targets: list[Any] = field(default_factory=list)
-    regions: list[tuple[slice, ...]] = field(default_factory=list)
-    needs_lock: bool = False
+    sources: list[Any] = field(default_factory=list, init=False)
+    targets: list[Any] = field(default_factory=list, init=False)
+    regions: list[tuple[slice, ...]] = field(default_factory=list, init=False)
+    needs_lock: bool = field(default=False, init=False)
 
     def check(self, name: Hashable, data: Any, bounds: list[list[int]],
               region: tuple[slice, ...], *, mode: str, unit: str = "chunk") -> None:

@@ -387,6 +387,7 @@ def to_zarr(
     from xarray import conventions
 
     variables, attrs = conventions.encode_dataset_coordinates(ds)
+    group_attrs = encode_attributes(attrs, "the dataset")
     for key, enc in encoding.items():
         if key not in variables:
             raise MemberNotFoundError(f"to_zarr: encoding given for {key!r}, which is not a "
@@ -423,7 +424,7 @@ def to_zarr(
         targets[name] = target
 
     if mode != "r+":
-        g.attrs.put(encode_attributes(attrs, "the dataset"))
+        g.attrs.put(group_attrs)
     for name, v in encoded.items():
         target = targets[name]
         array = arrays.get(name)
