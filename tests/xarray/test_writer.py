@@ -468,3 +468,25 @@ def test_scalars_empty_and_complex(tmp_path: Path, fmt: int) -> None:
                      "c": (("x",), np.array([1 + 2j, np.nan]))})
     to_zarr(ds, tmp_path / "sc.zarr", zarr_format=fmt)
     xr.testing.assert_identical(read(tmp_path / "sc.zarr"), ds)
+
+
+@pytest.mark.parametrize(("src", "dst"), [(2, 2), (2, 3), (3, 3)])
+def test_rewrite_of_a_dataset_xarray_opened(tmp_path: Path, src: int, dst: int) -> None:
+    # its encoding carries zarr-python's codec objects (v2: the vlen-utf8 filter)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sample().to_zarr(tmp_path / "src.zarr", zarr_format=src,
+                         encoding={"t2m": {"chunks": (1, 3)}})
+        opened = xr.open_zarr(tmp_path / "src.zarr")
+    to_zarr(opened, tmp_path / "dst.zarr", zarr_format=dst)
+    xr.testing.assert_identical(read(tmp_path / "dst.zarr"), sample())
+    assert zarr3c.open_array(tmp_path / "dst.zarr", "t2m").chunks == (1, 3)
+
+
+def test_array_errors_name_the_variable() -> None:
+    from zarr3c.errors import MetadataError
+
+    ds = xr.Dataset({"v": ("x", np.zeros(4))})
+    with pytest.raises(MetadataError, match="variable 'v'.*sharding"):
+        to_zarr(ds, zarr3c.MemoryStore(), zarr_format=2,
+                encoding={"v": {"chunks": 2, "shards": 4}})

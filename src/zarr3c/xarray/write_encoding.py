@@ -60,6 +60,9 @@ _ZARR_KEYS = frozenset({"chunks", "shards", "compressors", "compressor", "filter
                         "serializer", "cache_metadata", "write_empty_chunks",
                         "chunk_key_encoding"})
 
+#: The codecs of variable-length strings and bytes, in Zarr v2 and v3.
+_OBJECT_CODECS = frozenset({"vlen-utf8", "vlen-bytes"})
+
 #: Encoding keys xarray's readers set that say where data came from, not how to store it.
 _SAFE_TO_DROP = frozenset({"source", "original_shape", "preferred_chunks"})
 
@@ -258,6 +261,20 @@ def chunk_shape(name: Hashable, encoded: Any, dask_chunks: Any, ndim: int
     return tuple(int(sizes[0]) if sizes and sizes[0] else 1 for sizes in dask_chunks)
 
 
+def _is_object_codec(codec: Any) -> bool:
+    """Whether a codec (object, dict or name) is one of the variable-length codecs that
+    the string and bytes dtypes choose by themselves."""
+    if isinstance(codec, str):
+        name: Any = codec
+    elif isinstance(codec, Mapping):
+        name = codec.get("id", codec.get("name"))
+    else:
+        name = getattr(codec, "codec_id", None)
+        if name is None and hasattr(codec, "to_dict"):
+            name = codec.to_dict().get("name")
+    return isinstance(name, str) and name.removeprefix("numcodecs.") in _OBJECT_CODECS
+
+
 def _fill_attribute(name: Hashable, value: Any, dtype: np.dtype) -> Any:
     """A Zarr v3 ``_FillValue`` attribute as xarray's ``FillValueCoder`` encodes it."""
     from xarray.backends.zarr import FillValueCoder
@@ -362,9 +379,14 @@ def array_options(name: Hashable, variable: xr.Variable, *, zarr_format: int,
     elif "compressor" in encoding:  # Zarr v2's single compressor, as zarr-python 2 took it
         c = encoding["compressor"]
         kwargs["compressors"] = None if c is None else [c]
-    if encoding.get("filters") is not None:
-        kwargs["filters"] = encoding["filters"]
-    for key in ("serializer", "chunk_key_encoding", "write_empty_chunks"):
+    # The string codec follows from the dtype (vlen-utf8 for str); the one a dataset opened
+    # by zarr-python carries in its encoding (a v2 filter, a v3 serializer) is left out.
+    filters = encoding.get("filters")
+    if filters is not None:
+        kwargs["filters"] = [f for f in filters if not _is_object_codec(f)]
+    if encoding.get("serializer") is not None and not _is_object_codec(encoding["serializer"]):
+        kwargs["serializer"] = encoding["serializer"]
+    for key in ("chunk_key_encoding", "write_empty_chunks"):
         if encoding.get(key) is not None:
             kwargs[key] = encoding[key]
     return ArrayOptions(

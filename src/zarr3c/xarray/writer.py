@@ -20,6 +20,7 @@ on the group, and optionally consolidated metadata.  ``xr.open_zarr`` (zarr-pyth
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from zarr3c.errors import (
     InvalidTypeError,
     MemberNotFoundError,
     UnsupportedFeatureError,
+    ZarrError,
 )
 from zarr3c.xarray import write_existing as existing
 from zarr3c.xarray.write_encoding import (
@@ -168,6 +170,15 @@ def _refuse_lost_writes(ds: xr.Dataset, g: Any) -> None:
             "to_zarr: dask values into a MemoryStore with the distributed scheduler would be "
             "written into each worker's own copy and lost; write to a store every worker "
             "reaches (a path)")
+
+
+def _naming(exc: ZarrError, name: Hashable) -> ZarrError:
+    """The same error, its message prefixed with the variable it arose for."""
+    if f"variable {name!r}" in str(exc):
+        return exc
+    named = copy.copy(exc)
+    named.args = (f"variable {name!r}: {exc}",)
+    return named
 
 
 def _create(g: Any, name: str, options: ArrayOptions, overwrite: bool) -> Any:
@@ -428,11 +439,14 @@ def to_zarr(
     for name, v in encoded.items():
         target = targets[name]
         array = arrays.get(name)
-        if array is None:
-            array = _create(g, str(name), target.options, overwrite=(mode == "w"))
-        elif array.shape != target.shape:
-            array.resize(target.shape)
-        plan.add(v.data, array, target.region)
+        try:
+            if array is None:
+                array = _create(g, str(name), target.options, overwrite=(mode == "w"))
+            elif array.shape != target.shape:
+                array.resize(target.shape)
+            plan.add(v.data, array, target.region)
+        except ZarrError as exc:
+            raise _naming(exc, name) from exc
 
     if settings.consolidate:
         import zarr3c
