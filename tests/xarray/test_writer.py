@@ -490,3 +490,10 @@ def test_array_errors_name_the_variable() -> None:
     with pytest.raises(MetadataError, match="variable 'v'.*sharding"):
         to_zarr(ds, zarr3c.MemoryStore(), zarr_format=2,
                 encoding={"v": {"chunks": 2, "shards": 4}})
+
+
+def test_group_object_as_store() -> None:
+    store = zarr3c.MemoryStore()
+    parent = zarr3c.create_group(store).create_group("runs")
+    to_zarr(sample(), parent, group="first", consolidated=False)
+    assert zarr3c.open_group(store, "runs/first", mode="r")["t2m"].shape == (2, 3)

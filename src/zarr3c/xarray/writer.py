@@ -109,6 +109,9 @@ def _open_target(store: Any, group: str | None, mode: str, zarr_format: Any,
     # A region write may go through the consolidated metadata (it changes none); every
     # other mode must see the hierarchy as it is, and rewrites the consolidated copy.
     use_consolidated = consolidated if mode == "r+" else False
+    if isinstance(store, zarr3c.Group):  # a group given as the store: write below it
+        group = "/".join(p for p in (store.path, (group or "").strip("/")) if p) or None
+        store = store.store
     g = zarr3c.open_group(store, path=group, mode=open_mode, zarr_format=zarr_format,
                           storage_options=storage_options, use_consolidated=use_consolidated)
     if g.metadata.zarr_format not in (2, 3):
@@ -274,10 +277,11 @@ def to_zarr(
     ----------
     ds : xarray.Dataset or xarray.DataArray
         What to write (a DataArray is written as a dataset of one variable).
-    store : Store, str, os.PathLike, dict or None, default None
+    store : Store, Group, str, os.PathLike, dict or None, default None
         Where: a :class:`~zarr3c.Store`, a path, a URL (``"s3://bucket/x.zarr"``, with
         ``storage_options``), a dict or None (a new :class:`~zarr3c.MemoryStore`), as for
-        :func:`zarr3c.open_group`.
+        :func:`zarr3c.open_group`; or a :class:`~zarr3c.Group`, ``group`` then being
+        relative to it.
     mode : {"w", "w-", "a", "a-", "r+"} or None, default None
         ``"w"``: replace what is at ``group``; ``"w-"``: create, failing if a node is
         there; ``"a"``: write into the group (created if missing), overwriting the
