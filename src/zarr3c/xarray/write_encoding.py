@@ -295,10 +295,6 @@ def _create_dtype(dtype: np.dtype) -> Any:
     return dtype
 
 
-def _is_float_kind(dtype: np.dtype) -> bool:
-    return dtype.kind == "f"
-
-
 def array_options(name: Hashable, variable: xr.Variable, *, zarr_format: int,
                   checked: bool) -> ArrayOptions:
     """The options of the array that stores an encoded variable.
@@ -355,7 +351,7 @@ def array_options(name: Hashable, variable: xr.Variable, *, zarr_format: int,
         null_fill = fill is None
     else:
         fill = encoding.get("fill_value")
-        if fill is None and _is_float_kind(dtype):
+        if fill is None and dtype.kind == "f":
             fill = math.nan  # xarray's default for floats, where zarr's is 0
         if "_FillValue" in attrs:
             fv = attrs.pop("_FillValue")
