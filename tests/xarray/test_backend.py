@@ -477,6 +477,32 @@ def test_entry_point_declared() -> None:
     assert any(r.startswith("xarray") for r in extras["test"])
 
 
+def test_entry_point_found_by_xarray(stores: dict[Any, Path], tmp_path: Path) -> None:
+    """xarray finds engine="zarr3c" by the entry point pyproject declares (installed here
+    as a distribution of its own, since the test environment may predate the entry
+    point), and opens a store with it."""
+    import subprocess
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    target = project["entry-points"]["xarray.backends"]["zarr3c"]
+    dist = tmp_path / "zarr3c_entry_probe-0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: zarr3c-entry-probe\n"
+                                   "Version: 0\n")
+    (dist / "entry_points.txt").write_text(f"[xarray.backends]\nzarr3c = {target}\n")
+    code = (
+        "import sys, warnings, xarray as xr\n"
+        "warnings.simplefilter('ignore')\n"
+        "ds = xr.open_dataset(sys.argv[1], engine='zarr3c')\n"
+        "print(type(xr.backends.list_engines()['zarr3c']).__name__, ds['temp'].shape)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    out = subprocess.run([sys.executable, "-c", code, str(stores[3, True])],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["Zarr3cBackendEntrypoint", "(8,", "6)"]
+
+
 def test_guess_can_open(stores: dict[Any, Path], tmp_path: Path) -> None:
     engine = ENGINE()
     plain = tmp_path / "no_suffix"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import reprlib
 import struct
 from typing import Any
 
@@ -42,15 +43,18 @@ _FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 def _refuse(value: Any, dtype: np.dtype, variable: str, expected: str,
             source: str | None) -> MetadataError:
     return MetadataError(
-        f"variable {variable!r}: cannot decode the _FillValue {value!r} for data type "
+        f"variable {variable!r}: cannot decode the _FillValue {reprlib.repr(value)} for data type "
         f"{dtype}: expected {expected}",
         path="attributes._FillValue", source=source,
     )
 
 
-def _b64(value: Any) -> bytes | None:
-    """The bytes a base64 string encodes, or None where it is no base64."""
+def _b64(value: Any, max_bytes: int | None = None) -> bytes | None:
+    """The bytes a base64 string encodes, or None where it is no base64 (or, given
+    ``max_bytes``, encodes more: a longer string is refused before it is decoded)."""
     if not isinstance(value, str | bytes):
+        return None
+    if max_bytes is not None and len(value) > 4 * ((max_bytes + 2) // 3):
         return None
     try:
         return base64.b64decode(value, validate=True)
@@ -61,7 +65,7 @@ def _b64(value: Any) -> bytes | None:
 def _decode_float(value: Any) -> float | None:
     # xarray writes the base64 of a little-endian double; a plain JSON number, or the
     # spec's words for the special values, written by other tools, reads as itself.
-    raw = _b64(value)
+    raw = _b64(value, max_bytes=8)
     if raw is not None and len(raw) == 8:
         return float(struct.unpack("<d", raw)[0])
     if isinstance(value, str) and value in _FLOAT_WORDS:
@@ -140,7 +144,7 @@ or a number
             raise _refuse(value, dtype, variable, "an integer", source)
         return int(value)
     if kind == "S":
-        raw = _b64(value)
+        raw = _b64(value, max_bytes=dtype.itemsize or None)
         if raw is None:
             raise _refuse(value, dtype, variable, "a base64 string", source)
         return raw

@@ -13,6 +13,7 @@ xarray's zarr engine refuses it (a ``KeyError``), naming the variable.
 from __future__ import annotations
 
 import posixpath
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -85,7 +86,7 @@ def array_dimensions(array: Any, variable: str) -> tuple[tuple[str, ...], dict[s
         if len(dims) != array.ndim or any(d is None for d in dims):
             raise MissingDimensionsError(
                 f"variable {variable!r}: the array has no dimension_names for its "
-                f"{array.ndim} axes (got {names!r}), which xarray needs to name the "
+                f"{array.ndim} axes (got {reprlib.repr(names)}), which xarray needs to name the "
                 "variable's dimensions", path="dimension_names", source=_document_key(array))
         return dims, attrs
     found = attrs.get(DIMENSION_KEY)
@@ -96,7 +97,7 @@ def array_dimensions(array: Any, variable: str) -> tuple[tuple[str, ...], dict[s
             found = [posixpath.basename(str(r)) for r in refs]
     if (not isinstance(found, list | tuple) or len(found) != array.ndim
             or not all(isinstance(d, str) for d in found)):
-        what = "no" if found is None else f"an invalid ({found!r})"
+        what = "no" if found is None else f"an invalid ({reprlib.repr(found)})"
         raise MissingDimensionsError(
             f"variable {variable!r}: the array has {what} attribute {DIMENSION_KEY!r} for its "
             f"{array.ndim} axes, which xarray needs to name the variable's dimensions",
