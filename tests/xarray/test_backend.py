@@ -206,6 +206,39 @@ def test_sharded_arrays_report_chunks_and_shards(tmp_path: Path) -> None:
     np.testing.assert_array_equal(actual["temp"].values, expected["temp"].values)
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_encoding_writes_back(stores: dict[Any, Path], tmp_path: Path,
+                              zarr_format: int) -> None:
+    """A dataset opened here is written again by xarray's to_zarr (zarr-python) from its
+    encoding as it is: the codecs, chunks and shards in the form this engine reports them."""
+    import numcodecs
+
+    ds = _dataset()
+    # codecs other than the defaults, which a lost encoding would also give
+    ds["temp"].encoding["compressors"] = (
+        (numcodecs.Zlib(level=3),) if zarr_format == 2 else
+        ({"name": "zstd", "configuration": {"level": 5, "checksum": True}},))
+    source = _write(ds, tmp_path / "source.zarr", zarr_format, True,
+                    shards={"temp": (4, 6)} if zarr_format == 3 else None)
+    opened = xr.open_dataset(source, engine=ENGINE)
+    if zarr_format == 2:
+        # engine="zarr" reports the same (VLenUTF8(),) filters for v2 text, and zarr-python
+        # writes an array from them that it cannot read back ('<U4' with vlen-utf8)
+        del opened["name"].encoding["filters"]
+    copy = tmp_path / "copy.zarr"
+    opened.to_zarr(copy, mode="w", zarr_format=zarr_format)
+    expected, actual = _open_both(copy)
+    xr.testing.assert_identical(expected, actual)
+    original = xr.open_dataset(source, engine="zarr")
+    xr.testing.assert_identical(original, actual)
+    assert "level=" + ("3" if zarr_format == 2 else "5") in str(
+        expected["temp"].encoding["compressors"])
+    for name, var in original.variables.items():
+        for key in ("chunks", "shards", "compressors", "serializer"):
+            if key in var.encoding:
+                assert str(expected[name].encoding[key]) == str(var.encoding[key]), (name, key)
+
+
 # -- selections read through the BackendArray ----------------------------------------------------
 
 
@@ -240,8 +273,21 @@ def test_load_async(stores: dict[Any, Path]) -> None:
     expected, actual = _open_both(stores[3, True])
     if not hasattr(actual, "load_async"):
         pytest.skip("this xarray has no Dataset.load_async")
-    loaded = asyncio.run(actual.isel(time=[0, 5], x=slice(1, 4)).load_async())
-    xr.testing.assert_identical(loaded, expected.isel(time=[0, 5], x=slice(1, 4)).load())
+    for sel in ({"time": [0, 5], "x": slice(1, 4)},                  # outer: a thread
+                {"time": 3, "x": slice(None, None, -1)},               # basic: read_async
+                {"time": xr.DataArray([1, 2], dims="p"),               # vectorized
+                 "x": xr.DataArray([0, 5], dims="p")}):
+        loaded = asyncio.run(actual.isel(sel).load_async())
+        xr.testing.assert_identical(loaded, expected.isel(sel).load())
+
+
+def test_pickled_dataset_reads_the_same(stores: dict[Any, Path]) -> None:
+    """What dask's distributed scheduler does with a lazily opened dataset's tasks."""
+    import pickle
+
+    expected, actual = _open_both(stores[2, True])
+    again = pickle.loads(pickle.dumps(actual.isel(time=slice(2, 6))))
+    xr.testing.assert_identical(again.load(), expected.isel(time=slice(2, 6)).load())
 
 
 # -- laziness: what opening and selecting read ---------------------------------------------------
@@ -421,6 +467,16 @@ def test_fsspec_url_with_storage_options(stores: dict[Any, Path], tmp_path: Path
     assert any(cache.iterdir())  # the options reached the filesystem
 
 
+def test_object_store(stores: dict[Any, Path]) -> None:
+    """An ObjectStore (obstore, the path s3://, gs:// and az:// URLs take), over obstore's
+    LocalStore to stay offline."""
+    obstore = pytest.importorskip("obstore")
+    path = stores[3, True]
+    store = zarr3c.ObjectStore(obstore.store.LocalStore(path), read_only=True)
+    xr.testing.assert_identical(xr.open_dataset(path, engine="zarr"),
+                                xr.open_dataset(store, engine=ENGINE))
+
+
 def test_open_mfdataset(tmp_path: Path) -> None:
     pytest.importorskip("dask.array")
     ds = _dataset().drop_vars(["scalar"])
@@ -462,6 +518,25 @@ def test_fill_value_forms(tmp_path: Path) -> None:
         assert_same_encoding(expected, actual)
     stored = json.loads((tmp_path / "f3.zarr" / "f8" / "zarr.json").read_text())
     assert isinstance(stored["attributes"]["_FillValue"], str)  # the base64 form was read
+
+
+def test_nczarr_dimensions(tmp_path: Path) -> None:
+    """Zarr v2 written by NCZarr: dimensions from the ``.zarray`` field ``_NCZARR_ARRAY``,
+    NCZarr's ``_nc*`` attributes hidden, as xarray's zarr engine reads them."""
+    path = tmp_path / "nc.zarr"
+    g = zarr3c.create_group(path, zarr_format=2, attributes={"title": "nc",
+                                                              "_nczarr_group": {"dims": {}}})
+    a = g.create_array("v", shape=(2, 3), dtype="float32", chunks=(1, 3),
+                       attributes={"units": "m", "_nczarr_attr": {"types": {}}})
+    a[...] = np.arange(6).reshape(2, 3)
+    zarray = path / "v" / ".zarray"
+    doc = json.loads(zarray.read_text())
+    doc["_NCZARR_ARRAY"] = {"dimrefs": ["/y", "/x"], "storage": "chunked"}
+    zarray.write_text(json.dumps(doc))
+    expected, actual = _open_both(path, consolidated=False)
+    xr.testing.assert_identical(expected, actual)
+    assert actual["v"].dims == ("y", "x") and actual["v"].attrs == {"units": "m"}
+    assert actual.attrs == {"title": "nc"}
 
 
 # -- the entry point -----------------------------------------------------------------------------
@@ -546,14 +621,35 @@ def test_missing_dimension_names(tmp_path: Path) -> None:
         xr.open_dataset(v2.store, engine=ENGINE)
 
 
-@pytest.mark.parametrize("bad", ["not base64!", [1, 2], {"a": 1}, True])
-def test_undecodable_fill_value(tmp_path: Path, bad: Any) -> None:
+@pytest.mark.parametrize(("dtype", "bad"), [
+    ("float32", "not base64!"), ("float32", "AAAA"), ("float32", [1, 2]),
+    ("float32", {"a": 1}), ("float32", True), ("int16", 1.5), ("int16", "7"),
+    ("complex64", ["AAAAAAAA8D8="]), ("bool", "yes"),
+])
+def test_undecodable_fill_value(tmp_path: Path, dtype: str, bad: Any) -> None:
     g = zarr3c.create_group(tmp_path / "f.zarr")
-    g.create_array("temp", shape=(2,), dtype="float32", dimension_names=("x",),
+    g.create_array("temp", shape=(2,), dtype=dtype, dimension_names=("x",),
                    attributes={"_FillValue": bad})
     with pytest.raises(MetadataError, match="variable 'temp'.*_FillValue") as info:
         xr.open_dataset(g.store, engine=ENGINE)
     assert isinstance(info.value, ValueError) and "temp/zarr.json" in str(info.value)
+
+
+@pytest.mark.parametrize(("dtype", "stored", "decoded"), [
+    ("float32", "AAAAAAAA+H8=", math.nan),      # xarray's base64 of a double
+    ("float64", "AAAAAAAAJMA=", -10.0),
+    ("float64", -10, -10.0),                    # a plain number, as other writers put it
+    ("float64", "-Infinity", -math.inf),        # the v3 spec's words
+    ("int8", -1, -1), ("uint16", 7.0, 7), ("bool", False, False),
+    ("complex128", ["AAAAAAAA8D8=", "AAAAAAAAAEA="], 1 + 2j),
+    ("S3", "YWJj", b"abc"), ("<U3", "abc", "abc"),
+])
+def test_fill_value_decoding(dtype: str, stored: Any, decoded: Any) -> None:
+    from zarr3c.xarray.fill_values import decode_fill_value
+
+    got = decode_fill_value(stored, np.dtype(dtype), variable="v")
+    assert type(got) is type(decoded)
+    assert got == decoded or (math.isnan(got) and math.isnan(decoded))
 
 
 def test_bad_arguments(stores: dict[Any, Path], tmp_path: Path) -> None:
