@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("xarray")
 
 #: The most a probe may hold at its peak (the interpreter, numpy, pandas, xarray, zarr3c).
-PEAK_MIB = 450
+PEAK_MIB = 300
 
 _SETUP = """
 import json
@@ -70,7 +70,7 @@ def test_oversized_fill_value_refused(probe: Callable[..., Any], dtype: str) -> 
     fill = 0 if dtype == "float64" else ""
     outcome = probe(_SETUP + f"""
 store.set(*v3_array("f", [2], [2], dtype={data_type!r}, dimension_names=["x"],
-                    fill_value={fill!r}, attributes={{"_FillValue": "QUFB" * 20_000_000}}))
+                    fill_value={fill!r}, attributes={{"_FillValue": "QUFB" * 5_000_000}}))
 xr.open_dataset(store, engine=Zarr3cBackendEntrypoint)
 """)
     assert outcome.error == "MetadataError" and outcome.zarr3c_error, outcome.traceback

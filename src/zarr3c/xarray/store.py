@@ -125,8 +125,7 @@ def open_zarr_group(filename_or_obj: Any, *, group: str | None = None,
             f"mode must be one of {READ_MODES} to open a dataset, got {mode!r}")
     read_only = mode == "r"
     if isinstance(filename_or_obj, Group):
-        base = filename_or_obj
-        return OpenedGroup(_subgroup(base, normalize_path(group)), owns_store=False)
+        return OpenedGroup(_subgroup(filename_or_obj, normalize_path(group)), owns_store=False)
     owns_store = not isinstance(filename_or_obj, Store)
     store = make_store(_store_like(filename_or_obj), read_only=read_only,
                        storage_options=storage_options)
