@@ -612,6 +612,9 @@ def test_missing_dimension_names(tmp_path: Path) -> None:
     assert isinstance(info.value, MissingDimensionsError)
     with pytest.raises(KeyError, match="dimension_names"):  # the oracle refuses it too
         xr.open_dataset(tmp_path / "v3.zarr", engine="zarr")
+    # dropped, the array is never opened (engine="zarr" opens it and fails all the same)
+    kept = xr.open_dataset(v3.store, engine=ENGINE, drop_variables="anon")
+    assert list(kept.variables) == ["ok"]
     v2 = zarr3c.create_group(tmp_path / "v2.zarr", zarr_format=2)
     v2.create_array("plain", shape=(2,), dtype="int8")
     with pytest.raises(MissingDimensionsError, match="variable 'plain'.*_ARRAY_DIMENSIONS"):

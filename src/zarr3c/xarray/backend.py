@@ -47,6 +47,15 @@ __all__ = ["Zarr3cBackendEntrypoint"]
 _ROOT_DOCUMENTS = ("zarr.json", ".zgroup", ".zmetadata")
 
 
+def _dropped(drop_variables: str | Iterable[str] | None) -> frozenset[str]:
+    """xarray's ``drop_variables`` as a set of names (one name may be given as a str)."""
+    if drop_variables is None:
+        return frozenset()
+    if isinstance(drop_variables, str):
+        return frozenset((drop_variables,))
+    return frozenset(drop_variables)
+
+
 def _decode(store: Zarr3cDataStore, decoders: dict[str, Any]) -> Dataset:
     try:
         return StoreBackendEntrypoint().open_dataset(store, **decoders)
@@ -163,7 +172,8 @@ class Zarr3cBackendEntrypoint(BackendEntrypoint):
         mask_and_scale, decode_times, concat_characters, decode_coords, drop_variables, \
 use_cftime, decode_timedelta
             xarray's CF decoding options, as for ``xarray.open_dataset``; the decoding is
-            xarray's own.
+            xarray's own.  Arrays named in ``drop_variables`` are not even opened, so a
+            variable that cannot be read can be dropped.
         group : str or None, default None
             The group to open (None: the root).
         mode : {"r", "r+"}, default "r"
@@ -225,7 +235,8 @@ use_cftime, decode_timedelta
                                  storage_options=storage_options, zarr_format=zarr_format,
                                  mode=mode)
         store = Zarr3cDataStore(opened.group, owns_store=opened.owns_store,
-                                zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
+                                zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
+                                drop_variables=_dropped(drop_variables))
         return _decode(store, dict(
             mask_and_scale=mask_and_scale, decode_times=decode_times,
             concat_characters=concat_characters, decode_coords=decode_coords,
@@ -298,7 +309,8 @@ InvalidArgumentError, StoreError
                 # The root dataset closes a store opened here; the others share it.
                 owns = opened.owns_store and node is opened.group
                 store = Zarr3cDataStore(node, owns_store=owns,
-                                        zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
+                                        zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
+                                        drop_variables=_dropped(drop_variables))
                 key = (posixpath.relpath(node.name, top) if group else node.name)
                 out[key] = _decode(store, decoders)
         except BaseException:

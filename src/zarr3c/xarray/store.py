@@ -11,7 +11,7 @@ its dimensions; xarray's own ``StoreBackendEntrypoint`` then applies CF decoding
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from xarray.backends.common import AbstractDataStore
@@ -199,6 +199,9 @@ class Zarr3cDataStore(AbstractDataStore):
         ``_FillValue`` as an attribute).
     owns_store : bool, default False
         Close the group's store with :meth:`close`.
+    drop_variables : iterable of str, default ()
+        Arrays left out, never opened: a variable xarray could not be given (no dimension
+        names, an undecodable ``_FillValue``, a codec zarr3c lacks) can be dropped.
 
     Examples
     --------
@@ -210,11 +213,12 @@ class Zarr3cDataStore(AbstractDataStore):
     ({'title': 'demo'}, {'time': 3})
     """
 
-    __slots__ = ("_members", "_owns_store", "_zarr_fill_value_as_mask", "zarr_group")
+    __slots__ = ("_drop", "_members", "_owns_store", "_zarr_fill_value_as_mask", "zarr_group")
 
     def __init__(self, group: Group, *, zarr_fill_value_as_mask: bool | None = None,
-                 owns_store: bool = False):
+                 owns_store: bool = False, drop_variables: Iterable[str] = ()):
         self.zarr_group = group
+        self._drop = frozenset(drop_variables)
         if zarr_fill_value_as_mask is None:
             zarr_fill_value_as_mask = group.zarr_format != 3
         self._zarr_fill_value_as_mask = zarr_fill_value_as_mask
@@ -226,6 +230,8 @@ class Zarr3cDataStore(AbstractDataStore):
         if self._members is None:
             arrays = []
             for name, node in self.zarr_group.members():
+                if name in self._drop:
+                    continue
                 if isinstance(node, UnreadableNode):
                     # a variable xarray cannot be given; leaving it out would hide it
                     raise node.error
