@@ -156,6 +156,9 @@ _PUBLIC_MODULES = (
     "zarr3c.copy_convenience",
     "zarr3c.settings",
 )
+# Importing the xarray integration imports xarray: checked where xarray is installed.
+if importlib.util.find_spec("xarray") is not None:
+    _PUBLIC_MODULES += ("zarr3c.xarray",)
 
 
 def _is_exception(obj: Any) -> bool:

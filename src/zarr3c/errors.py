@@ -34,6 +34,7 @@ __all__ = [
     "MemberNotFoundError",
     "MetadataError",
     "MissingDependencyError",
+    "MissingDimensionsError",
     "NodeExistsError",
     "NodeNameError",
     "NodeNotFoundError",
@@ -204,6 +205,25 @@ class UnsupportedFormatError(MetadataError):
     ...     print(type(exc).__name__)
     UnsupportedFormatError
     """
+
+
+class MissingDimensionsError(MetadataError, KeyError):
+    """An array names no dimensions where xarray needs them: no ``dimension_names`` (Zarr
+    v3), no ``_ARRAY_DIMENSIONS`` attribute (Zarr v2), or not one per axis.
+
+    Raised by ``xarray.open_dataset(..., engine="zarr3c")``; the message names the
+    variable.  A :class:`MetadataError` (so also a ``ValueError``) and a ``KeyError``, as
+    xarray's zarr engine raises.
+
+    Examples
+    --------
+    >>> err = MissingDimensionsError("variable 'v': no dimension_names",
+    ...                              path="dimension_names", source="v/zarr.json")
+    >>> isinstance(err, KeyError), str(err)
+    (True, "v/zarr.json: dimension_names: variable 'v': no dimension_names")
+    """
+
+    __str__ = BaseException.__str__  # the message, not KeyError's quoted repr of it
 
 
 # -- hierarchy ---------------------------------------------------------------------------------
