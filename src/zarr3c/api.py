@@ -21,6 +21,7 @@ from typing import Any
 
 from zarr3c.array import Array, open_array_at
 from zarr3c.array import create_array as _create_array
+from zarr3c.array.create import DEFAULT_FILL_VALUE
 from zarr3c.consolidated import ReadOnce, check_use_consolidated
 from zarr3c.errors import (
     InvalidArgumentError,
@@ -109,7 +110,7 @@ def create_array(
     filters: Any = (),
     serializer: Any = "auto",
     compressors: Any = "auto",
-    fill_value: Any = None,
+    fill_value: Any = DEFAULT_FILL_VALUE,
     order: str | None = None,
     attributes: dict[str, Any] | None = None,
     chunk_key_encoding: Any = None,
@@ -169,9 +170,12 @@ def create_array(
         The bytes -> bytes codecs.  ``"auto"``: ``zarr3c.config``'s
         ``"array.v3_default_compressors"`` for a Zarr v3 array, by default zstd at level 0
         without checksum (as zarr-python 3 writes); None: no compression.
-    fill_value : scalar or None, default None
-        The value of elements never written.  None: the data type's default (0, False,
-        0.0, or zero bytes).
+    fill_value : scalar or None, optional
+        The value of elements never written.  Not given: the data type's default (0,
+        False, 0.0, "", or zero bytes).  None: that default too, except in Zarr v2, where
+        it writes ``"fill_value": null`` ("no fill value",
+        https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html#metadata), as zarr-python
+        3 does; missing chunks of such an array read as the data type's default.
     order : {"C", "F"} or None, default None
         Memory layout of the numpy arrays that reads return (None: ``zarr3c.config``'s
         ``"array.order"``, by default "C").  In the draft-2022 and zarr2-v3 layouts it is
@@ -285,6 +289,13 @@ def create_array(
     ...     c = zarr3c.create_array(tmp, data=np.arange(6, dtype="int64").reshape(2, 3))
     ...     print(c.shape, c.dtype, zarr3c.open_array(tmp)[1])
     (2, 3) int64 [3 4 5]
+
+    A Zarr v2 array without a fill value (``"fill_value": null``), as xarray writes one:
+
+    >>> d = zarr3c.create_array({}, shape=(2,), dtype="float32", zarr_format=2,
+    ...                         fill_value=None)
+    >>> d.metadata.to_dict()["fill_value"], d[...]
+    (None, array([0., 0.], dtype=float32))
     """
     if data is None and (shape is None or dtype is None):
         raise InvalidTypeError("create_array() needs shape and dtype, or data (which gives "

@@ -32,6 +32,7 @@ import numpy as np
 
 from zarr3c.api import create_array, open_array, open_group
 from zarr3c.array import Array
+from zarr3c.array.create import DEFAULT_FILL_VALUE
 from zarr3c.concurrency import get_num_threads
 from zarr3c.errors import InvalidArgumentError, UnsupportedFeatureError
 from zarr3c.group import Group
@@ -140,7 +141,7 @@ def create(
     chunks: Any = None,
     dtype: Any = None,
     compressor: Any = "auto",
-    fill_value: Any = None,
+    fill_value: Any = DEFAULT_FILL_VALUE,
     order: str | None = None,
     store: Any = None,
     synchronizer: Any = None,
@@ -184,8 +185,10 @@ def create(
         The compressor: ``"auto"`` the default (zstd for Zarr v3), None none, or one codec
         (a codec dict or numcodecs codec), as ``compressors=[compressor]``.  zarr-python
         3.4 takes it for Zarr v2 only; zarr3c for v3 too.
-    fill_value : scalar or None, default None
-        The value of elements never written; None: the data type's default (0).
+    fill_value : scalar or None, optional
+        The value of elements never written.  Not given: the data type's default (0); None:
+        that default too, except in Zarr v2, where it writes ``"fill_value": null``, as
+        zarr-python 3 does (see :func:`zarr3c.create_array`).
     order : {"C", "F"} or None, default None
         Memory layout of reads (None: ``zarr3c.config``'s ``"array.order"``).
     store : store-like or None, default None
@@ -791,7 +794,8 @@ def from_array(
             filters=() if _is_keep(filters) else filters,
             compressors="auto" if _is_keep(compressors) else compressors,
             serializer="auto" if _is_keep(serializer) else serializer,
-            fill_value=fill_value, order=order, attributes=attributes,
+            fill_value=DEFAULT_FILL_VALUE if fill_value is None else fill_value,
+            order=order, attributes=attributes,
             chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
             overwrite=overwrite, zarr_format=_format_in(store, zarr_format),
             write_empty_chunks=write_empty_chunks, storage_options=storage_options,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarr3c.array import Array
+from zarr3c.array.create import DEFAULT_FILL_VALUE
 from zarr3c.errors import (
     ArrayNotFoundError,
     ContainsArrayError,
@@ -262,7 +263,7 @@ class GroupCompat:
         >>> g.empty(name="e", shape=(3,), dtype="uint8").shape
         (3,)
         """
-        return self._filled(name, shape, kwargs.pop("fill_value", None), kwargs)
+        return self._filled(name, shape, kwargs.pop("fill_value", DEFAULT_FILL_VALUE), kwargs)
 
     def _like(self: Any, name: str, data: Any, fill: Any, kwargs: dict[str, Any]) -> Array:
         merged = {**_like_kwargs(data, self._format), **kwargs}

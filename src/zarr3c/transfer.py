@@ -156,6 +156,10 @@ def _base_spec(src: Array, fmt: Any) -> dict[str, Any]:
         # Zarr v2 strings, bytes, times and structs become v3 extension data types.
         data_type = form.data_type
         fill_value = data_type.fill_array(form.fill_value)[()]
+    elif v3_like and fmt.zarr_format == 2 and getattr(md, "fill_value_json", 0) is None:
+        # A Zarr v2 array without a fill value keeps none (xarray reads any other value
+        # as a _FillValue that masks); v3 has no null: it gets the type's default.
+        fill_value = None
     return dict(
         shape=md.shape,
         dtype=data_type,

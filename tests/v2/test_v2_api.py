@@ -113,6 +113,79 @@ def test_create_through_open_with_zarr_format(how: str) -> None:
     assert store.get("zarr.json") is None
 
 
+def _fill_json(store: zarr3c.Store, path: str) -> Any:
+    return json.loads(store.get(f"{path}/.zarray"))["fill_value"]
+
+
+def test_fill_value_none_writes_null_through_every_creator(store: zarr3c.Store) -> None:
+    # Zarr v2's "fill_value": null ("no fill value"), as zarr-python 3 writes it for None:
+    # https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html#metadata
+    root = zarr3c.create_group(store, zarr_format=2)
+    made = {
+        "a": zarr3c.create_array(store, "a", shape=(5,), chunks=(2,), dtype="<f4",
+                                 zarr_format=2, fill_value=None),
+        "b": root.create_array("b", shape=(5,), chunks=(2,), dtype="<f4", fill_value=None),
+        "c": zarr3c.create((5,), chunks=(2,), dtype="<f4", store=store, path="c",
+                           zarr_format=2, fill_value=None),
+        "d": zarr3c.open_array(store, "d", mode="w", shape=(5,), chunks=(2,), dtype="<f4",
+                               zarr_format=2, fill_value=None),
+        "e": root.require_array("e", shape=(5,), chunks=(2,), dtype="<f4", fill_value=None),
+        "f": root.full(name="f", shape=(5,), chunks=(2,), dtype="<f4", fill_value=None),
+    }
+    for name, a in made.items():
+        assert _fill_json(store, name) is None, name
+        # missing chunks read as the data type's zero, as zarr3c reads any null fill value
+        assert a.fill_value == 0 and a[...].tolist() == [0] * 5, name
+    a = made["a"]
+    a[:3] = [1.5, 0, 0]
+    assert store.get("a/1") is None  # (a chunk of zeros is a chunk of the fill value)
+    a.attrs["units"] = "m"
+    a.resize((7,))
+    reopened = zarr3c.open_array(store, "a")
+    assert _fill_json(store, "a") is None
+    np.testing.assert_array_equal(reopened[...], [1.5, 0, 0, 0, 0, 0, 0])
+
+
+def test_fill_value_not_given_is_the_default_not_null(store: zarr3c.Store) -> None:
+    root = zarr3c.create_group(store, zarr_format=2)
+    zarr3c.create_array(store, "a", shape=(2,), dtype="<i2", zarr_format=2)
+    zarr3c.create((2,), dtype="<i2", store=store, path="b", zarr_format=2)
+    zarr3c.empty((2,), dtype="<i2", store=store, path="c", zarr_format=2)
+    root.empty(name="d", shape=(2,), dtype="<i2")
+    zarr3c.from_array(store, data=np.arange(2, dtype="<i2"), name="e", zarr_format=2)
+    zarr3c.open_array(store, "f", mode="w", shape=(2,), dtype="<i2", zarr_format=2)
+    root.create_array("g", shape=(2,), dtype="<U2")
+    for name in "abcdef":
+        assert _fill_json(store, name) == 0, name
+    assert _fill_json(store, "g") == ""
+
+
+@pytest.mark.parametrize("layout", [3, "draft-2022", "zarr2-v3"])
+def test_fill_value_none_is_the_default_where_there_is_no_null(layout: Any) -> None:
+    a = zarr3c.create_array(zarr3c.MemoryStore(), "x", shape=(2,), dtype="<f8",
+                            zarr_format=layout, fill_value=None)
+    assert a.metadata.to_dict()["fill_value"] == 0.0
+    assert a[...].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("reencode", [False, True])
+def test_copy_of_a_null_fill_array(reencode: bool) -> None:
+    src = zarr3c.MemoryStore()
+    a = zarr3c.create_array(src, "x", shape=(5,), chunks=(2,), dtype="<i4", zarr_format=2,
+                            fill_value=None)
+    a[:3] = [4, 5, 6]
+    options: dict[str, Any] = {"chunks": (3,)} if reencode else {}
+    # v3 has no null: the copy's fill value is the data type's default, which null reads as
+    v3 = zarr3c.copy(src, zarr3c.MemoryStore(), zarr_format=3, **options)["x"]
+    assert v3.metadata.to_dict()["fill_value"] == 0
+    assert v3[...].tolist() == [4, 5, 6, 0, 0]
+    # a copy into Zarr v2 keeps the null
+    dst = zarr3c.MemoryStore()
+    v2 = zarr3c.copy(src, dst, zarr_format=2, **options)["x"]
+    assert _fill_json(dst, "x") is None
+    assert v2[...].tolist() == [4, 5, 6, 0, 0]
+
+
 def test_new_nodes_keep_the_hierarchy_format() -> None:
     store = zarr3c.MemoryStore()
     root = _v2_hierarchy(store)

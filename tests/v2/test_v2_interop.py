@@ -182,6 +182,52 @@ def test_other_fill_values_both_ways(tmp_path: Path, dtype: str, fill: Any) -> N
     del z
 
 
+@pytest.mark.parametrize("how", ["create_array", "create"])
+@pytest.mark.parametrize("dtype", ["|b1", "<i2", "<f8", "<c16", "<U3", "|S3", "|V3",
+                                   "<M8[ns]", "struct", "str"])
+def test_null_fill_value_as_zarr_python(tmp_path: Path, how: str, dtype: str) -> None:
+    # fill_value=None in Zarr v2 is "fill_value": null, in both zarr-python 3 functions
+    dt: Any = str if dtype == "str" else _dtype(dtype)
+    if how == "create_array":
+        zarr.create_array(str(tmp_path / "p"), shape=(5,), chunks=(2,), dtype=dt,
+                          zarr_format=2, fill_value=None, compressors=None)
+        b = zarr3c.create_array(tmp_path / "q", shape=(5,), chunks=(2,), dtype=dt,
+                                zarr_format=2, fill_value=None, compressors=None)
+    else:
+        zarr.create(store=str(tmp_path / "p"), shape=(5,), chunks=(2,), dtype=dt,
+                    zarr_format=2, fill_value=None, compressor=None)
+        b = zarr3c.create(store=tmp_path / "q", shape=(5,), chunks=(2,), dtype=dt,
+                          zarr_format=2, fill_value=None, compressor=None)
+    theirs = json.loads((tmp_path / "p" / ".zarray").read_text())
+    ours = json.loads((tmp_path / "q" / ".zarray").read_text())
+    assert theirs["fill_value"] is None
+    assert ours == theirs
+    # zarr3c reads "no fill value" as the data type's zero, whoever wrote it
+    zero = np.zeros(5, dtype=b.dtype) if dtype != "str" else np.full(5, "", dtype=object)
+    for path in ("p", "q"):
+        assert zarr3c.open_array(tmp_path / path)[...].tolist() == zero.tolist()
+    written = (VALUES[dtype].ravel()[3:5] if dtype != "str"
+               else np.array(["a", "bc"], dtype=object))
+    b[:2] = written
+    z = zarr.open_array(str(tmp_path / "q"), mode="r", zarr_format=2)
+    assert z.fill_value is None
+    assert z[:2].tolist() == written.tolist()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_default_fill_value_as_zarr_python(tmp_path: Path, fmt: int) -> None:
+    # fill_value not given: the type's default, null nowhere; None in v3: the default too
+    for i, kwargs in enumerate([{}, {"fill_value": None}] if fmt == 3 else [{}]):
+        zarr.create_array(str(tmp_path / f"p{i}"), shape=(3,), dtype="<i2", zarr_format=fmt,
+                          compressors=None, **kwargs)
+        zarr3c.create_array(tmp_path / f"q{i}", shape=(3,), dtype="<i2", zarr_format=fmt,
+                            compressors=None, **kwargs)
+        key = ".zarray" if fmt == 2 else "zarr.json"
+        theirs = json.loads((tmp_path / f"p{i}" / key).read_text())["fill_value"]
+        assert theirs == 0
+        assert json.loads((tmp_path / f"q{i}" / key).read_text())["fill_value"] == theirs
+
+
 def test_zero_dimensional(tmp_path: Path) -> None:
     z = zarr.create_array(str(tmp_path / "p"), shape=(), dtype="<i8", zarr_format=2)
     z[()] = 42

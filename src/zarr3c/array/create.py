@@ -43,6 +43,22 @@ __all__ = ["build_array_metadata", "create_array", "guess_chunks", "normalize_ch
            "normalize_chunks", "normalize_shape", "open_array_at"]
 
 
+class DefaultFillValue:
+    """The type of :data:`DEFAULT_FILL_VALUE`, the ``fill_value`` argument's default.
+
+    None cannot be the default: in Zarr v2 ``fill_value=None`` asks for ``"fill_value":
+    null`` (https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html#metadata), as in
+    zarr-python 3, whose ``zarr.core.array.DEFAULT_FILL_VALUE`` this mirrors.
+    """
+
+    def __repr__(self) -> str:
+        return "DEFAULT_FILL_VALUE"
+
+
+#: ``fill_value`` not given: the data type's default (0, False, "", zero bytes).
+DEFAULT_FILL_VALUE = DefaultFillValue()
+
+
 def normalize_shape(shape: Any) -> tuple[int, ...]:
     """``shape`` (an int, or a sequence of ints) as a tuple of non-negative ints; a
     :class:`~zarr3c.errors.MetadataError` naming the bad entry otherwise."""
@@ -327,7 +343,9 @@ def create_array(
         ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
         ``fill_value``, ``attributes``, ``chunk_key_encoding``, ``dimension_names``,
         ``codecs``.  ``compressors`` ``"auto"`` (or not given) in a Zarr v3 hierarchy is
-        ``zarr3c.config``'s ``"array.v3_default_compressors"``.
+        ``zarr3c.config``'s ``"array.v3_default_compressors"``.  ``fill_value`` not given
+        (or :data:`DEFAULT_FILL_VALUE`) is the data type's default; None is too, except in
+        Zarr v2, where it writes ``"fill_value": null`` (read as the data type's default).
 
     Returns
     -------
@@ -353,6 +371,11 @@ def create_array(
     ...                  shards=(4, 4), attributes={"units": "m"}, data=None)
     >>> a.path, a.shards, a.attrs["units"]
     ('x', (4, 4), 'm')
+    >>> from zarr3c.metadata.formats import V2Format
+    >>> b = create_array(MemoryStore(), "y", shape=(2,), dtype="int8", fill_value=None,
+    ...                  fmt=V2Format())
+    >>> b.metadata.to_dict()["fill_value"], b[...]
+    (None, array([0, 0], dtype=int8))
     """
     fmt = fmt if fmt is not None else V3Format()
     write_empty_chunks = (config.get("array.write_empty_chunks") if write_empty_chunks is None
@@ -371,11 +394,16 @@ def create_array(
     source = fmt.metadata_key(path, "array")
     if kwargs.get("chunk_key_encoding") is None and fmt.default_chunk_key_encoding is not None:
         kwargs["chunk_key_encoding"] = fmt.default_chunk_key_encoding
+    # None asks for "no fill value" where the format has one (Zarr v2's null); the
+    # metadata is built with the data type's default, which is what null reads as.
+    null_fill = "fill_value" in kwargs and kwargs["fill_value"] is None
+    if kwargs.get("fill_value") is DEFAULT_FILL_VALUE:
+        kwargs["fill_value"] = None
     data_type = _format_data_type(fmt, kwargs)
     if fmt.zarr_format == 2:
         _object_codec_from_filters(kwargs)
     metadata = fmt.new_array(build_array_metadata(source=source, **kwargs), order=order,
-                             data_type=data_type)
+                             data_type=data_type, null_fill=null_fill)
     # Construct (and so validate the codec chain) before touching the store.
     array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, order=order,
                   fmt=fmt)

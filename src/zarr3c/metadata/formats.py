@@ -136,11 +136,12 @@ class HierarchyFormat(ABC):
 
     @abstractmethod
     def new_array(self, metadata: ArrayMetadata, *, order: str = "C",
-                  data_type: Any = None) -> Metadata:
+                  data_type: Any = None, null_fill: bool = False) -> Metadata:
         """Metadata of a new array, from the v3 metadata create_array builds (``order`` is
         the chunk memory layout where the format stores one; ``data_type`` the array's type
         where ``metadata`` holds a stand-in for one only this format has, see
-        :meth:`data_type`)."""
+        :meth:`data_type`; ``null_fill`` that ``fill_value=None`` was asked: a format with
+        a null fill value writes it, the others keep ``metadata``'s, the type's default)."""
 
     def data_type(self, dtype: Any) -> Any:
         """The data type of a new array for a user's ``dtype`` (a
@@ -200,7 +201,7 @@ class V3Format(HierarchyFormat):
         )
 
     def new_array(self, metadata: ArrayMetadata, *, order: str = "C",
-                  data_type: Any = None) -> Metadata:
+                  data_type: Any = None, null_fill: bool = False) -> Metadata:
         return metadata  # v3 has no chunk memory layout: order is the in-memory one only
 
 
@@ -282,7 +283,7 @@ class Draft2022Format(HierarchyFormat):
         return self._group_type.from_dict({"attributes": attributes})
 
     def new_array(self, metadata: ArrayMetadata, *, order: str = "C",
-                  data_type: Any = None) -> Metadata:
+                  data_type: Any = None, null_fill: bool = False) -> Metadata:
         return self._array_type.from_v3(metadata, chunk_memory_layout=order)
 
     def check_name(self, name: str) -> None:
@@ -370,8 +371,9 @@ class V2Format(HierarchyFormat):
         return V2GroupMetadata.from_dict({"zarr_format": 2}, attributes=attributes)
 
     def new_array(self, metadata: ArrayMetadata, *, order: str = "C",
-                  data_type: Any = None) -> Metadata:
-        return V2ArrayMetadata.from_v3(metadata, order=order, data_type=data_type)
+                  data_type: Any = None, null_fill: bool = False) -> Metadata:
+        return V2ArrayMetadata.from_v3(metadata, order=order, data_type=data_type,
+                                       null_fill=null_fill)
 
     def data_type(self, dtype: Any) -> Any:
         _refuse_object_elements(dtype, self.zarr_format)

@@ -1029,8 +1029,8 @@ class V2ArrayMetadata(ArrayMetadataView):
         return type(self).from_dict(new.to_dict(), attributes=new.attributes)
 
     @classmethod
-    def from_v3(cls, md: Any, *, order: str = "C",
-                data_type: DataType | None = None) -> V2ArrayMetadata:
+    def from_v3(cls, md: Any, *, order: str = "C", data_type: DataType | None = None,
+                null_fill: bool = False) -> V2ArrayMetadata:
         """The v2 document of a new array described by v3 metadata (from create_array).
 
         A leading reversing transpose becomes ``order: "F"``, numcodecs array->array codecs
@@ -1047,6 +1047,9 @@ class V2ArrayMetadata(ArrayMetadataView):
         data_type : DataType or None
             The data type, where ``md`` holds a raw stand-in for a v2 type v3 has no name
             for (strings, times, structured types).
+        null_fill : bool
+            Write ``"fill_value": null`` (no fill value; missing chunks then read as the
+            data type's default, ``md``'s fill value) instead of ``md``'s fill value.
 
         Returns
         -------
@@ -1064,6 +1067,9 @@ class V2ArrayMetadata(ArrayMetadataView):
         >>> md = build_array_metadata(shape=(4,), dtype=">u2", chunks=(2,), compressors=None)
         >>> V2ArrayMetadata.from_v3(md).to_dict()["dtype"]
         '<u2'
+        >>> null = V2ArrayMetadata.from_v3(md, null_fill=True)
+        >>> null.to_dict()["fill_value"], null.fill_value
+        (None, b'\\x00\\x00')
         """
         data_type = data_type if data_type is not None else md.data_type
         chunk_shape = getattr(md.chunk_grid, "chunk_shape", None)
@@ -1099,9 +1105,12 @@ class V2ArrayMetadata(ArrayMetadataView):
                 dtype_json = stored.str
         else:
             dtype_json = stored.str
-        fill_json = (data_type.fill_value_to_json(md.fill_value)
-                     if isinstance(data_type, V2DataType)
-                     else _fill_value_json(data_type, md.fill_value))
+        if null_fill:
+            fill_json = None
+        elif isinstance(data_type, V2DataType):
+            fill_json = data_type.fill_value_to_json(md.fill_value)
+        else:
+            fill_json = _fill_value_json(data_type, md.fill_value)
         doc = {
             "zarr_format": 2, "shape": list(md.shape), "chunks": list(chunk_shape),
             "dtype": dtype_json, "fill_value": fill_json, "order": parts.layout,

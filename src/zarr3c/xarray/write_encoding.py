@@ -78,10 +78,8 @@ class ArrayOptions:
     dtype : numpy dtype or type
         Its data type (``str`` for variable-length strings).
     fill_value : scalar or None
-        The array's ``fill_value`` (None: the data type's default, or ``null`` in Zarr v2
-        where ``null_fill`` is set).
-    null_fill : bool
-        Zarr v2 only: write ``"fill_value": null`` (no ``_FillValue``).
+        The array's ``fill_value``.  None: in Zarr v2 ``"fill_value": null`` (no
+        ``_FillValue``), in Zarr v3 the data type's default.
     attributes : dict
         The JSON attributes, dimension names and encoded ``_FillValue`` included.
     dimension_names : tuple of str or None
@@ -96,14 +94,13 @@ class ArrayOptions:
 
     Examples
     --------
-    >>> ArrayOptions((2,), np.dtype("int8"), None, True, {}, None).null_fill
-    True
+    >>> ArrayOptions((2,), np.dtype("int8"), None, {}, None).create_kwargs
+    {}
     """
 
     shape: tuple[int, ...]
     dtype: Any
     fill_value: Any
-    null_fill: bool
     attributes: dict[str, Any]
     dimension_names: tuple[str, ...] | None
     create_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -328,8 +325,8 @@ def array_options(name: Hashable, variable: xr.Variable, *, zarr_format: int,
     --------
     >>> v = xr.Variable(("y", "x"), np.zeros((4, 6), "int16"), encoding={"chunks": (2, 3)})
     >>> o = array_options("v", v, zarr_format=2, checked=True)
-    >>> o.null_fill, o.attributes, o.create_kwargs["chunks"]
-    (True, {'_ARRAY_DIMENSIONS': ['y', 'x']}, (2, 3))
+    >>> o.fill_value, o.attributes, o.create_kwargs["chunks"]
+    (None, {'_ARRAY_DIMENSIONS': ['y', 'x']}, (2, 3))
     """
     encoding = {k: v for k, v in variable.encoding.items() if k not in _SAFE_TO_DROP}
     attrs = dict(variable.attrs)
@@ -345,10 +342,8 @@ def array_options(name: Hashable, variable: xr.Variable, *, zarr_format: int,
         raise InvalidArgumentError(f"variable {name!r}: unexpected encoding parameters for "
                                    f"the zarr writer: {unknown}{hint}")
     dtype = variable.dtype
-    null_fill = False
     if zarr_format == 2:
-        fill = attrs.pop("_FillValue", None)
-        null_fill = fill is None
+        fill = attrs.pop("_FillValue", None)  # (None: "fill_value": null)
     else:
         fill = encoding.get("fill_value")
         if fill is None and dtype.kind == "f":
@@ -387,6 +382,6 @@ def array_options(name: Hashable, variable: xr.Variable, *, zarr_format: int,
             kwargs[key] = encoding[key]
     return ArrayOptions(
         shape=tuple(variable.shape), dtype=_create_dtype(dtype),
-        fill_value=None if null_fill else fill, null_fill=null_fill, attributes=attributes,
+        fill_value=fill, attributes=attributes,
         dimension_names=dims if zarr_format == 3 else None, create_kwargs=kwargs,
     )

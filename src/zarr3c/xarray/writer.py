@@ -186,22 +186,12 @@ def _naming(exc: ZarrError, name: Hashable) -> ZarrError:
 
 def _create(g: Any, name: str, options: ArrayOptions, overwrite: bool) -> Any:
     """Create the array of a new variable."""
-    array = g.create_array(
+    # (fill_value None: in Zarr v2 "fill_value": null, no _FillValue; in v3 the default)
+    return g.create_array(
         name, shape=options.shape, dtype=options.dtype, fill_value=options.fill_value,
         attributes=options.attributes, dimension_names=options.dimension_names,
         overwrite=overwrite, **options.create_kwargs,
     )
-    if options.null_fill:
-        # Zarr v2 has "fill_value": null for "no missing value": xarray reads any other
-        # fill value as a _FillValue that masks, so the document must say null.
-        from zarr3c.metadata.v2 import V2ArrayMetadata
-
-        md = array.metadata
-        doc = {**md.to_dict(), "fill_value": None}
-        new = V2ArrayMetadata.from_dict(doc, attributes=dict(md.attributes))
-        array.format.write_node(array.store, array.path, new)
-        array._set_metadata(new)
-    return array
 
 
 def _stored_dims_of_group(g: Any, keys: list[str]) -> dict[str, int]:
