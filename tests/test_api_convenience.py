@@ -12,6 +12,7 @@ import pickle
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -284,6 +285,68 @@ def test_copy_all_shallow_without_attrs_and_dry_run() -> None:
     other = zarr3c.group()
     assert zarr3c.copy_all(src, other, dry_run=True) == (3, 0, 16)
     assert other.keys() == []
+
+
+def _mixed_source(zarr_format: int) -> tuple[zarr3c.Group, dict[str, np.ndarray]]:
+    """A group of the layout ``zarr_format``: nested groups with attributes, arrays of
+    numbers (big-endian in v2), strings and bytes (fixed and variable length), partly
+    written; and what each array reads as."""
+    g = zarr3c.group(zarr_format=zarr_format, attributes={"root": 1})
+    g.create_group("a", attributes={"level": 1}).create_group("b", attributes={"level": 2})
+    values = {
+        "a/b/i": (">i4" if zarr_format == 2 else "i4", np.arange(-3, 7, dtype="i4"), 9),
+        "a/f": ("f8", np.linspace(0, 1, 10), np.nan),
+        "u": ("<U3", np.array(["", "é", "xyz"] * 3 + ["q"]), "-"),
+        "s": ("S2", np.array([b"", b"a\0", b"zz"] * 3 + [b"q"]), b"e"),
+        "str": (str, np.array(["", "long text", "é"] * 3 + ["x"], dtype=object), None),
+        "bytes": (bytes, np.array([b"", b"\xff\x00", b"abc"] * 3 + [b"x"], dtype=object),
+                  None),
+    }
+    expected = {}
+    for path, (dtype, data, fill) in values.items():
+        a = g.create_array(path, shape=(10,), chunks=(4,), dtype=dtype, fill_value=fill,
+                           attributes={"name": path})
+        a[:6] = data[:6]  # the last chunk not stored: read as the fill value
+        expected[path] = a[...]
+    return g, expected
+
+
+@pytest.mark.parametrize(("from_format", "to_format"), [(2, 3), (3, 2)])
+@pytest.mark.parametrize("chunks", [None, (5,)])
+def test_copy_all_converts_between_layouts(from_format: int, to_format: int,
+                                           chunks: Any) -> None:
+    src, expected = _mixed_source(from_format)
+    dest = zarr3c.group(zarr_format=to_format)
+    kwargs = {} if chunks is None else {"chunks": chunks}
+    n_copied, n_skipped, _ = zarr3c.copy_all(src, dest, **kwargs)
+    assert (n_copied, n_skipped) == (8, 0)  # a, a/b and six arrays
+    by_copy = zarr3c.copy(src.store, zarr3c.MemoryStore(), zarr_format=to_format,
+                          **({} if chunks is None else {"chunks": chunks}))
+    assert dict(dest["a"].attrs) == {"level": 1} and dict(dest["a/b"].attrs) == {"level": 2}
+    for path, values in expected.items():
+        out = dest[path]
+        assert out.zarr_format == to_format and dict(out.attrs) == {"name": path}
+        assert out.chunks == (chunks or (4,))
+        # the data type and fill value zarr3c.copy gives the array in that layout
+        assert out.metadata.data_type == by_copy[path].metadata.data_type, path
+        assert out.metadata.fill_value == by_copy[path].metadata.fill_value, path
+        np.testing.assert_array_equal(out[...], values)
+
+
+def test_from_array_into_another_layout_keeps_the_data_type() -> None:
+    src = zarr3c.create_array("memory://", shape=(3,), dtype="S3", fill_value=b"ab",
+                              zarr_format=2)
+    src[:2] = [b"x", b"yz"]
+    out = zarr3c.from_array("memory://", data=src, zarr_format=3)
+    assert out.metadata.data_type.to_json() == {
+        "name": "null_terminated_bytes", "configuration": {"length_bytes": 3}}
+    assert out.fill_value == b"ab"
+    np.testing.assert_array_equal(out[...], [b"x", b"yz", b"ab"])
+    vlen = zarr3c.create_array("memory://", shape=(2,), dtype=bytes, zarr_format=3)
+    vlen[...] = np.array([b"a", b""], dtype=object)
+    back = zarr3c.from_array("memory://", data=vlen, zarr_format=2)
+    assert back.metadata.data_type.name == "variable_length_bytes"
+    assert list(back[...]) == [b"a", b""]
 
 
 # -- no data lost: zarr3c.copy and errors naming the store ----------------------------------------

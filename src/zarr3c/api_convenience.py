@@ -741,7 +741,9 @@ def from_array(
     order : {"C", "F"} or None, default None
         Memory layout of reads (None: ``data``'s, else ``zarr3c.config``'s).
     zarr_format : {2, 3} or None, default None
-        None: ``data``'s layout (3 for a numpy array).
+        None: ``data``'s layout (3 for a numpy array).  A zarr3c Array copied to another
+        layout takes the data type :func:`zarr3c.copy` gives it there (a v2 ``|S4`` is a
+        v3 ``null_terminated_bytes``).
     attributes : dict or None, default None
         None: ``data``'s attributes.
     chunk_key_encoding : str, dict or None, default None
@@ -780,7 +782,7 @@ def from_array(
     >>> copy.chunks, copy.attrs["units"], int(copy[...].sum())
     ((2, 2), 'm', 16)
     """
-    from zarr3c.transfer import _copy_chunks_reencoded, _split_codecs
+    from zarr3c.transfer import _copy_chunks_reencoded, _copy_type, _split_codecs
 
     order, write_empty_chunks = _array_config(config, order, None)
     store = make_store(store, storage_options=storage_options)
@@ -803,23 +805,27 @@ def from_array(
         if write_data:
             out[...] = values
         return out
+    if zarr_format is None:
+        zarr_format = data.zarr_format
+    # The data type as the layout of the copy names it (a Zarr v2 "|S4" is a v3
+    # null_terminated_bytes), so that copies between layouts keep it, as zarr3c.copy does.
+    copied = _copy_type(data, zarr_format)
     keep_codecs = _is_keep(filters) and _is_keep(compressors) and _is_keep(serializer)
     spec: dict[str, Any] = {}
     if keep_codecs and _is_keep(chunks) and _is_keep(shards):
-        spec["codecs"] = list(data.codecs)
+        spec["codecs"] = copied.codecs(data.codecs)
         spec["chunks"] = data.shards if data.shards is not None else data.chunks
     else:
         old_filters, old_serializer, old_compressors = _split_codecs(data)
         spec["filters"] = old_filters if _is_keep(filters) else filters
-        spec["serializer"] = old_serializer if _is_keep(serializer) else serializer
+        spec["serializer"] = (copied.codecs([old_serializer])[0] if _is_keep(serializer)
+                              else serializer)
         spec["compressors"] = old_compressors if _is_keep(compressors) else compressors
         spec["chunks"] = data.chunks if _is_keep(chunks) else chunks
         spec["shards"] = data.shards if _is_keep(shards) else shards
-    if zarr_format is None:
-        zarr_format = data.zarr_format
     out = create_array(
-        store, name, shape=data.shape, dtype=data.dtype,
-        fill_value=data.fill_value if fill_value is None else fill_value,
+        store, name, shape=data.shape, dtype=copied.data_type,
+        fill_value=copied.fill_value if fill_value is None else fill_value,
         order=data.order if order is None else order,
         attributes=dict(data.attrs.asdict()) if attributes is None else attributes,
         chunk_key_encoding=chunk_key_encoding,

@@ -171,6 +171,12 @@ def copy_all(
     did (zarr-python 3.4 raises NotImplementedError).  Arrays are copied chunk by chunk,
     re-encoded where ``create_kwargs`` change their chunks or codecs.
 
+    Copies take the layout of ``dest`` (one hierarchy never mixes layouts): members of a
+    Zarr v2 group copied into a v3 group become v3 arrays and groups, and back, with the
+    data types and fill values :func:`zarr3c.copy` gives them (a v2 ``|S4`` becomes a v3
+    ``null_terminated_bytes``, a v3 ``string`` a v2 ``vlen-utf8`` array).  Keys are not
+    copied as they are: that is :func:`copy_store`.
+
     With ``if_exists="raise"`` (the default) a member of ``source`` whose name ``dest``
     already has fails the call before anything is written.
 
@@ -204,6 +210,9 @@ def copy_all(
         ``source`` (naming the store and the path); nothing is written then.
     InvalidArgumentError
         If ``source`` or ``dest`` is not a Group, or ``if_exists`` is not valid.
+    MetadataError, UnsupportedFeatureError
+        If an array has no form in the layout of ``dest`` (a v2 structured type with
+        subarray fields in v3, a sharded v3 array in v2).
     ReadOnlyError
         If ``dest`` is read-only.
 
@@ -218,6 +227,16 @@ def copy_all(
     (2, 0, 8)
     >>> dest["sub/x"][...]
     array([5, 5, 5, 5], dtype=int16)
+
+    From a Zarr v2 group into a v3 group:
+
+    >>> v2 = zarr3c.group(zarr_format=2)
+    >>> s = v2.create_array("s", shape=(2,), dtype="S3", fill_value=b"ab")
+    >>> v3 = zarr3c.group(zarr_format=3)
+    >>> zarr3c.copy_all(v2, v3)
+    (1, 0, 6)
+    >>> v3["s"].zarr_format, v3["s"].metadata.data_type.name, v3["s"][...]
+    (3, 'null_terminated_bytes', array([b'ab', b'ab'], dtype='|S3'))
     """
     _check_if_exists(if_exists)
     if not isinstance(source, Group) or not isinstance(dest, Group):
@@ -248,8 +267,11 @@ def copy_all(
         if isinstance(node, Array):
             counts[2] += node.nbytes
             if parent is not None and not dry_run:
+                # In the layout of ``dest``, which one hierarchy never mixes: an array of
+                # a v2 group copied into a v3 group becomes a v3 array, as zarr3c.copy makes.
                 from_array(parent.store, data=node, name=join_path(parent.path, name),
-                           overwrite=exists, **{**create_kwargs, "attributes": attrs})
+                           overwrite=exists, **{"zarr_format": dest.zarr_format,
+                                                **create_kwargs, "attributes": attrs})
             return
         # A group already there is merged into, as zarr-python 2 did; an array replaced.
         new = parent[name] if exists and parent is not None else None

@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 __all__ = ["ArrayInfo", "GroupInfo"]
 
 
@@ -34,6 +36,26 @@ def _byte_info(size: int) -> str:
     """A byte count as ``info`` shows it: the number, from 1 KiB on with its size in binary
     units after it (``1536 (1.5K)``)."""
     return str(size) if size < 1024 else f"{size} ({_human_size(size)})"
+
+
+#: Fill values of more bytes than this are shown by their first bytes and their size.
+_FILL_SHOWN_BYTES = 64
+
+
+def _fill_text(value: Any) -> Any:
+    """A fill value as ``info`` shows it: itself, but a long string, bytes or raw element
+    by its first characters and its size, so that a summary of an array of 64 MiB elements
+    is not a 256 MB line."""
+    size = getattr(value, "nbytes", None)
+    if not isinstance(size, int) or size <= _FILL_SHOWN_BYTES:
+        return value
+    if isinstance(value, str | bytes):
+        head = value[: _FILL_SHOWN_BYTES // (4 if isinstance(value, str) else 1)]
+    elif isinstance(value, np.void) and value.dtype.fields is None:
+        head = bytes(np.frombuffer(value, dtype=np.uint8, count=_FILL_SHOWN_BYTES))
+    else:
+        return value
+    return f"{head!r}... ({size:,} bytes)"
 
 
 def _lines(fields: list[tuple[str, Any]], width: int) -> str:
@@ -109,7 +131,7 @@ class ArrayInfo:
             ("Type", self.type),
             ("Zarr format", self.zarr_format),
             ("Data type", self.data_type),
-            ("Fill value", self.fill_value),
+            ("Fill value", _fill_text(self.fill_value)),
             ("Shape", self.shape),
         ]
         if self.shard_shape is not None:

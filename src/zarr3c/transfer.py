@@ -32,7 +32,7 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -51,6 +51,7 @@ from zarr3c.errors import (
     ZarrError,
 )
 from zarr3c.group import Group, create_group, open_node
+from zarr3c.metadata.data_types import DataType
 from zarr3c.metadata.formats import detect_format
 from zarr3c.metadata.v2 import V2ArrayMetadata, V2DataType
 from zarr3c.metadata.v2_to_v3 import V3Form, v3_form
@@ -125,6 +126,58 @@ def _with_serializer(codecs: Iterable[Any], form: V3Form) -> list[Any]:
     return [serializer if isinstance(c, BytesCodec) else c for c in codecs]
 
 
+class _CopyType(NamedTuple):
+    """The data type and fill value of an array's copy in some layout, and the v3 form
+    (:mod:`zarr3c.metadata.v2_to_v3`) whose serializer its codecs take, if any."""
+
+    data_type: DataType
+    fill_value: Any
+    form: V3Form | None
+
+    def codecs(self, codecs: Iterable[Any]) -> list[Any]:
+        """``codecs`` (the source's codec objects) as the copy takes them: with the
+        ``bytes`` codec of the v3 form, which keeps the stored byte order."""
+        return list(codecs) if self.form is None else _with_serializer(codecs, self.form)
+
+
+def _copy_type(src: Array, zarr_format: Any) -> _CopyType:
+    """The data type and fill value of ``src`` copied to the layout ``zarr_format``: a
+    Zarr v2 array of strings, bytes, times or structs copied to v3 takes the extension type
+    zarr-python 3.4 creates for its numpy dtype; every other array its own data type (which
+    each layout writes in its own way: a v3 ``fixed_length_utf32`` is a v2 ``<U``).
+
+    Parameters
+    ----------
+    src : Array
+        The array copied.
+    zarr_format : {3, 2, "draft-2022", "zarr2-v3"}
+        The layout of the copy.
+
+    Returns
+    -------
+    _CopyType
+
+    Raises
+    ------
+    MetadataError
+        If ``src`` is a Zarr v2 structured array v3 has no form for (subarray fields).
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> a = zarr3c.create_array("memory://", shape=(2,), dtype="S3", fill_value=b"ab",
+    ...                         zarr_format=2)
+    >>> copied = _copy_type(a, 3)
+    >>> copied.data_type.name, copied.fill_value
+    ('null_terminated_bytes', np.bytes_(b'ab'))
+    """
+    md = src.metadata
+    form = _v2_fixed_form(md) if zarr_format == 3 else None
+    if form is None:
+        return _CopyType(md.data_type, src.fill_value, None)
+    return _CopyType(form.data_type, form.data_type.fill_array(form.fill_value)[()], form)
+
+
 def _stored_chain(a: Array) -> list[dict[str, Any]] | None:
     """The codec chain that makes ``a``'s stored chunks from native-endian elements (None
     where none does: a Zarr v2 struct stored in both byte orders).
@@ -150,19 +203,15 @@ def _base_spec(src: Array, fmt: Any) -> dict[str, Any]:
     # The chunk key encoding is kept between two Zarr v3 or two Zarr v2 hierarchies; across
     # layouts each takes its own default.
     v3_like = fmt.zarr_format == src.zarr_format and fmt.zarr_format in (2, 3)
-    data_type, fill_value = md.data_type, src.fill_value
-    form = _to_v3_form(src, fmt)
-    if form is not None:
-        # Zarr v2 strings, bytes, times and structs become v3 extension data types.
-        data_type = form.data_type
-        fill_value = data_type.fill_array(form.fill_value)[()]
-    elif v3_like and fmt.zarr_format == 2 and getattr(md, "fill_value_json", 0) is None:
+    copied = _copy_type(src, fmt.zarr_format)
+    fill_value = copied.fill_value
+    if v3_like and fmt.zarr_format == 2 and getattr(md, "fill_value_json", 0) is None:
         # A Zarr v2 array without a fill value keeps none (xarray reads any other value
         # as a _FillValue that masks); v3 has no null: it gets the type's default.
         fill_value = None
     return dict(
         shape=md.shape,
-        dtype=data_type,
+        dtype=copied.data_type,
         fill_value=fill_value,
         attributes=dict(md.attributes),
         dimension_names=md.dimension_names,

@@ -277,10 +277,13 @@ def test_order_f_and_blosc_chunks_move_as_they_are() -> None:
     assert dst.get("c/0/1") == src.get("0.1")
 
 
+#: A struct whose fields are stored in both byte orders (v3 holds one per array).
+_MIXED = ("mixed", [["a", "<i4"], ["b", ">f8"]], "AQAAAD/4AAAAAAAA", None, None, None)
+
+
 def test_struct_stored_in_both_byte_orders_is_reencoded() -> None:
     # v3 has one byte order per array: such chunks cannot move as they are
-    case = ("mixed", [["a", "<i4"], ["b", ">f8"]], "AQAAAD/4AAAAAAAA", None, None, None)
-    src, expected = _source(case)
+    src, expected = _source(_MIXED)
     dst = zarr3c.MemoryStore()
     out = zarr3c.copy(src, dst)
     _same_elements(out["x"][...], expected)
@@ -293,6 +296,34 @@ def test_struct_stored_in_both_byte_orders_is_reencoded() -> None:
     zarr3c.copy(src, v2, zarr_format=2)
     assert v2.get("x/0") == src.get("x/0")
     _same_elements(zarr3c.open_array(v2, "x")[...], expected)
+
+
+def _array_doc(store: Any, path: str) -> dict[str, Any]:
+    """The metadata of the array at ``path``, without what a copy may choose itself."""
+    raw = store.get(f"{path}/zarr.json") or store.get(f"{path}/.zarray")
+    doc = json.loads(raw)
+    return {k: v for k, v in doc.items() if k not in ("attributes", "chunk_key_encoding")}
+
+
+@pytest.mark.parametrize("case", [*CASES, _MIXED], ids=[*IDS, "mixed"])
+def test_copy_all_converts_between_layouts_as_copy_does(case: tuple[Any, ...]) -> None:
+    # zarr3c.copy is the oracle: copy_all into a group of the other layout makes the same
+    # array (data type, fill value, codecs) with the same elements, and back.
+    src, expected = _source(case)
+    v3 = zarr3c.group(zarr_format=3)
+    assert zarr3c.copy_all(zarr3c.open_group(src, mode="r"), v3)[0] == 1
+    by_copy = zarr3c.MemoryStore()
+    zarr3c.copy(src, by_copy)
+    assert v3["x"].zarr_format == 3
+    assert _array_doc(v3.store, "x") == _array_doc(by_copy, "x")
+    _same_elements(v3["x"][...], expected)
+    v2 = zarr3c.group(zarr_format=2)
+    zarr3c.copy_all(v3, v2)
+    back = zarr3c.MemoryStore()
+    zarr3c.copy(by_copy, back, zarr_format=2)
+    assert v2["x"].zarr_format == 2
+    assert _array_doc(v2.store, "x") == _array_doc(back, "x")
+    _same_elements(v2["x"][...], expected)
 
 
 def test_cli_copies_fixed_types_to_v3(tmp_path: Path) -> None:

@@ -68,7 +68,9 @@ from zarr3c.errors import MetadataError, UnknownExtensionError
 
 __all__ = [
     "CORE_DATA_TYPE_NAMES",
+    "MAX_ITEMSIZE",
     "DataType",
+    "check_itemsize",
     "data_type_from_numpy",
     "parse_data_type",
 ]
@@ -102,8 +104,13 @@ _RAW_NAME = re.compile(r"r(0|[1-9][0-9]*)")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
 _BIN_DIGITS = re.compile(r"[01]+")
 
-# numpy cannot describe a void dtype larger than this.
-_MAX_RAW_BYTES = 2**31 - 1
+#: The largest element (``itemsize``, in bytes) of an array zarr3c opens or creates: 64 MiB.
+#: A fill value is held as the exact bits of one element, so opening an array builds one
+#: element before any data is asked for; numpy's own limit (2**31 - 1 bytes for ``S``/``V``)
+#: would let a few bytes of metadata (``"|S2000000000"``, ``"length_bytes": 2000000000``)
+#: make every open allocate 2 GB.  64 MiB is far above any fixed-length string or record
+#: stored in Zarr, and keeps that allocation small next to the data a read returns.
+MAX_ITEMSIZE = 1 << 26
 
 _FLOAT_SPECIALS = {
     "NaN": math.nan,
@@ -1081,6 +1088,59 @@ def _extension_fill_from_python(data_type: DataType, value: Any) -> bytes:
         ) from None
 
 
+def check_itemsize(dtype: np.dtype, *, path: str, source: str | None) -> None:
+    """Refuse a dtype whose elements are larger than :data:`MAX_ITEMSIZE`.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+        The dtype of the elements.
+    path, source : str
+        The metadata field and the document it came from, for the message.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    MetadataError
+        If one element of ``dtype`` has more than :data:`MAX_ITEMSIZE` bytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_itemsize(np.dtype("S8"), path="dtype", source=None)
+    >>> check_itemsize(np.dtype("S2000000000"), path="dtype", source="a/.zarray")
+    Traceback (most recent call last):
+    ...
+    zarr3c.errors.MetadataError: a/.zarray: dtype: elements of dtype |S2000000000 have ...
+    """
+    size = _element_bytes(dtype)
+    if size > MAX_ITEMSIZE or not 0 <= dtype.itemsize <= MAX_ITEMSIZE:
+        raise MetadataError(
+            f"elements of {'a structured dtype' if dtype.names else 'dtype ' + dtype.str} "
+            f"have {size:,} bytes; zarr3c holds "
+            f"elements of at most {MAX_ITEMSIZE:,} bytes (one element is built to open "
+            "the array)",
+            path=path,
+            source=source,
+        )
+
+
+def _element_bytes(dtype: np.dtype) -> int:
+    """The bytes of one element, summed over fields and subarrays in Python integers: numpy
+    keeps a structured dtype's size and offsets in 32 bits, and wraps past 2**31 (forty
+    fields of 64 MiB have an ``itemsize`` of -1610612736)."""
+    if dtype.subdtype is not None:
+        base, shape = dtype.subdtype
+        return math.prod(shape) * _element_bytes(base)
+    if dtype.names is None:
+        return int(dtype.itemsize)
+    fields: Any = dtype.fields
+    return sum(_element_bytes(fields[name][0]) for name in dtype.names)
+
+
 def _raw_data_type(nbits: int, *, path: str, source: str | None) -> DataType:
     if nbits <= 0 or nbits % 8:
         raise MetadataError(
@@ -1089,9 +1149,9 @@ def _raw_data_type(nbits: int, *, path: str, source: str | None) -> DataType:
             source=source,
         )
     nbytes = nbits // 8
-    if nbytes > _MAX_RAW_BYTES:
+    if nbytes > MAX_ITEMSIZE:
         raise MetadataError(
-            f"raw data type r{nbits} is too large (at most r{8 * _MAX_RAW_BYTES})",
+            f"raw data type r{nbits} is too large (at most r{8 * MAX_ITEMSIZE})",
             path=path,
             source=source,
         )
@@ -1256,7 +1316,7 @@ def _parse_configured(name: str, value: dict[str, Any], *, path: str,
         return DataType(name=name, dtype=np.dtype(spec))
     if name in _LENGTH_KINDS:
         config = _configuration(value, ("length_bytes",), path=path, source=source)
-        length = _config_int(config, "length_bytes", 1, _MAX_RAW_BYTES, path=path,
+        length = _config_int(config, "length_bytes", 1, MAX_ITEMSIZE, path=path,
                              source=source)
         kind = _LENGTH_KINDS[name]
         if kind == "U":
@@ -1292,7 +1352,9 @@ def _parse_configured(name: str, value: dict[str, Any], *, path: str,
                                 path=f"{where}[{i}].name", source=source)
         parts.append((field_name, parse_data_type(field_type, path=type_path,
                                                   source=source).dtype))
-    return DataType(name="struct", dtype=np.dtype(parts))
+    dtype = np.dtype(parts)
+    check_itemsize(dtype, path=where, source=source)
+    return DataType(name="struct", dtype=dtype)
 
 
 def data_type_from_numpy(dtype_like: Any) -> DataType:
@@ -1370,12 +1432,12 @@ def data_type_from_numpy(dtype_like: Any) -> DataType:
         return DataType(name="numpy.datetime64" if kind == "M" else "numpy.timedelta64",
                         dtype=dtype.newbyteorder("="))
     elif kind in "US" and dtype.itemsize > 0:
+        check_itemsize(dtype, path="dtype", source=None)
         return DataType(name=_LENGTH_NAMES[kind], dtype=dtype.newbyteorder("="))
     elif kind == "V" and dtype.type is np.void and dtype.subdtype is None \
             and dtype.itemsize > 0:
+        check_itemsize(dtype, path="dtype", source=None)
         if dtype.fields is None:
-            if dtype.itemsize > _MAX_RAW_BYTES:
-                raise MetadataError(f"dtype {dtype} is too large", path="dtype")
             return DataType(name="raw_bytes", dtype=np.dtype(f"V{dtype.itemsize}"))
         return _struct_from_numpy(dtype)
     raise MetadataError(

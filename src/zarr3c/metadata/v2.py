@@ -58,7 +58,7 @@ from zarr3c.errors import (
     UnsupportedFormatError,
 )
 from zarr3c.metadata.array import ArrayMetadataView, load_json_object, parse_attributes
-from zarr3c.metadata.data_types import DataType, data_type_from_numpy
+from zarr3c.metadata.data_types import DataType, check_itemsize, data_type_from_numpy
 from zarr3c.metadata.draft2022 import _shape
 from zarr3c.metadata.vlen_types import STRING, VARIABLE_LENGTH_BYTES, VariableLengthType
 from zarr3c.metadata.zarr2v3 import (
@@ -531,7 +531,8 @@ def parse_v2_dtype(value: Any, *, source: str | None = None) -> tuple[DataType, 
         For a type string numpy does not know, object (``"|O"``) types, and types zarr3c
         cannot hold (``"<f16"``, subarrays at the top level).
     MetadataError
-        If ``value`` is neither a string nor a list.
+        If ``value`` is neither a string nor a list, or its elements are larger than
+        :data:`~zarr3c.metadata.data_types.MAX_ITEMSIZE`.
 
     Examples
     --------
@@ -564,6 +565,7 @@ def parse_v2_dtype(value: Any, *, source: str | None = None) -> tuple[DataType, 
                 from None
     if kind not in _OTHER_KINDS:
         raise UnknownExtensionError(f"data type {value!r} is not supported", **where)
+    check_itemsize(stored, path="dtype", source=source)
     memory = stored.newbyteorder("=") if kind in "Mm" else stored
     name = value if isinstance(value, str) else json.dumps(value)
     return V2DataType(name, memory), stored
