@@ -156,6 +156,64 @@ def test_like_of_a_sharded_array_keeps_its_grid_and_codecs() -> None:
     assert float(f[3, 3]) == 2.5
 
 
+LIKE_TEMPLATES = {
+    "chunked": {"chunks": (3, 4), "compressors": {"name": "gzip",
+                                                  "configuration": {"level": 2}}},
+    "sharded": {"chunks": (2, 4), "shards": (4, 8), "compressors": None},
+    "v2": {"chunks": (3, 4), "zarr_format": 2, "order": "F"},
+}
+
+
+@pytest.mark.parametrize("fn", ["zeros_like", "ones_like", "empty_like", "full_like"])
+@pytest.mark.parametrize("template", sorted(LIKE_TEMPLATES))
+def test_top_level_and_group_like_make_the_same_array(fn: str, template: str) -> None:
+    """``zarr3c.<fn>(a)`` and ``g.<fn>(name=..., data=a)`` in a group of ``a``'s format: one
+    metadata document, keeping ``a``'s chunks, shards, codecs, fill value and order."""
+    settings = LIKE_TEMPLATES[template]
+    a = zarr3c.create_array("memory://", shape=(7, 8), dtype="int16", fill_value=9,
+                            attributes={"dropped": True}, **settings)
+    kwargs = {"fill_value": 4} if fn == "full_like" else {}
+    top = getattr(zarr3c, fn)(a, **kwargs)
+    g = zarr3c.create_group("memory://", zarr_format=a.zarr_format)
+    member = getattr(g, fn)(name="m", data=a, **kwargs)
+    assert top.metadata.to_dict() == member.metadata.to_dict()
+    expected_fill = {"zeros_like": 0, "ones_like": 1, "empty_like": 9, "full_like": 4}[fn]
+    for b in (top, member):
+        assert (b.zarr_format, b.shape, b.chunks, b.shards, b.dtype, b.order) == (
+            a.zarr_format, a.shape, a.chunks, a.shards, a.dtype, a.order)
+        assert [c.to_dict() for c in b.codecs] == [c.to_dict() for c in a.codecs]
+        assert b.fill_value == expected_fill and dict(b.attrs) == {}
+        np.testing.assert_array_equal(b[...], np.full((7, 8), expected_fill, dtype="int16"))
+
+
+def test_like_overrides_replace_whole_settings() -> None:
+    """A chunk layout given replaces the template's (a sharded template's inner codecs kept);
+    another format takes that format's defaults (v2 cannot shard); codecs given replace all
+    of the template's."""
+    a = zarr3c.create_array("memory://", shape=(8,), dtype="int32", chunks=(2,), shards=(4,),
+                            compressors=None)
+    g = zarr3c.create_group("memory://")
+    for b in (zarr3c.zeros_like(a, chunks=(8,)), g.zeros_like(name="c", data=a, chunks=(8,))):
+        assert (b.chunks, b.shards, b.compressors) == ((8,), None, ())
+    v2 = zarr3c.zeros_like(a, zarr_format=2)
+    assert (v2.zarr_format, v2.chunks, v2.shards) == (2, (2,), None)
+    assert [c.to_dict()["name"] for c in v2.compressors] == ["zstd"]
+    gz = zarr3c.zeros_like(a, compressor={"name": "gzip", "configuration": {"level": 1}})
+    assert (gz.chunks, gz.shards, [c.name for c in gz.compressors]) == ((2,), (4,), ["gzip"])
+    # A v2 array in a v3 group takes the group's format and its default codecs.
+    t2 = zarr3c.create_array("memory://", shape=(8,), dtype="int32", chunks=(4,),
+                             compressors=None, zarr_format=2)
+    m = g.zeros_like(name="m", data=t2)
+    assert (m.zarr_format, m.chunks, [c.name for c in m.compressors]) == (3, (4,), ["zstd"])
+
+
+def test_like_of_a_nested_list_reads_it_as_numpy_does() -> None:
+    g = zarr3c.create_group("memory://")
+    for b in (zarr3c.ones_like([[1, 2, 3]]), g.ones_like(name="o", data=[[1, 2, 3]])):
+        assert (b.shape, b.dtype) == ((1, 3), np.asarray([1]).dtype)
+        assert b[...].tolist() == [[1, 1, 1]]
+
+
 def test_from_array_rechunks_and_copies_only_what_is_stored() -> None:
     src = zarr3c.create_array("memory://", shape=(20, 20), dtype="i4", chunks=(5, 5),
                               fill_value=-1)
