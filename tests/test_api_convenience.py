@@ -12,6 +12,7 @@ import pickle
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -86,6 +87,48 @@ def test_config_applies_to_arrays_created_in_groups() -> None:
         opened = zarr3c.open_array(g.store, "x")
     assert (a.order, a.write_empty_chunks) == ("F", True)
     assert (opened.order, opened.write_empty_chunks) == ("F", True)
+
+
+def _config_paths() -> dict[str, Any]:
+    """Every way to an existing array, each taking the store holding a consolidated group
+    with the array ``a`` (shape (4, 2), chunks (2, 2), fill value 0)."""
+    return {
+        "open_array": lambda s: zarr3c.open_array(s, "a", mode="r+"),
+        "open": lambda s: zarr3c.open(s, path="a"),
+        "open-mode-r": lambda s: zarr3c.open(s, path="a", mode="r"),
+        "open_group-getitem": lambda s: zarr3c.open_group(s)["a"],
+        "open_consolidated-getitem": lambda s: zarr3c.open_consolidated(s)["a"],
+        "get_array": lambda s: zarr3c.open_group(s).get_array("a"),
+        "get": lambda s: zarr3c.open_group(s).get("a"),
+        "arrays": lambda s: dict(zarr3c.open_group(s).arrays())["a"],
+        "array_values": lambda s: next(iter(zarr3c.open_group(s).array_values())),
+        "members": lambda s: dict(zarr3c.open_group(s).members())["a"],
+        "require_array": lambda s: zarr3c.open_group(s).require_array(
+            "a", shape=(4, 2), dtype="i2"),
+        "from_dict": lambda s: zarr3c.Array.from_dict(
+            (s, "a"), zarr3c.open_array(s, "a").metadata.to_dict()),
+    }
+
+
+@pytest.mark.parametrize("path", sorted(_config_paths()))
+def test_config_applies_to_arrays_however_opened(path: str) -> None:
+    """zarr3c.config's order and write_empty_chunks are those of an array reached any way,
+    as of open_array: reads come back in that order and empty chunks are stored."""
+    store = zarr3c.MemoryStore()
+    g = zarr3c.create_group(store)
+    g.create_array("a", shape=(4, 2), dtype="i2", chunks=(2, 2))
+    zarr3c.consolidate_metadata(store)
+    open_ = _config_paths()[path]
+    with zarr3c.config.set({"array.order": "F", "array.write_empty_chunks": True}):
+        a = open_(store)
+    assert (a.order, a.write_empty_chunks) == ("F", True)
+    assert a[...].flags.f_contiguous and not a[...].flags.c_contiguous
+    if not a.read_only:
+        a[...] = 0
+        assert sorted(k for k in store.list() if k.startswith("a/c/")) == ["a/c/0/0",
+                                                                            "a/c/1/0"]
+    b = open_(store)  # the defaults again outside the block
+    assert (b.order, b.write_empty_chunks) == ("C", False)
 
 
 def test_config_default_compressors_apply_to_auto_only() -> None:

@@ -46,6 +46,7 @@ from zarr3c.metadata import ArrayMetadata
 from zarr3c.metadata.data_types import DataType
 from zarr3c.metadata.formats import HierarchyFormat
 from zarr3c.node import Node
+from zarr3c.settings import config
 from zarr3c.stores import Store
 
 __all__ = ["Array"]
@@ -84,9 +85,11 @@ class Array(ArrayCompat, Node):
     read_only
         Refuse writes (:class:`~zarr3c.errors.ReadOnlyError`).
     write_empty_chunks
-        Store chunks holding only the fill value too (default: erase them).
+        Store chunks holding only the fill value too (False: erase them; None:
+        ``zarr3c.config``'s ``"array.write_empty_chunks"``, by default False).
     order
-        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return.
+        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return (None:
+        ``zarr3c.config``'s ``"array.order"``, by default ``"C"``).
     fmt
         The hierarchy format (key layout) of the store; default Zarr v3.
 
@@ -122,10 +125,16 @@ class Array(ArrayCompat, Node):
         metadata: ArrayMetadata,
         *,
         read_only: bool = False,
-        write_empty_chunks: bool = False,
-        order: str = "C",
+        write_empty_chunks: bool | None = None,
+        order: str | None = None,
         fmt: HierarchyFormat | None = None,
     ):
+        # Read here, so that every way to an Array (open_array, open, a group's members,
+        # create_array, from_dict) takes the settings in force when it is made.
+        if write_empty_chunks is None:
+            write_empty_chunks = config.get("array.write_empty_chunks")
+        if order is None:
+            order = config.get("array.order")
         if order not in ("C", "F"):
             raise InvalidArgumentError(f"order must be 'C' or 'F', got {order!r}")
         super().__init__(store, path, metadata, read_only=read_only, fmt=fmt)
