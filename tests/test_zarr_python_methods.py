@@ -131,6 +131,44 @@ def test_info_complete_fields_match_zarr_python(tmp_path: Path, layout: str) -> 
     assert list(_info_fields(zc.info)) == list(_info_fields(zp.info))
 
 
+#: (shape, chunks, shards, written region) -> (cdata_shape, nchunks, nchunks_initialized,
+#: stored objects), the first three as zarr-python 3.4.2 gives them.
+CHUNK_COUNTS = [
+    (((10,), (1,), (2,), np.s_[:5]), ((10,), 10, 6, 3)),
+    (((10,), (2,), (4,), np.s_[8:]), ((5,), 5, 2, 1)),
+    (((7, 9), (2, 3), (4, 6), np.s_[...]), ((4, 3), 12, 16, 4)),  # edge shards counted whole
+    (((10,), (2,), None, np.s_[:5]), ((5,), 5, 3, 3)),
+]
+
+
+@pytest.mark.parametrize(("layout", "counts"), CHUNK_COUNTS)
+def test_chunk_counts_of_sharded_arrays_are_inner_chunks(layout: Any, counts: Any) -> None:
+    """cdata_shape, nchunks and nchunks_initialized count inner chunks, as zarr-python 3.4
+    does (a stored shard counts all its inner chunks); info_complete counts the shards."""
+    shape, chunks, shards, region = layout
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int8", chunks=chunks,
+                            shards=shards)
+    a[region] = 1
+    assert (a.cdata_shape, a.nchunks, a.nchunks_initialized,
+            a.info_complete().count_chunks_initialized) == counts
+
+
+@needs_zarr
+@pytest.mark.parametrize(("layout", "counts"), CHUNK_COUNTS)
+def test_chunk_counts_match_zarr_python(tmp_path: Path, layout: Any, counts: Any) -> None:
+    if tuple(int(p) for p in zarr.__version__.split(".")[:2]) < (3, 4):
+        pytest.skip("zarr-python before 3.4 counted a sharded array's chunks otherwise "
+                    f"(installed: {zarr.__version__})")
+    shape, chunks, shards, region = layout
+    arrays = [lib.create_array(str(tmp_path / lib.__name__), shape=shape, dtype="int8",
+                               chunks=chunks, shards=shards) for lib in (zarr, zarr3c)]
+    for a in arrays:
+        a[region] = 1
+    zp, zc = arrays
+    assert (zc.cdata_shape, zc.nchunks, zc.nchunks_initialized) == (
+        zp.cdata_shape, zp.nchunks, zp.nchunks_initialized)
+
+
 @needs_zarr
 def test_nbytes_stored_counts_the_same_chunk_bytes_as_zarr_python(tmp_path: Path) -> None:
     zp, zc = _pair(tmp_path, chunks=(4, 3), compressors=None)

@@ -354,7 +354,9 @@ class Array(ArrayCompat, Node):
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """The shape of the chunk grid: chunks per dimension (shards, for a sharded array).
+        """The shape of the chunk grid: chunks per dimension.  For a sharded array, the
+        inner chunks across the whole array, as zarr-python 3.4 counts them (the shards
+        per dimension are ``ceil(shape / shards)``).
 
         Examples
         --------
@@ -362,12 +364,20 @@ class Array(ArrayCompat, Node):
         >>> zarr3c.create_array("memory://", shape=(4, 5), dtype="int32", chunks=(2, 2)
         ...                     ).cdata_shape
         (2, 3)
+        >>> zarr3c.create_array("memory://", shape=(10,), dtype="int32", chunks=(2,),
+        ...                     shards=(4,)).cdata_shape
+        (5,)
         """
-        return tuple(d.nchunks for d in self._dims)
+        sharding = self._pipeline.array_bytes
+        if isinstance(sharding, ShardingCodec):
+            return tuple(-(-n // c) for n, c in zip(self.shape, sharding.chunk_shape,
+                                                    strict=True))
+        return geometry.grid_shape(self)
 
     @property
     def nchunks(self) -> int:
-        """The number of chunks of the grid (stored or not).
+        """The number of chunks of the grid (stored or not); inner chunks for a sharded
+        array (see :attr:`cdata_shape`).
 
         Examples
         --------
@@ -382,6 +392,12 @@ class Array(ArrayCompat, Node):
     def nchunks_initialized(self) -> int:
         """The number of chunks stored (inside the grid); lists the store.
 
+        For a sharded array, as zarr-python 3.4 counts them: the inner chunks of every
+        stored shard, each shard counted at its full declared size (all its inner chunks,
+        written or not, and for an edge shard also those wholly past the array's end), so
+        the count can exceed the inner chunks the array has.  ``info_complete()`` gives
+        the number of stored shards.
+
         Examples
         --------
         >>> import zarr3c
@@ -389,8 +405,19 @@ class Array(ArrayCompat, Node):
         >>> a[0, 0] = 1
         >>> a.nchunks_initialized
         1
+        >>> s = zarr3c.create_array("memory://", shape=(10,), dtype="int8", chunks=(1,),
+        ...                         shards=(2,))
+        >>> s[:5] = 1  # three shards of two inner chunks
+        >>> s.nchunks_initialized
+        6
         """
-        return sum(1 for _ in self._stored_chunks())
+        sharding = self._pipeline.array_bytes
+        if not isinstance(sharding, ShardingCodec):
+            return sum(1 for _ in self._stored_chunks())
+        inner = sharding.chunk_shape
+        return sum(
+            math.prod(n // c for n, c in zip(self._chunk_shape_at(coords), inner, strict=True))
+            for _, coords in self._stored_chunks())
 
     def __len__(self) -> int:
         if not self.shape:
