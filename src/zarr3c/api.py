@@ -181,7 +181,8 @@ def create_array(
     chunk_key_encoding : str, dict or None, default None
         How chunk coordinates become store keys.  None: ``default`` with the separator
         ``"/"`` (``c/0/1``); a name (``"default"``, ``"v2"``); or a dict such as
-        ``{"name": "v2", "configuration": {"separator": "."}}`` (``0.1``).
+        ``{"name": "v2", "configuration": {"separator": "."}}`` (``0.1``), or in
+        zarr-python's flat form ``{"name": "v2", "separator": "."}``.
     dimension_names : sequence of str or None, or None, default None
         A name (or None) per dimension, stored in the metadata.
     overwrite : bool, default False

@@ -95,14 +95,19 @@ def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> dict
 
 def normalize_chunk_key_encoding(value: Any) -> dict[str, Any]:
     """The ``chunk_key_encoding`` object for create_array's argument: None (the default
-    encoding, ``/`` separated), a name, an encoding object or a dict."""
+    encoding, ``/`` separated), a name, an encoding object or a dict: the metadata's form
+    (``{"name": "v2", "configuration": {"separator": "."}}``) or zarr-python's flat one
+    (``{"name": "v2", "separator": "."}``)."""
     if value is None:
         return {"name": "default", "configuration": {"separator": "/"}}
     if isinstance(value, str):
         return {"name": value}
     if hasattr(value, "to_dict"):
         return value.to_dict()
-    return dict(value)
+    out = dict(value)
+    if "separator" in out and "configuration" not in out:
+        out["configuration"] = {"separator": out.pop("separator")}
+    return out
 
 
 def build_array_metadata(
