@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import zarr3c
+from zarr3c.array.compat import ArrayConfig
 from zarr3c.errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -129,6 +130,33 @@ def test_config_applies_to_arrays_however_opened(path: str) -> None:
                                                                             "a/c/1/0"]
     b = open_(store)  # the defaults again outside the block
     assert (b.order, b.write_empty_chunks) == ("C", False)
+
+
+@pytest.mark.parametrize("where", ["top", "group"])
+def test_create_array_takes_zarr_pythons_config_argument(where: str) -> None:
+    """create_array(config=...) sets order and write_empty_chunks where their own arguments
+    are not given, as zarr-python's; other keys are refused."""
+    g = zarr3c.create_group("memory://")
+
+    def make(**kwargs: Any) -> zarr3c.Array:
+        if where == "top":
+            return zarr3c.create_array(g.store, "x", shape=(4,), dtype="i1", chunks=(2,),
+                                       overwrite=True, **kwargs)
+        return g.create_array("x", shape=(4,), dtype="i1", chunks=(2,), overwrite=True,
+                              **kwargs)
+
+    a = make(config={"order": "F", "write_empty_chunks": True})
+    assert (a.order, a.write_empty_chunks) == ("F", True)
+    a[...] = 0
+    assert sorted(k for k in g.store.list() if k.startswith("x/c/")) == ["x/c/0", "x/c/1"]
+    b = make(config={"write_empty_chunks": True}, write_empty_chunks=False)
+    assert (b.order, b.write_empty_chunks) == ("C", False)
+    c = make(config=ArrayConfig(order="F", write_empty_chunks=False))
+    assert (c.order, c.write_empty_chunks) == ("F", False)
+    with pytest.raises(UnsupportedFeatureError, match="read_missing_chunks"):
+        make(config={"read_missing_chunks": False})
+    with pytest.raises(InvalidArgumentError):
+        make(config=["F"])
 
 
 def test_config_default_compressors_apply_to_auto_only() -> None:

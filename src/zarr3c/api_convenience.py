@@ -32,6 +32,7 @@ import numpy as np
 
 from zarr3c.api import create_array, open_array, open_group
 from zarr3c.array import Array
+from zarr3c.array.create import array_config_arguments
 from zarr3c.concurrency import get_num_threads
 from zarr3c.errors import InvalidArgumentError, UnsupportedFeatureError
 from zarr3c.group import Group
@@ -84,22 +85,6 @@ def _format_in(store: Any, zarr_format: Any) -> Any:
 def _store(store: Any) -> Any:
     """``store``, or a new MemoryStore where it is None (zarr-python's default)."""
     return MemoryStore() if store is None else store
-
-
-def _array_config(config_arg: Any, order: Any, write_empty_chunks: Any) -> tuple[Any, Any]:
-    """``order`` and ``write_empty_chunks`` with zarr-python's ``config`` (an ArrayConfig
-    dict) applied where they are not given."""
-    if config_arg is None:
-        return order, write_empty_chunks
-    if not isinstance(config_arg, Mapping):
-        raise InvalidArgumentError(f"config must be a dict, got {type(config_arg).__name__}")
-    unknown = set(config_arg) - {"order", "write_empty_chunks"}
-    if unknown:
-        raise UnsupportedFeatureError(f"array config keys {sorted(unknown)} are not supported "
-                                      "(only 'order' and 'write_empty_chunks')")
-    return (config_arg.get("order", order) if order is None else order,
-            config_arg.get("write_empty_chunks", write_empty_chunks)
-            if write_empty_chunks is None else write_empty_chunks)
 
 
 def _chunk_key_encoding(chunk_key_encoding: Any, dimension_separator: Any,
@@ -288,7 +273,7 @@ def create(
     fmt = _format_in(s, zarr_format if zarr_format is not None else zarr_version)
     if zarr_format is not None and zarr_version is not None:
         _zarr_format(zarr_format, zarr_version)  # (refuses the two disagreeing)
-    order, write_empty_chunks = _array_config(config, order, write_empty_chunks)
+    order, write_empty_chunks = array_config_arguments(config, order, write_empty_chunks)
     if dtype is None:
         dtype = np.asarray(data).dtype if data is not None else np.dtype("float64")
     if codecs is None and compressor is not None and not (
@@ -768,7 +753,7 @@ def from_array(
     """
     from zarr3c.transfer import _copy_chunks_reencoded, _split_codecs
 
-    order, write_empty_chunks = _array_config(config, order, None)
+    order, write_empty_chunks = array_config_arguments(config, order, None)
     store = make_store(store, storage_options=storage_options)
     storage_options = None  # (used: store is a Store now)
     if not isinstance(data, Array):
