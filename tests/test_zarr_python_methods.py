@@ -115,6 +115,48 @@ def test_compressor_of_a_v3_array_is_a_type_error() -> None:
     assert issubclass(InvalidTypeError, TypeError)  # what zarr-python raises
 
 
+# -- Array: zarr-python's data type objects ----------------------------------------------------
+
+
+def _zdtype(name: str, *args: Any, **kwargs: Any) -> Any:
+    dtypes = pytest.importorskip("zarr.core.dtype", reason="zarr-python 3.1 or later")
+    return getattr(dtypes, name)(*args, **kwargs)
+
+
+ZDTYPES = {
+    "Int16": ((), {}, {2, 3}),
+    "Float32": ((), {}, {2, 3}),
+    "Bool": ((), {}, {2, 3}),
+    "VariableLengthUTF8": ((), {}, {2, 3}),
+    "FixedLengthUTF32": ((), {"length": 3}, {2, 3}),
+    "DateTime64": ((), {"unit": "s", "scale_factor": 10}, {3}),
+}
+
+
+@needs_zarr
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("zarr_format", [3, 2])
+@pytest.mark.parametrize("name", sorted(ZDTYPES))
+def test_create_array_takes_zarr_python_dtype_objects(tmp_path: Path, name: str,
+                                                      zarr_format: int) -> None:
+    """``dtype=zarr.dtype.Int16()`` and the like: the same stored data type as zarr-python
+    writes for that object."""
+    args, kwargs, formats = ZDTYPES[name]
+    if zarr_format not in formats:
+        pytest.skip(f"{name} has no Zarr v{zarr_format} form")
+    zdtype = _zdtype(name, *args, **kwargs)
+    for lib in (zarr, zarr3c):
+        lib.create_array(str(tmp_path / lib.__name__), shape=(3,), dtype=zdtype,
+                         chunks=(2,), zarr_format=zarr_format)
+    doc, field = ("zarr.json", "data_type") if zarr_format == 3 else (".zarray", "dtype")
+    theirs, mine = (json.loads((tmp_path / lib / doc).read_text()) for lib in ("zarr",
+                                                                                 "zarr3c"))
+    assert mine[field] == theirs[field]
+    assert mine["fill_value"] == theirs["fill_value"]
+    back = zarr3c.open_array(str(tmp_path / "zarr"), mode="r")
+    assert back.dtype == zarr3c.open_array(str(tmp_path / "zarr3c"), mode="r").dtype
+
+
 # -- Array: info, sizes ------------------------------------------------------------------------
 
 
