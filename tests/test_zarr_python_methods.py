@@ -730,3 +730,33 @@ def test_chunk_sizes_of_a_huge_grid_are_lazy() -> None:
     assert (len(write[0]), len(read[0])) == (2**60, 2**61)
     assert write[0][-1] == 4 and read[0][:2] == (2, 2) and write[1] == read[1] == (2, 1)
     assert write[0] == zarr3c.chunk_grids.chunk_sizes.RepeatedSizes(4, 2**60, 4)
+
+
+# -- indexing with another array's values -------------------------------------------------------
+
+
+def test_an_array_indexes_as_its_values_do() -> None:
+    """A zarr3c Array as an index (zarr-python's issue 2133): every indexing mode reads it
+    into numpy, as numpy reads an array-like index."""
+    g = zarr3c.create_group("memory://")
+    values = np.arange(10) * 10
+    a = g.create_array("a", data=values, chunks=(3,))
+    mask = np.arange(10) % 3 == 0
+    ints = np.array([7, 0, 2, 2])
+    zmask = g.create_array("mask", data=mask, chunks=(4,))
+    zints = g.create_array("ints", data=ints, chunks=(2,))
+    for reader in (a.__getitem__, a.oindex.__getitem__, a.vindex.__getitem__):
+        np.testing.assert_array_equal(reader(zmask), values[mask])
+        np.testing.assert_array_equal(reader(zints), values[ints])
+    np.testing.assert_array_equal(a.get_mask_selection(zmask), values[mask])
+    np.testing.assert_array_equal(a.get_orthogonal_selection((zints,)), values[ints])
+    a[zmask] = -1
+    a.oindex[zints] = -2
+    expected = values.copy()
+    expected[mask] = -1
+    expected[ints] = -2
+    np.testing.assert_array_equal(a[...], expected)
+    m2 = g.create_array("m2", data=np.ones((10, 2), dtype=bool), chunks=(5, 2))
+    b = g.create_array("b", data=np.arange(20).reshape(10, 2), chunks=(5, 1))
+    np.testing.assert_array_equal(b.vindex[m2], np.arange(20))
+    np.testing.assert_array_equal(b[zints, 1], np.arange(20).reshape(10, 2)[ints, 1])

@@ -40,6 +40,7 @@ from zarr3c.indexing import (
     parse_coordinate_selection,
     parse_mask,
     parse_orthogonal_selection,
+    read_indexers,
     selection_kind,
 )
 from zarr3c.metadata import ArrayMetadata
@@ -516,6 +517,7 @@ class Array(ArrayCompat, Node):
             box = basic_box(selection, grid.array_shape)
             if box is not None:
                 return self._read_box(box)
+        selection = read_indexers(selection)
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
             return self.get_coordinate_selection(numpy_coordinates(selection, self.shape))
@@ -871,6 +873,7 @@ class Array(ArrayCompat, Node):
         >>> a[1].tolist()
         [0, 5, 5, 0]
         """
+        selection = read_indexers(selection)
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
             self.set_coordinate_selection(numpy_coordinates(selection, self.shape), value)
