@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import zarr3c
+from zarr3c.array.compat import ArrayConfig
 from zarr3c.errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -89,6 +90,75 @@ def test_config_applies_to_arrays_created_in_groups() -> None:
     assert (opened.order, opened.write_empty_chunks) == ("F", True)
 
 
+def _config_paths() -> dict[str, Any]:
+    """Every way to an existing array, each taking the store holding a consolidated group
+    with the array ``a`` (shape (4, 2), chunks (2, 2), fill value 0)."""
+    return {
+        "open_array": lambda s: zarr3c.open_array(s, "a", mode="r+"),
+        "open": lambda s: zarr3c.open(s, path="a"),
+        "open-mode-r": lambda s: zarr3c.open(s, path="a", mode="r"),
+        "open_group-getitem": lambda s: zarr3c.open_group(s)["a"],
+        "open_consolidated-getitem": lambda s: zarr3c.open_consolidated(s)["a"],
+        "get_array": lambda s: zarr3c.open_group(s).get_array("a"),
+        "get": lambda s: zarr3c.open_group(s).get("a"),
+        "arrays": lambda s: dict(zarr3c.open_group(s).arrays())["a"],
+        "array_values": lambda s: next(iter(zarr3c.open_group(s).array_values())),
+        "members": lambda s: dict(zarr3c.open_group(s).members())["a"],
+        "require_array": lambda s: zarr3c.open_group(s).require_array(
+            "a", shape=(4, 2), dtype="i2"),
+        "from_dict": lambda s: zarr3c.Array.from_dict(
+            (s, "a"), zarr3c.open_array(s, "a").metadata.to_dict()),
+    }
+
+
+@pytest.mark.parametrize("path", sorted(_config_paths()))
+def test_config_applies_to_arrays_however_opened(path: str) -> None:
+    """zarr3c.config's order and write_empty_chunks are those of an array reached any way,
+    as of open_array: reads come back in that order and empty chunks are stored."""
+    store = zarr3c.MemoryStore()
+    g = zarr3c.create_group(store)
+    g.create_array("a", shape=(4, 2), dtype="i2", chunks=(2, 2))
+    zarr3c.consolidate_metadata(store)
+    open_ = _config_paths()[path]
+    with zarr3c.config.set({"array.order": "F", "array.write_empty_chunks": True}):
+        a = open_(store)
+    assert (a.order, a.write_empty_chunks) == ("F", True)
+    assert a[...].flags.f_contiguous and not a[...].flags.c_contiguous
+    if not a.read_only:
+        a[...] = 0
+        assert sorted(k for k in store.list() if k.startswith("a/c/")) == ["a/c/0/0",
+                                                                            "a/c/1/0"]
+    b = open_(store)  # the defaults again outside the block
+    assert (b.order, b.write_empty_chunks) == ("C", False)
+
+
+@pytest.mark.parametrize("where", ["top", "group"])
+def test_create_array_takes_zarr_pythons_config_argument(where: str) -> None:
+    """create_array(config=...) sets order and write_empty_chunks where their own arguments
+    are not given, as zarr-python's; other keys are refused."""
+    g = zarr3c.create_group("memory://")
+
+    def make(**kwargs: Any) -> zarr3c.Array:
+        if where == "top":
+            return zarr3c.create_array(g.store, "x", shape=(4,), dtype="i1", chunks=(2,),
+                                       overwrite=True, **kwargs)
+        return g.create_array("x", shape=(4,), dtype="i1", chunks=(2,), overwrite=True,
+                              **kwargs)
+
+    a = make(config={"order": "F", "write_empty_chunks": True})
+    assert (a.order, a.write_empty_chunks) == ("F", True)
+    a[...] = 0
+    assert sorted(k for k in g.store.list() if k.startswith("x/c/")) == ["x/c/0", "x/c/1"]
+    b = make(config={"write_empty_chunks": True}, write_empty_chunks=False)
+    assert (b.order, b.write_empty_chunks) == ("C", False)
+    c = make(config=ArrayConfig(order="F", write_empty_chunks=False))
+    assert (c.order, c.write_empty_chunks) == ("F", False)
+    with pytest.raises(UnsupportedFeatureError, match="read_missing_chunks"):
+        make(config={"read_missing_chunks": False})
+    with pytest.raises(InvalidArgumentError):
+        make(config=["F"])
+
+
 def test_config_default_compressors_apply_to_auto_only() -> None:
     gzip = [{"name": "gzip", "configuration": {"level": 1}}]
     with zarr3c.config.set(array__v3_default_compressors=gzip):
@@ -155,6 +225,64 @@ def test_like_of_a_sharded_array_keeps_its_grid_and_codecs() -> None:
     assert dict(z.attrs) == {}
     f = zarr3c.full_like(src, fill_value=2.5)
     assert float(f[3, 3]) == 2.5
+
+
+LIKE_TEMPLATES = {
+    "chunked": {"chunks": (3, 4), "compressors": {"name": "gzip",
+                                                  "configuration": {"level": 2}}},
+    "sharded": {"chunks": (2, 4), "shards": (4, 8), "compressors": None},
+    "v2": {"chunks": (3, 4), "zarr_format": 2, "order": "F"},
+}
+
+
+@pytest.mark.parametrize("fn", ["zeros_like", "ones_like", "empty_like", "full_like"])
+@pytest.mark.parametrize("template", sorted(LIKE_TEMPLATES))
+def test_top_level_and_group_like_make_the_same_array(fn: str, template: str) -> None:
+    """``zarr3c.<fn>(a)`` and ``g.<fn>(name=..., data=a)`` in a group of ``a``'s format: one
+    metadata document, keeping ``a``'s chunks, shards, codecs, fill value and order."""
+    settings = LIKE_TEMPLATES[template]
+    a = zarr3c.create_array("memory://", shape=(7, 8), dtype="int16", fill_value=9,
+                            attributes={"dropped": True}, **settings)
+    kwargs = {"fill_value": 4} if fn == "full_like" else {}
+    top = getattr(zarr3c, fn)(a, **kwargs)
+    g = zarr3c.create_group("memory://", zarr_format=a.zarr_format)
+    member = getattr(g, fn)(name="m", data=a, **kwargs)
+    assert top.metadata.to_dict() == member.metadata.to_dict()
+    expected_fill = {"zeros_like": 0, "ones_like": 1, "empty_like": 9, "full_like": 4}[fn]
+    for b in (top, member):
+        assert (b.zarr_format, b.shape, b.chunks, b.shards, b.dtype, b.order) == (
+            a.zarr_format, a.shape, a.chunks, a.shards, a.dtype, a.order)
+        assert [c.to_dict() for c in b.codecs] == [c.to_dict() for c in a.codecs]
+        assert b.fill_value == expected_fill and dict(b.attrs) == {}
+        np.testing.assert_array_equal(b[...], np.full((7, 8), expected_fill, dtype="int16"))
+
+
+def test_like_overrides_replace_whole_settings() -> None:
+    """A chunk layout given replaces the template's (a sharded template's inner codecs kept);
+    another format takes that format's defaults (v2 cannot shard); codecs given replace all
+    of the template's."""
+    a = zarr3c.create_array("memory://", shape=(8,), dtype="int32", chunks=(2,), shards=(4,),
+                            compressors=None)
+    g = zarr3c.create_group("memory://")
+    for b in (zarr3c.zeros_like(a, chunks=(8,)), g.zeros_like(name="c", data=a, chunks=(8,))):
+        assert (b.chunks, b.shards, b.compressors) == ((8,), None, ())
+    v2 = zarr3c.zeros_like(a, zarr_format=2)
+    assert (v2.zarr_format, v2.chunks, v2.shards) == (2, (2,), None)
+    assert [c.to_dict()["name"] for c in v2.compressors] == ["zstd"]
+    gz = zarr3c.zeros_like(a, compressor={"name": "gzip", "configuration": {"level": 1}})
+    assert (gz.chunks, gz.shards, [c.name for c in gz.compressors]) == ((2,), (4,), ["gzip"])
+    # A v2 array in a v3 group takes the group's format and its default codecs.
+    t2 = zarr3c.create_array("memory://", shape=(8,), dtype="int32", chunks=(4,),
+                             compressors=None, zarr_format=2)
+    m = g.zeros_like(name="m", data=t2)
+    assert (m.zarr_format, m.chunks, [c.name for c in m.compressors]) == (3, (4,), ["zstd"])
+
+
+def test_like_of_a_nested_list_reads_it_as_numpy_does() -> None:
+    g = zarr3c.create_group("memory://")
+    for b in (zarr3c.ones_like([[1, 2, 3]]), g.ones_like(name="o", data=[[1, 2, 3]])):
+        assert (b.shape, b.dtype) == ((1, 3), np.asarray([1]).dtype)
+        assert b[...].tolist() == [[1, 1, 1]]
 
 
 def test_from_array_rechunks_and_copies_only_what_is_stored() -> None:

@@ -115,6 +115,48 @@ def test_compressor_of_a_v3_array_is_a_type_error() -> None:
     assert issubclass(InvalidTypeError, TypeError)  # what zarr-python raises
 
 
+# -- Array: zarr-python's data type objects ----------------------------------------------------
+
+
+def _zdtype(name: str, *args: Any, **kwargs: Any) -> Any:
+    dtypes = pytest.importorskip("zarr.core.dtype", reason="zarr-python 3.1 or later")
+    return getattr(dtypes, name)(*args, **kwargs)
+
+
+ZDTYPES = {
+    "Int16": ((), {}, {2, 3}),
+    "Float32": ((), {}, {2, 3}),
+    "Bool": ((), {}, {2, 3}),
+    "VariableLengthUTF8": ((), {}, {2, 3}),
+    "FixedLengthUTF32": ((), {"length": 3}, {2, 3}),
+    "DateTime64": ((), {"unit": "s", "scale_factor": 10}, {3}),
+}
+
+
+@needs_zarr
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("zarr_format", [3, 2])
+@pytest.mark.parametrize("name", sorted(ZDTYPES))
+def test_create_array_takes_zarr_python_dtype_objects(tmp_path: Path, name: str,
+                                                      zarr_format: int) -> None:
+    """``dtype=zarr.dtype.Int16()`` and the like: the same stored data type as zarr-python
+    writes for that object."""
+    args, kwargs, formats = ZDTYPES[name]
+    if zarr_format not in formats:
+        pytest.skip(f"{name} has no Zarr v{zarr_format} form")
+    zdtype = _zdtype(name, *args, **kwargs)
+    for lib in (zarr, zarr3c):
+        lib.create_array(str(tmp_path / lib.__name__), shape=(3,), dtype=zdtype,
+                         chunks=(2,), zarr_format=zarr_format)
+    doc, field = ("zarr.json", "data_type") if zarr_format == 3 else (".zarray", "dtype")
+    theirs, mine = (json.loads((tmp_path / lib / doc).read_text()) for lib in ("zarr",
+                                                                                 "zarr3c"))
+    assert mine[field] == theirs[field]
+    assert mine["fill_value"] == theirs["fill_value"]
+    back = zarr3c.open_array(str(tmp_path / "zarr"), mode="r")
+    assert back.dtype == zarr3c.open_array(str(tmp_path / "zarr3c"), mode="r").dtype
+
+
 # -- Array: info, sizes ------------------------------------------------------------------------
 
 
@@ -129,6 +171,44 @@ def test_info_complete_fields_match_zarr_python(tmp_path: Path, layout: str) -> 
                   "Chunks Initialized"):
         assert mine.get(label) == theirs.get(label), label
     assert list(_info_fields(zc.info)) == list(_info_fields(zp.info))
+
+
+#: (shape, chunks, shards, written region) -> (cdata_shape, nchunks, nchunks_initialized,
+#: stored objects), the first three as zarr-python 3.4.2 gives them.
+CHUNK_COUNTS = [
+    (((10,), (1,), (2,), np.s_[:5]), ((10,), 10, 6, 3)),
+    (((10,), (2,), (4,), np.s_[8:]), ((5,), 5, 2, 1)),
+    (((7, 9), (2, 3), (4, 6), np.s_[...]), ((4, 3), 12, 16, 4)),  # edge shards counted whole
+    (((10,), (2,), None, np.s_[:5]), ((5,), 5, 3, 3)),
+]
+
+
+@pytest.mark.parametrize(("layout", "counts"), CHUNK_COUNTS)
+def test_chunk_counts_of_sharded_arrays_are_inner_chunks(layout: Any, counts: Any) -> None:
+    """cdata_shape, nchunks and nchunks_initialized count inner chunks, as zarr-python 3.4
+    does (a stored shard counts all its inner chunks); info_complete counts the shards."""
+    shape, chunks, shards, region = layout
+    a = zarr3c.create_array("memory://", shape=shape, dtype="int8", chunks=chunks,
+                            shards=shards)
+    a[region] = 1
+    assert (a.cdata_shape, a.nchunks, a.nchunks_initialized,
+            a.info_complete().count_chunks_initialized) == counts
+
+
+@needs_zarr
+@pytest.mark.parametrize(("layout", "counts"), CHUNK_COUNTS)
+def test_chunk_counts_match_zarr_python(tmp_path: Path, layout: Any, counts: Any) -> None:
+    if tuple(int(p) for p in zarr.__version__.split(".")[:2]) < (3, 4):
+        pytest.skip("zarr-python before 3.4 counted a sharded array's chunks otherwise "
+                    f"(installed: {zarr.__version__})")
+    shape, chunks, shards, region = layout
+    arrays = [lib.create_array(str(tmp_path / lib.__name__), shape=shape, dtype="int8",
+                               chunks=chunks, shards=shards) for lib in (zarr, zarr3c)]
+    for a in arrays:
+        a[region] = 1
+    zp, zc = arrays
+    assert (zc.cdata_shape, zc.nchunks, zc.nchunks_initialized) == (
+        zp.cdata_shape, zp.nchunks, zp.nchunks_initialized)
 
 
 @needs_zarr
@@ -650,3 +730,33 @@ def test_chunk_sizes_of_a_huge_grid_are_lazy() -> None:
     assert (len(write[0]), len(read[0])) == (2**60, 2**61)
     assert write[0][-1] == 4 and read[0][:2] == (2, 2) and write[1] == read[1] == (2, 1)
     assert write[0] == zarr3c.chunk_grids.chunk_sizes.RepeatedSizes(4, 2**60, 4)
+
+
+# -- indexing with another array's values -------------------------------------------------------
+
+
+def test_an_array_indexes_as_its_values_do() -> None:
+    """A zarr3c Array as an index (zarr-python's issue 2133): every indexing mode reads it
+    into numpy, as numpy reads an array-like index."""
+    g = zarr3c.create_group("memory://")
+    values = np.arange(10) * 10
+    a = g.create_array("a", data=values, chunks=(3,))
+    mask = np.arange(10) % 3 == 0
+    ints = np.array([7, 0, 2, 2])
+    zmask = g.create_array("mask", data=mask, chunks=(4,))
+    zints = g.create_array("ints", data=ints, chunks=(2,))
+    for reader in (a.__getitem__, a.oindex.__getitem__, a.vindex.__getitem__):
+        np.testing.assert_array_equal(reader(zmask), values[mask])
+        np.testing.assert_array_equal(reader(zints), values[ints])
+    np.testing.assert_array_equal(a.get_mask_selection(zmask), values[mask])
+    np.testing.assert_array_equal(a.get_orthogonal_selection((zints,)), values[ints])
+    a[zmask] = -1
+    a.oindex[zints] = -2
+    expected = values.copy()
+    expected[mask] = -1
+    expected[ints] = -2
+    np.testing.assert_array_equal(a[...], expected)
+    m2 = g.create_array("m2", data=np.ones((10, 2), dtype=bool), chunks=(5, 2))
+    b = g.create_array("b", data=np.arange(20).reshape(10, 2), chunks=(5, 1))
+    np.testing.assert_array_equal(b.vindex[m2], np.arange(20))
+    np.testing.assert_array_equal(b[zints, 1], np.arange(20).reshape(10, 2)[ints, 1])

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 import zarr3c
+from zarr3c.array.geometry import grid_shape
 from zarr3c.errors import ZarrError
 from zarr3c.stores import is_url, make_store
 from zarr3c.transfer import _copy_counted, _refuse_overlap
@@ -206,7 +208,8 @@ def _info(args: argparse.Namespace) -> int:
         ("Bytes", _human(node.nbytes)),
         ("Bytes stored", _human(stored)),
         ("Storage ratio", ratio),
-        ("Chunks initialized", f"{nchunks_stored}/{node.nchunks}"),
+        # Stored objects over the grid's: shards, for a sharded array.
+        ("Chunks initialized", f"{nchunks_stored}/{math.prod(grid_shape(node))}"),
         ("Attributes", attrs),
     ]
     _print_fields(fields)

@@ -121,6 +121,7 @@ def create_array(
     write_empty_chunks: bool | None = None,
     data: Any = None,
     storage_options: dict[str, Any] | None = None,
+    config: Any = None,
 ) -> Array:
     """Create an array, writing its metadata document to the store.
 
@@ -185,7 +186,8 @@ def create_array(
     chunk_key_encoding : str, dict or None, default None
         How chunk coordinates become store keys.  None: ``default`` with the separator
         ``"/"`` (``c/0/1``); a name (``"default"``, ``"v2"``); or a dict such as
-        ``{"name": "v2", "configuration": {"separator": "."}}`` (``0.1``).
+        ``{"name": "v2", "configuration": {"separator": "."}}`` (``0.1``), or in
+        zarr-python's flat form ``{"name": "v2", "separator": "."}``.
     dimension_names : sequence of str or None, or None, default None
         A name (or None) per dimension, stored in the metadata.
     overwrite : bool, default False
@@ -222,6 +224,9 @@ def create_array(
     storage_options : dict or None, default None
         Options for the fsspec filesystem of a URL store (credentials, ``endpoint_url``,
         ...); refused for local and in-memory stores.
+    config : dict or None, default None
+        zarr-python's run-time settings of the array: ``{"order": ...,
+        "write_empty_chunks": ...}``, each used where the argument of that name is None.
 
     Returns
     -------
@@ -236,15 +241,16 @@ def create_array(
     ShapeMismatchError
         If ``data`` does not fit the ``shape`` given.
     InvalidArgumentError
-        If ``order`` is neither "C" nor "F".
+        If ``order`` is neither "C" nor "F", or ``config`` is not a dict.
     MetadataError
         If ``shape``, ``dtype``, ``chunks``, ``shards``, a codec's configuration,
         ``fill_value``, ``chunk_key_encoding``, ``dimension_names`` or ``attributes`` is
         invalid (the message names the metadata field); :class:`UnknownExtensionError` (a
         subclass) for an unknown codec or chunk key encoding.
     UnsupportedFeatureError
-        If ``zarr_format`` is not one of the layouts above, or ``shards`` is given with
-        rectilinear inner ``chunks``.
+        If ``zarr_format`` is not one of the layouts above, ``shards`` is given with
+        rectilinear inner ``chunks``, or ``config`` has keys other than ``order`` and
+        ``write_empty_chunks``.
     UnsupportedFormatError
         If the store holds a hierarchy in another layout than ``zarr_format``.
     ContainsArrayError, ContainsGroupError
@@ -311,7 +317,7 @@ def create_array(
         order=order, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
         overwrite=overwrite, codecs=codecs,
-        write_empty_chunks=write_empty_chunks,
+        write_empty_chunks=write_empty_chunks, config=config,
         data=data, **given,
     )
 

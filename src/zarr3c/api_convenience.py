@@ -32,10 +32,11 @@ import numpy as np
 
 from zarr3c.api import create_array, open_array, open_group
 from zarr3c.array import Array
-from zarr3c.array.create import DEFAULT_FILL_VALUE
+from zarr3c.array.create import DEFAULT_FILL_VALUE, array_config_arguments
 from zarr3c.concurrency import get_num_threads
 from zarr3c.errors import InvalidArgumentError, UnsupportedFeatureError
 from zarr3c.group import Group
+from zarr3c.like import like_args, merge_like
 from zarr3c.metadata.formats import detect_format
 from zarr3c.paths import join_path
 from zarr3c.settings import config
@@ -84,22 +85,6 @@ def _format_in(store: Any, zarr_format: Any) -> Any:
 def _store(store: Any) -> Any:
     """``store``, or a new MemoryStore where it is None (zarr-python's default)."""
     return MemoryStore() if store is None else store
-
-
-def _array_config(config_arg: Any, order: Any, write_empty_chunks: Any) -> tuple[Any, Any]:
-    """``order`` and ``write_empty_chunks`` with zarr-python's ``config`` (an ArrayConfig
-    dict) applied where they are not given."""
-    if config_arg is None:
-        return order, write_empty_chunks
-    if not isinstance(config_arg, Mapping):
-        raise InvalidArgumentError(f"config must be a dict, got {type(config_arg).__name__}")
-    unknown = set(config_arg) - {"order", "write_empty_chunks"}
-    if unknown:
-        raise UnsupportedFeatureError(f"array config keys {sorted(unknown)} are not supported "
-                                      "(only 'order' and 'write_empty_chunks')")
-    return (config_arg.get("order", order) if order is None else order,
-            config_arg.get("write_empty_chunks", write_empty_chunks)
-            if write_empty_chunks is None else write_empty_chunks)
 
 
 def _chunk_key_encoding(chunk_key_encoding: Any, dimension_separator: Any,
@@ -167,6 +152,7 @@ def create(
     config: dict[str, Any] | None = None,
     mode: str | None = None,
     data: Any = None,
+    shards: Any = None,
 ) -> Array:
     """Create an array, with zarr-python's ``zarr.create`` arguments (its v2-era keywords
     mapped onto :func:`zarr3c.create_array`'s).
@@ -241,6 +227,10 @@ def create(
         array only where nothing is.
     data : array-like or None, default None
         Values written once the array is created (its shape must be ``shape``).
+    shards : tuple of int or None, default None
+        The shard shape, ``chunks`` then being the inner chunks, as for
+        :func:`zarr3c.create_array` (zarr3c's addition: zarr-python's ``create`` does not
+        shard; it lets the ``*_like`` functions keep a template's shards).
 
     Returns
     -------
@@ -285,7 +275,7 @@ def create(
     fmt = _format_in(s, zarr_format if zarr_format is not None else zarr_version)
     if zarr_format is not None and zarr_version is not None:
         _zarr_format(zarr_format, zarr_version)  # (refuses the two disagreeing)
-    order, write_empty_chunks = _array_config(config, order, write_empty_chunks)
+    order, write_empty_chunks = array_config_arguments(config, order, write_empty_chunks)
     if dtype is None:
         dtype = np.asarray(data).dtype if data is not None else np.dtype("float64")
     if codecs is None and compressor is not None and not (
@@ -296,7 +286,7 @@ def create(
     out = create_array(
         s, path, shape=shape, dtype=dtype, chunks=_chunks(chunks, chunk_shape, shape),
         filters=() if filters is None else filters, compressors=compressors,
-        fill_value=fill_value, order=order, attributes=attributes,
+        shards=shards, fill_value=fill_value, order=order, attributes=attributes,
         chunk_key_encoding=_chunk_key_encoding(chunk_key_encoding, dimension_separator, fmt),
         dimension_names=dimension_names, overwrite=overwrite or mode == "w", codecs=codecs,
         zarr_format=fmt, write_empty_chunks=write_empty_chunks, data=data,
@@ -307,32 +297,16 @@ def create(
     return out
 
 
-def _like_args(a: Any) -> dict[str, Any]:
-    """create's arguments that make an array like ``a``: shape, chunks and dtype (and, for
-    a Zarr v3 zarr3c array, its codecs and order), as zarr-python takes them."""
-    like: dict[str, Any] = {}
-    if hasattr(a, "shape"):
-        like["shape"] = tuple(a.shape)
-    if isinstance(a, Array):
-        like["chunks"] = a.shards if a.shards is not None else a.chunks
-        like["order"] = a.order
-        if a.zarr_format == 3:
-            like["codecs"] = list(a.codecs)
-    elif getattr(a, "chunks", None) is not None:  # a dask array's chunks are edge lists
-        chunks = a.chunks
-        like["chunks"] = tuple(c[0] if isinstance(c, tuple) else c for c in chunks)
-    if hasattr(a, "dtype"):
-        like["dtype"] = a.dtype
-    return like
-
-
 def _like(a: Any, kwargs: dict[str, Any], **fixed: Any) -> Array:
-    """create(**(like ``a`` | ``kwargs`` | ``fixed``))."""
-    args = {**_like_args(a), **kwargs, **fixed}
-    if "shape" not in args:
-        raise InvalidArgumentError(f"cannot make an array like {type(a).__name__}: it has "
-                                   "no shape; pass shape=")
-    return create(**args)
+    """create(**(like ``a`` | ``kwargs`` | ``fixed``)), in the format ``kwargs`` name (else
+    ``a``'s), as zarr-python's ``*_like`` take it."""
+    like = like_args(a, kwargs.get("zarr_format", kwargs.get("zarr_version")))
+    if "zarr_version" in kwargs:
+        like.pop("zarr_format", None)
+    if "compressors" in like:  # (create's spelling: a Zarr v2 array has one at most)
+        compressors = like.pop("compressors")
+        like["compressor"] = compressors[0] if compressors else None
+    return create(**{**merge_like(like, kwargs), **fixed})
 
 
 def zeros(shape: Any, **kwargs: Any) -> Array:
@@ -465,8 +439,11 @@ def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
 
 
 def zeros_like(a: Any, **kwargs: Any) -> Array:
-    """Create an array of zeros with the shape, chunks and dtype of ``a`` (and, for a
-    Zarr v3 array, its codecs; not its attributes), as zarr-python does.
+    """Create an array of zeros with the shape, chunks and dtype of ``a`` (for a zarr3c
+    Array also its shards and, in its own format, its codecs; not its attributes), as
+    zarr-python does.  The arguments taken from ``a`` are :func:`zarr3c.like.like_args`'s,
+    which ``Group.zeros_like`` takes too; zarr3c keeps a sharded template's shard shape,
+    which zarr-python 3.4 shrinks to the inner chunk shape.
 
     Parameters
     ----------
@@ -482,8 +459,8 @@ def zeros_like(a: Any, **kwargs: Any) -> Array:
 
     Raises
     ------
-    InvalidArgumentError
-        If ``a`` has no shape and none is given.
+    MetadataError
+        If an argument, or ``a``'s dtype, does not make valid metadata.
     ContainsArrayError, ContainsGroupError
         If a node is where it is to be created, without ``overwrite=True``.
 
@@ -514,8 +491,8 @@ def ones_like(a: Any, **kwargs: Any) -> Array:
 
     Raises
     ------
-    InvalidArgumentError
-        If ``a`` has no shape and none is given.
+    MetadataError
+        If an argument, or ``a``'s dtype, does not make valid metadata.
     ContainsArrayError, ContainsGroupError
         If a node is where it is to be created, without ``overwrite=True``.
 
@@ -546,8 +523,8 @@ def empty_like(a: Any, **kwargs: Any) -> Array:
 
     Raises
     ------
-    InvalidArgumentError
-        If ``a`` has no shape and none is given.
+    MetadataError
+        If an argument, or ``a``'s dtype, does not make valid metadata.
     ContainsArrayError, ContainsGroupError
         If a node is where it is to be created, without ``overwrite=True``.
 
@@ -558,8 +535,6 @@ def empty_like(a: Any, **kwargs: Any) -> Array:
     >>> zarr3c.empty_like(a)[...]
     array([9, 9, 9, 9], dtype=int32)
     """
-    if isinstance(a, Array):
-        kwargs.setdefault("fill_value", a.fill_value)
     return _like(a, kwargs)
 
 
@@ -581,8 +556,8 @@ def full_like(a: Any, **kwargs: Any) -> Array:
 
     Raises
     ------
-    InvalidArgumentError
-        If ``a`` has no shape and none is given.
+    MetadataError
+        If an argument, or ``a``'s dtype, does not make valid metadata.
     ContainsArrayError, ContainsGroupError
         If a node is where it is to be created, without ``overwrite=True``.
 
@@ -592,8 +567,6 @@ def full_like(a: Any, **kwargs: Any) -> Array:
     >>> zarr3c.full_like(np.zeros(2, dtype="int64"), fill_value=-1)[...]
     array([-1, -1])
     """
-    if isinstance(a, Array):
-        kwargs.setdefault("fill_value", a.fill_value)
     return _like(a, kwargs)
 
 
@@ -632,11 +605,11 @@ def open_like(a: Any, path: Any, **kwargs: Any) -> Array:
     >>> b.shape, b.chunks, b[...]
     ((4,), (2,), array([3, 3, 3, 3], dtype=int8))
     """
-    like = _like_args(a)
-    if isinstance(a, Array):
-        like["fill_value"] = a.fill_value
-    like.pop("codecs", None)  # (open_array takes them, but zarr-python's open_like does not)
-    args = {**like, **kwargs}
+    # As zarr-python: the template's codecs count only for an array of its format (the
+    # default one unless ``zarr_format`` is given), which is found, not forced, on opening.
+    like = like_args(a, kwargs.get("zarr_format", 3))
+    like.pop("zarr_format")
+    args = merge_like(like, kwargs)
     args.setdefault("mode", "a")
     return open_array(path, **args)
 
@@ -683,9 +656,9 @@ def array(data: Any, **kwargs: Any) -> Array:
         data = np.asarray(data)
     kwargs.setdefault("dtype", data.dtype)
     if kwargs.get("chunks") is None and kwargs.get("chunk_shape") is None:
-        like = _like_args(data)
-        if "chunks" in like:
-            kwargs["chunks"] = like["chunks"]
+        chunks = like_args(data).get("chunks")
+        if chunks is not None:
+            kwargs["chunks"] = chunks
     return create(tuple(data.shape), data=data, **kwargs)
 
 
@@ -784,7 +757,7 @@ def from_array(
     """
     from zarr3c.transfer import _copy_chunks_reencoded, _copy_type, _split_codecs
 
-    order, write_empty_chunks = _array_config(config, order, None)
+    order, write_empty_chunks = array_config_arguments(config, order, None)
     store = make_store(store, storage_options=storage_options)
     storage_options = None  # (used: store is a Store now)
     if not isinstance(data, Array):
@@ -894,8 +867,9 @@ def save_array(
     """
     values = np.asarray(arr) if np.isscalar(arr) or not hasattr(arr, "shape") else arr
     kwargs.setdefault("dtype", values.dtype)
-    if getattr(values, "chunks", None) is not None and "chunks" not in kwargs:
-        kwargs["chunks"] = _like_args(values)["chunks"]
+    chunks = like_args(values).get("chunks")
+    if chunks is not None and "chunks" not in kwargs:
+        kwargs["chunks"] = chunks
     create(tuple(values.shape), store=store, path=path,
            zarr_format=_zarr_format(zarr_format, zarr_version),
            storage_options=storage_options, data=values, **kwargs)

@@ -563,8 +563,8 @@ class Group(GroupCompat, Node):
             used) and ``storage_options``: ``shape``, ``dtype``, ``chunks``, ``shards``,
             ``filters``, ``serializer``, ``compressors``, ``fill_value``, ``order``,
             ``attributes``, ``chunk_key_encoding``, ``dimension_names``, ``overwrite``,
-            ``codecs``, ``write_empty_chunks`` and ``data`` (which here gives ``shape`` and
-            ``dtype`` when they are not given).
+            ``codecs``, ``write_empty_chunks``, ``config`` and ``data`` (which here gives
+            ``shape`` and ``dtype`` when they are not given).
 
         Returns
         -------

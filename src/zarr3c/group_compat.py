@@ -33,6 +33,7 @@ from zarr3c.errors import (
 )
 from zarr3c.hierarchy import prepare_node
 from zarr3c.info import GroupInfo
+from zarr3c.like import like_args, merge_like
 from zarr3c.metadata.formats import V2Format, V3Format
 from zarr3c.node import UNREADABLE
 from zarr3c.paths import join_path, normalize_path
@@ -44,29 +45,6 @@ __all__ = ["GroupCompat"]
 
 #: zarr-python's data type of arrays created without one (``zeros``, ``empty``, ...).
 _DEFAULT_DTYPE = "float64"
-
-
-def _like_kwargs(data: Any, fmt: Any) -> dict[str, Any]:
-    """The arguments making an array like ``data``: its shape and dtype, and for a zarr3c
-    array also its chunks, shards, fill value and (in the same format) its codecs, as
-    zarr-python's ``_like_args``."""
-    if isinstance(data, Array):
-        kwargs: dict[str, Any] = {"shape": data.shape, "dtype": data.dtype,
-                                  "fill_value": data.fill_value}
-        if data.shards is not None:
-            kwargs["shards"] = data.shards
-        kwargs["chunks"] = data.chunks
-        if data.format == fmt and data.zarr_format != 2 and data.shards is None:
-            kwargs["codecs"] = [c.to_dict() for c in data.codecs]
-        else:
-            kwargs.update(filters=data.filters, compressors=data.compressors or None)
-        return kwargs
-    arr = data if hasattr(data, "shape") and hasattr(data, "dtype") else np.asarray(data)
-    kwargs = {"shape": tuple(arr.shape), "dtype": arr.dtype}
-    chunks = getattr(arr, "chunksize", None)  # (a dask array's chunk shape)
-    if chunks is not None:
-        kwargs["chunks"] = tuple(chunks)
-    return kwargs
 
 
 class GroupCompat:
@@ -266,13 +244,13 @@ class GroupCompat:
         return self._filled(name, shape, kwargs.pop("fill_value", DEFAULT_FILL_VALUE), kwargs)
 
     def _like(self: Any, name: str, data: Any, fill: Any, kwargs: dict[str, Any]) -> Array:
-        merged = {**_like_kwargs(data, self._format), **kwargs}
+        # The array takes this group's format: the template's codecs count only if it is
+        # the template's too.
+        like = like_args(data, self._format.zarr_format)
+        del like["zarr_format"]
+        merged = merge_like(like, kwargs)
         if fill is not _KEEP:
             merged["fill_value"] = fill
-        if "codecs" in kwargs or {"filters", "serializer", "compressors"} & set(kwargs):
-            # The caller's codecs replace the template's, whichever way they are given.
-            for key in {"codecs", "filters", "serializer", "compressors"} - set(kwargs):
-                merged.pop(key, None)
         return self.create_array(name, **merged)
 
     def empty_like(self: Any, *, name: str, data: Any, **kwargs: Any) -> Array:

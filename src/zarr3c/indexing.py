@@ -50,6 +50,7 @@ __all__ = [
     "parse_coordinate_selection",
     "parse_block_selection",
     "parse_mask",
+    "read_indexers",
     "numpy_advanced_coordinates",
     "selection_kind",
     "numpy_coordinates",
@@ -320,7 +321,45 @@ def parse_basic_selection(selection: Any, shape: Sequence[int]) -> OrthogonalSel
 def parse_orthogonal_selection(selection: Any, shape: Sequence[int]) -> OrthogonalSelection:
     """Normalise an orthogonal key: per axis an int, a slice, an integer array (any order,
     repeats, negative values wrap) or a boolean array of the axis's length."""
-    return _parse_orthogonal(selection, shape, allow_arrays=True)
+    return _parse_orthogonal(read_indexers(selection), shape, allow_arrays=True)
+
+
+def _is_foreign_array(k: Any) -> bool:
+    """An array-like index other than a numpy array or a list: a zarr3c or zarr-python
+    Array, a dask array, ... (what numpy reads through ``__array__``)."""
+    return (hasattr(k, "__array__") and hasattr(k, "shape") and hasattr(k, "dtype")
+            and not isinstance(k, np.ndarray | np.generic))
+
+
+def read_indexers(selection: Any) -> Any:
+    """``selection`` with its index arrays that are not numpy arrays (another array's
+    values: a zarr3c Array, as zarr-python takes one since its issue 2133) read into numpy,
+    as numpy indexing reads them.
+
+    Parameters
+    ----------
+    selection : Any
+        An index key: one entry or a tuple of them.
+
+    Returns
+    -------
+    Any
+        The key, with such entries replaced by numpy arrays.
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> mask = zarr3c.array(np.array([True, False, True]))
+    >>> read_indexers((mask, slice(None)))[0]
+    array([ True, False,  True])
+    >>> read_indexers(slice(1, 2))
+    slice(1, 2, None)
+    """
+    if isinstance(selection, tuple):
+        if not any(_is_foreign_array(k) for k in selection):
+            return selection
+        return tuple(np.asarray(k) if _is_foreign_array(k) else k for k in selection)
+    return np.asarray(selection) if _is_foreign_array(selection) else selection
 
 
 def _parse_orthogonal(selection: Any, shape: Sequence[int], *,
@@ -365,6 +404,7 @@ def _parse_orthogonal(selection: Any, shape: Sequence[int], *,
 def parse_coordinate_selection(selection: Any, shape: Sequence[int]) -> CoordinateSelection:
     """Normalise a coordinate key: one integer array per axis, broadcast together (numpy's
     rules), or a single boolean mask of the array's shape."""
+    selection = read_indexers(selection)
     ndim = len(shape)
     key = selection if isinstance(selection, tuple) else (selection,)
     if len(key) == 1 and not _is_integer(key[0]):
@@ -435,7 +475,7 @@ def _bool_indices(arr: np.ndarray, length: int, axis: int) -> np.ndarray:
 def parse_mask(mask: Any, shape: Sequence[int]) -> np.ndarray:
     """A boolean mask of ``shape`` for get/set_mask_selection (an integer array is refused
     there, as in zarr-python, rather than read as coordinates)."""
-    arr = _as_index_array(mask, 0)
+    arr = _as_index_array(read_indexers(mask), 0)
     if arr.dtype.kind != "b":
         raise IndexingError(
             f"a mask selection takes a boolean array of the array's shape, got dtype {arr.dtype}"

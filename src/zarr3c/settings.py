@@ -6,6 +6,10 @@ The settings (dotted keys, as zarr-python names them):
   ``order``;
 - ``"array.write_empty_chunks"`` (False): whether arrays created or opened without
   ``write_empty_chunks`` store chunks that hold only the fill value;
+
+  both are read when the :class:`~zarr3c.Array` object is made, however it is reached
+  (:func:`zarr3c.open_array`, :func:`zarr3c.open`, a group's ``g[name]`` and listings,
+  :meth:`zarr3c.Array.from_dict`, ...);
 - ``"array.v3_default_compressors"`` (``"auto"``: zstd at level 0): the compressors of Zarr v3
   arrays created with ``compressors="auto"``;
 - ``"threading.max_workers"`` (None: ``ZARR3C_NUM_THREADS``, else the core count): the size of

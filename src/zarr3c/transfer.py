@@ -29,6 +29,7 @@ attributes and fill values.  Two ways, chosen per call:
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -38,6 +39,7 @@ import numpy as np
 
 from zarr3c.api import _format_for_create
 from zarr3c.array import Array, create_array
+from zarr3c.array.geometry import grid_shape
 from zarr3c.chunk_grids.regular import RegularChunkGrid
 from zarr3c.codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarr3c.codecs.bytes import BytesCodec
@@ -346,9 +348,10 @@ def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | 
         # One destination chunk (shard): read what it covers, write it whole (never read back).
         dst[region] = src[region]
 
-    counter = _Progress(progress, dst.path, dst.nchunks)
+    nregions = math.prod(grid_shape(dst))
+    counter = _Progress(progress, dst.path, nregions)
     written = _run_batched(copy_region, _regions_with_data(dst, src), counter)
-    counter.step(dst.nchunks - written)  # the skipped regions: done, as fill values
+    counter.step(nregions - written)  # the skipped regions: done, as fill values
 
 
 def _regions_with_data(dst: Array, src: Array) -> Iterator[tuple[slice, ...]]:

@@ -194,6 +194,9 @@ def test_chunk_key_encodings(store: zarr3c.Store) -> None:
         ("d2", {"name": "default", "configuration": {"separator": "."}}, "d2/c.1.0"),
         ("v2", {"name": "v2", "configuration": {"separator": "."}}, "v2/1.0"),
         ("v2s", {"name": "v2", "configuration": {"separator": "/"}}, "v2s/1/0"),
+        # zarr-python's flat form of the argument
+        ("v2f", {"name": "v2", "separator": "."}, "v2f/1.0"),
+        ("d2f", {"name": "default", "separator": "."}, "d2f/c.1.0"),
     ]:
         a = zarr3c.create_array(store, name, shape=(4, 4), dtype="uint8", chunks=(2, 4),
                                 chunk_key_encoding=enc)

@@ -117,6 +117,46 @@ def test_like_functions_of_an_array_match(tmp_path: Path, fn: str) -> None:
     _assert_same_array(tmp_path, make)
 
 
+@pytest.mark.parametrize("fn", ["zeros_like", "empty_like"])
+def test_like_functions_of_a_v2_array_match(tmp_path: Path, fn: str) -> None:
+    """A Zarr v2 template: both libraries make a v2 array with its compressor, filters and
+    memory order (stored in ``.zarray``)."""
+    if tuple(int(p) for p in zarr.__version__.split(".")[:2]) < (3, 4):
+        pytest.skip("zarr-python before 3.4 passes a v2 template's compressor to a v3 array "
+                    f"and refuses it (3.1.6 checked; installed: {zarr.__version__})")
+    src = tmp_path / "src.zarr"
+    zarr.create_array(str(src), shape=(9, 4), dtype="int16", chunks=(4, 2), fill_value=7,
+                      zarr_format=2, order="F", compressors=None)
+
+    def make(lib: Any, store: Any) -> Any:
+        return getattr(lib, fn)(lib.open_array(str(src), mode="r"), store=store)
+
+    _assert_same_array(tmp_path, make)
+    assert _document(tmp_path / "z3.zarr")["order"] == "F"
+
+
+def test_like_of_a_sharded_array_keeps_the_shard_shape(tmp_path: Path) -> None:
+    """zarr-python 3.4's ``zeros_like`` of a sharded array keeps its codecs but makes the
+    shards as small as the inner chunks; zarr3c keeps the template's shards, so only the
+    chunk grid and the sharding codec's place in it differ."""
+    src = tmp_path / "src.zarr"
+    zarr.create_array(str(src), shape=(8, 8), dtype="float32", chunks=(2, 2), shards=(4, 8),
+                      fill_value=1.5)
+    theirs = zarr.zeros_like(zarr.open_array(str(src), mode="r"))
+    ours = zarr3c.zeros_like(zarr3c.open_array(str(src), mode="r"),
+                             store=str(tmp_path / "z3.zarr"))
+    assert (ours.chunks, ours.shards) == ((2, 2), (4, 8))
+    assert ours.chunks == theirs.chunks
+    doc = _document(tmp_path / "z3.zarr")
+    want = theirs.metadata.to_dict()
+    assert doc["codecs"][0]["configuration"]["chunk_shape"] == [2, 2]
+    for key in ("shape", "data_type", "chunk_key_encoding"):
+        assert json.loads(json.dumps(want[key])) == doc[key], key
+    assert doc["fill_value"] == 0.0 and float(theirs.fill_value) == 0.0
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "z3.zarr"))[...],
+                                  np.zeros((8, 8), dtype="float32"))
+
+
 @pytest.mark.parametrize("fn", ["zeros_like", "full_like"])
 def test_like_functions_of_numpy_match(tmp_path: Path, fn: str) -> None:
     kwargs = {"fill_value": 2} if fn == "full_like" else {}

@@ -290,7 +290,7 @@ class ArrayCompat:
         >>> info.count_chunks_initialized, info.count_bytes_stored == a.nbytes_stored()
         (2, True)
         """
-        return self._info(self.nchunks_initialized, self.nbytes_stored())
+        return self._info(sum(1 for _ in self._stored_chunks()), self.nbytes_stored())
 
     # -- run-time configuration ------------------------------------------------------------------
 

@@ -40,12 +40,14 @@ from zarr3c.indexing import (
     parse_coordinate_selection,
     parse_mask,
     parse_orthogonal_selection,
+    read_indexers,
     selection_kind,
 )
 from zarr3c.metadata import ArrayMetadata
 from zarr3c.metadata.data_types import DataType
 from zarr3c.metadata.formats import HierarchyFormat
 from zarr3c.node import Node
+from zarr3c.settings import config
 from zarr3c.stores import Store
 
 __all__ = ["Array"]
@@ -84,9 +86,11 @@ class Array(ArrayCompat, Node):
     read_only
         Refuse writes (:class:`~zarr3c.errors.ReadOnlyError`).
     write_empty_chunks
-        Store chunks holding only the fill value too (default: erase them).
+        Store chunks holding only the fill value too (False: erase them; None:
+        ``zarr3c.config``'s ``"array.write_empty_chunks"``, by default False).
     order
-        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return.
+        Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return (None:
+        ``zarr3c.config``'s ``"array.order"``, by default ``"C"``).
     fmt
         The hierarchy format (key layout) of the store; default Zarr v3.
 
@@ -122,10 +126,16 @@ class Array(ArrayCompat, Node):
         metadata: ArrayMetadata,
         *,
         read_only: bool = False,
-        write_empty_chunks: bool = False,
-        order: str = "C",
+        write_empty_chunks: bool | None = None,
+        order: str | None = None,
         fmt: HierarchyFormat | None = None,
     ):
+        # Read here, so that every way to an Array (open_array, open, a group's members,
+        # create_array, from_dict) takes the settings in force when it is made.
+        if write_empty_chunks is None:
+            write_empty_chunks = config.get("array.write_empty_chunks")
+        if order is None:
+            order = config.get("array.order")
         if order not in ("C", "F"):
             raise InvalidArgumentError(f"order must be 'C' or 'F', got {order!r}")
         super().__init__(store, path, metadata, read_only=read_only, fmt=fmt)
@@ -345,7 +355,9 @@ class Array(ArrayCompat, Node):
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """The shape of the chunk grid: chunks per dimension (shards, for a sharded array).
+        """The shape of the chunk grid: chunks per dimension.  For a sharded array, the
+        inner chunks across the whole array, as zarr-python 3.4 counts them (the shards
+        per dimension are ``ceil(shape / shards)``).
 
         Examples
         --------
@@ -353,12 +365,20 @@ class Array(ArrayCompat, Node):
         >>> zarr3c.create_array("memory://", shape=(4, 5), dtype="int32", chunks=(2, 2)
         ...                     ).cdata_shape
         (2, 3)
+        >>> zarr3c.create_array("memory://", shape=(10,), dtype="int32", chunks=(2,),
+        ...                     shards=(4,)).cdata_shape
+        (5,)
         """
-        return tuple(d.nchunks for d in self._dims)
+        sharding = self._pipeline.array_bytes
+        if isinstance(sharding, ShardingCodec):
+            return tuple(-(-n // c) for n, c in zip(self.shape, sharding.chunk_shape,
+                                                    strict=True))
+        return geometry.grid_shape(self)
 
     @property
     def nchunks(self) -> int:
-        """The number of chunks of the grid (stored or not).
+        """The number of chunks of the grid (stored or not); inner chunks for a sharded
+        array (see :attr:`cdata_shape`).
 
         Examples
         --------
@@ -373,6 +393,12 @@ class Array(ArrayCompat, Node):
     def nchunks_initialized(self) -> int:
         """The number of chunks stored (inside the grid); lists the store.
 
+        For a sharded array, as zarr-python 3.4 counts them: the inner chunks of every
+        stored shard, each shard counted at its full declared size (all its inner chunks,
+        written or not, and for an edge shard also those wholly past the array's end), so
+        the count can exceed the inner chunks the array has.  ``info_complete()`` gives
+        the number of stored shards.
+
         Examples
         --------
         >>> import zarr3c
@@ -380,8 +406,19 @@ class Array(ArrayCompat, Node):
         >>> a[0, 0] = 1
         >>> a.nchunks_initialized
         1
+        >>> s = zarr3c.create_array("memory://", shape=(10,), dtype="int8", chunks=(1,),
+        ...                         shards=(2,))
+        >>> s[:5] = 1  # three shards of two inner chunks
+        >>> s.nchunks_initialized
+        6
         """
-        return sum(1 for _ in self._stored_chunks())
+        sharding = self._pipeline.array_bytes
+        if not isinstance(sharding, ShardingCodec):
+            return sum(1 for _ in self._stored_chunks())
+        inner = sharding.chunk_shape
+        return sum(
+            math.prod(n // c for n, c in zip(self._chunk_shape_at(coords), inner, strict=True))
+            for _, coords in self._stored_chunks())
 
     def __len__(self) -> int:
         if not self.shape:
@@ -480,6 +517,7 @@ class Array(ArrayCompat, Node):
             box = basic_box(selection, grid.array_shape)
             if box is not None:
                 return self._read_box(box)
+        selection = read_indexers(selection)
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
             return self.get_coordinate_selection(numpy_coordinates(selection, self.shape))
@@ -835,6 +873,7 @@ class Array(ArrayCompat, Node):
         >>> a[1].tolist()
         [0, 5, 5, 0]
         """
+        selection = read_indexers(selection)
         kind = selection_kind(selection, self.ndim)
         if kind == "coordinate":
             self.set_coordinate_selection(numpy_coordinates(selection, self.shape), value)

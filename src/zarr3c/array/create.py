@@ -25,6 +25,7 @@ from zarr3c.codecs.sharding import sharding_codec_dict
 from zarr3c.errors import (
     ArrayNotFoundError,
     ContainsGroupError,
+    InvalidArgumentError,
     MetadataError,
     ReadOnlyError,
     UnsupportedFeatureError,
@@ -36,11 +37,11 @@ from zarr3c.metadata.formats import HierarchyFormat, V3Format, detect_format
 from zarr3c.metadata.v2 import V2DataType
 from zarr3c.metadata.vlen_types import VariableLengthType
 from zarr3c.metadata.zarr2v3 import OBJECT_SERIALIZERS
-from zarr3c.settings import config
+from zarr3c.settings import config as settings  # (create_array takes a `config` argument)
 from zarr3c.stores import Store, describe_store
 
-__all__ = ["build_array_metadata", "create_array", "guess_chunks", "normalize_chunk_key_encoding",
-           "normalize_chunks", "normalize_shape", "open_array_at"]
+__all__ = ["array_config_arguments", "build_array_metadata", "create_array", "guess_chunks",
+           "normalize_chunk_key_encoding", "normalize_chunks", "normalize_shape", "open_array_at"]
 
 
 class DefaultFillValue:
@@ -111,14 +112,19 @@ def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> dict
 
 def normalize_chunk_key_encoding(value: Any) -> dict[str, Any]:
     """The ``chunk_key_encoding`` object for create_array's argument: None (the default
-    encoding, ``/`` separated), a name, an encoding object or a dict."""
+    encoding, ``/`` separated), a name, an encoding object or a dict: the metadata's form
+    (``{"name": "v2", "configuration": {"separator": "."}}``) or zarr-python's flat one
+    (``{"name": "v2", "separator": "."}``)."""
     if value is None:
         return {"name": "default", "configuration": {"separator": "/"}}
     if isinstance(value, str):
         return {"name": value}
     if hasattr(value, "to_dict"):
         return value.to_dict()
-    return dict(value)
+    out = dict(value)
+    if "separator" in out and "configuration" not in out:
+        out["configuration"] = {"separator": out.pop("separator")}
+    return out
 
 
 def build_array_metadata(
@@ -300,6 +306,55 @@ def _object_codec_from_filters(kwargs: dict[str, Any]) -> None:
     kwargs["serializer"] = {"name": codec_id}
 
 
+def array_config_arguments(config_arg: Any, order: Any,
+                           write_empty_chunks: Any) -> tuple[Any, Any]:
+    """``order`` and ``write_empty_chunks`` with zarr-python's ``config`` argument (its
+    ArrayConfig as a dict, or zarr3c's :class:`~zarr3c.array.compat.ArrayConfig`) applied
+    where they are not given.
+
+    Parameters
+    ----------
+    config_arg : dict, ArrayConfig or None
+        ``{"order": ..., "write_empty_chunks": ...}``, either key optional; None: nothing.
+    order : {"C", "F"} or None
+        The ``order`` argument (it wins over ``config_arg``'s).
+    write_empty_chunks : bool or None
+        The ``write_empty_chunks`` argument (it wins over ``config_arg``'s).
+
+    Returns
+    -------
+    tuple
+        ``(order, write_empty_chunks)``, each None where neither gives it.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``config_arg`` is not a dict.
+    UnsupportedFeatureError
+        If it has keys other than ``order`` and ``write_empty_chunks``.
+
+    Examples
+    --------
+    >>> array_config_arguments({"order": "F"}, None, None)
+    ('F', None)
+    >>> array_config_arguments({"write_empty_chunks": True}, "C", False)
+    ('C', False)
+    """
+    if config_arg is None:
+        return order, write_empty_chunks
+    if hasattr(config_arg, "_asdict"):  # (zarr3c's ArrayConfig)
+        config_arg = config_arg._asdict()
+    if not isinstance(config_arg, Mapping):
+        raise InvalidArgumentError(f"config must be a dict, got {type(config_arg).__name__}")
+    unknown = set(config_arg) - {"order", "write_empty_chunks"}
+    if unknown:
+        raise UnsupportedFeatureError(f"array config keys {sorted(unknown)} are not supported "
+                                      "(only 'order' and 'write_empty_chunks')")
+    return (config_arg.get("order", order) if order is None else order,
+            config_arg.get("write_empty_chunks", write_empty_chunks)
+            if write_empty_chunks is None else write_empty_chunks)
+
+
 def create_array(
     store: Store,
     path: str,
@@ -309,6 +364,7 @@ def create_array(
     write_empty_chunks: bool | None = None,
     order: str | None = None,
     data: Any = None,
+    config: Any = None,
     **kwargs: Any,
 ) -> Array:
     """Create an array at ``path`` in ``store``, writing its metadata (and ``data``).
@@ -338,6 +394,10 @@ def create_array(
     data
         Values to write after creating it; its shape and dtype are the defaults of
         ``shape`` and ``dtype``.
+    config
+        zarr-python's run-time settings of the array, ``{"order": ...,
+        "write_empty_chunks": ...}``, for those of the two not given
+        (:func:`array_config_arguments`).
     **kwargs
         The metadata arguments of :func:`build_array_metadata`: ``shape``, ``dtype``,
         ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
@@ -378,13 +438,14 @@ def create_array(
     (None, array([0, 0], dtype=int8))
     """
     fmt = fmt if fmt is not None else V3Format()
-    write_empty_chunks = (config.get("array.write_empty_chunks") if write_empty_chunks is None
+    order, write_empty_chunks = array_config_arguments(config, order, write_empty_chunks)
+    write_empty_chunks = (settings.get("array.write_empty_chunks") if write_empty_chunks is None
                           else write_empty_chunks)
-    order = config.get("array.order") if order is None else order
+    order = settings.get("array.order") if order is None else order
     compressors = kwargs.get("compressors", "auto")
     if (isinstance(compressors, str) and compressors == "auto" and fmt.zarr_format == 3
             and kwargs.get("codecs") is None):
-        kwargs["compressors"] = config.get("array.v3_default_compressors")
+        kwargs["compressors"] = settings.get("array.v3_default_compressors")
     if store.read_only:
         raise ReadOnlyError(f"cannot create an array in a read-only store at {path!r}")
     if data is not None:

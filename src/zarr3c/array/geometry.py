@@ -21,8 +21,14 @@ if TYPE_CHECKING:
     from zarr3c.array.core import Array
     from zarr3c.codecs.sharding import ShardingCodec
 
-__all__ = ["chunk_origin", "chunk_shape_at", "int64_grid", "regular_grid_facts",
+__all__ = ["chunk_origin", "chunk_shape_at", "grid_shape", "int64_grid", "regular_grid_facts",
            "stored_chunks"]
+
+
+def grid_shape(array: Array) -> tuple[int, ...]:
+    """The number of chunks of the array's chunk grid per dimension: the stored objects'
+    grid (shards, for a sharded array; :attr:`Array.cdata_shape` counts inner chunks)."""
+    return tuple(d.nchunks for d in array._dims)
 
 
 def chunk_origin(array: Array, coords: Sequence[int]) -> tuple[int, ...]:
@@ -40,17 +46,17 @@ def stored_chunks(array: Array) -> Iterator[tuple[str, tuple[int, ...]]]:
     that do not decode as chunk keys of its grid, and stray chunks outside it, are
     skipped)."""
     decode = array._metadata.chunk_key_encoding.decode_chunk_key
-    grid_shape = array.cdata_shape
+    grid = grid_shape(array)
     prefix = array._prefix
     keys = array._store.list_prefix(prefix) if prefix else array._store.list()
     for key in keys:
         rel = key[len(prefix):]
         if rel == "zarr.json":
             continue
-        coords = decode(rel, ndim=len(grid_shape))
-        if coords is None or len(coords) != len(grid_shape):
+        coords = decode(rel, ndim=len(grid))
+        if coords is None or len(coords) != len(grid):
             continue
-        if all(0 <= c < n for c, n in zip(coords, grid_shape, strict=True)):
+        if all(0 <= c < n for c, n in zip(coords, grid, strict=True)):
             yield key, coords
 
 

@@ -72,6 +72,7 @@ __all__ = [
     "DataType",
     "check_itemsize",
     "data_type_from_numpy",
+    "from_zarr_python_dtype",
     "parse_data_type",
 ]
 
@@ -1472,3 +1473,46 @@ def _struct_from_numpy(dtype: np.dtype) -> DataType:
         raise MetadataError(f"dtype {dtype} has {dtype.itemsize - offset} bytes of padding; "
                             "Zarr structs have none", path="dtype")
     return DataType(name="struct", dtype=np.dtype(parts))
+
+
+def from_zarr_python_dtype(dtype: Any, zarr_format: Any) -> Any:
+    """A zarr-python data type object (its ``ZDType``: ``Int16()``, ``DateTime64(...)``,
+    ``VariableLengthUTF8()``, ...) as a dtype zarr3c takes; anything else unchanged.
+
+    Recognised by its two methods ``to_json`` and ``to_native_dtype``, so zarr-python need
+    not be installed.  For Zarr v2 its numpy dtype (``str`` / ``bytes`` for the vlen-utf8
+    / vlen-bytes object types, as zarr3c names them); otherwise its Zarr v3 ``data_type``
+    JSON, which keeps what numpy cannot say (a datetime's ``scale_factor``).
+
+    Parameters
+    ----------
+    dtype : Any
+        The ``dtype`` argument.
+    zarr_format : {3, 2, "draft-2022", "zarr2-v3"}
+        The layout of the array it is for.
+
+    Returns
+    -------
+    Any
+        ``dtype``, or what stands for it.
+
+    Examples
+    --------
+    >>> class Int16:  # a stand-in with the two methods of zarr-python's ZDType
+    ...     def to_json(self, zarr_format):
+    ...         return "int16" if zarr_format == 3 else {"name": "<i2", "object_codec_id": None}
+    ...     def to_native_dtype(self):
+    ...         return np.dtype("int16")
+    >>> from_zarr_python_dtype(Int16(), 3), from_zarr_python_dtype(Int16(), 2)
+    ('int16', dtype('int16'))
+    >>> from_zarr_python_dtype("<u2", 3)
+    '<u2'
+    """
+    if isinstance(dtype, DataType) or not (
+            callable(getattr(dtype, "to_json", None))
+            and callable(getattr(dtype, "to_native_dtype", None))):
+        return dtype
+    if zarr_format != 2:
+        return dtype.to_json(zarr_format=3)
+    codec = dtype.to_json(zarr_format=2).get("object_codec_id")
+    return {"vlen-utf8": str, "vlen-bytes": bytes}.get(codec) or dtype.to_native_dtype()

@@ -36,7 +36,7 @@ from zarr3c.errors import (
     UnsupportedFormatError,
 )
 from zarr3c.metadata.array import ArrayMetadata, load_json_object
-from zarr3c.metadata.data_types import data_type_from_numpy
+from zarr3c.metadata.data_types import data_type_from_numpy, from_zarr_python_dtype
 from zarr3c.metadata.draft2022 import (
     CORE_URI,
     Draft2022ArrayMetadata,
@@ -146,7 +146,8 @@ class HierarchyFormat(ABC):
     def data_type(self, dtype: Any) -> Any:
         """The data type of a new array for a user's ``dtype`` (a
         :class:`~zarr3c.metadata.data_types.DataType`); formats with more types than the
-        v3 core ones widen it."""
+        v3 core ones widen it.  zarr-python's data type objects are taken too."""
+        dtype = from_zarr_python_dtype(dtype, self.zarr_format)
         _refuse_object_elements(dtype, self.zarr_format)
         if isinstance(dtype, V2DataType):
             raise MetadataError(f"data type {dtype.name!r} ({dtype.dtype}) has no form in the "
@@ -376,6 +377,7 @@ class V2Format(HierarchyFormat):
                                        null_fill=null_fill)
 
     def data_type(self, dtype: Any) -> Any:
+        dtype = from_zarr_python_dtype(dtype, self.zarr_format)
         _refuse_object_elements(dtype, self.zarr_format)
         # Strings and bytes become object arrays of the vlen-utf8 / vlen-bytes codec, as
         # zarr-python 3 writes them (V2ArrayMetadata.from_v3).

@@ -20,7 +20,7 @@ import numpy as np
 from zarr3c._buffers import chunk_memory
 from zarr3c._kernels.copy import copy_strided, fill_strided, is_uniform
 from zarr3c._kernels.scatter import copy_elements, copy_outer
-from zarr3c.array import objects
+from zarr3c.array import geometry, objects
 from zarr3c.array.read.chunk import fetch_chunk
 from zarr3c.array.write.native import write_natively
 from zarr3c.codecs.sharding import PartArena
@@ -305,7 +305,7 @@ def resize(array: Array, new_shape: tuple[int, ...]) -> None:
         array._format.write_node(array._store, array._path, new_meta)
     old_stored = list(array._stored_chunks())
     array._set_metadata(new_meta)
-    grid_shape = array.cdata_shape
+    grid_shape = geometry.grid_shape(array)
     outside = {k for k, c in old_stored
                if any(ci >= n for ci, n in zip(c, grid_shape, strict=True))}
     if outside:
