@@ -3,7 +3,8 @@ server on loopback (moto's server mode), URL dispatch in make_store, obstore and
 store instances accepted as stores, interop with zarr-python's ObjectStore both ways,
 concurrency and range coalescing, pickling, HTTP reads (with and without Range support) and
 bad input (unreachable endpoint, missing bucket, wrong credentials) named by URL with no
-credentials in messages or reprs."""
+credentials in messages or reprs; through the latency proxy (zarr3c.testing.s3_proxy): the
+requests a read sends, and injected faults (5xx, dropped connections) on reads and writes."""
 
 from __future__ import annotations
 

@@ -182,6 +182,9 @@ def request_kind(method: str, target: str, has_range: bool) -> str:
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    # Clients open tens of connections at once (tensorstore: one per request in flight); a
+    # full listen backlog drops SYNs, which clients resend only after a second.
+    request_queue_size = 1024
     proxy: LatencyProxy
 
 
@@ -189,6 +192,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     """Forwards one connection's requests to the upstream server."""
 
     protocol_version = "HTTP/1.1"  # keep-alive, as clients of S3 expect
+    # The headers and the body go out as separate writes: with Nagle's algorithm the body
+    # would wait for the client's delayed ACK (40 ms on Linux), a latency of the proxy's own.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -246,6 +252,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         conn = http.client.HTTPConnection(proxy._upstream_host, proxy._upstream_port,
                                           timeout=120)
         try:
+            conn.connect()
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as above
             conn.request(self.command, self.path, body=body, headers=headers)
             response = conn.getresponse()
         except OSError:
