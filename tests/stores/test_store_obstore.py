@@ -815,7 +815,11 @@ def test_a_failed_chunk_read_names_the_key_and_url(
     np.testing.assert_array_equal(a[...], data)  # the fault was used up
 
 
-def test_a_retried_5xx_is_not_an_error(proxy: Any, s3_url: str) -> None:
+@pytest.mark.parametrize(("kind", "status"), [("GET", 503), ("GET", None), ("PUT", 500),
+                                            ("PUT", None)])
+def test_a_retried_failure_is_not_an_error(
+    proxy: Any, s3_url: str, kind: str, status: int | None
+) -> None:
     from zarr3c.testing.s3_proxy import Fault
 
     store = _through(proxy, s3_url, max_retries=2,
@@ -823,9 +827,12 @@ def test_a_retried_5xx_is_not_an_error(proxy: Any, s3_url: str) -> None:
                                                                  "max_backoff": _ms(20)}})
     store.set("k", b"value")
     proxy.reset()
-    proxy.fail(Fault(status=503, times=1))
-    assert bytes(store.get("k")) == b"value"
-    assert [r.status for r in proxy.requests()] == [503, 200]
+    proxy.fail(Fault(status=status, times=1, kinds=(kind,)))
+    if kind == "PUT":
+        store.set("k", b"other")
+    assert bytes(store.get("k")) == (b"other" if kind == "PUT" else b"value")
+    # obstore retried the failed request once, after its backoff
+    assert [r.status for r in proxy.requests() if r.kind == kind] == [status, 200]
 
 
 def _ms(n: int) -> Any:
