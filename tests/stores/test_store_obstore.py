@@ -871,3 +871,19 @@ def test_a_failed_multipart_upload_leaves_no_object(proxy: Any, s3_url: str) -> 
     assert store.get("big") is None and "big" not in list(store.list())
     store.set("big", big)
     assert bytes(store.get("big")) == big
+
+
+def test_a_failed_read_sends_no_more_requests_of_its_batch(proxy: Any, s3_url: str) -> None:
+    from zarr3c.testing.s3_proxy import Fault
+
+    store = _through(proxy, s3_url, max_concurrency=1)  # the batch goes one at a time
+    for i in range(8):
+        store.set(f"k/{i}", bytes([i]))
+    proxy.reset()
+    proxy.fail(Fault(status=500, times=1, pattern=r"/k/0$"))
+    with pytest.raises(StoreError, match=rf"'k/0' \({re.escape(s3_url)}/k/0\)"):
+        store.get_many([f"k/{i}" for i in range(8)])
+    # the other 7 were cancelled before they took a slot
+    assert [r.path.rsplit("/", 1)[1] for r in proxy.requests()] == ["0"]
+    assert [bytes(v or b"") for v in store.get_many([f"k/{i}" for i in range(8)])] == [
+        bytes([i]) for i in range(8)]
