@@ -143,3 +143,12 @@ def test_request_kinds() -> None:
 def test_upstream_must_be_http() -> None:
     with pytest.raises(ValueError, match="http://"):
         LatencyProxy("https://example.com")
+
+
+def test_an_answer_cut_short(proxy: LatencyProxy) -> None:
+    proxy.fail(Fault(status=None, cut_after=10))
+    with pytest.raises(http.client.IncompleteRead) as excinfo:
+        _call(proxy, "GET", "/b/k")
+    assert len(excinfo.value.partial) == 10
+    assert [r.status for r in proxy.requests()] == [None]
+    assert _call(proxy, "GET", "/b/k")[0] == 200

@@ -794,24 +794,28 @@ def test_oindex_and_sharded_reads_plan_their_requests_before_sending(
     assert peaks == {"oindex": (8, 8), "sharded": (8, 4)}
 
 
-@pytest.mark.parametrize("status", [500, None], ids=["500", "dropped"])
+@pytest.mark.parametrize("fault", [{"status": 500}, {"status": None},
+                                   {"status": None, "cut_after": 100}],
+                         ids=["500", "dropped", "cut-short"])
 def test_a_failed_chunk_read_names_the_key_and_url(
-    proxy: Any, s3_url: str, status: int | None
+    proxy: Any, s3_url: str, fault: dict[str, Any]
 ) -> None:
     from zarr3c.testing.s3_proxy import Fault
 
     data = np.arange(32 * 32, dtype="<i4").reshape(32, 32)
     store = _through(proxy, s3_url)  # max_retries=0: the first failure is final
-    a = zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(16, 16))
+    a = zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(16, 16),
+                            compressors=None)  # a cut-short raw chunk must not be read
     a[...] = data
     proxy.reset()
-    proxy.fail(Fault(status=status, times=1, pattern=r"/c/1/0$", kinds=("GET", "GET range")))
+    proxy.fail(Fault(**fault, times=1, pattern=r"/c/1/0$", kinds=("GET", "GET range")))
     with pytest.raises(StoreError) as excinfo:
-        a[...]  # the other chunks arrive; no partial array is returned
+        a[...]  # no partial array is returned
     message = str(excinfo.value)
     assert f"'c/1/0' ({s3_url}/c/1/0)" in message, message
     assert SECRET not in message
-    assert [r.status for r in proxy.requests() if r.path.endswith("/c/1/0")] == [status]
+    statuses = [r.status for r in proxy.requests() if r.path.endswith("/c/1/0")]
+    assert statuses == [fault["status"]]
     np.testing.assert_array_equal(a[...], data)  # the fault was used up
 
 

@@ -94,13 +94,17 @@ class Fault:
     ----------
     status
         The HTTP status to answer with (an S3 XML error body goes with it), or None to drop
-        the connection without an answer.
+        the connection: without an answer, or after ``cut_after`` bytes of one.
     times
         How many matching requests fail (None: every one, until :meth:`LatencyProxy.clear`).
     pattern
         A regular expression searched in the request's path (``/bucket/key``); None: any.
     kinds
         Only requests of these kinds fail (:data:`KINDS`); empty: any kind.
+    cut_after
+        With ``status`` None: forward the request, send the server's answer (its status,
+        headers and declared length) and only this many bytes of its body, then close the
+        connection (a response cut short); None: answer nothing.
 
     Examples
     --------
@@ -114,6 +118,7 @@ class Fault:
     times: int | None = 1
     pattern: str | None = None
     kinds: tuple[str, ...] = ()
+    cut_after: int | None = None
     _regex: re.Pattern[str] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
@@ -185,6 +190,11 @@ class _Server(http.server.ThreadingHTTPServer):
     # Clients open tens of connections at once (tensorstore: one per request in flight); a
     # full listen backlog drops SYNs, which clients resend only after a second.
     request_queue_size = 1024
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client hung up (a cancelled request): nothing to report
+        super().handle_error(request, client_address)
     proxy: LatencyProxy
 
 
@@ -217,7 +227,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             fault = proxy._take_fault(kind, entry.record.path)
             if proxy.latency > 0:
                 time.sleep(proxy.latency)
-            if fault is not None:
+            if fault is not None and fault.cut_after is not None and fault.status is None:
+                self._forward(proxy, entry, cut_after=fault.cut_after)
+            elif fault is not None:
                 self._fail(fault, entry)
             else:
                 self._forward(proxy, entry)
@@ -242,7 +254,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.rfile.readline()
         return None
 
-    def _forward(self, proxy: LatencyProxy, entry: _Entry) -> None:
+    def _forward(self, proxy: LatencyProxy, entry: _Entry, cut_after: int | None = None
+                 ) -> None:
         body = self._request_body()
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
         if isinstance(body, bytes):
@@ -263,7 +276,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_error(502, "upstream unreachable")
             return
         # counted before the client can see the answer (and send its next request)
-        proxy._answered(entry, response.status)
+        proxy._answered(entry, response.status if cut_after is None else None)
         self.send_response_only(response.status, response.reason)
         length = response.getheader("Content-Length")
         no_body = self.command == "HEAD" or response.status in (204, 304)
@@ -278,6 +291,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 block = response.read(_BLOCK)
                 if not block:
                     break
+                if cut_after is not None:
+                    self.wfile.write(block[:cut_after])
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 if length is None:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(block), block))
                 else:
