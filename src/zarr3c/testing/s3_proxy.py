@@ -16,7 +16,8 @@ how many are in flight, not the local server's speed: the latency makes that vis
 - The ``Host`` header is forwarded unchanged, so the upstream server sees what the client
   signed (AWS Signature V4 signs it).
 - A fault answers before the upstream server sees the request, so it never changes stored
-  data: an injected failure of a ``PUT`` leaves the object as it was.
+  data: an injected failure of a ``PUT`` leaves the object as it was.  (A fault that cuts an
+  answer short, ``cut_after``, forwards the request first.)
 - Paths below ``/_proxy/`` (no S3 bucket name starts with ``_``) control a proxy running in
   another process (:func:`main`): ``GET /_proxy/counts`` returns the counts and the peak of
   requests in flight as JSON (``{"counts": {...}, "peak_in_flight": n}``),
@@ -187,6 +188,7 @@ def request_kind(method: str, target: str, has_range: bool) -> str:
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    proxy: LatencyProxy
     # Clients open tens of connections at once (tensorstore: one per request in flight); a
     # full listen backlog drops SYNs, which clients resend only after a second.
     request_queue_size = 1024
@@ -195,7 +197,6 @@ class _Server(http.server.ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):
             return  # a client hung up (a cancelled request): nothing to report
         super().handle_error(request, client_address)
-    proxy: LatencyProxy
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

@@ -466,6 +466,8 @@ class ObjectStore(Store):
         """Every read of a batch; at the first failure the reads not yet answered are
         cancelled (those waiting for a slot are never sent), and the failure of the first
         read, in batch order, among those that failed is raised."""
+        if not reads:
+            return []  # (asyncio.wait refuses an empty batch)
         failed = asyncio.Event()
         tasks = [asyncio.ensure_future(self._fetch(r, failed)) for r in reads]
         await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
