@@ -3,7 +3,8 @@ server on loopback (moto's server mode), URL dispatch in make_store, obstore and
 store instances accepted as stores, interop with zarr-python's ObjectStore both ways,
 concurrency and range coalescing, pickling, HTTP reads (with and without Range support) and
 bad input (unreachable endpoint, missing bucket, wrong credentials) named by URL with no
-credentials in messages or reprs."""
+credentials in messages or reprs; through the latency proxy (zarr3c.testing.s3_proxy): the
+requests a read sends, and injected faults (5xx, dropped connections) on reads and writes."""
 
 from __future__ import annotations
 
@@ -664,3 +665,229 @@ def test_import_zarr3c_does_not_import_obstore() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- through the latency proxy: requests on the wire, and faults -------------------------------
+#
+# zarr3c.testing.s3_proxy forwards to the moto server, counts requests by kind and fails the
+# ones asked for.  These assert request counts and what is in flight together, never timings.
+
+
+@pytest.fixture
+def proxy(s3_endpoint: str) -> Iterator[Any]:
+    from zarr3c.testing.s3_proxy import LatencyProxy
+
+    with LatencyProxy(s3_endpoint) as p:
+        yield p
+
+
+def _through(proxy: Any, s3_url: str, **extra: Any) -> ObjectStore:
+    return ObjectStore.from_url(s3_url, storage_options=_s3_options(proxy.endpoint, **extra))
+
+
+def _sharded(proxy: Any, s3_url: str) -> tuple[np.ndarray, zarr3c.Array]:
+    """A (64, 64) float32 array of 4 shards of 16 (8, 8) inner chunks, written and reopened
+    (the proxy's counts start after the open)."""
+    data = np.random.default_rng(7).random((64, 64)).astype("<f4")
+    store = _through(proxy, s3_url)
+    a = zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(8, 8),
+                            shards=(32, 32), compressors=None)
+    a[...] = data
+    b = zarr3c.open_array(store.with_read_only(True))
+    proxy.reset()
+    return data, b
+
+
+def _shard_requests(proxy: Any, key: str) -> list[Any]:
+    return [r for r in proxy.requests() if r.path.endswith("/" + key)]
+
+
+def test_a_shard_index_is_one_suffix_request(proxy: Any, s3_url: str) -> None:
+    data, b = _sharded(proxy, s3_url)
+    np.testing.assert_array_equal(b[3:5, 40:42], data[3:5, 40:42])
+    index_bytes = 16 * 16 + 4  # 16 (offset, nbytes) pairs and the crc32c
+    got = _shard_requests(proxy, "c/0/1")
+    assert [r.range for r in got][:1] == [f"bytes=-{index_bytes}"], got
+    assert len(got) == 2 and got[1].kind == "GET range", got  # then one inner chunk
+    assert len(proxy.requests()) == 2
+
+
+def test_near_inner_chunks_of_a_shard_share_one_request(proxy: Any, s3_url: str) -> None:
+    from zarr3c.codecs.sharding import COALESCE_MAX_GAP
+
+    data, b = _sharded(proxy, s3_url)
+    # inner chunks (0, 0) and (0, 2) of shard c/0/0: 256-byte chunks with one between them
+    sel = np.r_[0:8, 16:24]
+    np.testing.assert_array_equal(b.oindex[0:8, sel], data[0:8][:, sel])
+    assert [r.kind for r in _shard_requests(proxy, "c/0/0")] == ["GET range"] * 2
+    # Inner chunks of 16 KiB: chunks 0 and 3 of a shard are 32 KiB apart, more than the
+    # shard codec merges; the store's gap (1 MiB by default, 0 here for the second read)
+    # decides whether they are one request or two.
+    wide = np.arange(64 * 256, dtype="<f4").reshape(64, 256)
+    assert 2 * wide[:, :64].nbytes > COALESCE_MAX_GAP
+    url = s3_url + "-wide"
+    w = zarr3c.create_array(_through(proxy, url), shape=wide.shape, dtype=wide.dtype,
+                            chunks=(64, 64), shards=(64, 256), compressors=None)
+    w[...] = wide
+    sel = np.r_[0:64, 192:256]
+    for coalesce, expected in ((None, 2), (0, 3)):
+        extra = {} if coalesce is None else {"coalesce": coalesce}
+        r = zarr3c.open_array(_through(proxy, url, **extra).with_read_only(True))
+        proxy.reset()
+        np.testing.assert_array_equal(r.oindex[:, sel], wide[:, sel])
+        got = _shard_requests(proxy, "c/0/0")
+        assert len(got) == expected, (coalesce, got)
+
+
+@pytest.fixture
+def two_threads() -> Iterator[None]:
+    """zarr3c's chunk pool at 2 threads: requests in flight beyond 2 come from batching."""
+    zarr3c.set_num_threads(2)
+    try:
+        yield
+    finally:
+        zarr3c.set_num_threads(None)
+
+
+def _eight_chunks(proxy: Any, s3_url: str) -> tuple[np.ndarray, ObjectStore, zarr3c.Array]:
+    data = np.arange(8 * 64, dtype="<u2").reshape(8, 64)
+    store = _through(proxy, s3_url)
+    a = zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(8, 8))
+    a[...] = data
+    # each request waits, so that requests sent one after another never overlap
+    proxy.latency = 0.05
+    return data, store, zarr3c.open_array(store.with_read_only(True))
+
+
+def test_whole_reads_vindex_and_get_many_send_their_requests_together(
+    proxy: Any, s3_url: str, two_threads: None
+) -> None:
+    data, store, b = _eight_chunks(proxy, s3_url)
+    cols = [1, 9, 17, 25, 33, 41, 49, 57]  # one element in each of the 8 chunks
+    for read, expected in ((lambda: b[...], data), (lambda: b.vindex[[0] * 8, cols],
+                                                    data[0, cols])):
+        proxy.reset()
+        np.testing.assert_array_equal(read(), expected)
+        # chunks are read as bounded ranges (at most their largest encoded size)
+        assert len(proxy.requests()) == 8 and proxy.peak_in_flight() == 8, proxy.requests()
+    proxy.reset()
+    assert all(v is not None for v in store.get_many([f"c/0/{i}" for i in range(8)]))
+    assert proxy.counts() == {"GET": 8} and proxy.peak_in_flight() == 8
+
+
+@pytest.mark.xfail(strict=True, reason="issue 33 point 2: oindex, strided slices and sharded "
+                   "reads fetch chunk by chunk on the thread pool, as many in flight as threads")
+def test_oindex_and_sharded_reads_plan_their_requests_before_sending(
+    proxy: Any, s3_url: str, two_threads: None
+) -> None:
+    data, _, b = _eight_chunks(proxy, s3_url)
+    cols = [1, 9, 17, 25, 33, 41, 49, 57]
+    peaks = {}
+    proxy.reset()
+    np.testing.assert_array_equal(b.oindex[:, cols], data[:, cols])
+    peaks["oindex"] = (len(proxy.requests()), proxy.peak_in_flight())
+    # a sharded read: every shard's index together, then every shard's ranges together
+    data2, s = _sharded(proxy, s3_url + "-sharded")
+    proxy.latency = 0.05
+    np.testing.assert_array_equal(s[...], data2)
+    peaks["sharded"] = (len(proxy.requests()), proxy.peak_in_flight())
+    assert peaks == {"oindex": (8, 8), "sharded": (8, 4)}
+
+
+@pytest.mark.parametrize("fault", [{"status": 500}, {"status": None},
+                                   {"status": None, "cut_after": 100}],
+                         ids=["500", "dropped", "cut-short"])
+def test_a_failed_chunk_read_names_the_key_and_url(
+    proxy: Any, s3_url: str, fault: dict[str, Any]
+) -> None:
+    from zarr3c.testing.s3_proxy import Fault
+
+    data = np.arange(32 * 32, dtype="<i4").reshape(32, 32)
+    store = _through(proxy, s3_url)  # max_retries=0: the first failure is final
+    a = zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(16, 16),
+                            compressors=None)  # a cut-short raw chunk must not be read
+    a[...] = data
+    proxy.reset()
+    proxy.fail(Fault(**fault, times=1, pattern=r"/c/1/0$", kinds=("GET", "GET range")))
+    with pytest.raises(StoreError) as excinfo:
+        a[...]  # no partial array is returned
+    message = str(excinfo.value)
+    assert f"'c/1/0' ({s3_url}/c/1/0)" in message, message
+    assert SECRET not in message
+    statuses = [r.status for r in proxy.requests() if r.path.endswith("/c/1/0")]
+    assert statuses == [fault["status"]]
+    np.testing.assert_array_equal(a[...], data)  # the fault was used up
+
+
+@pytest.mark.parametrize(("kind", "status"), [("GET", 503), ("GET", None), ("PUT", 500),
+                                            ("PUT", None)])
+def test_a_retried_failure_is_not_an_error(
+    proxy: Any, s3_url: str, kind: str, status: int | None
+) -> None:
+    from zarr3c.testing.s3_proxy import Fault
+
+    store = _through(proxy, s3_url, max_retries=2,
+                     retry_config={"max_retries": 2, "backoff": {"init_backoff": _ms(5),
+                                                                 "max_backoff": _ms(20)}})
+    store.set("k", b"value")
+    proxy.reset()
+    proxy.fail(Fault(status=status, times=1, kinds=(kind,)))
+    if kind == "PUT":
+        store.set("k", b"other")
+    assert bytes(store.get("k")) == (b"other" if kind == "PUT" else b"value")
+    # obstore retried the failed request once, after its backoff
+    assert [r.status for r in proxy.requests() if r.kind == kind] == [status, 200]
+
+
+def _ms(n: int) -> Any:
+    import datetime
+
+    return datetime.timedelta(milliseconds=n)
+
+
+@pytest.mark.parametrize("status", [500, None], ids=["500", "dropped"])
+def test_a_failed_put_leaves_the_old_value(proxy: Any, s3_url: str, status: int | None) -> None:
+    from zarr3c.testing.s3_proxy import Fault
+
+    data = np.arange(16, dtype="<u2")
+    store = _through(proxy, s3_url)
+    a = zarr3c.create_array(store, shape=(16,), dtype=data.dtype, chunks=(8,))
+    a[...] = data
+    proxy.fail(Fault(status=status, times=1, pattern=r"/c/1$", kinds=("PUT",)))
+    with pytest.raises(StoreError, match=rf"'c/1' \({re.escape(s3_url)}/c/1\)"):
+        a[...] = data + 100
+    # chunk c/0 may hold the new values (each object is put on its own); c/1 is whole
+    got = a[...]
+    np.testing.assert_array_equal(got[8:], data[8:])
+    assert np.array_equal(got[:8], data[:8]) or np.array_equal(got[:8], data[:8] + 100)
+
+
+def test_a_failed_multipart_upload_leaves_no_object(proxy: Any, s3_url: str) -> None:
+    from zarr3c.testing.s3_proxy import Fault
+
+    store = _through(proxy, s3_url)
+    big = bytes(range(256)) * (6 * 4096 + 1)  # > 5 MiB: obstore uploads it in parts
+    proxy.fail(Fault(status=500, times=1, pattern=r"/big$", kinds=("PUT",)))
+    with pytest.raises(StoreError, match=rf"'big' \({re.escape(s3_url)}/big\)"):
+        store.set("big", big)
+    kinds = proxy.counts()
+    assert kinds.get("POST", 0) >= 1, kinds  # a multipart upload was started, not completed
+    assert store.get("big") is None and "big" not in list(store.list())
+    store.set("big", big)
+    assert bytes(store.get("big")) == big
+
+
+def test_a_failed_read_sends_no_more_requests_of_its_batch(proxy: Any, s3_url: str) -> None:
+    from zarr3c.testing.s3_proxy import Fault
+
+    store = _through(proxy, s3_url, max_concurrency=1)  # the batch goes one at a time
+    for i in range(8):
+        store.set(f"k/{i}", bytes([i]))
+    proxy.reset()
+    proxy.fail(Fault(status=500, times=1, pattern=r"/k/0$"))
+    with pytest.raises(StoreError, match=rf"'k/0' \({re.escape(s3_url)}/k/0\)"):
+        store.get_many([f"k/{i}" for i in range(8)])
+    # the other 7 were cancelled before they took a slot
+    assert [r.path.rsplit("/", 1)[1] for r in proxy.requests()] == ["0"]
+    assert [bytes(v or b"") for v in store.get_many([f"k/{i}" for i in range(8)])] == [
+        bytes([i]) for i in range(8)]

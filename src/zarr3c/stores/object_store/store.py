@@ -9,7 +9,9 @@ What it relies on in obstore, and why:
   coroutine on the shared event loop (:mod:`~zarr3c.stores.object_store.runner`): its requests
   are in flight together, at most ``max_concurrency`` at once per store.  Byte ranges of one
   value at most ``coalesce`` bytes apart are read with one request and sliced here; a suffix
-  range (a shard index at the end of a shard) is one ``bytes=-n`` request.
+  range (a shard index at the end of a shard) is one ``bytes=-n`` request.  At the first
+  failure of a batch its other requests are cancelled, those still waiting for a slot
+  unsent: the error comes after one round trip, not after the whole batch.
 - Missing keys (obstore's ``NotFoundError``, a ``FileNotFoundError``; on a local store "not a
   directory" below a file) read as None.  "Range not satisfiable" (HTTP 416; obstore's "start
   too large") means the value exists and the range starts at or past its end: ``b""``.  A
@@ -416,14 +418,18 @@ class ObjectStore(Store):
             self._limiter = (loop, asyncio.Semaphore(self._max_concurrency))
         return self._limiter[1]
 
-    async def _fetch(self, read: _Read) -> memoryview | None:
-        """One request; None for a missing key."""
+    async def _fetch(self, read: _Read, failed: asyncio.Event | None = None
+                     ) -> memoryview | None:
+        """One request; None for a missing key.  Once ``failed`` (its batch's) is set, a read
+        still waiting for a slot is cancelled rather than sent."""
         obstore = _obstore()
         key, rng = read
         if rng is not None and rng[0] != "head" and self._ranges_ignored:
-            return _slice(await self._fetch(_Read(key, None)), rng)
+            return _slice(await self._fetch(_Read(key, None), failed), rng)
         fallback = False
         async with self._semaphore():
+            if failed is not None and failed.is_set():
+                raise asyncio.CancelledError
             try:
                 if rng is not None and rng[0] == "head":
                     await obstore.head_async(self._store, key)
@@ -448,18 +454,31 @@ class ObjectStore(Store):
                 elif rng is not None and _RANGE_PAST_END.search(text):
                     return memoryview(b"")  # the value exists; the range starts past its end
                 else:
+                    if failed is not None:
+                        failed.set()  # before this slot is given to the next read
                     raise self._error("read", key, exc) from None
         # Here only where the server ignored Range: read the whole value (outside the
         # semaphore: that read takes a slot of its own) and slice it.
         assert fallback and rng is not None
-        return _slice(await self._fetch(_Read(key, None)), rng)
+        return _slice(await self._fetch(_Read(key, None), failed), rng)
 
     async def _gather(self, reads: Sequence[_Read]) -> builtins.list[memoryview | None]:
-        results = await asyncio.gather(*(self._fetch(r) for r in reads), return_exceptions=True)
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-        return results  # type: ignore[return-value]
+        """Every read of a batch; at the first failure the reads not yet answered are
+        cancelled (those waiting for a slot are never sent), and the failure of the first
+        read, in batch order, among those that failed is raised."""
+        if not reads:
+            return []  # (asyncio.wait refuses an empty batch)
+        failed = asyncio.Event()
+        tasks = [asyncio.ensure_future(self._fetch(r, failed)) for r in reads]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        if any(t.done() and not t.cancelled() and t.exception() is not None for t in tasks):
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for task in tasks:
+                if not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+        return [t.result() for t in tasks]
 
     def _read(self, wants: Sequence[_Want]) -> builtins.list[memoryview | None]:
         """Read ``(key, start, length)`` ranges (normalized) with one concurrent batch:
