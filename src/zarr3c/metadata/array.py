@@ -131,9 +131,61 @@ def _check_node_type(doc: Mapping[str, Any], expected: str, *, source: str | Non
         )
 
 
-def _to_json_value(value: Any, *, path: str, source: str | None, depth: int = 0) -> Any:
-    """A deep copy of ``value`` made of JSON types only (numpy scalars/arrays converted)."""
-    if depth > 200:
+#: The exact types a document decoded by ``json.loads`` holds besides dict and list.
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: Nesting deeper than this is refused (``_to_json_value``).
+_MAX_DEPTH = 200
+
+
+class _NotPlainJson(Exception):
+    """A value :func:`_copy_plain_json` leaves to the general conversion."""
+
+
+def _copy_plain_json(value: Any, depth: int) -> Any:
+    """A deep copy of ``value`` where it holds only what ``json.loads`` returns (exact
+    dicts with str keys, lists and JSON scalars); raises :class:`_NotPlainJson` otherwise.
+
+    Documents read from a store are all like that, and the general conversion spends
+    most of its time building the JSON path of every element for an error message that
+    is never raised; this path builds none.
+    """
+    t = type(value)
+    if t in _PLAIN_SCALARS:
+        return value
+    if depth >= _MAX_DEPTH:  # the children would be too deep: the general path says so
+        raise _NotPlainJson
+    plain = _PLAIN_SCALARS
+    if t is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlainJson
+            out[k] = v if type(v) in plain else _copy_plain_json(v, depth + 1)
+        return out
+    if t is list:
+        return [v if type(v) in plain else _copy_plain_json(v, depth + 1) for v in value]
+    raise _NotPlainJson
+
+
+def _to_json_value(value: Any, *, path: str, source: str | None) -> Any:
+    """A deep copy of ``value`` made of JSON types only (numpy scalars/arrays converted).
+
+    Raises
+    ------
+    MetadataError
+        For a value with no JSON form, a key that is not a string, or nesting deeper
+        than 200 levels; the message names the JSON path below ``path``.
+    """
+    try:
+        return _copy_plain_json(value, 0)
+    except _NotPlainJson:  # numpy values, tuples, mappings, bad keys: converted or refused
+        return _convert_json_value(value, path=path, source=source)
+
+
+def _convert_json_value(value: Any, *, path: str, source: str | None, depth: int = 0) -> Any:
+    """:func:`_to_json_value` for any value: converts numpy values, tuples and mappings,
+    and names the path of what it refuses."""
+    if depth > _MAX_DEPTH:
         raise MetadataError("value is nested too deeply", path=path, source=source)
     if value is None or isinstance(value, bool | int | float | str):
         return value
@@ -150,11 +202,11 @@ def _to_json_value(value: Any, *, path: str, source: str | None, depth: int = 0)
                 raise MetadataError(
                     f"object keys must be strings, got {k!r}", path=path, source=source
                 )
-            out[k] = _to_json_value(v, path=f"{path}.{k}", source=source, depth=depth + 1)
+            out[k] = _convert_json_value(v, path=f"{path}.{k}", source=source, depth=depth + 1)
         return out
     if isinstance(value, list | tuple):
         return [
-            _to_json_value(v, path=f"{path}[{i}]", source=source, depth=depth + 1)
+            _convert_json_value(v, path=f"{path}[{i}]", source=source, depth=depth + 1)
             for i, v in enumerate(value)
         ]
     raise MetadataError(

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarr3c
+from zarr3c.array.read import many as many_module
 from zarr3c.codecs import zstd as zstd_module
 from zarr3c.codecs.zstd import ZstdCodec
 from zarr3c.errors import ChecksumError, ChunkDecodeError
@@ -111,6 +112,56 @@ def test_a_box_at_a_chunk_s_start_decodes_only_the_start(
         np.testing.assert_array_equal(got, expected[box])
     # (the furthest element of the two boxes in chunk (0, 0, 0): (2, 1, 5) of the first)
     assert calls == [(((2 * 64 + 1) * 50 + 6) * 2, True)]
+
+
+@pytest.fixture
+def two_threads() -> object:
+    from zarr3c.concurrency import set_num_threads
+
+    set_num_threads(2)
+    yield
+    set_num_threads(None)
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_a_box_across_chunk_starts_decodes_only_their_starts(
+        monkeypatch: pytest.MonkeyPatch, plain: tuple[zarr3c.Array, np.ndarray]) -> None:
+    """A box across the starts of a few chunks (one time step of a ``(time, y, x)``
+    variable): each chunk decoded up to its piece's furthest element, missing chunks
+    filled; a box reaching far into its chunks: the chunks decoded whole, on the pool
+    (the prefixes would add up to more than each thread's share of the chunks)."""
+    a, expected = plain
+    calls = _spy(monkeypatch)
+    box = (slice(0, 2), slice(62, 66), slice(0, 4))  # chunks (0, 0, 0) and (0, 1, 0)
+    np.testing.assert_array_equal(a[box], expected[box])
+    assert sorted(calls) == sorted([(((1 * 64 + 63) * 50 + 4) * 2, True),
+                                    (((1 * 64 + 1) * 50 + 4) * 2, True)])
+    calls.clear()
+    box = (slice(48, 50), slice(62, 66), slice(0, 4))  # (1, 0, 0) is missing: filled
+    np.testing.assert_array_equal(a[box], expected[box])
+    assert calls == [(((1 * 64 + 1) * 50 + 4) * 2, True)]
+    calls.clear()
+    many_calls: list[int] = []
+    real = many_module.read_boxes
+
+    def spy(array: zarr3c.Array, boxes: list) -> object:
+        many_calls.append(len(boxes))
+        return real(array, boxes)
+
+    monkeypatch.setattr(many_module, "read_boxes", spy)
+    np.testing.assert_array_equal(a[box], expected[box])
+    assert many_calls == []
+    far = (slice(30, 48), slice(50, 66), slice(0, 50))  # deep into (0, 0, 0) and (0, 1, 0)
+    np.testing.assert_array_equal(a[far], expected[far])
+    assert many_calls == [1]
+
+
+def test_a_bad_chunk_across_a_box_is_named(tmp_path) -> None:
+    a, _ = _array(store=zarr3c.LocalStore(tmp_path))
+    key = a.chunk_key((0, 1, 0))
+    a._store.set(key, bytes(a._store.get(key))[:-5])
+    with pytest.raises(ChunkDecodeError, match=key):
+        a[0:2, 62:66, 0:4]
 
 
 def test_a_checksummed_chunk_is_decoded_whole_and_checked(monkeypatch: pytest.MonkeyPatch

@@ -9,7 +9,8 @@ as a *box* (the ``basic_box`` kernel); anything else, and every key on a rectili
 goes to the general read::
 
     a[key]  --basic_box-->  box?
-      unsharded  boxes.read_chunk_box          one chunk, or <= 8 raw chunks
+      unsharded  boxes.read_chunk_box          one chunk, <= 8 raw chunks, or the starts
+                                               of <= 8 compressed chunks
                    declines -> many.read_boxes([box])
       sharded    shard_boxes.read_shard_box    one shard, <= 8 inner chunks
                    declines -> shard_boxes.read_box_by_shards   2..8 shards, a part each

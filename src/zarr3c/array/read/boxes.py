@@ -1,13 +1,17 @@
 """The small-box short path of unsharded arrays on a regular grid: one step-1 box inside one
-chunk (what most small reads and chunk-by-chunk reads are), or across a few raw chunks.
+chunk (what most small reads and chunk-by-chunk reads are), or across a few raw chunks, or
+across the starts of a few compressed ones.
 
 Planned in one kernel call (``box_chunk_pieces``).  A raw chunk is read straight into the
 output when the box is all of it, else by the box's byte span when that is at most half the
 chunk: where the store can, the read and the copy out are one call (``read_box_into``: a
 LocalStore file), else the span (with the size probe) goes to a staging buffer; other chunks
 are read whole and decoded (straight into the output where they can) and copied out with one
-kernel call.  Declines (returns None) when the box spans more chunks than
-:data:`~zarr3c.array.read.plan.BOX_CHUNKS_MAX`, or several that are not all read that way:
+kernel call.  A box across a few compressed chunks whose compressor decodes prefixes has
+each chunk decoded up to its piece's last byte, one after another, where those prefixes add
+up to no more than each pool thread's share of the whole chunks.  Declines (returns None)
+when the box spans more chunks than :data:`~zarr3c.array.read.plan.BOX_CHUNKS_MAX`, or
+several that are not all read one of those ways:
 the many-boxes path (:func:`zarr3c.array.read.many.read_boxes`) reads it then, and is tested
 to agree."""
 
@@ -23,6 +27,7 @@ from zarr3c._kernels.copy import copy_strided, fill_strided
 from zarr3c.array.read.chunk import read_chunk
 from zarr3c.array.read.plan import BOX_CHUNKS_MAX, Box, RawRequest, new_plan
 from zarr3c.array.read.raw import fetch_raw, read_raw_whole
+from zarr3c.concurrency import get_num_threads
 from zarr3c.indexing import c_strides, int64_array
 
 if TYPE_CHECKING:
@@ -42,7 +47,9 @@ def read_chunk_box(array: Array, box: Box) -> Any:
         return None
     raw = array._pipeline.stores_raw_elements
     if len(pieces) > 1:
-        return _read_raw_box_pieces(array, box, pieces) if raw else None
+        if raw:
+            return _read_raw_box_pieces(array, box, pieces)
+        return _read_prefix_box_pieces(array, box, pieces)
     # The one piece, unpacked by BoxPiece's field names (not wrapped: the hottest read).
     ((coords, first, counts, src_lo, src_hi, _dst_at),) = pieces
     out = empty_array(counts, array.dtype)
@@ -80,6 +87,40 @@ def _read_raw_box_pieces(array: Array, box: Box, pieces: list[tuple[Any, ...]]) 
         if not read_box_piece(array, coords, first, part, src_hi - src_lo, dst, dst_at,
                               out_strides):
             return None
+    return out.reshape(shape)[()] if scalar else array._in_order(out.reshape(shape))
+
+
+def _read_prefix_box_pieces(array: Array, box: Box, pieces: list[tuple[Any, ...]]) -> Any:
+    """``array[box]`` for a step-1 box across a few compressed chunks, each decoded only up
+    to the last byte of its piece (``CodecPipeline.decode_prefix_into``) in this thread, one
+    after another, and its piece copied out.
+
+    None unless the compressor decodes prefixes and the prefixes add up to no more than
+    what each of the pool's threads would decode of the whole chunks: the many-boxes path
+    decodes them whole, in parallel, then.  A time step near the start of chunks that span
+    many steps (one step of an xarray ``(time, y, x)`` variable) decodes a fraction of each.
+    """
+    if not array._pipeline.can_decode_prefix:
+        return None
+    grid = array._box_grid
+    assert grid is not None
+    threads = min(len(pieces), max(1, get_num_threads()))
+    if sum(src_hi for *_, src_hi, _dst_at in pieces) * threads > len(pieces) * grid.chunk_nbytes:
+        return None
+    start, stop, shape, scalar = box
+    itemsize = array._itemsize
+    counts = [e - b for b, e in zip(start, stop, strict=True)]
+    out = empty_array(counts, array.dtype)
+    dst = out.reshape(-1).view(np.uint8)
+    out_strides = int64_array(c_strides(counts, itemsize))
+    for coords, _first, part, src_lo, src_hi, dst_at in pieces:
+        # (a view of this thread's scratch memory: copied out before the next read)
+        chunk = read_chunk(array, coords, need=src_hi)
+        if chunk is None:
+            fill_strided(dst, dst_at, out_strides, int64_array(part), array._fill_bytes)
+        else:
+            copy_strided(chunk.reshape(-1).view(np.uint8), src_lo, grid.chunk_strides, dst,
+                         dst_at, out_strides, int64_array(part), itemsize)
     return out.reshape(shape)[()] if scalar else array._in_order(out.reshape(shape))
 
 
