@@ -298,6 +298,27 @@ def test_from_array_rechunks_and_copies_only_what_is_stored() -> None:
     assert meta_only.nchunks_initialized == 0
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("chunks", ["keep", (3,)])
+def test_from_array_with_another_fill_value_copies_the_unstored_chunks_too(
+        zarr_format: int, chunks: Any) -> None:
+    # The chunks the source does not store read as its fill value, which the copy's own
+    # fill value does not give: they are written too.
+    src = zarr3c.full((6,), 1.0, chunks=(2,))
+    src[:2] = 5
+    out = zarr3c.from_array("memory://", data=src, fill_value=42.0, chunks=chunks,
+                            zarr_format=zarr_format)
+    assert out.fill_value == 42.0
+    np.testing.assert_array_equal(out[...], src[...])
+    # Bit for bit: a fill value of -0.0 is not 0.0.
+    neg = zarr3c.full((4,), -0.0, chunks=(2,), dtype="f8")
+    assert np.signbit(zarr3c.from_array("memory://", data=neg, fill_value=0.0)[...]).all()
+    text = zarr3c.create_array("memory://", shape=(4,), dtype=str, chunks=(2,),
+                               fill_value="x")
+    np.testing.assert_array_equal(
+        zarr3c.from_array("memory://", data=text, fill_value="y")[...], ["x"] * 4)
+
+
 @pytest.mark.parametrize("kind", ["memory", "local"])
 @pytest.mark.parametrize(("src_name", "dest_name"),
                          [("a", "a"), ("g/a", "g"), ("g/a", ""), ("a", "a/c")])

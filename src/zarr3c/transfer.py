@@ -350,8 +350,27 @@ def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | 
 
     nregions = math.prod(grid_shape(dst))
     counter = _Progress(progress, dst.path, nregions)
-    written = _run_batched(copy_region, _regions_with_data(dst, src), counter)
+    # Where src stores nothing it reads its fill value; dst reads the same there unasked
+    # only if its fill value is the same (from_array may be given another).
+    regions = _regions_with_data(dst, src) if _same_fill(src, dst) else _regions(dst)
+    written = _run_batched(copy_region, regions, counter)
     counter.step(nregions - written)  # the skipped regions: done, as fill values
+
+
+def _same_fill(src: Array, dst: Array) -> bool:
+    """Whether ``dst`` reads what ``src`` reads where neither stores a chunk: the same data
+    type and fill value, bit for bit (``-0.0`` is not ``0.0``; variable-length strings and
+    objects by value)."""
+    try:
+        a = np.asarray(src.fill_value, dtype=src.dtype)
+        b = np.asarray(dst.fill_value, dtype=dst.dtype)
+    except (TypeError, ValueError):
+        return False
+    if a.dtype != b.dtype:
+        return False
+    if a.dtype.hasobject or a.dtype.kind == "T":  # (their bytes are pointers)
+        return bool(a.item() == b.item())
+    return a.tobytes() == b.tobytes()
 
 
 def _regions_with_data(dst: Array, src: Array) -> Iterator[tuple[slice, ...]]:
