@@ -299,6 +299,21 @@ def test_from_array_rechunks_and_copies_only_what_is_stored() -> None:
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
+def test_from_array_fill_value_none_is_create_arrays_none(zarr_format: int) -> None:
+    # As zarr-python 3.4.2: not given keeps the source's; None is create_array's None (the
+    # data type's default; a Zarr v2 null); the values are the source's either way.
+    src = zarr3c.create_array("memory://", shape=(4,), dtype="int32", fill_value=42,
+                              attributes={"units": "K"}, zarr_format=zarr_format)
+    assert zarr3c.from_array({}, data=src).fill_value == 42
+    none = zarr3c.from_array({}, data=src, fill_value=None, attributes={})
+    assert none.fill_value == 0 and dict(none.attrs) == {}
+    stored = none.metadata.to_dict()["fill_value"]
+    assert stored == (None if zarr_format == 2 else 0)
+    np.testing.assert_array_equal(none[...], [42] * 4)
+    assert zarr3c.from_array({}, data=np.arange(3), fill_value=None).fill_value == 0
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
 @pytest.mark.parametrize("chunks", ["keep", (3,)])
 def test_from_array_with_another_fill_value_copies_the_unstored_chunks_too(
         zarr_format: int, chunks: Any) -> None:

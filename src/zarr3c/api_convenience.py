@@ -681,7 +681,7 @@ def from_array(
     filters: Any = _KEEP,
     compressors: Any = _KEEP,
     serializer: Any = _KEEP,
-    fill_value: Any = None,
+    fill_value: Any = DEFAULT_FILL_VALUE,
     order: str | None = None,
     zarr_format: Any = None,
     attributes: dict[str, Any] | None = None,
@@ -710,8 +710,10 @@ def from_array(
         ``"keep"``: ``data``'s chunks (for a numpy array, ``"auto"``).
     shards, filters, compressors, serializer : "keep" or as for create_array, default "keep"
         ``"keep"``: ``data``'s (for a numpy array, create_array's defaults).
-    fill_value : scalar or None, default None
-        None: ``data``'s fill value (for a numpy array, the data type's default).
+    fill_value : scalar or None, optional
+        Not given: ``data``'s fill value (for a numpy array, the data type's default).
+        None: as :func:`zarr3c.create_array` takes it (the data type's default; Zarr v2:
+        ``"fill_value": null``), as in zarr-python 3.4.2.
     order : {"C", "F"} or None, default None
         Memory layout of reads (None: ``data``'s, else ``zarr3c.config``'s).
     zarr_format : {2, 3} or None, default None
@@ -779,7 +781,7 @@ def from_array(
             filters=() if _is_keep(filters) else filters,
             compressors="auto" if _is_keep(compressors) else compressors,
             serializer="auto" if _is_keep(serializer) else serializer,
-            fill_value=DEFAULT_FILL_VALUE if fill_value is None else fill_value,
+            fill_value=fill_value,
             order=order, attributes=attributes,
             chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
             overwrite=overwrite, zarr_format=_format_in(store, zarr_format),
@@ -808,7 +810,7 @@ def from_array(
         spec["shards"] = data.shards if _is_keep(shards) else shards
     out = create_array(
         store, name, shape=data.shape, dtype=copied.data_type,
-        fill_value=copied.fill_value if fill_value is None else fill_value,
+        fill_value=copied.fill_value if fill_value is DEFAULT_FILL_VALUE else fill_value,
         order=data.order if order is None else order,
         attributes=dict(data.attrs.asdict()) if attributes is None else attributes,
         chunk_key_encoding=chunk_key_encoding,
