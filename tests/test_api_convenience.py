@@ -298,6 +298,94 @@ def test_from_array_rechunks_and_copies_only_what_is_stored() -> None:
     assert meta_only.nchunks_initialized == 0
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_from_array_fill_value_none_is_create_arrays_none(zarr_format: int) -> None:
+    # As zarr-python 3.4.2: not given keeps the source's; None is create_array's None (the
+    # data type's default; a Zarr v2 null); the values are the source's either way.
+    src = zarr3c.create_array("memory://", shape=(4,), dtype="int32", fill_value=42,
+                              attributes={"units": "K"}, zarr_format=zarr_format)
+    assert zarr3c.from_array({}, data=src).fill_value == 42
+    none = zarr3c.from_array({}, data=src, fill_value=None, attributes={})
+    assert none.fill_value == 0 and dict(none.attrs) == {}
+    stored = none.metadata.to_dict()["fill_value"]
+    assert stored == (None if zarr_format == 2 else 0)
+    np.testing.assert_array_equal(none[...], [42] * 4)
+    assert zarr3c.from_array({}, data=np.arange(3), fill_value=None).fill_value == 0
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("chunks", ["keep", (3,)])
+def test_from_array_with_another_fill_value_copies_the_unstored_chunks_too(
+        zarr_format: int, chunks: Any) -> None:
+    # The chunks the source does not store read as its fill value, which the copy's own
+    # fill value does not give: they are written too.
+    src = zarr3c.full((6,), 1.0, chunks=(2,))
+    src[:2] = 5
+    out = zarr3c.from_array("memory://", data=src, fill_value=42.0, chunks=chunks,
+                            zarr_format=zarr_format)
+    assert out.fill_value == 42.0
+    np.testing.assert_array_equal(out[...], src[...])
+    # Bit for bit: a fill value of -0.0 is not 0.0.
+    neg = zarr3c.full((4,), -0.0, chunks=(2,), dtype="f8")
+    assert np.signbit(zarr3c.from_array("memory://", data=neg, fill_value=0.0)[...]).all()
+    text = zarr3c.create_array("memory://", shape=(4,), dtype=str, chunks=(2,),
+                               fill_value="x")
+    np.testing.assert_array_equal(
+        zarr3c.from_array("memory://", data=text, fill_value="y")[...], ["x"] * 4)
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+@pytest.mark.parametrize(("src_name", "dest_name"),
+                         [("a", "a"), ("g/a", "g"), ("g/a", ""), ("a", "a/c")])
+def test_from_array_refuses_to_overwrite_its_own_source(
+        kind: str, src_name: str, dest_name: str, tmp_path: Path) -> None:
+    # The overwrite deletes the destination before the copy reads the source: a destination
+    # that is the source, holds it or lies inside it would leave only fill values.
+    store = zarr3c.MemoryStore() if kind == "memory" else zarr3c.LocalStore(str(tmp_path))
+    src = zarr3c.create_array(store, name=src_name, data=np.arange(4.0), fill_value=-1.0)
+    with pytest.raises(InvalidArgumentError, match="paths overlap"):
+        zarr3c.from_array(store, name=dest_name, data=src, overwrite=True)
+    # A read-only view of the same data, or another store object over the same directory,
+    # is the same source.
+    same = (store.with_read_only(True) if kind == "memory"
+            else zarr3c.LocalStore(str(tmp_path), read_only=True))
+    with pytest.raises(ValueError, match="paths overlap"):
+        zarr3c.from_array(store, name=dest_name,
+                          data=zarr3c.open_array(same, src_name), overwrite=True)
+    np.testing.assert_array_equal(src[...], np.arange(4.0))
+
+
+def test_from_array_overwrites_beside_its_source_and_in_other_stores(tmp_path: Path) -> None:
+    store = zarr3c.MemoryStore()
+    src = zarr3c.create_array(store, name="ab", data=np.arange(4.0), chunks=(2,))
+    zarr3c.create_array(store, name="a", shape=(2,), dtype="i1")
+    out = zarr3c.from_array(store, name="a", data=src, overwrite=True)  # "a" is not "ab"'s
+    np.testing.assert_array_equal(out[...], np.arange(4.0))
+    meta_only = zarr3c.from_array(store, name="ab", data=src, overwrite=True, write_data=False)
+    assert meta_only.nchunks_initialized == 0  # (asked for: no data is read)
+    other = zarr3c.MemoryStore()  # equal-looking but distinct data
+    zarr3c.create_array(other, name="a", shape=(2,), dtype="i1")
+    np.testing.assert_array_equal(
+        zarr3c.from_array(other, name="a", data=out, overwrite=True)[...], np.arange(4.0))
+    sub = zarr3c.LocalStore(str(tmp_path / "g"))  # a store rooted inside the other
+    local_src = zarr3c.create_array(zarr3c.LocalStore(str(tmp_path)), name="g/a",
+                                    data=np.arange(3), chunks=(2,))
+    with pytest.raises(InvalidArgumentError, match="paths overlap"):
+        zarr3c.from_array(sub, name="a", data=local_src, overwrite=True)
+    np.testing.assert_array_equal(
+        zarr3c.from_array(sub, name="b", data=local_src, overwrite=True)[...], np.arange(3))
+    # Inside the source's directory, the overwrite deletes only what is below the
+    # destination: refused where that holds the source's chunks ("c"), not elsewhere.
+    with pytest.raises(InvalidArgumentError, match="paths overlap"):
+        zarr3c.from_array(zarr3c.LocalStore(str(tmp_path / "g" / "a" / "c")),
+                          data=local_src, overwrite=True)
+    beside = zarr3c.LocalStore(str(tmp_path / "g" / "a" / "copy"))
+    for _ in range(2):  # (the second time over the first copy: not the source's chunks)
+        copied = zarr3c.from_array(beside, data=local_src, overwrite=True)
+        np.testing.assert_array_equal(copied[...], np.arange(3))
+    np.testing.assert_array_equal(local_src[...], np.arange(3))
+
+
 def test_array_of_a_zarr3c_array_copies_it() -> None:
     src = zarr3c.create_array("memory://", shape=(6,), dtype="u1", chunks=(2,))
     src[...] = [1, 2, 3, 4, 5, 6]

@@ -38,7 +38,7 @@ from zarr3c.errors import InvalidArgumentError, UnsupportedFeatureError
 from zarr3c.group import Group
 from zarr3c.like import like_args, merge_like
 from zarr3c.metadata.formats import detect_format
-from zarr3c.paths import join_path
+from zarr3c.paths import join_path, normalize_path
 from zarr3c.settings import config
 from zarr3c.stores import MemoryStore, make_store
 
@@ -188,7 +188,8 @@ def create(
     chunk_store : None
         Must be None: zarr3c keeps chunks beside the metadata.
     filters : list of codecs or None, default None
-        The array -> array codecs (numcodecs filters for Zarr v2).
+        The array -> array codecs (numcodecs filters for Zarr v2).  zarr-python 3.4 takes
+        them for Zarr v2 only; zarr3c for v3 too.
     cache_metadata, cache_attrs : bool or None, default None
         Ignored (zarr3c reads an array's metadata once when it opens it).
     read_only : bool or None, default None
@@ -680,7 +681,7 @@ def from_array(
     filters: Any = _KEEP,
     compressors: Any = _KEEP,
     serializer: Any = _KEEP,
-    fill_value: Any = None,
+    fill_value: Any = DEFAULT_FILL_VALUE,
     order: str | None = None,
     zarr_format: Any = None,
     attributes: dict[str, Any] | None = None,
@@ -709,8 +710,10 @@ def from_array(
         ``"keep"``: ``data``'s chunks (for a numpy array, ``"auto"``).
     shards, filters, compressors, serializer : "keep" or as for create_array, default "keep"
         ``"keep"``: ``data``'s (for a numpy array, create_array's defaults).
-    fill_value : scalar or None, default None
-        None: ``data``'s fill value (for a numpy array, the data type's default).
+    fill_value : scalar or None, optional
+        Not given: ``data``'s fill value (for a numpy array, the data type's default).
+        None: as :func:`zarr3c.create_array` takes it (the data type's default; Zarr v2:
+        ``"fill_value": null``), as in zarr-python 3.4.2.
     order : {"C", "F"} or None, default None
         Memory layout of reads (None: ``data``'s, else ``zarr3c.config``'s).
     zarr_format : {2, 3} or None, default None
@@ -741,7 +744,9 @@ def from_array(
         If a node is at ``name`` and ``overwrite`` is False (nothing is written).
     InvalidArgumentError
         If ``data`` is a sharded Zarr v3 array with codecs around its sharding codec and
-        its codecs are to be changed.
+        its codecs are to be changed, or if ``overwrite`` would delete ``data`` before it
+        is copied (``name`` is ``data``'s node or contains it, or lies inside it where
+        ``data`` stores chunks, in the same data; nothing is written).
     MetadataError
         If an argument does not make valid metadata.
 
@@ -755,11 +760,18 @@ def from_array(
     >>> copy.chunks, copy.attrs["units"], int(copy[...].sum())
     ((2, 2), 'm', 16)
     """
-    from zarr3c.transfer import _copy_chunks_reencoded, _copy_type, _split_codecs
+    from zarr3c.transfer import (
+        _copy_chunks_reencoded,
+        _copy_type,
+        _refuse_node_overlap,
+        _split_codecs,
+    )
 
     order, write_empty_chunks = array_config_arguments(config, order, None)
     store = make_store(store, storage_options=storage_options)
     storage_options = None  # (used: store is a Store now)
+    if write_data and overwrite and isinstance(data, Array):
+        _refuse_node_overlap(data, store, normalize_path(name))
     if not isinstance(data, Array):
         values = np.asarray(data)
         out = create_array(
@@ -769,7 +781,7 @@ def from_array(
             filters=() if _is_keep(filters) else filters,
             compressors="auto" if _is_keep(compressors) else compressors,
             serializer="auto" if _is_keep(serializer) else serializer,
-            fill_value=DEFAULT_FILL_VALUE if fill_value is None else fill_value,
+            fill_value=fill_value,
             order=order, attributes=attributes,
             chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
             overwrite=overwrite, zarr_format=_format_in(store, zarr_format),
@@ -798,7 +810,7 @@ def from_array(
         spec["shards"] = data.shards if _is_keep(shards) else shards
     out = create_array(
         store, name, shape=data.shape, dtype=copied.data_type,
-        fill_value=copied.fill_value if fill_value is None else fill_value,
+        fill_value=copied.fill_value if fill_value is DEFAULT_FILL_VALUE else fill_value,
         order=data.order if order is None else order,
         attributes=dict(data.attrs.asdict()) if attributes is None else attributes,
         chunk_key_encoding=chunk_key_encoding,

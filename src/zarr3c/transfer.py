@@ -350,8 +350,27 @@ def _copy_chunks_reencoded(src: Array, dst: Array, progress: ProgressCallback | 
 
     nregions = math.prod(grid_shape(dst))
     counter = _Progress(progress, dst.path, nregions)
-    written = _run_batched(copy_region, _regions_with_data(dst, src), counter)
+    # Where src stores nothing it reads its fill value; dst reads the same there unasked
+    # only if its fill value is the same (from_array may be given another).
+    regions = _regions_with_data(dst, src) if _same_fill(src, dst) else _regions(dst)
+    written = _run_batched(copy_region, regions, counter)
     counter.step(nregions - written)  # the skipped regions: done, as fill values
+
+
+def _same_fill(src: Array, dst: Array) -> bool:
+    """Whether ``dst`` reads what ``src`` reads where neither stores a chunk: the same data
+    type and fill value, bit for bit (``-0.0`` is not ``0.0``; variable-length strings and
+    objects by value)."""
+    try:
+        a = np.asarray(src.fill_value, dtype=src.dtype)
+        b = np.asarray(dst.fill_value, dtype=dst.dtype)
+    except (TypeError, ValueError):
+        return False
+    if a.dtype != b.dtype:
+        return False
+    if a.dtype.hasobject or a.dtype.kind == "T":  # (their bytes are pointers)
+        return bool(a.item() == b.item())
+    return a.tobytes() == b.tobytes()
 
 
 def _regions_with_data(dst: Array, src: Array) -> Iterator[tuple[slice, ...]]:
@@ -413,6 +432,34 @@ def _refuse_overlap(src: Store, dst: Store) -> None:
     else:
         return
     raise InvalidArgumentError(f"cannot copy {src_text} to {dst_text}: {why}")
+
+
+def _refuse_node_overlap(src: Array, store: Store, path: str) -> None:
+    """Refuse to overwrite the node at ``path`` in ``store`` with ``src`` when the overwrite,
+    which deletes everything below that node before the copy reads ``src``, would delete
+    part of ``src``: the node is ``src`` or holds it, or lies inside ``src`` where ``src``
+    stores chunks (``"c"`` below a v3 array).  zarr-python raises ValueError too."""
+    src_ns, src_root, src_text = _location(src.store)
+    dst_ns, dst_root, dst_text = _location(store)
+    if src_ns != dst_ns:
+        return
+    src_at = "/".join(p for p in (src_root, src.path) if p)
+    dst_at = "/".join(p for p in (dst_root, path) if p)
+    if not _nests(src_at, dst_at):
+        if not _nests(dst_at, src_at):
+            return
+        # The destination lies strictly inside the source: only the keys below it go, which
+        # matters where some are the source's chunks (rare: listing all of them is fine).
+        inside = dst_at[len(src_at) + 1:] if src_at else dst_at
+        below = "/".join(p for p in (src.path, inside) if p) + "/"
+        if not any(key.startswith(below) for key, _ in src._stored_chunks()):
+            return
+    where = "" if src_text == dst_text else f" in {src_text}"
+    raise InvalidArgumentError(
+        f"cannot overwrite {path!r} in {dst_text} with the array at {src.path!r}{where}: "
+        "the paths overlap, so the overwrite would delete the source; write to another "
+        "path, or pass data=array[...]"
+    )
 
 
 def _refuse_non_empty(store: Store) -> None:
