@@ -31,7 +31,13 @@ from zarr3c.errors import (
 )
 from zarr3c.group import Group, open_group_at, open_node
 from zarr3c.group import create_group as _create_group
-from zarr3c.metadata.formats import FORMATS, HierarchyFormat, V2Format, detect_format
+from zarr3c.metadata.formats import (
+    FORMATS,
+    HierarchyFormat,
+    V2Format,
+    detect_format,
+    probed_keys,
+)
 from zarr3c.paths import normalize_path
 from zarr3c.settings import config
 from zarr3c.stores import make_store
@@ -53,10 +59,14 @@ def _config_default(value: Any, key: str) -> Any:
     return config.get(key) if value is None else value
 
 
-def _format_for_create(store: Any, zarr_format: Any, path: str = "") -> HierarchyFormat:
+def _format_for_create(store: Any, zarr_format: Any, path: str = "",
+                       reads: ReadOnce | None = None) -> HierarchyFormat:
     """The format a new node is written in: the hierarchy's own, which must be the one asked
     for (one hierarchy never mixes layouts).  A store without a hierarchy takes the one
-    asked for.
+    asked for.  The store is read through ``reads`` (a new :class:`ReadOnce` if None), which
+    the caller may pass on to the node's creation: the root ``zarr.json`` is read once, and
+    on a store with concurrent batches the existence checks of format detection are one
+    batch.
 
     Raises UnsupportedFeatureError for a ``zarr_format`` zarr3c does not write, and
     UnsupportedFormatError when the store holds a hierarchy in another layout.
@@ -65,15 +75,18 @@ def _format_for_create(store: Any, zarr_format: Any, path: str = "") -> Hierarch
         raise UnsupportedFeatureError(
             f"zarr_format {zarr_format!r} is not supported (one of {list(FORMATS)})"
         )
-    detected = detect_format(store, path)
+    reads = ReadOnce(store) if reads is None else reads
+    if getattr(store, "concurrent_batches", False) and reads.get("zarr.json") is None:
+        reads.probe(probed_keys(path))  # one round trip rather than one per key
+    detected = detect_format(reads, path)
     if detected.zarr_format == zarr_format:
         return detected
-    if store.get("zarr.json") is None and not isinstance(detected, V2Format):
+    if reads.get("zarr.json") is None and not isinstance(detected, V2Format):
         return FORMATS[zarr_format]()
     raise UnsupportedFormatError(
         f"the store holds a hierarchy in the {detected.zarr_format!r} layout; pass "
         f"zarr_format={detected.zarr_format!r} to add nodes to it",
-        source="zarr.json" if store.get("zarr.json") is not None else None,
+        source="zarr.json" if reads.get("zarr.json") is not None else None,
     )
 
 
@@ -308,11 +321,12 @@ def create_array(
                                "them)")
     s = make_store(store, read_only=False, storage_options=storage_options)
     p = normalize_path(name)
-    fmt = _format_for_create(s, zarr_format, p)
+    reads = ReadOnce(s)  # format detection and the existence checks share their reads
+    fmt = _format_for_create(s, zarr_format, p, reads)
     # shape and dtype only where given: the store-level create_array takes them from data.
     given = {k: v for k, v in (("shape", shape), ("dtype", dtype)) if v is not None}
     return _create_array(
-        s, p, fmt=fmt, chunks=chunks, shards=shards,
+        s, p, fmt=fmt, reads=reads, chunks=chunks, shards=shards,
         filters=filters, serializer=serializer, compressors=compressors, fill_value=fill_value,
         order=order, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,

@@ -356,16 +356,31 @@ class ReadOnce:
     def __init__(self, store: Any):
         self._store = store
         self._got: dict[str, Any] = {}
+        self._exists: dict[str, bool] = {}  # learnt by probe()
 
     def get(self, key: str) -> Any:
         """The value of ``key`` (None if missing), read from the store the first time."""
         if key not in self._got:
+            if self._exists.get(key) is False:
+                return None  # (known missing: no read)
             self._got[key] = self._store.get(key)
         return self._got[key]
 
     def exists(self, key: str) -> bool:
-        """Whether ``key`` exists, from the one read of it (V3Format.node_exists asks)."""
+        """Whether ``key`` exists, from the one read (or probe) of it (V3Format.node_exists
+        asks)."""
+        if key not in self._got and key in self._exists:
+            return self._exists[key]
         return self.get(key) is not None
+
+    def probe(self, keys: Any) -> None:
+        """Learn whether each of ``keys`` exists with one batch of zero-length reads (on an
+        object store, HEAD requests in flight together), for :meth:`exists` and :meth:`get`
+        to answer from; keys already read or probed are not asked again."""
+        todo = [k for k in dict.fromkeys(keys) if k not in self._got and k not in self._exists]
+        if todo:
+            found = self._store.get_partial_values([(k, (0, 0)) for k in todo])
+            self._exists.update((k, v is not None) for k, v in zip(todo, found, strict=True))
 
     def __getattr__(self, name: str) -> Any:
         """Listing and the rest go to the store."""

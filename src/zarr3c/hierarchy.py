@@ -48,7 +48,8 @@ def ancestors(path: str) -> list[str]:
     return [""] + ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool) -> None:
+def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool,
+                 reads: Any = None) -> None:
     """Make ``path`` free for a new node, and its ancestors groups.
 
     Nothing is written or erased before every check passed.  The caller then writes the new
@@ -64,6 +65,9 @@ def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool
         The new node's normalised path.
     overwrite : bool
         Erase a node already at ``path`` (and everything below it).
+    reads : ReadOnce, optional
+        The store seen through :class:`zarr3c.consolidated.ReadOnce`, for the checks (the
+        caller's reads of the same keys are not repeated); None: the store itself.
 
     Raises
     ------
@@ -85,8 +89,9 @@ def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool
     if path:
         for name in path.split("/"):
             fmt.check_name(name)
-    existing = fmt.read_node(store, path)
-    exists = existing is not None or (path != "" and fmt.node_exists(store, path))
+    seen = store if reads is None else reads  # (only read: nothing is written before the checks)
+    existing = fmt.read_node(seen, path)
+    exists = existing is not None or (path != "" and fmt.node_exists(seen, path))
     if exists and not overwrite:
         if existing is not None and existing.node_type == "array":
             raise ContainsArrayError(f"an array already exists at path {path!r}"
@@ -95,7 +100,7 @@ def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool
                                  f" in store {describe_store(store)}")
     missing: list[str] = []
     for parent in ancestors(path):
-        md = fmt.read_node(store, parent)
+        md = fmt.read_node(seen, parent)
         if md is not None and md.node_type == "array":
             raise ContainsArrayError(
                 f"cannot create a node at {path!r}"

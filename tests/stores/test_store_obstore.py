@@ -891,3 +891,127 @@ def test_a_failed_read_sends_no_more_requests_of_its_batch(proxy: Any, s3_url: s
     assert [r.path.rsplit("/", 1)[1] for r in proxy.requests()] == ["0"]
     assert [bytes(v or b"") for v in store.get_many([f"k/{i}" for i in range(8)])] == [
         bytes([i]) for i in range(8)]
+
+
+# -- writes through the proxy: batched puts, and the requests of creating an array -------------
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """zarr3c's chunk pool at 1 thread: puts in flight beyond 1 come from ``set_many``."""
+    zarr3c.set_num_threads(1)
+    try:
+        yield
+    finally:
+        zarr3c.set_num_threads(None)
+
+
+def test_a_whole_write_sends_its_puts_together(
+    proxy: Any, s3_url: str, one_thread: None
+) -> None:
+    data = np.arange(8 * 64, dtype="<u2").reshape(8, 64) + 1
+    a = zarr3c.create_array(_through(proxy, s3_url), shape=data.shape, dtype=data.dtype,
+                            chunks=(8, 8))
+    proxy.latency = 0.05  # each request waits, so that puts sent one after another never overlap
+    proxy.reset()
+    a[...] = data
+    assert proxy.counts() == {"PUT": 8} and proxy.peak_in_flight() == 8, proxy.requests()
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_creating_an_array_and_writing_it_whole_sends_the_fewest_requests(
+    proxy: Any, s3_url: str, two_threads: None
+) -> None:
+    data = np.arange(8 * 64, dtype="<u2").reshape(8, 64) + 1
+    proxy.latency = 0.02
+    a = zarr3c.create_array(_through(proxy, s3_url), shape=data.shape, dtype=data.dtype,
+                            chunks=(8, 8))
+    # the root zarr.json once, then whether a Zarr v2 hierarchy is there (.zmetadata,
+    # .zgroup, .zarray: all in flight together), then the new zarr.json
+    assert proxy.counts() == {"GET": 1, "HEAD": 3, "PUT": 1}, proxy.requests()
+    assert [r.kind for r in proxy.requests()][::4] == ["GET", "PUT"]
+    a[...] = data
+    assert proxy.counts() == {"GET": 1, "HEAD": 3, "PUT": 9}, proxy.requests()
+    # an existing hierarchy's zarr.json answers every question: one GET, then the put
+    proxy.reset()
+    zarr3c.create_array(_through(proxy, s3_url), shape=data.shape, dtype=data.dtype,
+                        chunks=(8, 8), overwrite=True)
+    assert proxy.counts().get("GET") == 1 and "HEAD" not in proxy.counts(), proxy.requests()
+
+
+def test_creating_over_a_v2_hierarchy_is_still_refused(proxy: Any, s3_url: str) -> None:
+    from zarr3c.errors import UnsupportedFormatError
+
+    store = _through(proxy, s3_url)
+    zarr3c.create_array(store, shape=(4,), dtype="u1", zarr_format=2)
+    with pytest.raises(UnsupportedFormatError, match="zarr_format=2"):
+        zarr3c.create_array(store, shape=(4,), dtype="u1", name="b")
+    b = zarr3c.create_array(store, shape=(4,), dtype="u1", zarr_format=2, overwrite=True)
+    assert b.metadata.zarr_format == 2
+
+
+def test_batched_writes_keep_partial_chunks_empty_chunks_and_bounds(
+    proxy: Any, s3_url: str, one_thread: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zarr3c.array import write as write_module
+
+    data = np.arange(16 * 64, dtype="<u2").reshape(16, 64) + 1
+    a = zarr3c.create_array(_through(proxy, s3_url), shape=data.shape, dtype=data.dtype,
+                            chunks=(8, 8), compressors=None)
+    a[...] = data
+    # batches of 4 chunks: at most 4 puts in flight, whatever the store allows
+    monkeypatch.setattr(write_module, "SET_MANY_BYTES", 4 * 8 * 8 * 2)
+    proxy.latency = 0.05
+    proxy.reset()
+    new = data + 1000
+    new[:8, 16:32] = 0  # two whole chunks of the fill value: erased, not written
+    a[2:14, :] = new[2:14, :]  # the rows 2..13: every chunk covered in part, read first
+    expected = data.copy()
+    expected[2:14] = new[2:14]
+    np.testing.assert_array_equal(a[...], expected)
+    proxy.reset()
+    a[:8, :] = new[:8, :]  # whole chunks, in batches of 4: 6 put, 2 erased with one request
+    assert proxy.counts() == {"PUT": 6, "DELETE": 1}, proxy.requests()
+    assert proxy.peak_in_flight() == 4
+    expected[:8] = new[:8]
+    np.testing.assert_array_equal(a[...], expected)
+    stored = set(_through(proxy, s3_url).list())
+    assert "c/0/2" not in stored and "c/0/3" not in stored and "c/0/4" in stored
+
+
+def test_a_failed_put_of_a_batch_names_the_key_and_sends_no_more(
+    proxy: Any, s3_url: str, one_thread: None
+) -> None:
+    from zarr3c.testing.s3_proxy import Fault
+
+    data = np.arange(8 * 64, dtype="<u2").reshape(8, 64) + 1
+    store = _through(proxy, s3_url, max_concurrency=1)  # the batch goes one put at a time
+    a = zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(8, 8))
+    proxy.reset()
+    proxy.fail(Fault(status=500, times=1, pattern=r"/c/0/5$", kinds=("PUT",)))
+    with pytest.raises(StoreError) as excinfo:
+        a[...] = data
+    message = str(excinfo.value)
+    assert f"'c/0/5' ({s3_url}/c/0/5)" in message and SECRET not in message, message
+    # c/0/0..c/0/4 were put, c/0/5 failed, the other puts were cancelled before being sent
+    assert [r.path.rsplit("/", 1)[1] for r in proxy.requests()] == [str(i) for i in range(6)]
+
+
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+@pytest.mark.parametrize("shards", [None, (8, 32)], ids=["chunked", "sharded"])
+def test_batched_writes_store_or_erase_chunks_of_the_fill_value(
+    write_empty_chunks: bool, shards: tuple[int, int] | None
+) -> None:
+    store = ObjectStore(ObstoreMemory())
+    assert store.concurrent_batches  # (the batched write path)
+    a = zarr3c.create_array(store, shape=(16, 64), dtype="<i4", chunks=(8, 8), shards=shards,
+                            fill_value=7, write_empty_chunks=write_empty_chunks)
+    data = np.arange(16 * 64, dtype="<i4").reshape(16, 64)
+    a[...] = data
+    data[8:, 32:] = 7  # the last shard (or its 4 chunks) holds only the fill value
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+    keys = {k for k in store.list() if k != "zarr.json"}
+    last = {"c/1/1"} if shards else {f"c/1/{j}" for j in range(4, 8)}
+    assert (last <= keys) is write_empty_chunks and len(keys) == (
+        (4 if shards else 16) - (0 if write_empty_chunks else len(last)))

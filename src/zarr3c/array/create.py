@@ -365,6 +365,7 @@ def create_array(
     order: str | None = None,
     data: Any = None,
     config: Any = None,
+    reads: Any = None,
     **kwargs: Any,
 ) -> Array:
     """Create an array at ``path`` in ``store``, writing its metadata (and ``data``).
@@ -398,6 +399,9 @@ def create_array(
         zarr-python's run-time settings of the array, ``{"order": ...,
         "write_empty_chunks": ...}``, for those of the two not given
         (:func:`array_config_arguments`).
+    reads
+        The store seen through :class:`zarr3c.consolidated.ReadOnce` for the checks before
+        anything is written (the caller's, which detected the format), or None: the store.
     **kwargs
         The metadata arguments of :func:`build_array_metadata`: ``shape``, ``dtype``,
         ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
@@ -468,7 +472,7 @@ def create_array(
     # Construct (and so validate the codec chain) before touching the store.
     array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, order=order,
                   fmt=fmt)
-    prepare_node(store, fmt, path, overwrite=overwrite)
+    prepare_node(store, fmt, path, overwrite=overwrite, reads=reads)
     fmt.write_node(store, path, metadata)
     if data is not None:
         array[...] = data

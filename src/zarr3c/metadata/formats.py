@@ -407,9 +407,37 @@ def _is_v2(store: Any, path: str) -> bool:
     ``.zmetadata`` is asked first: a consolidated group is then opened from that one read
     (through :class:`zarr3c.consolidated.ReadOnce`, which keeps it).
     """
+    return any(store.exists(key) for key in _v2_keys(path))
+
+
+def _v2_keys(path: str) -> list[str]:
+    """The Zarr v2 documents :func:`_is_v2` looks for, in its order."""
     wheres = [_prefix(path), ""] if path else [""]
-    return any(store.exists(where + name) for where in wheres
-               for name in (CONSOLIDATED_KEY, GROUP_KEY, ARRAY_KEY))
+    return [where + name for where in wheres for name in (CONSOLIDATED_KEY, GROUP_KEY, ARRAY_KEY)]
+
+
+def probed_keys(path: str = "") -> list[str]:
+    """The keys whose existence :func:`detect_format` asks about when the store has no root
+    ``zarr.json`` (a caller may learn them all with one batch first).
+
+    Parameters
+    ----------
+    path
+        The node's normalised path.
+
+    Returns
+    -------
+    list of str
+        The keys, in the order :func:`detect_format` asks.
+
+    Examples
+    --------
+    >>> probed_keys()
+    ['.zmetadata', '.zgroup', '.zarray']
+    >>> probed_keys("a")[:2]
+    ['a/zarr.json', 'a/.zmetadata']
+    """
+    return ([f"{path}/zarr.json"] if path else []) + _v2_keys(path)
 
 
 def detect_format(store: Any, path: str = "") -> HierarchyFormat:

@@ -9,8 +9,9 @@ to byte values and offers three capability sets, with the specification's operat
   ``erase_values``, ``erase_prefix``
 - listable: ``list()``, ``list_prefix(prefix)``, ``list_dir(prefix)`` (-> keys, prefixes)
 
-plus ``exists(key)``, ``getsize(key)``, the batched ``get_many(keys)`` and the capability flags
-``supports_writes``, ``supports_partial_writes`` and ``supports_listing``.  As the
+plus ``exists(key)``, ``getsize(key)``, the batched ``get_many(keys)`` and ``set_many(items)``,
+and the capability flags ``supports_writes``, ``supports_partial_writes``,
+``supports_listing`` and ``concurrent_batches``.  As the
 specification recommends, the partial and batched operations have fallbacks here, written in
 terms of the primitives, so that a new store needs only ``get``, ``set``, ``erase`` and
 ``list``.  The read-into hooks that the array layer and the sharding codec call on every store
@@ -101,6 +102,24 @@ class Store(ReadIntoHooks, ABC):
         (False, True)
         """
         return self._read_only
+
+    @property
+    def concurrent_batches(self) -> bool:
+        """Whether the batched operations (:meth:`get_many`, :meth:`get_partial_values`,
+        :meth:`set_many`) keep several requests in flight at once (an object store, where
+        each request is a round trip).  Callers then batch what they would otherwise ask
+        one key at a time: a write of an array hands :meth:`set_many` the encoded chunks of a
+        batch (rather than setting them one by one from its thread pool), and creating a
+        node asks whether the keys of a Zarr v2 hierarchy exist with one batch.  False here:
+        the defaults go one key after another.
+
+        Examples
+        --------
+        >>> from zarr3c.stores import MemoryStore
+        >>> MemoryStore().concurrent_batches
+        False
+        """
+        return False
 
     def with_read_only(self, read_only: bool = False) -> Self:
         """An equivalent store over the same data with the given ``read_only`` flag.
@@ -279,6 +298,59 @@ class Store(ReadIntoHooks, ABC):
         >>> store.get("a/c/0")
         b'\\x00\\x00\\x01\\x00'
         """
+
+    def set_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        """Store each ``(key, value)`` pair, as :meth:`set` would, one after another.
+
+        A batched :meth:`set` that stores able to keep several writes in flight override
+        (and then answer :attr:`concurrent_batches` True).  The writes are not atomic together:
+        when one fails, others of the batch may have been stored, and the error names the
+        key that failed.  A key given twice is stored with its last value.
+
+        Parameters
+        ----------
+        items
+            ``(key, value)`` pairs; values are bytes-like, as :meth:`set` takes them.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key is malformed (checked before anything is written).
+        ReadOnlyError
+            If the store is read-only (checked before anything is written).
+        TypeError
+            If a value is not bytes-like (checked before anything is written).
+        StoreError
+            If a value cannot be written; the message names its key.
+
+        Examples
+        --------
+        >>> from zarr3c.stores import MemoryStore
+        >>> store = MemoryStore()
+        >>> store.set_many([("a/c/0", b"0"), ("a/c/1", b"1")])
+        >>> sorted(store.list())
+        ['a/c/0', 'a/c/1']
+        """
+        batch = self._validate_set_many(items)
+        for key, value in batch.items():
+            self.set(key, value)
+
+    def _validate_set_many(self, items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        """``items`` as a dict (the last value of a repeated key wins), the keys and values
+        checked and writes refused on a read-only store before any is written."""
+        batch: dict[str, Any] = {}
+        for item in items:
+            try:
+                key, value = item
+            except (TypeError, ValueError):
+                raise InvalidKeyError(
+                    f"invalid write {item!r}: expected a (key, value) pair"
+                ) from None
+            as_byte_view(value, validate_key(key))  # (TypeError naming the key)
+            batch[key] = value
+        if batch:
+            self._check_writable(f"store key {next(iter(batch))!r}")
+        return batch
 
     def chunk_write_files(self, prefix: str, names: Sequence[str]
                           ) -> builtins.list[bytes] | None:

@@ -603,6 +603,87 @@ class FsspecStore(Store):
         except Exception as exc:
             raise StoreError(f"cannot write {self._where(key)}: {_describe(exc)}") from exc
 
+    @property
+    def concurrent_batches(self) -> bool:
+        """Whether batches (``cat_ranges`` reads, :meth:`set_many`) send their requests
+        concurrently: where the filesystem is asynchronous underneath (s3fs, gcsfs, adlfs),
+        not for a synchronous one (local files, memory).
+
+        Examples
+        --------
+        >>> import fsspec
+        >>> FsspecStore(fsspec.filesystem("memory")).concurrent_batches
+        False
+        """
+        return bool(getattr(self._fs, "async_impl", False))
+
+    def set_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        """Store each ``(key, value)`` pair; over an asynchronous filesystem with one
+        concurrent batch of ``pipe_file`` calls (at most the filesystem's ``batch_size``, or
+        fsspec's default, in flight), otherwise one :meth:`set` after another.
+
+        Parameters
+        ----------
+        items
+            ``(key, value)`` pairs; values are bytes-like.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key is malformed (checked before any write).
+        ReadOnlyError
+            If the store is read-only (checked before any write).
+        TypeError
+            If a value is not bytes-like.
+        StoreError
+            If a value cannot be written; the message names its key and URL (the first
+            failed key in batch order, once the batch has finished).
+
+        Examples
+        --------
+        >>> import fsspec
+        >>> store = FsspecStore(fsspec.filesystem("memory"), "zarr3c-doc/set-many.zarr")
+        >>> store.set_many([("c/0", b"0"), ("c/1", b"1")])
+        >>> sorted(store.list())
+        ['c/0', 'c/1']
+        >>> store.erase_prefix("")
+        """
+        if not self.concurrent_batches:
+            super().set_many(items)
+            return
+        batch = self._validate_set_many(items)
+        if not batch:
+            return
+        puts = [(key, value if type(value) in (bytes, bytearray)
+                 else as_byte_view(value, key).tobytes()) for key, value in batch.items()]
+        from fsspec.asyn import sync
+
+        failures = sync(self._fs.loop, self._pipe_all, puts)
+        for (key, _), exc in zip(puts, failures, strict=True):
+            if exc is not None:
+                raise StoreError(f"cannot write {self._where(key)}: {_describe(exc)}") from exc
+
+    async def _pipe_all(self, puts: Sequence[tuple[str, Any]]
+                        ) -> builtins.list[BaseException | None]:
+        """``pipe_file`` of every put, on the filesystem's loop: per put, its failure or
+        None."""
+        import asyncio
+
+        from fsspec.asyn import _get_batch_size
+
+        limit = asyncio.Semaphore(getattr(self._fs, "batch_size", None)
+                                  or _get_batch_size(nofiles=True))
+
+        async def one(key: str, data: Any) -> BaseException | None:
+            async with limit:
+                try:
+                    await self._fs._pipe_file(self._path(key), data)
+                except Exception as exc:  # noqa: BLE001 - named with its key by the caller
+                    return exc
+            return None
+
+        return list(await asyncio.gather(*(one(key, data) for key, data in puts)))
+
     def erase(self, key: str) -> None:
         validate_key(key)
         self._check_writable(f"store key {key!r}")

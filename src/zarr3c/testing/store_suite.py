@@ -81,6 +81,7 @@ _KEY_OPERATIONS: list[tuple[Callable[[Store, Any], Any], str]] = [
     (lambda s, k: s.exists(k), "exists"),
     (lambda s, k: s.get_partial_values([("ok", (0, None)), (k, (0, 1))]), "get_partial_values"),
     (lambda s, k: s.get_many(["ok", k]), "get_many"),
+    (lambda s, k: s.set_many([("ok", b"new"), (k, b"x")]), "set_many"),
     (lambda s, k: s.set_partial_values([(k, 0, b"x")]), "set_partial_values"),
     (lambda s, k: s.erase_values(["ok", k]), "erase_values"),
 ]
@@ -95,6 +96,7 @@ _PREFIX_OPERATIONS: list[tuple[Callable[[Store, Any], Any], str]] = [
 _WRITE_OPERATIONS: list[tuple[Callable[[Store], Any], str, str]] = [
     (lambda s: s.set("k", b"new"), "k", "set"),
     (lambda s: s.set("new/key", b"new"), "new/key", "set-new"),
+    (lambda s: s.set_many([("k", b"new"), ("new/key", b"new")]), "k", "set_many"),
     (lambda s: s.set_partial_values([("k", 0, b"n")]), "k", "set_partial_values"),
     (lambda s: s.erase("k"), "k", "erase"),
     (lambda s: s.erase("k-missing"), "k-missing", "erase-missing"),
@@ -257,6 +259,32 @@ class StoreContractTests:
         with pytest.raises(TypeError, match="'k'"):
             store.set_parts("k", [b"ab", "cd"])
         assert store.get("k") is None
+
+    def test_set_many_stores_every_value(self, store: Store) -> None:
+        # What a write of an array hands over to a store with concurrent batches: many
+        # encoded chunks at once, any bytes-like values.
+        values: dict[str, Any] = {f"a/c/{i}": bytes([i]) * (i * 37 % 500) for i in range(100)}
+        values["a/c/1"] = np.arange(5, dtype="<u2")
+        values["a/c/2"] = memoryview(b"view")
+        values["a/c/3"] = bytearray(b"array")
+        store.set("a/c/4", b"an older value")
+        store.set_many(values.items())
+        expected = {k: bytes(memoryview(v).cast("B")) for k, v in values.items()}
+        assert self.contents(store) == expected
+        store.set_many([])  # an empty batch writes nothing
+        store.set_many(iter([("a/c/5", b"first"), ("a/c/5", b"last")]))  # the last one wins
+        assert bytes(store.get("a/c/5")) == b"last"  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("item", [("k",), ("k", b"v", 1), None])
+    def test_set_many_refuses_malformed_items(self, store: Store, item: Any) -> None:
+        with pytest.raises(InvalidKeyError):
+            store.set_many([("ok", b"x"), item])
+        assert self.contents(store) == {}
+
+    def test_set_many_refuses_non_bytes_before_writing(self, store: Store) -> None:
+        with pytest.raises(TypeError, match="'bad'"):
+            store.set_many([("ok", b"x"), ("bad", "text"), ("later", b"y")])
+        assert self.contents(store) == {}
 
     def test_set_overwrites(self, store: Store) -> None:
         store.set("k", b"first value, long")

@@ -5,15 +5,18 @@ Chunks the selection covers entirely are written by the native pipeline where it
 a chunk the selection covers entirely is encoded straight from the value's strided bytes
 (through a per-worker scratch buffer, :class:`WriteScratch`; a shard inner chunk by inner
 chunk into one shard buffer); any other is read, modified and written back (a shard: only
-the inner chunks the write touches).  Chunks that end up equal to the fill value are erased
-instead of written (unless ``write_empty_chunks``)."""
+the inner chunks the write touches).  Over a store whose ``set_many`` keeps several writes
+in flight (``Store.concurrent_batches``: an object store), whole chunks are encoded in
+batches of bounded bytes on the thread pool and each batch stored with one ``set_many``, so
+that more requests are in flight than there are threads.  Chunks that end up equal to the
+fill value are erased instead of written (unless ``write_empty_chunks``)."""
 
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -24,7 +27,7 @@ from zarr3c.array import geometry, objects
 from zarr3c.array.read.chunk import fetch_chunk
 from zarr3c.array.write.native import write_natively
 from zarr3c.codecs.sharding import PartArena
-from zarr3c.concurrency import chunk_lock, map_unordered
+from zarr3c.concurrency import chunk_lock, chunk_locks, get_num_threads, map_unordered
 from zarr3c.errors import IndexingError, ShapeMismatchError, ValueConversionError
 from zarr3c.indexing import (
     ChunkTask,
@@ -37,7 +40,7 @@ from zarr3c.indexing import (
     plan_chunks,
     plan_points,
 )
-from zarr3c.stores.byte_ranges import resolve_byte_range
+from zarr3c.stores.byte_ranges import as_byte_view, resolve_byte_range
 
 if TYPE_CHECKING:
     from zarr3c.array.core import Array
@@ -144,42 +147,124 @@ def write_selection(array: Array, sel: OrthogonalSelection, value: Any) -> None:
         modify_chunk(array, task.coords, task, lambda c: modify(task, c),
                      region=task.bounds())
 
-    if itemsize:  # (the chunks covered entirely, where the array, chain and store allow it)
-        map_unordered(write, write_natively(array, sel, src, value_strides))
-    else:
+    if not itemsize:
         map_unordered(write, plan_chunks(sel, array._dims))
+    elif array._store.concurrent_batches:
+        _write_batched(array, plan_chunks(sel, array._dims), write, src, value_strides, scratch)
+    else:  # (the chunks covered entirely, where the array, chain and store allow it)
+        map_unordered(write, write_natively(array, sel, src, value_strides))
+
+
+class _Encoded(NamedTuple):
+    """A whole chunk encoded for a batch: its key and encoding (None: erase it)."""
+
+    key: str
+    value: bytes | None
+
+
+def _write_batched(array: Array, tasks: Iterable[ChunkTask],
+                   write: Callable[[ChunkTask], None], src: np.ndarray,
+                   value_strides: Sequence[int], scratch: WriteScratch) -> None:
+    """Write the chunks of ``tasks`` to a store whose ``set_many`` keeps several writes in
+    flight (an object store): in batches of at most :data:`SET_MANY_BYTES` of chunks, the
+    chunks covered in part are read, modified and written by ``write``, and the chunks
+    covered entirely are encoded on the thread pool, then stored with one ``set_many`` (and
+    those equal to the fill value erased) under their locks.  Only a batch's encodings are
+    held at once, never the whole write's."""
+    itemsize = array._itemsize
+    for batch in _batches(array, tasks):
+        whole = [t for t in batch if t.strided and t.covers(
+            array._chunk_shape_at(t.coords), array.shape, array._chunk_origin(t.coords))]
+        if len(whole) < len(batch):
+            covered = {id(t) for t in whole}
+            map_unordered(write, [t for t in batch if id(t) not in covered])
+
+        def encode(task: ChunkTask) -> _Encoded:
+            key = array.chunk_key(task.coords)
+            chunk_shape = array._chunk_shape_at(task.coords)
+            with chunk_memory(key, math.prod(chunk_shape) * itemsize):
+                parts = _encode_whole_chunk(array, task, chunk_shape, src, value_strides,
+                                            scratch)
+                # (a copy: the parts are this thread's scratch, reused for its next chunk)
+                return _Encoded(key, None if parts is None
+                                else b"".join(as_byte_view(p, key) for p in parts))
+
+        encoded = map_unordered(encode, whole)
+        if not encoded:
+            continue
+        with chunk_locks(array._store, [e.key for e in encoded]):
+            array._store.set_many((e.key, e.value) for e in encoded if e.value is not None)
+            empty = [e.key for e in encoded if e.value is None]
+            if empty:
+                array._store.erase_values(empty)
+
+
+#: The most bytes of (decoded) chunks one batch of a batched write covers (but at least one
+#: chunk per thread, as many as the thread pool would hold): their encodings are held until
+#: the batch is stored.
+SET_MANY_BYTES = 64 << 20
+
+
+def _batches(array: Array, tasks: Iterable[ChunkTask]) -> Iterator[list[ChunkTask]]:
+    """``tasks`` in batches of at most :data:`SET_MANY_BYTES` of chunks, or of one chunk per
+    thread where those are larger, drawn lazily."""
+    batch: list[ChunkTask] = []
+    nbytes = 0
+    least = get_num_threads()
+    for task in tasks:
+        size = math.prod(array._chunk_shape_at(task.coords)) * array._itemsize
+        if len(batch) >= least and nbytes + size > SET_MANY_BYTES:
+            yield batch
+            batch, nbytes = [], 0
+        batch.append(task)
+        nbytes += size
+    if batch:
+        yield batch
 
 
 def _write_whole_chunk(array: Array, task: ChunkTask, chunk_shape: tuple[int, ...],
                        src: np.ndarray, value_strides: Sequence[int],
                        scratch: WriteScratch) -> None:
     """Write a chunk the value covers entirely (elements past the array's end are fill),
-    without reading it: encoded straight from the value's strided bytes.  A shard's inner
-    chunks are encoded one by one and the store writes their encodings one after another
-    (see ``ShardingCodec.encode_region``); another chunk is copied into this worker's
-    scratch buffer, reused from chunk to chunk, and encoded from there."""
+    without reading it: encoded straight from the value's strided bytes
+    (:func:`_encode_whole_chunk`), or erased where it holds only the fill value."""
     key = array.chunk_key(task.coords)
-    src_offset, src_strides = task.out_region(value_strides)
-    counts = int64_array(task.counts)
     store = array._store
     # (it holds the chunk it writes: what cannot be allocated is refused by the chunk's key)
     with chunk_memory(key, math.prod(chunk_shape) * array._itemsize), chunk_lock(store, key):
-        if array._sharding is not None:
-            parts, stored = array._sharding.encode_region(
-                src, src_offset, src_strides, task.counts, chunk_shape, arena=scratch.arena())
-            if stored == 0 and not array._write_empty_chunks:
-                store.erase(key)
-            else:
-                store.set_parts(key, parts)
-            return
-        chunk = scratch.chunk(chunk_shape, array.dtype)
-        dst = chunk.reshape(-1).view(np.uint8)
-        strides = int64_array(c_strides(chunk_shape, array._itemsize))
-        if tuple(task.counts) != chunk_shape:  # an edge chunk: fill past the array's end
-            fill_strided(dst, 0, strides, int64_array(chunk_shape), array._fill_bytes)
-        copy_strided(src, src_offset, src_strides, dst, 0, strides, counts, array._itemsize)
+        parts = _encode_whole_chunk(array, task, chunk_shape, src, value_strides, scratch)
         # The store copies what it is given (Store.set), so the scratch can be reused.
-        store_chunk(array, key, chunk)
+        if parts is None:
+            store.erase(key)
+        elif array._sharding is not None:
+            store.set_parts(key, parts)
+        else:
+            store.set(key, parts[0])
+
+
+def _encode_whole_chunk(array: Array, task: ChunkTask, chunk_shape: tuple[int, ...],
+                        src: np.ndarray, value_strides: Sequence[int],
+                        scratch: WriteScratch) -> list[Any] | None:
+    """The encoding, in parts, of a chunk the value covers entirely, or None where it holds
+    only the fill value and ``write_empty_chunks`` is off.  A shard's inner chunks are
+    encoded one by one into this worker's arena (see ``ShardingCodec.encode_region``);
+    another chunk is copied into this worker's scratch buffer, reused from chunk to chunk,
+    and encoded from there: the parts are valid until the worker's next chunk."""
+    src_offset, src_strides = task.out_region(value_strides)
+    if array._sharding is not None:
+        parts, stored = array._sharding.encode_region(
+            src, src_offset, src_strides, task.counts, chunk_shape, arena=scratch.arena())
+        return None if stored == 0 and not array._write_empty_chunks else list(parts)
+    chunk = scratch.chunk(chunk_shape, array.dtype)
+    dst = chunk.reshape(-1).view(np.uint8)
+    strides = int64_array(c_strides(chunk_shape, array._itemsize))
+    if tuple(task.counts) != chunk_shape:  # an edge chunk: fill past the array's end
+        fill_strided(dst, 0, strides, int64_array(chunk_shape), array._fill_bytes)
+    copy_strided(src, src_offset, src_strides, dst, 0, strides, int64_array(task.counts),
+                 array._itemsize)
+    if not array._write_empty_chunks and is_uniform(dst, array._fill_bytes):
+        return None
+    return [array._pipeline.encode_to_scratch(chunk)]
 
 
 def modify_chunk(array: Array, coords: tuple[int, ...], task: ChunkTask | None,

@@ -11,7 +11,9 @@ What it relies on in obstore, and why:
   value at most ``coalesce`` bytes apart are read with one request and sliced here; a suffix
   range (a shard index at the end of a shard) is one ``bytes=-n`` request.  At the first
   failure of a batch its other requests are cancelled, those still waiting for a slot
-  unsent: the error comes after one round trip, not after the whole batch.
+  unsent: the error comes after one round trip, not after the whole batch.  A batch of
+  writes (``set_many``, which an array's write hands the encoded chunks of a batch) is sent
+  the same way: concurrent ``put`` requests under the same bound, failing fast.
 - Missing keys (obstore's ``NotFoundError``, a ``FileNotFoundError``; on a local store "not a
   directory" below a file) read as None.  "Range not satisfiable" (HTTP 416; obstore's "start
   too large") means the value exists and the range starts at or past its end: ``b""``.  A
@@ -369,6 +371,17 @@ class ObjectStore(Store):
         self._coalesce = state["coalesce"]
         self._setup()
 
+    @property
+    def concurrent_batches(self) -> bool:
+        """True: every batch (reads, :meth:`set_many`) sends its requests concurrently.
+
+        Examples
+        --------
+        >>> ObjectStore.from_url("memory://").concurrent_batches
+        True
+        """
+        return True
+
     def with_read_only(self, read_only: bool = False) -> Self:
         new = super().with_read_only(read_only)
         new._read_only = new._read_only or self._kind == "HTTPStore"
@@ -605,6 +618,74 @@ class ObjectStore(Store):
             obstore.put(self._store, key, data)
         except Exception as exc:
             raise self._error("write", key, exc) from None
+
+    def set_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        """Store each ``(key, value)`` pair with one concurrent batch of requests, at most
+        ``max_concurrency`` in flight (shared with the store's reads).
+
+        At the first failure the writes not yet sent are cancelled and the failure is
+        raised; writes already answered stay stored (an object is replaced whole by each
+        PUT, never left half-written).
+
+        Parameters
+        ----------
+        items
+            ``(key, value)`` pairs; values are bytes-like.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key is malformed (checked before any request).
+        ReadOnlyError
+            If the store is read-only (checked before any request).
+        TypeError
+            If a value is not bytes-like.
+        StoreError
+            If a value cannot be written; the message names its key and URL.
+
+        Examples
+        --------
+        >>> store = ObjectStore.from_url("memory://")
+        >>> store.set_many([("a/c/0", b"0"), ("a/c/1", b"1")])
+        >>> sorted(store.list())
+        ['a/c/0', 'a/c/1']
+        """
+        batch = self._validate_set_many(items)
+        if not batch:
+            return
+        puts = [(key, value if type(value) is bytes else as_byte_view(value, key).tobytes())
+                for key, value in batch.items()]
+        _obstore()  # (refused in a forked child before the loop is touched)
+        runner.run(self._put_all(puts))
+
+    async def _put(self, key: str, data: bytes, failed: asyncio.Event) -> None:
+        """One PUT; once ``failed`` (its batch's) is set, a put still waiting for a slot is
+        cancelled rather than sent."""
+        obstore = _obstore()
+        async with self._semaphore():
+            if failed.is_set():
+                raise asyncio.CancelledError
+            try:
+                await obstore.put_async(self._store, key, data)
+            except Exception as exc:
+                failed.set()  # before this slot is given to the next put
+                raise self._error("write", key, exc) from None
+
+    async def _put_all(self, puts: Sequence[tuple[str, bytes]]) -> None:
+        """Every put of a batch, failing fast as :meth:`_gather` does for reads: the failure
+        of the first put, in batch order, among those that failed is raised."""
+        failed = asyncio.Event()
+        tasks = [asyncio.ensure_future(self._put(key, data, failed)) for key, data in puts]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        if failed.is_set() or any(
+            t.done() and not t.cancelled() and t.exception() is not None for t in tasks
+        ):
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for task in tasks:
+                if not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
 
     def erase(self, key: str) -> None:
         validate_key(key)
