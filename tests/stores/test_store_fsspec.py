@@ -383,6 +383,10 @@ def test_array_round_trip_on_s3(s3_options: dict[str, Any], s3_url: str) -> None
 def test_sharded_partial_reads_on_s3_use_byte_ranges(
     s3_options: dict[str, Any], s3_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from zarr3c.array.read import native
+
+    # (as for shards above the small-shard size: smaller ones are fetched whole)
+    monkeypatch.setattr(native, "SMALL_SHARD_BYTES", 0)
     data = np.random.default_rng(1).random((64, 64)).astype("<f4")
     a = zarr3c.create_array(
         s3_url,
@@ -623,8 +627,14 @@ def test_http_hierarchy_reads(http_base: str, http_root: dict[str, Any]) -> None
     assert a.nchunks_initialized == 3
 
 
-def test_http_sharded_reads_are_ranged(http_root: dict[str, Any]) -> None:
+def test_http_sharded_reads_are_ranged(
+    http_root: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zarr3c.array.read import native
+
     pytest.importorskip("aiohttp", reason="fsspec's HTTP filesystem needs aiohttp")
+    # (as for shards above the small-shard size: smaller ones are fetched whole)
+    monkeypatch.setattr(native, "SMALL_SHARD_BYTES", 0)
     for base in _serve(http_root["dir"], _RangeHandler):
         a = zarr3c.open_array(f"{base}/h.zarr/sharded", mode="r")
         _RangeHandler.ranged.clear()

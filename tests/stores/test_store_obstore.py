@@ -252,6 +252,10 @@ def test_array_round_trip_on_s3(s3_options: dict[str, Any], s3_url: str) -> None
 def test_sharded_reads_coalesce_ranges_and_read_the_index_once(
     s3_options: dict[str, Any], s3_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from zarr3c.array.read import native
+
+    # (as for shards above the small-shard size: smaller ones are fetched whole)
+    monkeypatch.setattr(native, "SMALL_SHARD_BYTES", 0)
     data = np.random.default_rng(1).random((64, 64)).astype("<f4")
     a = zarr3c.create_array(
         s3_url, shape=data.shape, dtype=data.dtype, chunks=(8, 8), shards=(32, 32),
@@ -702,7 +706,13 @@ def _shard_requests(proxy: Any, key: str) -> list[Any]:
     return [r for r in proxy.requests() if r.path.endswith("/" + key)]
 
 
-def test_a_shard_index_is_one_suffix_request(proxy: Any, s3_url: str) -> None:
+def test_a_shard_index_is_one_suffix_request(
+    proxy: Any, s3_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zarr3c.array.read import native
+
+    # (as for shards above the small-shard size: smaller ones are fetched whole)
+    monkeypatch.setattr(native, "SMALL_SHARD_BYTES", 0)
     data, b = _sharded(proxy, s3_url)
     np.testing.assert_array_equal(b[3:5, 40:42], data[3:5, 40:42])
     index_bytes = 16 * 16 + 4  # 16 (offset, nbytes) pairs and the crc32c
@@ -775,23 +785,86 @@ def test_whole_reads_vindex_and_get_many_send_their_requests_together(
     assert proxy.counts() == {"GET": 8} and proxy.peak_in_flight() == 8
 
 
-@pytest.mark.xfail(strict=True, reason="issue 33 point 2: oindex, strided slices and sharded "
-                   "reads fetch chunk by chunk on the thread pool, as many in flight as threads")
-def test_oindex_and_sharded_reads_plan_their_requests_before_sending(
+@pytest.mark.xfail(strict=True, reason="issue 33 point 2: oindex and strided slices fetch "
+                   "chunk by chunk on the thread pool, as many in flight as threads")
+def test_oindex_reads_plan_their_requests_before_sending(
     proxy: Any, s3_url: str, two_threads: None
 ) -> None:
     data, _, b = _eight_chunks(proxy, s3_url)
     cols = [1, 9, 17, 25, 33, 41, 49, 57]
-    peaks = {}
     proxy.reset()
     np.testing.assert_array_equal(b.oindex[:, cols], data[:, cols])
-    peaks["oindex"] = (len(proxy.requests()), proxy.peak_in_flight())
-    # a sharded read: every shard's index together, then every shard's ranges together
-    data2, s = _sharded(proxy, s3_url + "-sharded")
-    proxy.latency = 0.05
-    np.testing.assert_array_equal(s[...], data2)
-    peaks["sharded"] = (len(proxy.requests()), proxy.peak_in_flight())
-    assert peaks == {"oindex": (8, 8), "sharded": (8, 4)}
+    assert (len(proxy.requests()), proxy.peak_in_flight()) == (8, 8)
+
+
+def _shard_gets(proxy: Any) -> dict[str, list[str | None]]:
+    """The ranges asked of each shard (``c/i/j``) since the last reset."""
+    got: dict[str, list[str | None]] = {}
+    for r in proxy.requests():
+        assert r.kind in ("GET", "GET range"), r
+        got.setdefault(r.path.split("/c/", 1)[1], []).append(r.range)
+    return got
+
+
+def test_small_shards_are_fetched_whole_and_together(
+    proxy: Any, s3_url: str, two_threads: None, read_path: str
+) -> None:
+    from zarr3c.array.read.native import SMALL_SHARD_BYTES
+
+    data, b = _sharded(proxy, s3_url)  # 4 shards of 4 KiB: below the small-shard size
+    assert 32 * 32 * 4 <= SMALL_SHARD_BYTES
+    proxy.latency = 0.05  # requests sent one after another never overlap
+    for sel in (np.s_[...], np.s_[3:5, 40:42], np.s_[5:60, 1:63]):
+        proxy.reset()
+        np.testing.assert_array_equal(b[sel], data[sel])
+        got = _shard_gets(proxy)
+        if read_path == "python":  # each shard's index, then its ranges
+            assert all(len(ranges) == 2 and ranges[0] == "bytes=-260"
+                       for ranges in got.values()), got
+            continue
+        # one request per shard (bounded: at most its largest encoding), all in flight at once
+        assert all(len(ranges) == 1 and not ranges[0].startswith("bytes=-")
+                   for ranges in got.values()), got
+        assert len(got) == proxy.peak_in_flight() == (4 if len(b[sel]) > 2 else 1)
+    proxy.reset()
+    cols = [1, 9, 17, 41, 49, 57]
+    np.testing.assert_array_equal(b.vindex[[0, 40, 63, 3, 33, 20], cols],
+                                  data[[0, 40, 63, 3, 33, 20], cols])
+    if read_path == "native":
+        assert [len(v) for v in _shard_gets(proxy).values()] == [1] * 4
+
+
+def test_large_shards_are_fetched_whole_only_when_most_is_read(
+    proxy: Any, s3_url: str, two_threads: None, read_path: str
+) -> None:
+    from zarr3c.array.read.native import SMALL_SHARD_BYTES, WHOLE_SHARD_FRACTION
+
+    # 2 shards of 2 MiB, each of 4 x 8 inner chunks of (64, 128)
+    data = np.random.default_rng(3).random((512, 1024))
+    store = _through(proxy, s3_url)
+    a = zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(64, 128),
+                            shards=(256, 1024), compressors=None)
+    a[...] = data
+    assert 256 * 1024 * 8 > SMALL_SHARD_BYTES and 8 / 32 < WHOLE_SHARD_FRACTION <= 20 / 32
+    b = zarr3c.open_array(store.with_read_only(True))
+    proxy.latency = 0.05  # requests sent one after another never overlap
+    index = "bytes=-516"  # 32 (offset, nbytes) pairs and the crc32c
+    for sel, whole in ((np.s_[...], {"0/0": True, "1/0": True}),
+                       (np.s_[3:5, 40:42], {"0/0": False}),  # 1 inner chunk of 32
+                       (np.s_[0:256, 0:256], {"0/0": False}),  # 8 of 32
+                       (np.s_[0:256, 0:600], {"0/0": True}),  # 20 of 32
+                       (np.s_[100:500, 0:1000], {"0/0": True, "1/0": True})):
+        proxy.reset()
+        np.testing.assert_array_equal(b[sel], data[sel])
+        got = _shard_gets(proxy)
+        assert sorted(got) == sorted(whole), (sel, got)
+        for key, ranges in got.items():
+            if read_path == "python" or not whole[key]:  # the index, then ranges
+                assert ranges[0] == index and len(ranges) >= 2, (sel, got)
+            else:  # one request (bounded: at most its largest encoding)
+                assert len(ranges) == 1 and not (ranges[0] or "").startswith("bytes=-"), got
+        if read_path == "native" and all(whole.values()):
+            assert proxy.peak_in_flight() == len(got)  # fetched together
 
 
 @pytest.mark.parametrize("fault", [{"status": 500}, {"status": None},

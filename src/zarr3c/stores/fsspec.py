@@ -217,6 +217,7 @@ class FsspecStore(Store):
     supports_writes = True
     supports_partial_writes = False
     supports_listing = True
+    reads_by_request = True  # (a round trip per request: small shards are fetched whole)
 
     def __init__(self, fs: Any, path: str = "", *, read_only: bool = False) -> None:
         fsspec = import_fsspec()

@@ -145,6 +145,10 @@ class ReadIntoHooks:
     reads_into_memory: ClassVar[bool] = False
     #: :meth:`read_elements_into` reads batches; the default answers None.
     reads_elements: ClassVar[bool] = False
+    #: Every read is a request with a round trip of its own (object stores, HTTP), so one
+    #: larger read beats two small ones: a small shard is then fetched whole for any read of
+    #: it (:data:`zarr3c.array.read.native.SMALL_SHARD_BYTES`).
+    reads_by_request: ClassVar[bool] = False
 
     if TYPE_CHECKING:  # what the defaults use, defined by Store
 

@@ -29,7 +29,10 @@ Where the chain is native (``bytes``, ``crc32c``, ``zstd``, ``blosc``, ``gzip``:
 :mod:`zarr3c.codecs.native`), ``many.read_boxes`` and ``points.read_coordinates`` hand their
 plan to :mod:`.native`, which executes it in one call of the native chunk pipeline
 (``zarr3c._kernels.chunks``) without the GIL; the chunks it could not read come back to the
-Python paths named here, which report them.
+Python paths named here, which report them.  From a store without files or values in memory
+(object stores, fsspec), :mod:`.native` fetches shards whole where that takes fewer round
+trips (small shards, or most of a shard read), and the sharded short paths decline such
+boxes.
 
 A *short path* declines (returns None, having written nothing the caller keeps) rather
 than handle what it was not built for: more chunks or inner chunks than its limit (the

@@ -16,8 +16,27 @@ group their points by chunk (by inner chunk for sharded arrays,
 - for sharded arrays with the usual index chain (``bytes`` [+ ``crc32c``]), the shards'
   files (or, in a store holding them in memory, ``Store.chunk_values``, their values) and
   per inner chunk its shard and its entry in the index,
-  :data:`~zarr3c._kernels.chunks.MAX_SHARDS` shards per call; in other stores the Python
-  path reads only the parts of shards it needs.
+  :data:`~zarr3c._kernels.chunks.MAX_SHARDS` shards per call.  In other stores (object
+  stores, fsspec, zip) a shard is fetched whole where that takes fewer round trips than its
+  index and then its ranges (:func:`fetched_whole`): a read needing at least
+  :data:`WHOLE_SHARD_FRACTION` of its inner chunks, or, where every read is a request
+  (``Store.reads_by_request``: object stores, fsspec; not a zip file), any read of a shard
+  of at most :data:`SMALL_SHARD_BYTES` (issue 33's small-shard rule).  Those shards are fetched
+  together with the store's ``get_many_at_most`` (as many requests in flight as the store
+  allows, not as there are threads; a value larger than any valid shard refused from its
+  size), :data:`FETCH_BATCH_BYTES` of decoded shards per batch, and their values handed to
+  the kernel as a MemoryStore's are; the Python path reads only the parts it needs of the
+  other shards (index, then coalesced ranges).  The sharded short paths
+  (:mod:`.shard_boxes`) leave boxes of shards fetched whole to this path
+  (:func:`box_fetches_shards_whole`).
+
+  The thresholds were measured through ``zarr3c.testing.s3_proxy`` at 20 ms per request
+  (moto on loopback): one inner chunk of 64 KiB read from a shard of 256 KiB, 1, 4 or 16
+  MiB took 0.53, 0.53, 0.63 and 0.89x as long fetched whole as by index and range; a
+  fraction of each of 4 shards of 4 MiB (1/8 to all) 0.36-0.48x.  Loopback moves about 500
+  MB/s per request, a cloud store 50-100: the bytes fetched and not needed then cost about
+  a round trip per 1-2 MB, hence whole below 1 MiB whatever is read, and above it only
+  when at least half is needed (and never a shard larger than a fetch batch).
 
 The number of Python calls a read makes then does not grow with its number of chunks
 (``tests/array/read/test_native.py`` counts them).  Reads of a few chunks take the short
@@ -54,9 +73,11 @@ if TYPE_CHECKING:
     from zarr3c.array.core import Array
     from zarr3c.codecs.native import NativeChain
 
-__all__ = ["FETCH_BATCH_BYTES", "INDEX_BATCH_BYTES", "ShardGroup", "chunk_names",
-           "chunks_native", "enabled", "read_chunks_natively", "read_points_natively",
-           "read_shard_points_natively", "read_shards_natively", "shards_native"]
+__all__ = ["FETCH_BATCH_BYTES", "INDEX_BATCH_BYTES", "SMALL_SHARD_BYTES",
+           "WHOLE_SHARD_FRACTION", "ShardGroup", "box_fetches_shards_whole", "chunk_names",
+           "chunks_native", "enabled", "fetched_whole", "read_chunks_natively",
+           "read_points_natively", "read_shard_points_natively", "read_shards_natively",
+           "shards_native"]
 
 #: Decoded bytes of the chunks whose values one ``get_many`` fetches for the native
 #: pipeline, where the store has no files.
@@ -66,6 +87,15 @@ FETCH_BATCH_BYTES = 64 << 20
 #: and a shard whose index alone is larger is read by the Python path (which asks the
 #: shard's size first) and written by it (:mod:`zarr3c.array.write.native`).
 INDEX_BATCH_BYTES = 64 << 20
+#: From a store without files or values in memory, a shard of which a read needs at least
+#: this fraction of its inner chunks is fetched whole, in one request sent with the read's
+#: other such shards (``get_many``), rather than its index and then its ranges, one shard
+#: after another: about one round trip for the lot instead of two per shard.
+WHOLE_SHARD_FRACTION = 0.5
+#: ... and, from a store whose every read is a request (``Store.reads_by_request``: object
+#: stores, fsspec), a shard of at most this many decoded bytes is fetched whole for any read
+#: of it (issue 33's small-shard rule: one request, not index plus ranges).
+SMALL_SHARD_BYTES = 1 << 20
 
 #: Whether reads and writes (:mod:`zarr3c.array.write.native`) use the native pipeline
 #: where they can (``ZARR3C_NATIVE=0`` in the environment at import turns it off: every
@@ -182,11 +212,72 @@ def shards_native(array: Array) -> NativeChain | None:
     chain = sharding.inner_native_chain()
     if chain is None:
         return None
-    store = type(array._store)
-    if (store.chunk_files is ReadIntoHooks.chunk_files
-            and store.chunk_values is ReadIntoHooks.chunk_values):
-        return None  # (it would fetch whole shards: the Python path reads what it needs)
     return chain
+
+
+def _remote(array: Array) -> bool:
+    """Whether the array's store has neither files nor values in memory (an object store,
+    fsspec, any other): its shards are fetched with ``get_many``."""
+    store = type(array._store)
+    return (store.chunk_files is ReadIntoHooks.chunk_files
+            and store.chunk_values is ReadIntoHooks.chunk_values)
+
+
+def _shard_nbytes(array: Array) -> int:
+    """The decoded bytes of a whole shard of the array."""
+    ib = array._inner_box
+    assert ib is not None
+    return ib.nbytes * math.prod(ib.per_shard)
+
+
+def fetched_whole(array: Array, shards: np.ndarray, needed: np.ndarray) -> np.ndarray:
+    """Per shard at ``shards`` (rows of shard coordinates) of which a read needs ``needed``
+    inner chunks, whether it is fetched whole from a store without files or values (see
+    :data:`WHOLE_SHARD_FRACTION`, :data:`SMALL_SHARD_BYTES`); none larger than
+    :data:`FETCH_BATCH_BYTES` decoded."""
+    ib = array._inner_box
+    assert ib is not None
+    nbytes = _shard_nbytes(array)
+    if nbytes > FETCH_BATCH_BYTES:
+        return np.zeros(len(shards), dtype=bool)
+    if nbytes <= SMALL_SHARD_BYTES and array._store.reads_by_request:
+        return np.ones(len(shards), dtype=bool)
+    per_shard = np.asarray(ib.per_shard, dtype=np.int64)
+    grid = -(-np.asarray(array.shape, dtype=np.int64) // np.asarray(ib.shape, dtype=np.int64))
+    # (an edge shard holds only the inner chunks inside the array)
+    present = np.minimum(per_shard, grid - shards * per_shard).prod(axis=1)
+    result: np.ndarray = needed >= WHOLE_SHARD_FRACTION * present
+    return result
+
+
+def box_fetches_shards_whole(array: Array, start: Any, stop: Any) -> bool:
+    """Whether the many-boxes path would fetch a shard of box ``[start, stop)`` whole from a
+    store whose every read is a request (``Store.reads_by_request``), with a native chain:
+    the sharded short paths, which read each shard's index and then its ranges, leave such
+    a box to it.  (Other stores keep their small boxes on the short paths: without a round
+    trip per read, reading less is faster.)"""
+    ib = array._inner_box
+    if (ib is None or not array._store.reads_by_request or not _remote(array)
+            or shards_native(array) is None):
+        return False
+    if _shard_nbytes(array) <= SMALL_SHARD_BYTES:
+        return True
+    lo = np.asarray(start, dtype=np.int64) // np.asarray(ib.shape, dtype=np.int64)
+    hi = (np.asarray(stop, dtype=np.int64) - 1) // np.asarray(ib.shape, dtype=np.int64)
+    per_shard = np.asarray(ib.per_shard, dtype=np.int64)
+    # the inner chunks the box needs in each shard it touches, axis by axis
+    axes = []
+    for a, b, n in zip(lo.tolist(), hi.tolist(), per_shard.tolist(), strict=True):
+        firsts = np.arange(a // n, b // n + 1, dtype=np.int64) * n
+        axes.append((np.minimum(firsts + n - 1, b) - np.maximum(firsts, a) + 1,
+                     firsts // n))
+    needed = np.ones(1, dtype=np.int64)
+    coords = np.zeros((1, 0), dtype=np.int64)
+    for counts, index in axes:
+        needed = np.multiply.outer(needed, counts).reshape(-1)
+        coords = np.concatenate([np.repeat(coords, len(index), axis=0),
+                                 np.tile(index, len(coords))[:, None]], axis=1)
+    return bool(fetched_whole(array, coords, needed).any())
 
 
 class ShardGroup(NamedTuple):
@@ -202,33 +293,65 @@ class ShardGroup(NamedTuple):
     shards: np.ndarray  # the read's numbers of the call's shards
 
 
-def _shard_groups(array: Array, inner: np.ndarray
-                  ) -> tuple[np.ndarray, list[ShardGroup]] | None:
+class _ShardCalls(NamedTuple):
+    """The kernel calls of one read of shards (their groups made as they are iterated, the
+    fetched shards' values held one call at a time), the coordinates of all the read's
+    shards, and those left to the Python path (not fetched whole)."""
+
+    shards: np.ndarray
+    groups: Iterator[ShardGroup]
+    left: list[tuple[int, ...]]
+
+
+def _shard_groups(array: Array, inner: np.ndarray) -> _ShardCalls | None:
     """The calls reading the inner chunks at ``inner`` (rows of coordinates over the array's
-    inner grid), with the coordinates of all their shards; None where the store has neither
-    files nor values in memory."""
+    inner grid): over the shards' files or values where the store has them, else over the
+    shards it fetches whole (:func:`fetched_whole`); None where it fetches none."""
     ib = array._inner_box
     assert ib is not None and ib.plain is not None and _chunks is not None
     per_shard = np.asarray(ib.per_shard, dtype=np.int64)
     slots = (inner % per_shard) @ np.asarray(ib.shard_steps, dtype=np.int64)
-    shards, of = np.unique(inner // per_shard, axis=0, return_inverse=True)
+    shards, of, needed = np.unique(inner // per_shard, axis=0, return_inverse=True,
+                                   return_counts=True)
     of = of.reshape(-1)
     names = chunk_names(array, shards)
     store, prefix = array._store, array._prefix
     files = store.chunk_files(prefix, names)
     values = None if files is not None else store.chunk_values(prefix, names)
     sources: list[Any] | None = files if files is not None else values
-    if sources is None:
-        return None
-    groups = []
     step = max(1, min(_chunks.MAX_SHARDS, INDEX_BATCH_BYTES // ib.plain[0]))
-    for lo in range(0, len(names), step):
-        hi = min(lo + step, len(names))
-        ks = (np.flatnonzero((of >= lo) & (of < hi)) if lo or hi < len(names)
-              else np.arange(len(inner)))
-        groups.append(new_plan(ShardGroup, (sources[lo:hi], files is not None, ks,
-                                            of[ks] - lo, slots[ks], np.arange(lo, hi))))
-    return shards, groups
+    left: list[tuple[int, ...]] = []
+    take = np.arange(len(names))
+    if sources is None:
+        whole = fetched_whole(array, shards, needed)
+        if not whole.any():
+            return None
+        take = np.flatnonzero(whole)
+        left = [tuple(row) for row in shards[~whole].tolist()]
+        step = max(1, min(step, FETCH_BATCH_BYTES // _shard_nbytes(array)))
+    # each inner chunk's shard's place among those read here (-1: left)
+    place = np.full(len(names), -1, dtype=np.int64)
+    place[take] = np.arange(len(take))
+    at = place[of]
+    limit = stored_limit(array, array._chunk_shape_at((0,) * array.ndim))
+
+    def groups() -> Iterator[ShardGroup]:
+        for lo in range(0, len(take), step):
+            hi = min(lo + step, len(take))
+            ks = (np.flatnonzero((at >= lo) & (at < hi)) if lo or hi < len(names)
+                  else np.arange(len(inner)))
+            if sources is not None:
+                batch = sources[lo:hi]
+            else:
+                # Fetched together, as many in flight as the store allows; a value larger
+                # than any valid shard is refused from its size.
+                keys = [prefix + names[i] for i in take[lo:hi].tolist()]
+                batch = list(store.get_many(keys) if limit is None
+                             else store.get_many_at_most(keys, limit))
+            yield new_plan(ShardGroup, (batch, files is not None, ks, at[ks] - lo, slots[ks],
+                                        take[lo:hi]))
+
+    return _ShardCalls(shards, groups(), left)
 
 
 def _failed_shards(shards: np.ndarray, group: ShardGroup, status: np.ndarray,
@@ -248,14 +371,13 @@ def read_shards_natively(array: Array, pieces: Pieces, chain: NativeChain
     index_nbytes, at_end = ib.plain
     planned = _shard_groups(array, pieces.chunk_coords)
     if planned is None:
-        return [tuple(row) for row in (pieces.chunk_coords // np.asarray(
-            ib.per_shard, dtype=np.int64)).tolist()]
-    shards, groups = planned
+        return [tuple(row) for row in np.unique(pieces.chunk_coords // np.asarray(
+            ib.per_shard, dtype=np.int64), axis=0).tolist()]
+    shards, groups, failed = planned
     bounds = np.asarray(pieces.bounds, dtype=np.int64)
     direct = np.array(one_c_piece(pieces, range(pieces.nchunks), ib.shape_i64,
                                   ib.strides_i64), dtype=np.uint8)
     common = _common(array, pieces, ib.strides_i64, chain, ib.nbytes)
-    failed: list[tuple[int, ...]] = []
     for group in groups:
         ks = group.inner
         status = np.empty(len(ks), dtype=np.int8)
@@ -294,9 +416,8 @@ def read_shard_points_natively(array: Array, sel: CoordinateSelection, dst: np.n
     planned = _shard_groups(array, inner)
     if planned is None:
         return None
-    shards, groups = planned
+    shards, groups, failed = planned
     bounds, src_offsets, dst_offsets = _element_offsets(grouped, itemsize)
-    failed: list[tuple[int, ...]] = []
     for group in groups:
         ks = group.inner
         status = np.empty(len(ks), dtype=np.int8)

@@ -9,7 +9,9 @@ the store can (``Store.read_shard_parts``: a LocalStore file opened once), else 
 then the spans in one request; then one copy call, or each inner chunk decoded and its part
 copied.  A box that is one whole raw inner chunk is read straight into the output, a
 compressed one decoded straight into it.  Declines (returns None) when the box touches more
-inner chunks, or the shard or an inner chunk is not as expected: the many-boxes path
+inner chunks, when a store without files or values would fetch its shards whole (one
+request each, together: :func:`~zarr3c.array.read.native.box_fetches_shards_whole`), or the
+shard or an inner chunk is not as expected: the many-boxes path
 (:func:`zarr3c.array.read.many.read_boxes`) reads it then, and reports what is wrong."""
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from zarr3c._buffers import chunk_too_large, empty_array, thread_scratch
 from zarr3c._kernels.boxes import box_chunk_pieces, plan_box_in_cell
+from zarr3c.array.read.native import box_fetches_shards_whole
 from zarr3c.array.read.place import copy_parts, fill_parts
 from zarr3c.array.read.plan import (
     BOX_SHARDS_MAX,
@@ -54,6 +57,8 @@ def read_shard_box(array: Array, box: Box) -> Any:
     ib = array._inner_box
     assert ib is not None
     start, stop, shape, scalar = box
+    if box_fetches_shards_whole(array, start, stop):
+        return None  # (fetched whole with the many-boxes path: one request, not two)
     planned = plan_box_in_cell(start, stop, ib.shard_i64, ib.shape_i64, ib.strides_i64,
                                array._itemsize, SHARD_BOX_MAX_INNER)
     if planned is None:
@@ -103,8 +108,8 @@ def read_box_by_shards(array: Array, box: Box) -> Any:
     # (the kernel's tuples of BoxPiece's fields, unpacked by name: a shard per piece)
     pieces = box_chunk_pieces(start, stop, grid.chunk_i64, grid.chunk_strides,
                               array._itemsize, BOX_SHARDS_MAX)
-    if pieces is None or len(pieces) < 2:
-        return None
+    if pieces is None or len(pieces) < 2 or box_fetches_shards_whole(array, start, stop):
+        return None  # (shards fetched whole go together, on the many-boxes path)
     # Every part must be one the short path takes, known before any is read (else the
     # many-boxes path would read the first parts again).
     for _shard, first, counts, _src_lo, _src_hi, _dst_at in pieces:

@@ -150,6 +150,7 @@ class ObjectStore(Store):
     supports_writes = True
     supports_partial_writes = False
     supports_listing = True
+    reads_by_request = True  # (a round trip per request: small shards are fetched whole)
 
     def __init__(
         self,
