@@ -362,8 +362,8 @@ def _same_fill(src: Array, dst: Array) -> bool:
     type and fill value, bit for bit (``-0.0`` is not ``0.0``; variable-length strings and
     objects by value)."""
     try:
-        a = np.asarray(src.fill_value, dtype=src.dtype)
-        b = np.asarray(dst.fill_value, dtype=dst.dtype)
+        a = np.asarray(src._fill_scalar, dtype=src.dtype)
+        b = np.asarray(dst._fill_scalar, dtype=dst.dtype)
     except (TypeError, ValueError):
         return False
     if a.dtype != b.dtype:

@@ -44,8 +44,10 @@ def _np_dtype(dtype_json: Any) -> np.dtype:
 
 def _v2_fill(dtype: np.dtype, fill_json: Any) -> np.ndarray:
     """The v2 fill value as a 0-d array of the stored dtype, decoded as the v2 spec says:
-    null is zero bytes (as zarr3c reads it), ``U`` the string, ``M``/``m`` the count of
+    null is zero bytes (NaT for ``M``/``m``, as zarr-python 3 reads it), ``U`` the string, ``M``/``m`` the count of
     units, others base64 of the bytes (trailing NULs dropped for ``S``)."""
+    if fill_json is None and dtype.kind in "Mm":
+        return np.array(NAT, "i8").view(dtype.newbyteorder("=")).astype(dtype)
     if fill_json is None:
         return np.zeros((), dtype)
     if dtype.kind == "U":
@@ -182,7 +184,7 @@ CASES = [
      86400, {"name": "bytes", "configuration": {"endian": "big"}}),
     ("M8-10s", "<M8[10s]", None, {"name": "numpy.datetime64",
                                   "configuration": {"unit": "s", "scale_factor": 10}},
-     0, {"name": "bytes", "configuration": {"endian": "little"}}),
+     NAT, {"name": "bytes", "configuration": {"endian": "little"}}),
     ("m8-us", "<m8[us]", -5, {"name": "numpy.timedelta64",
                               "configuration": {"unit": "us", "scale_factor": 1}},
      -5, {"name": "bytes", "configuration": {"endian": "little"}}),

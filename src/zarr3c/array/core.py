@@ -300,6 +300,10 @@ class Array(ArrayCompat, Node):
     def fill_value(self) -> Any:
         """The value of elements never written (a numpy scalar of :attr:`dtype`).
 
+        None for a Zarr v2 array whose metadata says ``"fill_value": null``, as in
+        zarr-python 3; its unwritten elements read as the data type's default (0, ``""``,
+        NaT for times).
+
         Examples
         --------
         >>> import zarr3c
@@ -307,7 +311,19 @@ class Array(ArrayCompat, Node):
         ...                         fill_value=-1)
         >>> int(a.fill_value), a[0].item()
         (-1, -1)
+        >>> v2 = zarr3c.create_array("memory://", shape=(2,), dtype="int32", zarr_format=2,
+        ...                          fill_value=None)
+        >>> v2.fill_value is None, v2[0].item()
+        (True, 0)
         """
+        md = self._metadata
+        if md.zarr_format == 2 and getattr(md, "fill_value_json", 0) is None:
+            return None
+        return self._fill_scalar
+
+    @property
+    def _fill_scalar(self) -> Any:
+        """What unwritten elements read as (for a v2 null, the data type's default)."""
         return self._metadata.fill_value_array[()]
 
     @property

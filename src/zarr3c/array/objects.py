@@ -64,9 +64,9 @@ def _fill(array: Array, shape: Sequence[int]) -> np.ndarray:
         # (each element the fill value itself: np.full would spread a list fill value of a
         # json2 array over the chunk's elements)
         chunk = np.empty(tuple(shape), dtype=object)
-        chunk.fill(array.fill_value)
+        chunk.fill(array._fill_scalar)
         return chunk
-    return np.full(tuple(shape), array.fill_value, dtype=array.dtype)
+    return np.full(tuple(shape), array._fill_scalar, dtype=array.dtype)
 
 
 def _place_fill(array: Array, dst: np.ndarray, where: Any) -> None:
@@ -75,7 +75,7 @@ def _place_fill(array: Array, dst: np.ndarray, where: Any) -> None:
     if array.dtype == np.dtype(object):
         dst[where] = _fill(array, dst[where].shape)
     else:
-        dst[where] = array.fill_value
+        dst[where] = array._fill_scalar
 
 
 def _chunk(array: Array, coords: tuple[int, ...]) -> np.ndarray | None:
@@ -307,7 +307,7 @@ def store_chunk(array: Array, key: str, chunk: np.ndarray) -> None:
     >>> a.store.get("c/0") is None
     True
     """
-    if not array._write_empty_chunks and _only_fill(chunk, array.fill_value):
+    if not array._write_empty_chunks and _only_fill(chunk, array._fill_scalar):
         array._store.erase(key)
     else:
         array._store.set(key, array._pipeline.encode(chunk))

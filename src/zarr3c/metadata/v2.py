@@ -180,7 +180,7 @@ class V2DataType(DataType):
         Parameters
         ----------
         value : JSON value
-            The ``fill_value`` as written (null: zero bytes).
+            The ``fill_value`` as written (null: :meth:`default_fill_value`).
         path, source : str
             Where it came from, for messages.
 
@@ -271,7 +271,7 @@ class V2DataType(DataType):
         return base64.standard_b64encode(data).decode("ascii")
 
     def fill_value_from_python(self, value: Any) -> bytes:
-        """The bits of a user's fill value (None: zero bytes).
+        """The bits of a user's fill value (None: :meth:`default_fill_value`).
 
         Parameters
         ----------
@@ -303,12 +303,15 @@ class V2DataType(DataType):
                                 path="fill_value") from None
 
     def default_fill_value(self) -> bytes:
-        """Zero bytes (an empty string, the epoch, zero fields).
+        """Zero bytes (an empty string, zero fields), or NaT for ``M8``/``m8``.
+
+        zarr-python 3 reads a null fill value as its data type's default scalar, which is NaT
+        for times, and writes NaT as the default v2 fill value of a time array.
 
         Returns
         -------
         bytes
-            ``itemsize`` zero bytes.
+            ``itemsize`` bytes.
 
         Raises
         ------
@@ -319,7 +322,11 @@ class V2DataType(DataType):
         >>> import numpy as np
         >>> V2DataType("|V2", np.dtype("V2")).default_fill_value()
         b'\\x00\\x00'
+        >>> V2DataType("<M8[s]", np.dtype("M8[s]")).default_fill_value().hex()
+        '0000000000000080'
         """
+        if self.dtype.kind in "Mm":
+            return np.array(np.iinfo(np.int64).min, dtype="i8").view(self.dtype).tobytes()
         return bytes(self.dtype.itemsize)
 
 
