@@ -31,7 +31,10 @@ open is not timed and its requests are not counted):
 - ``read_all``: ``a[...]``;
 - ``read_chunks``: every read unit (a chunk, or an inner chunk when sharded), one after
   another;
-- ``random``: ``--nreads`` random 4^3 boxes one after another (the same boxes for everyone).
+- ``random``: ``--nreads`` random 4^3 boxes one after another (the same boxes for everyone);
+- ``oindex``: one ``a.oindex[i, j, :chunk]`` with two unsorted ``--nindices``-element index
+  arrays (compare_peers' ``oindex`` selection): every chunk it touches planned before any
+  request, at best (issue 33 point 2).
 
 Every result is checked against the cube (a wrong one is reported, never timed).  The table
 gives per row the time, its ratio to the fastest peer (peers: every library but zarr3c), the
@@ -74,6 +77,8 @@ from compare_peers import (
     grid_selections,
     import_zarr3c,
     make_source,
+    numpy_orthogonal,
+    orthogonal_selection,
     random_selections,
     verify_one,
 )
@@ -82,7 +87,7 @@ from compare_s3 import BUCKET, moto_s3
 KEY, SECRET, REGION = "testing", "testing", "us-east-1"
 PEERS = ("zarr3c/obstore", "zarr3c/fsspec", "zarr-python/obstore", "zarr-python/fsspec",
          "tensorstore")
-WORKLOADS = ("write", "read_all", "read_chunks", "random")
+WORKLOADS = ("write", "read_all", "read_chunks", "random", "oindex")
 RANDOM_BOX = 4
 
 
@@ -173,7 +178,13 @@ class Peer:
         raise NotImplementedError
 
     def read(self, arr: Any, sel: Any) -> np.ndarray:
+        if isinstance(sel, Outer):
+            return np.asarray(arr.oindex[tuple(sel)])
         return np.asarray(arr[sel])
+
+
+class Outer(tuple):  # type: ignore[type-arg]
+    """A selection read with ``.oindex`` (numpy's ``np.ix_`` is its oracle)."""
 
 
 def s3fs_options(endpoint: str) -> dict[str, Any]:
@@ -311,6 +322,8 @@ class TensorstorePeer(Peer):
                             open=True, read=True).result()
 
     def read(self, arr: Any, sel: Any) -> np.ndarray:
+        if isinstance(sel, Outer):
+            return np.asarray(arr.oindex[tuple(sel)].read().result())
         return np.asarray(arr[sel].read().result())
 
 
@@ -345,7 +358,7 @@ class Row:
 
 def run_workload(peer: Peer, proxy: Proxy, workload: str, prefix: str, src: np.ndarray,
                  layout: Layout, compression: str, chunk_sels: Sequence[Any],
-                 random_sels: Sequence[Any], tag: str, checker: Peer
+                 random_sels: Sequence[Any], outer_sel: Outer, tag: str, checker: Peer
                  ) -> tuple[float, dict[str, int]]:
     """Time one workload; its requests as the proxy counted them.  Raises on a wrong
     result (a write is read back by ``checker``, straight from the server)."""
@@ -363,14 +376,15 @@ def run_workload(peer: Peer, proxy: Proxy, workload: str, prefix: str, src: np.n
         return seconds, counts
     arr = peer.open(prefix)
     sels: Sequence[Any] = {"read_all": [(Ellipsis,)], "read_chunks": chunk_sels,
-                           "random": random_sels}[workload]
+                           "random": random_sels, "oindex": [outer_sel]}[workload]
     proxy.reset()
     t0 = time.perf_counter()
     outs = [peer.read(arr, sel) for sel in sels]
     seconds = time.perf_counter() - t0
     counts = proxy.counts()
     for sel, out in zip(sels, outs, strict=True):
-        err = verify_one(out, src[sel], workload)
+        expected = numpy_orthogonal(src, sel) if isinstance(sel, Outer) else src[sel]
+        err = verify_one(out, expected, workload)
         if err:
             raise AssertionError(err)
     return seconds, counts
@@ -421,6 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=32, help="chunk (inner chunk) edge")
     parser.add_argument("--shard", type=int, default=128, help="shard edge")
     parser.add_argument("--nreads", type=int, default=1000, help="random 4^3 reads")
+    parser.add_argument("--nindices", type=int, default=100,
+                        help="indices per index array of the oindex read")
     parser.add_argument("--latency", type=float, default=0.02, help="seconds per request")
     parser.add_argument("--peers", default=",".join(PEERS))
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
@@ -455,6 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warmed = False
         for layout in chosen:
             chunk_sels = grid_selections(src.shape, layout.unit)
+            outer_sel = Outer(orthogonal_selection(src.shape, args.nindices, layout.unit[-1]))
             for compression in compressions:
                 prefix = f"{layout.name}-{compression}.zarr"
                 writer.create(prefix, src.shape, layout, compression)[...] = src
@@ -474,7 +491,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         try:
                             row.seconds, row.counts = run_workload(
                                 peer, proxy, workload, prefix, src, layout, compression,
-                                chunk_sels, random_sels, f"{layout.name}-{compression}",
+                                chunk_sels, random_sels, outer_sel,
+                                f"{layout.name}-{compression}",
                                 writer)
                         except Exception as exc:
                             row.error = describe(exc)

@@ -722,12 +722,22 @@ def test_a_shard_index_is_one_suffix_request(
     assert len(proxy.requests()) == 2
 
 
-def test_near_inner_chunks_of_a_shard_share_one_request(proxy: Any, s3_url: str) -> None:
+def test_near_inner_chunks_of_a_shard_share_one_request(
+    proxy: Any, s3_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zarr3c.array.read import native
     from zarr3c.codecs.sharding import COALESCE_MAX_GAP
 
     data, b = _sharded(proxy, s3_url)
     # inner chunks (0, 0) and (0, 2) of shard c/0/0: 256-byte chunks with one between them
     sel = np.r_[0:8, 16:24]
+    # a small shard is fetched whole, in one bounded request (no index request first)
+    np.testing.assert_array_equal(b.oindex[0:8, sel], data[0:8][:, sel])
+    got = _shard_requests(proxy, "c/0/0")
+    assert len(got) == 1 and not (got[0].range or "").startswith("bytes=-"), got
+    # above the small-shard size: its index, then one request for both inner chunks
+    monkeypatch.setattr(native, "SMALL_SHARD_BYTES", 0)
+    proxy.reset()
     np.testing.assert_array_equal(b.oindex[0:8, sel], data[0:8][:, sel])
     assert [r.kind for r in _shard_requests(proxy, "c/0/0")] == ["GET range"] * 2
     # Inner chunks of 16 KiB: chunks 0 and 3 of a shard are 32 KiB apart, more than the
@@ -785,17 +795,20 @@ def test_whole_reads_vindex_and_get_many_send_their_requests_together(
     assert proxy.counts() == {"GET": 8} and proxy.peak_in_flight() == 8
 
 
-def test_oindex_reads_each_chunk_it_touches_once(
+def test_oindex_and_strided_reads_send_their_requests_together(
     proxy: Any, s3_url: str, two_threads: None
 ) -> None:
-    # (How many are in flight at once is not asserted: oindex still fetches chunk by chunk on
-    # the thread pool, as many at once as threads; issue 33 point 2, in the issue note.)
+    # every chunk's request planned before any is sent: all 8 in flight together, though
+    # the pool has 2 threads (oindex and strided slices take the general path)
     data, _, b = _eight_chunks(proxy, s3_url)
     cols = [1, 9, 17, 25, 33, 41, 49, 57]
-    proxy.reset()
-    np.testing.assert_array_equal(b.oindex[:, cols], data[:, cols])
-    paths = [r.path for r in proxy.requests()]
-    assert len(paths) == len(set(paths)) == 8, paths
+    for read, expected in ((lambda: b.oindex[:, cols], data[:, cols]),
+                           (lambda: b[::3, ::5], data[::3, ::5])):
+        proxy.reset()
+        np.testing.assert_array_equal(read(), expected)
+        paths = [r.path for r in proxy.requests()]
+        assert len(paths) == len(set(paths)) == 8, paths
+        assert proxy.peak_in_flight() == 8, proxy.requests()
 
 
 def _shard_gets(proxy: Any) -> dict[str, list[str | None]]:
@@ -833,6 +846,23 @@ def test_small_shards_are_fetched_whole_and_together(
                                   data[[0, 40, 63, 3, 33, 20], cols])
     if read_path == "native":
         assert [len(v) for v in _shard_gets(proxy).values()] == [1] * 4
+
+
+def test_oindex_and_strided_reads_fetch_small_shards_whole_and_together(
+    proxy: Any, s3_url: str, two_threads: None
+) -> None:
+    data, b = _sharded(proxy, s3_url)  # 4 shards of 4 KiB: below the small-shard size
+    proxy.latency = 0.05  # requests sent one after another never overlap
+    rows, cols = [0, 40, 63, 3], [1, 9, 41, 57]
+    for read, expected in ((lambda: b.oindex[rows, cols], data[np.ix_(rows, cols)]),
+                           (lambda: b[::5, ::7], data[::5, ::7])):
+        proxy.reset()
+        np.testing.assert_array_equal(read(), expected)
+        got = _shard_gets(proxy)
+        # one bounded request per shard, no index request, all 4 in flight together
+        assert len(got) == 4 and all(len(ranges) == 1 and not ranges[0].startswith("bytes=-")
+                                     for ranges in got.values()), got
+        assert proxy.peak_in_flight() == 4, proxy.requests()
 
 
 def test_large_shards_are_fetched_whole_only_when_most_is_read(

@@ -1,22 +1,39 @@
 """One whole chunk read and decoded: its stored bytes fetched into this thread's scratch
 memory, decoded into scratch (or straight into the output), for a caller that copies it out
-at once.  Every path that reads chunks whole ends here."""
+at once.  Every path that reads chunks whole ends here.
+
+From a store whose every read is a request (``Store.reads_by_request``: object stores,
+fsspec), the Python paths that read many chunks whole (:func:`read_chunks_together`) fetch
+their stored values ahead, with the store's ``get_many`` in batches of
+:data:`FETCH_BATCH_BYTES` decoded bytes, every request of a batch in flight together, and
+decode them on the thread pool; elsewhere each worker fetches its own chunk."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from zarr3c._buffers import chunk_memory, chunk_too_large, thread_scratch
+from zarr3c.concurrency import map_unordered
 from zarr3c.errors import ChunkTooLargeError
 
 if TYPE_CHECKING:
     from zarr3c.array.core import Array
 
-__all__ = ["fetch_chunk", "inner_memory", "read_chunk", "stored_limit", "stored_value"]
+__all__ = ["FETCH", "FETCH_BATCH_BYTES", "fetch_chunk", "fetched_batches", "inner_memory",
+           "read_chunk", "read_chunks_together", "stored_limit", "stored_value"]
+
+T = TypeVar("T")
+
+#: Decoded bytes of the chunks whose values one ``get_many`` fetches ahead (here, and for
+#: the native pipeline), where the store has no files.
+FETCH_BATCH_BYTES = 64 << 20
+#: ``read_chunk``'s ``raw`` when the chunk's value is not fetched yet: it fetches it.
+FETCH: Any = type("Fetch", (), {"__repr__": lambda self: "FETCH"})()
 
 #: Above this many bytes a chunk's scratch memory is fresh anyway (``thread_scratch`` keeps
 #: less): :func:`stored_value` asks the store for the value's size first, so that a chunk not
@@ -25,7 +42,7 @@ _SIZE_FIRST_BYTES = 4 << 20
 
 
 def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = None,
-               need: int | None = None) -> np.ndarray | None:
+               need: int | None = None, raw: Any = FETCH) -> np.ndarray | None:
     """The decoded chunk at ``coords`` (possibly read-only), or None if it is not stored,
     for a caller that copies it out at once, before this thread reads another: its stored
     bytes are read into, and it is decoded into, this thread's scratch memory where the
@@ -36,11 +53,14 @@ def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = 
     ``need``, the caller reads only the chunk's first ``need`` bytes (C order): where the
     codecs can, only they are decoded (``CodecPipeline.decode_prefix_into``) and the rest of
     the chunk returned is undefined.  A stored chunk too large to decode in memory raises
-    ChunkTooLargeError naming its key; one not stored takes no memory of its size."""
+    ChunkTooLargeError naming its key; one not stored takes no memory of its size.  ``raw``
+    is the chunk's stored value where it was fetched already (None: not stored;
+    :func:`read_chunks_together`)."""
     key = array.chunk_key(coords)
     shape = array._chunk_shape_at(coords)
     nbytes = math.prod(shape) * array._itemsize
-    raw = stored_value(array, key, nbytes, shape)
+    if raw is FETCH:
+        raw = stored_value(array, key, nbytes, shape)
     if raw is None:
         return None
     pipeline = array._pipeline
@@ -60,6 +80,41 @@ def read_chunk(array: Array, coords: tuple[int, ...], into: np.ndarray | None = 
         raise
     except MemoryError:
         raise chunk_too_large(key, nbytes) from None
+
+
+def read_chunks_together(array: Array, items: Sequence[T],
+                         coords_of: Callable[[T], tuple[int, ...]],
+                         read: Callable[[T, Any], None]) -> None:
+    """``read(item, raw)`` for every item on the thread pool, ``raw`` being the stored value
+    of the chunk at ``coords_of(item)`` (None: not stored) where the store's every read is a
+    request, fetched ahead by :func:`fetched_batches`, so that a batch's requests are in
+    flight together (bounded by the store) rather than as many as threads; elsewhere
+    :data:`FETCH`, which :func:`read_chunk` fetches on the worker (into its scratch
+    memory)."""
+    if len(items) < 2 or not array._store.reads_by_request:
+        map_unordered(lambda item: read(item, FETCH), items)
+        return
+    for lo, hi, values in fetched_batches(array, [coords_of(item) for item in items]):
+        map_unordered(lambda pair: read(*pair), zip(items[lo:hi], values, strict=True))
+
+
+def fetched_batches(array: Array, coords: Sequence[tuple[int, ...]]
+                    ) -> Iterator[tuple[int, int, list[Any]]]:
+    """The stored values (None: not stored) of the chunks at ``coords``, fetched with the
+    store's ``get_many`` :data:`FETCH_BATCH_BYTES` of decoded chunks a batch: ``(lo, hi,
+    values of coords[lo:hi])`` per batch.  A value larger than any valid encoding of its
+    chunk is refused from its size, before it is read where the store can tell."""
+    store = array._store
+    shapes = {array._chunk_shape_at(c) for c in coords}  # (several on a rectilinear grid)
+    largest = max(shapes, key=math.prod)
+    step = max(1, FETCH_BATCH_BYTES // max(1, math.prod(largest) * array._itemsize))
+    limits = [stored_limit(array, shape) for shape in shapes]
+    limit = None if None in limits else max(limits)  # type: ignore[type-var]
+    for lo in range(0, len(coords), step):
+        hi = min(lo + step, len(coords))
+        keys = [array.chunk_key(c) for c in coords[lo:hi]]
+        yield lo, hi, list(store.get_many(keys) if limit is None
+                           else store.get_many_at_most(keys, limit))
 
 
 def stored_value(array: Array, key: str, nbytes: int, shape: tuple[int, ...]) -> Any:

@@ -6,7 +6,8 @@ it, and its elements copied straight into each output.
 Its steps, planned then executed: :func:`~.plan.plan_general` allocates the outputs and
 groups the tasks by chunk, putting aside raw chunks whose selected elements span at most
 half of them (:class:`~.plan.RawSpan`: fetched by that span, :func:`_place_span`); every
-other chunk is read on the thread pool (:func:`_read_group`): decoded into scratch or
+other chunk is read on the thread pool (:func:`_read_group`; from an object store its
+stored values fetched ahead together, :func:`~.chunk.read_chunks_together`): decoded into scratch or
 straight into an output and copied out per task (:func:`_copy_task`), or for a shard only
 the inner chunks the tasks touch (:func:`_read_shard_runs` for strided tasks,
 :func:`_read_shards_outer` for index arrays, the shards' inner chunks cut into runs that
@@ -14,7 +15,8 @@ spread over every thread)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -23,7 +25,13 @@ import numpy as np
 from zarr3c._kernels.copy import copy_strided, fill_strided
 from zarr3c._kernels.scatter import copy_outer
 from zarr3c.array import objects
-from zarr3c.array.read.chunk import inner_memory, read_chunk
+from zarr3c.array.read import native
+from zarr3c.array.read.chunk import (
+    fetched_batches,
+    inner_memory,
+    read_chunk,
+    read_chunks_together,
+)
 from zarr3c.array.read.plan import (
     ChunkGroup,
     GeneralPlan,
@@ -37,7 +45,7 @@ from zarr3c.array.read.plan import (
 )
 from zarr3c.array.read.points import read_shard_outer, split_shard_outer
 from zarr3c.array.read.raw import read_raw_spans
-from zarr3c.codecs.sharding import GetRanges, ShardIndex
+from zarr3c.codecs.sharding import GetRanges, ShardIndex, ValueRanges
 from zarr3c.concurrency import get_num_threads, in_worker, map_unordered
 from zarr3c.indexing import (
     ChunkTask,
@@ -133,13 +141,46 @@ def read_planned(array: Array, counts: Sequence[Sequence[int]],
                         array._pipeline.stores_raw_elements)
     read_raw_spans(array, plan.spans, partial(_place_span, array, plan))
     whole = plan.whole
-    if array._sharding is not None:
-        outer = [g for g in whole if not all(task.strided for task, _ in g.members)]
+    if array._sharding is None:
+        read_chunks_together(array, whole, _group_coords, partial(_read_group, array, plan))
+        return plan.outs
+    for groups, ranges_of in _shard_sources(array, whole):
+        outer = [g for g in groups if not all(task.strided for task, _ in g.members)]
         if outer:
-            _read_shards_outer(array, plan, outer)
-            whole = [g for g in whole if all(task.strided for task, _ in g.members)]
-    map_unordered(partial(_read_group, array, plan), whole)
+            _read_shards_outer(array, plan, outer, ranges_of)
+        strided = [g for g in groups if all(task.strided for task, _ in g.members)]
+        map_unordered(partial(_read_shard_runs, array, plan, ranges_of), strided)
     return plan.outs
+
+
+def _shard_sources(array: Array, groups: list[ChunkGroup]
+                   ) -> Iterator[tuple[list[ChunkGroup], Callable[[str], GetRanges]]]:
+    """The shard groups of a read in batches, each with where its shards' byte ranges are
+    read: from a store whose every read is a request, shards of at most
+    :data:`~.native.SMALL_SHARD_BYTES` decoded (issue 33's small-shard rule) are fetched
+    whole, a batch's shards together (:func:`~.chunk.fetched_batches`), and their index and
+    inner chunks sliced from memory (:class:`~zarr3c.codecs.sharding.ValueRanges`); other
+    shards read their index, then their ranges, from the store."""
+    if not array._store.reads_by_request:
+        yield groups, array._ranges_of
+        return
+    itemsize = array._itemsize
+    small = [math.prod(array._chunk_shape_at(g.coords)) * itemsize <= native.SMALL_SHARD_BYTES
+             for g in groups]
+    fetched = [g for g, s in zip(groups, small, strict=True) if s]
+    if fetched:
+        for lo, hi, values in fetched_batches(array, [g.coords for g in fetched]):
+            held = {array.chunk_key(g.coords): v for g, v in zip(fetched[lo:hi], values,
+                                                                 strict=True)}
+            yield fetched[lo:hi], partial(_held_ranges, held)
+    rest = [g for g, s in zip(groups, small, strict=True) if not s]
+    if rest:
+        yield rest, array._ranges_of
+
+
+def _group_coords(group: ChunkGroup) -> tuple[int, ...]:
+    """The coordinates of the chunk a group reads."""
+    return group.coords
 
 
 def _copy_task(array: Array, plan: GeneralPlan, member: Member, chunk: np.ndarray | None
@@ -167,17 +208,15 @@ def _copy_task(array: Array, plan: GeneralPlan, member: Member, chunk: np.ndarra
     copy_strided(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape, itemsize)
 
 
-def _read_group(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None:
-    """Read one chunk (or shard) and fill every task of it."""
+def _read_group(array: Array, plan: GeneralPlan, group: ChunkGroup, raw: Any) -> None:
+    """Read one chunk (its stored value ``raw`` where fetched already, else
+    :data:`~.chunk.FETCH`) and fill every task of it."""
     coords, members = group
-    if array._sharding is not None:  # (strided tasks: index arrays go to _read_shards_outer)
-        _read_shard_runs(array, plan, group)
-        return
     target = None
     if len(members) == 1 and array._pipeline.can_decode_into:
         target = whole_chunk_run(array._chunk_shape_at(coords), members[0],
                                  plan.targets[members[0].out], array._itemsize)
-    chunk = read_chunk(array, coords, into=target)
+    chunk = read_chunk(array, coords, into=target, raw=raw)
     if chunk is not None and chunk is target:
         return
     for member in members:
@@ -199,7 +238,13 @@ def _place_span(array: Array, plan: GeneralPlan, n: int, buf: np.ndarray | None)
                      int64_array(task.counts), itemsize)
 
 
-def _read_shards_outer(array: Array, plan: GeneralPlan, groups: list[ChunkGroup]) -> None:
+def _held_ranges(held: dict[str, Any], key: str) -> GetRanges:
+    """The ``get_ranges`` of the shard at ``key``, fetched whole into ``held``."""
+    return ValueRanges(held[key])
+
+
+def _read_shards_outer(array: Array, plan: GeneralPlan, groups: list[ChunkGroup],
+                       ranges_of: Callable[[str], GetRanges]) -> None:
     """Index arrays into shards: each shard's index is read and its pieces planned (one
     worker per shard), then runs of the inner chunks they touch are read, decoded and
     copied out (one worker per run: :func:`~.points.split_shard_outer` cuts a shard whose
@@ -217,7 +262,7 @@ def _read_shards_outer(array: Array, plan: GeneralPlan, groups: list[ChunkGroup]
     def split(group: ChunkGroup) -> list[ShardOuterRun]:
         coords, members = group
         key = array.chunk_key(coords)
-        get_ranges, shard_shape = array._ranges_of(key), array._chunk_shape_at(coords)
+        get_ranges, shard_shape = ranges_of(key), array._chunk_shape_at(coords)
         work = split_shard_outer(sharding, get_ranges, shard_shape,
                                  plan_outer_parts(members, plan.targets), itemsize=itemsize,
                                  key=key, ways=ways)
@@ -247,7 +292,8 @@ class ShardOuterRun(NamedTuple):
     pieces: OuterPieceMap
 
 
-def _read_shard_runs(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None:
+def _read_shard_runs(array: Array, plan: GeneralPlan, ranges_of: Callable[[str], GetRanges],
+                     group: ChunkGroup) -> None:
     """Strided tasks in one shard: only the shard index and the inner chunks they touch
     are read, once, in bounded batches; each decoded inner chunk is copied straight into
     every output region it feeds, so neither the shard's bytes nor the decoded shard is
@@ -273,7 +319,7 @@ def _read_shard_runs(array: Array, plan: GeneralPlan, group: ChunkGroup) -> None
                              itemsize)
 
     with inner_memory(array, key):
-        found = sharding.read_inner_chunks_into(array._ranges_of(key), shard_shape, pieces,
+        found = sharding.read_inner_chunks_into(ranges_of(key), shard_shape, pieces,
                                                 sink, key=key)
     if not found:
         for member in members:

@@ -20,7 +20,7 @@ import numpy as np
 from zarr3c._buffers import INT64_MAX, empty_aligned
 from zarr3c._kernels.boxes import basic_box
 from zarr3c._kernels.scatter import copy_pieces, fill_pieces
-from zarr3c.array.read.chunk import inner_memory, read_chunk
+from zarr3c.array.read.chunk import inner_memory, read_chunk, read_chunks_together
 from zarr3c.array.read.general import basic_result, read_selections
 from zarr3c.array.read.native import (
     chunks_native,
@@ -139,7 +139,7 @@ def _read_whole_pieces(array: Array, pieces: Pieces, chunks: Sequence[int] | Non
         into = {n for n, d in zip(todo, direct, strict=True) if d}
     partial = array._pipeline.can_decode_prefix
 
-    def read_whole(n: int) -> None:
+    def read_whole(n: int, raw: Any) -> None:
         lo, hi = pieces.bounds[n], pieces.bounds[n + 1]
         target = None
         if n in into:
@@ -147,7 +147,7 @@ def _read_whole_pieces(array: Array, pieces: Pieces, chunks: Sequence[int] | Non
             target = pieces.dst[at:at + grid.chunk_nbytes]
         # (the pieces read nothing past their furthest end: only that much is decoded)
         need = int(pieces.src_ends[lo:hi].max()) if partial and target is None else None
-        chunk = read_chunk(array, pieces.chunks[n], into=target, need=need)
+        chunk = read_chunk(array, pieces.chunks[n], into=target, need=need, raw=raw)
         if chunk is None:
             fill_pieces(pieces.dst, pieces.dst_offsets[lo:hi], pieces.dst_strides[lo:hi],
                         pieces.counts[lo:hi], fill)
@@ -158,7 +158,7 @@ def _read_whole_pieces(array: Array, pieces: Pieces, chunks: Sequence[int] | Non
                     grid.chunk_strides, pieces.dst, pieces.dst_offsets[lo:hi],
                     pieces.dst_strides[lo:hi], pieces.counts[lo:hi], itemsize)
 
-    map_unordered(read_whole, todo)
+    read_chunks_together(array, todo, lambda n: pieces.chunks[n], read_whole)
 
 
 def _read_raw_pieces(array: Array, pieces: Pieces, nbytes: int) -> None:

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from zarr3c.array.read.chunk import stored_limit
+from zarr3c.array.read.chunk import FETCH_BATCH_BYTES, stored_limit
 from zarr3c.array.read.plan import Pieces, new_plan, one_c_piece
 from zarr3c.concurrency import get_num_threads
 from zarr3c.indexing import CoordinateSelection, PointGroups, group_points
@@ -79,9 +79,6 @@ __all__ = ["FETCH_BATCH_BYTES", "INDEX_BATCH_BYTES", "SMALL_SHARD_BYTES",
            "read_points_natively", "read_shard_points_natively", "read_shards_natively",
            "shards_native"]
 
-#: Decoded bytes of the chunks whose values one ``get_many`` fetches for the native
-#: pipeline, where the store has no files.
-FETCH_BATCH_BYTES = 64 << 20
 #: Most bytes of shard indexes one shard kernel call holds: it takes room for every shard's
 #: index before it knows which shards are stored, so the shards per call are bounded by it,
 #: and a shard whose index alone is larger is read by the Python path (which asks the

@@ -69,6 +69,7 @@ from zarr3c.codecs.sharding.read import (
     ByteRangeGroup,
     GetRanges,
     StoreRanges,
+    ValueRanges,
     batch_decoder,
     pack_runs,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "ShardIndex",
     "ShardingCodec",
     "StoreRanges",
+    "ValueRanges",
     "batch_decoder",
     "pack_runs",
     "partial_read_codec",

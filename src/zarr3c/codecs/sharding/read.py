@@ -40,6 +40,7 @@ from zarr3c.codecs.sharding._part import CodecPart
 from zarr3c.codecs.sharding.index import MISSING, ShardIndex, check_shard_size
 from zarr3c.concurrency import get_num_threads, map_unordered
 from zarr3c.errors import ChunkDecodeError, IndexingError
+from zarr3c.stores.byte_ranges import resolve_byte_range
 
 if TYPE_CHECKING:
     pass
@@ -53,6 +54,7 @@ __all__ = [
     "ShardReads",
     "Stored",
     "StoreRanges",
+    "ValueRanges",
     "batch_decoder",
     "coalesce",
     "pack_runs",
@@ -92,6 +94,47 @@ Stored: TypeAlias = tuple[int, int, Coords]
 
 #: ``(coords, stored bytes)`` of one inner chunk fetched, to decode
 _Task: TypeAlias = tuple[Coords, np.ndarray]
+
+
+class ValueRanges:
+    """The ``get_ranges`` of a shard already fetched whole (in one request, with other
+    shards: issue 33's small-shard rule): its ranges are slices of the value in memory, as
+    :data:`GetRanges` says; None for every range where the shard is not stored.
+
+    Parameters
+    ----------
+    value
+        The shard's stored bytes (any buffer), or None if it is not stored.
+
+    Raises
+    ------
+    None
+        (A range past the end is clipped: the shard reader reports a shard cut short.)
+
+    Examples
+    --------
+    >>> [bytes(v) for v in ValueRanges(b"0123456789")([(2, 3), (-2, None), (8, 5)])]
+    [b'234', b'89', b'89']
+    >>> ValueRanges(None)([(0, 4)])
+    [None]
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self, ranges: Sequence[tuple[int, int | None]]
+                 ) -> Sequence[bytes | bytearray | memoryview | np.ndarray | None]:
+        if self.value is None:
+            return [None] * len(ranges)
+        data = as_byte_array(self.value)
+        size = len(data)
+        out: list[bytes | bytearray | memoryview | np.ndarray | None] = []
+        for start, length in ranges:
+            lo, hi = resolve_byte_range(start, length, size)
+            out.append(data[lo:hi])
+        return out
 
 
 class StoreRanges:
