@@ -146,6 +146,34 @@ def test_compressors_and_filters(tmp_path: Path, direction: str, codec: str) -> 
             assert doc["compressor"]["id"] == expected.codec_id
 
 
+@pytest.mark.parametrize("compressor", [numcodecs.Blosc(), numcodecs.Blosc(cname="zstd",
+                                                                         shuffle=2),
+                                        numcodecs.Zstd(level=2), numcodecs.Zlib()],
+                         ids=["blosc", "blosc-bitshuffle", "zstd", "zlib"])
+@pytest.mark.parametrize("kind", ["str", "bytes"])
+def test_variable_length_with_numcodecs_compressors(tmp_path: Path, kind: str,
+                                                    compressor: Any) -> None:
+    # a numcodecs compressor (blosc's typesize included, which v2 does not store) on a v2
+    # object array: the same document as zarr-python 3 writes, read back by it
+    values = (np.array(["a", "", "h\u00e9llo", "x\x00y"], dtype=object) if kind == "str"
+              else np.array([b"a", b"", b"\x00\xff", b"long" * 9], dtype=object))
+    dtype: Any = str if kind == "str" else zarr.dtype.VariableLengthBytes()
+    z = zarr.create_array(str(tmp_path / "p"), shape=(6,), chunks=(3,), dtype=dtype,
+                          zarr_format=2, compressors=compressor)
+    a = zarr3c.create_array(tmp_path / "q", shape=(6,), chunks=(3,),
+                            dtype=str if kind == "str" else "variable_length_bytes",
+                            zarr_format=2, compressors=compressor)
+    theirs = json.loads((tmp_path / "p" / ".zarray").read_text())
+    ours = json.loads((tmp_path / "q" / ".zarray").read_text())
+    assert ours == theirs
+    a[:4] = values
+    z[:4] = values
+    for path in ("p", "q"):
+        back = zarr.open_array(str(tmp_path / path), mode="r", zarr_format=2)[...]
+        assert back[:4].tolist() == values.tolist()
+        assert zarr3c.open_array(tmp_path / path)[...].tolist() == back.tolist()
+
+
 @pytest.mark.parametrize("fill", [np.nan, np.inf, -np.inf, 1.5])
 def test_float_fill_values_both_ways(tmp_path: Path, fill: float) -> None:
     a = zarr.create_array(str(tmp_path / "p"), shape=(5,), chunks=(2,), dtype="<f8",

@@ -1094,6 +1094,12 @@ class V2ArrayMetadata(ArrayMetadataView):
                             what="Zarr v2")
         if object_filter is not None:
             parts.filters.insert(object_filter.position, object_filter.spec)
+        compressor = parts.compressor
+        if (compressor is not None and compressor["id"] == "zstd"
+                and compressor["configuration"].get("checksum") is False):
+            # zstd's default left out, as zarr-python 3 writes it (numcodecs before 0.14,
+            # which zarr-python 2 readers may have, takes no checksum argument)
+            del compressor["configuration"]["checksum"]
         dtype = data_type.dtype
         if isinstance(data_type, VariableLengthType):
             stored = np.dtype(object)
@@ -1133,6 +1139,14 @@ class V2ArrayMetadata(ArrayMetadataView):
             # md's serializer is its stand-in type's; the document's follows the real dtype.
             serializer = next(c for c in new.codecs if c["name"] == "bytes")
             asked = [serializer if c["name"] == "bytes" else c for c in asked]
+        if isinstance(data_type, VariableLengthType):
+            # A v2 document has no blosc typesize: the compressor of an object array sees
+            # the object codec's bytes (typesize 1, as numcodecs encodes them), whatever
+            # the v3 form evolved from the array's data type.
+            typesize = next((c["configuration"]["typesize"] for c in new.codecs
+                             if c["name"] == "blosc"), None)
+            asked = [{**c, "configuration": {**c["configuration"], "typesize": typesize}}
+                     if c["name"] == "blosc" and typesize is not None else c for c in asked]
         check_same_chain(new.codecs, asked, layout=parts.layout, ndim=len(md.shape),
                          what="Zarr v2")
         return new
