@@ -11,7 +11,7 @@ decode them on the thread pool; elsewhere each worker fetches its own chunk."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -94,27 +94,31 @@ def read_chunks_together(array: Array, items: Sequence[T],
     if len(items) < 2 or not array._store.reads_by_request:
         map_unordered(lambda item: read(item, FETCH), items)
         return
-    for lo, hi, values in fetched_batches(array, [coords_of(item) for item in items]):
+    coords = [coords_of(item) for item in items]
+    keys = [array.chunk_key(c) for c in coords]
+    shapes = {array._chunk_shape_at(c) for c in coords}  # (several on a rectilinear grid)
+    for lo, hi, values in fetched_batches(array, keys, shapes):
         map_unordered(lambda pair: read(*pair), zip(items[lo:hi], values, strict=True))
 
 
-def fetched_batches(array: Array, coords: Sequence[tuple[int, ...]]
+def fetched_batches(array: Array, keys: Sequence[str], shapes: Iterable[tuple[int, ...]]
                     ) -> Iterator[tuple[int, int, list[Any]]]:
-    """The stored values (None: not stored) of the chunks at ``coords``, fetched with the
-    store's ``get_many`` :data:`FETCH_BATCH_BYTES` of decoded chunks a batch: ``(lo, hi,
-    values of coords[lo:hi])`` per batch.  A value larger than any valid encoding of its
-    chunk is refused from its size, before it is read where the store can tell."""
+    """The stored values (None: not stored) at ``keys``, chunks of the array of at most the
+    ``shapes`` given, fetched with the store's ``get_many`` :data:`FETCH_BATCH_BYTES` of
+    decoded chunks a batch: ``(lo, hi, values of keys[lo:hi])`` per batch.  A value larger
+    than any valid encoding of its chunk is refused from its size, before it is read where
+    the store can tell."""
     store = array._store
-    shapes = {array._chunk_shape_at(c) for c in coords}  # (several on a rectilinear grid)
+    shapes = set(shapes)
     largest = max(shapes, key=math.prod)
     step = max(1, FETCH_BATCH_BYTES // max(1, math.prod(largest) * array._itemsize))
     limits = [stored_limit(array, shape) for shape in shapes]
     limit = None if None in limits else max(limits)  # type: ignore[type-var]
-    for lo in range(0, len(coords), step):
-        hi = min(lo + step, len(coords))
-        keys = [array.chunk_key(c) for c in coords[lo:hi]]
-        yield lo, hi, list(store.get_many(keys) if limit is None
-                           else store.get_many_at_most(keys, limit))
+    for lo in range(0, len(keys), step):
+        hi = min(lo + step, len(keys))
+        batch = keys[lo:hi]
+        yield lo, hi, list(store.get_many(batch) if limit is None
+                           else store.get_many_at_most(batch, limit))
 
 
 def stored_value(array: Array, key: str, nbytes: int, shape: tuple[int, ...]) -> Any:

@@ -169,9 +169,10 @@ def _shard_sources(array: Array, groups: list[ChunkGroup]
              for g in groups]
     fetched = [g for g, s in zip(groups, small, strict=True) if s]
     if fetched:
-        for lo, hi, values in fetched_batches(array, [g.coords for g in fetched]):
-            held = {array.chunk_key(g.coords): v for g, v in zip(fetched[lo:hi], values,
-                                                                 strict=True)}
+        keys = [array.chunk_key(g.coords) for g in fetched]
+        shapes = {array._chunk_shape_at(g.coords) for g in fetched}
+        for lo, hi, values in fetched_batches(array, keys, shapes):
+            held = dict(zip(keys[lo:hi], values, strict=True))
             yield fetched[lo:hi], partial(_held_ranges, held)
     rest = [g for g, s in zip(groups, small, strict=True) if not s]
     if rest:

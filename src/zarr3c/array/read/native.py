@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from zarr3c.array.read.chunk import FETCH_BATCH_BYTES, stored_limit
+from zarr3c.array.read.chunk import FETCH_BATCH_BYTES, fetched_batches, stored_limit
 from zarr3c.array.read.plan import Pieces, new_plan, one_c_piece
 from zarr3c.concurrency import get_num_threads
 from zarr3c.indexing import CoordinateSelection, PointGroups, group_points
@@ -138,8 +138,7 @@ def read_chunks_natively(array: Array, pieces: Pieces, chain: NativeChain) -> li
     status = np.empty(pieces.nchunks, dtype=np.int8)
     nbytes = grid.chunk_nbytes
     common = _common(array, pieces, grid.chunk_strides, chain, nbytes)
-    for sources, paths, lo, hi in _sources(array, chunk_names(array, pieces.chunk_coords),
-                                           nbytes):
+    for sources, paths, lo, hi in _sources(array, chunk_names(array, pieces.chunk_coords)):
         _chunks.read_chunks(sources, paths, bounds[lo:hi], bounds[lo + 1:hi + 1],
                             direct=direct[lo:hi], status=status[lo:hi], **common)
     failed: list[int] = np.flatnonzero(status < 0).tolist()
@@ -165,7 +164,7 @@ def read_points_natively(array: Array, groups: PointGroups, dst: np.ndarray,
     nbytes = math.prod(groups.sizes) * itemsize  # (every chunk's: edge chunks are full)
     bounds, src_offsets, dst_offsets = _element_offsets(groups, itemsize)
     status = np.empty(len(groups), dtype=np.int8)
-    for sources, paths, lo, hi in _sources(array, chunk_names(array, coords), nbytes):
+    for sources, paths, lo, hi in _sources(array, chunk_names(array, coords)):
         _chunks.read_elements(sources, paths, bounds[lo:hi], bounds[lo + 1:hi + 1],
                               src_offsets, dst_offsets, dst, itemsize, array._fill_bytes,
                               chain.compressor, chain.checksums, chain.swap, nbytes,
@@ -174,8 +173,7 @@ def read_points_natively(array: Array, groups: PointGroups, dst: np.ndarray,
     return failed
 
 
-def _sources(array: Array, names: list[str], nbytes: int
-             ) -> Iterator[tuple[list[Any], bool, int, int]]:
+def _sources(array: Array, names: list[str]) -> Iterator[tuple[list[Any], bool, int, int]]:
     """The chunks' sources in batches ``(sources, paths, lo, hi)`` for chunks ``lo:hi`` of
     ``names``: their files, or their values (in one batch where the store holds them, else
     fetched with ``get_many``, :data:`FETCH_BATCH_BYTES` of decoded chunks at a time)."""
@@ -188,14 +186,10 @@ def _sources(array: Array, names: list[str], nbytes: int
     if values is not None:
         yield values, False, 0, len(names)
         return
-    step = max(1, FETCH_BATCH_BYTES // nbytes)
-    # (a value larger than any encoding is never fetched whole; edge chunks are full-size)
-    limit = stored_limit(array, array._chunk_shape_at((0,) * array.ndim))
-    for lo in range(0, len(names), step):
-        hi = min(lo + step, len(names))
-        keys = [prefix + name for name in names[lo:hi]]
-        values = store.get_many(keys) if limit is None else store.get_many_at_most(keys, limit)
-        yield list(values), False, lo, hi
+    # (edge chunks are no larger than the first, full-size one)
+    full = array._chunk_shape_at((0,) * array.ndim)
+    for lo, hi, values in fetched_batches(array, [prefix + name for name in names], [full]):
+        yield values, False, lo, hi
 
 
 def shards_native(array: Array) -> NativeChain | None:
