@@ -6,12 +6,13 @@ it, and its elements copied straight into each output.
 Its steps, planned then executed: :func:`~.plan.plan_general` allocates the outputs and
 groups the tasks by chunk, putting aside raw chunks whose selected elements span at most
 half of them (:class:`~.plan.RawSpan`: fetched by that span, :func:`_place_span`); every
-other chunk is read on the thread pool (:func:`_read_group`; from an object store its
-stored values fetched ahead together, :func:`~.chunk.read_chunks_together`): decoded into scratch or
+other chunk is read on the thread pool (:func:`_read_group`): decoded into scratch or
 straight into an output and copied out per task (:func:`_copy_task`), or for a shard only
 the inner chunks the tasks touch (:func:`_read_shard_runs` for strided tasks,
 :func:`_read_shards_outer` for index arrays, the shards' inner chunks cut into runs that
-spread over every thread)."""
+spread over every thread).  From an object store the chunks' values are fetched ahead, a
+batch's requests in flight together (:func:`~.chunk.read_chunks_together`), and so are
+small shards, whole (:func:`_shard_sources`)."""
 
 from __future__ import annotations
 
