@@ -111,11 +111,15 @@ def read_box_by_shards(array: Array, box: Box) -> Any:
     if pieces is None or len(pieces) < 2 or box_fetches_shards_whole(array, start, stop):
         return None  # (shards fetched whole go together, on the many-boxes path)
     # Every part must be one the short path takes, known before any is read (else the
-    # many-boxes path would read the first parts again).
+    # many-boxes path would read the first parts again), and all of them together no more
+    # inner chunks than one part may touch: shard after shard, each shard's inner chunks on
+    # the pool, leaves threads idle that the many-boxes path keeps busy with every inner
+    # chunk of the box at once (a time series across shards; asv ``ShardBoxReads``).
+    total = 0
     for _shard, first, counts, _src_lo, _src_hi, _dst_at in pieces:
-        if math.prod((f + c - 1) // i - f // i + 1
-                     for f, c, i in zip(first, counts, inner.shape, strict=True)
-                     ) > SHARD_BOX_MAX_INNER:
+        total += math.prod((f + c - 1) // i - f // i + 1
+                           for f, c, i in zip(first, counts, inner.shape, strict=True))
+        if total > SHARD_BOX_MAX_INNER:
             return None
     out = empty_array([e - b for b, e in zip(start, stop, strict=True)], array.dtype)
     for shard, first, counts, _src_lo, _src_hi, _dst_at in pieces:
