@@ -20,7 +20,10 @@ chain
     through the addresses :func:`bind_blosc` was given, :data:`GZIP`: zlib through
     :func:`bind_zlib`'s), then a byte swap of
     ``swap``-byte words (an ``endian`` other than the machine's; the component size for
-    complex types), giving ``nbytes`` bytes.  Other codecs take the Python path.
+    complex types), giving ``nbytes`` bytes.  Other codecs take the Python path.  A zstd
+    frame (without a content checksum) of a chunk not read ``direct`` is decoded only
+    through the block holding the last byte its pieces read (libzstd's buffer-less
+    decoder): the rest of the decoded scratch then holds anything, which no piece reads.
 pieces
     Chunk ``c``'s pieces are rows ``firsts[c]:ends[c]``: piece ``p`` copies the
     region of ``counts[p]`` elements at byte ``src_offsets[p]`` of the decoded chunk (byte
@@ -62,7 +65,9 @@ from zarr3c._kernels.pool cimport (
     thread_buffer, thread_value,
 )
 from zarr3c._kernels.scatter cimport check_piece_rows, check_pieces, copy_live_pieces
-from zarr3c._kernels.zstd_ctx cimport dctx_decompress, dctx_free, dctx_new
+from zarr3c._kernels.zstd_ctx cimport (
+    dctx_decompress, dctx_decompress_prefix, dctx_free, dctx_new,
+)
 
 import numpy as np
 
@@ -348,11 +353,15 @@ cdef void* _thread_dctx() noexcept nogil:
 
 
 cdef int _decode(Plan* plan, const uint8_t* data, int64_t size, uint8_t* out,
-                 const uint8_t** decoded) noexcept nogil:
+                 const uint8_t** decoded, int64_t need) noexcept nogil:
     """Decode ``size`` stored bytes into ``out`` (``nbytes`` of room), or point ``decoded``
-    at them where they are the elements already: a status."""
+    at them where they are the elements already: a status.  Only the first ``need`` bytes
+    are read by the caller: a zstd frame is decoded only through the block holding them
+    where zstd can (the rest of ``out`` then holds anything), else whole."""
     cdef int k
-    cdef Py_ssize_t got
+    cdef Py_ssize_t got = -1
+    cdef int64_t swapped = plan.nbytes
+    cdef void* dctx
     for k in range(plan.checksums):
         if size < 4:
             return _FAILED_DECODE
@@ -360,9 +369,17 @@ cdef int _decode(Plan* plan, const uint8_t* data, int64_t size, uint8_t* out,
             return _FAILED_CHECKSUM
         size -= 4
     if plan.compressor == _ZSTD:
-        got = dctx_decompress(_thread_dctx(), out, <size_t>plan.nbytes, data, <size_t>size)
-        if got != plan.nbytes:
-            return _FAILED_DECODE
+        dctx = _thread_dctx()
+        if 0 < need < plan.nbytes:
+            got = dctx_decompress_prefix(dctx, out, <size_t>plan.nbytes, data, <size_t>size,
+                                         <size_t>need)
+            if got >= need and plan.swap > 1:
+                # (whole words up to the decoded end; the chunk's size is a whole number)
+                swapped = min(plan.nbytes, (got + plan.swap - 1) // plan.swap * plan.swap)
+        if got < need:
+            got = dctx_decompress(dctx, out, <size_t>plan.nbytes, data, <size_t>size)
+            if got != plan.nbytes:
+                return _FAILED_DECODE
         decoded[0] = out
     elif plan.compressor == _BLOSC:
         if _blosc_decode(out, plan.nbytes, data, size) != plan.nbytes:
@@ -382,7 +399,7 @@ cdef int _decode(Plan* plan, const uint8_t* data, int64_t size, uint8_t* out,
             memcpy(out, data, <size_t>size)
         decoded[0] = out
     if plan.swap > 1:
-        byteswap_core(out, plan.nbytes, plan.swap)
+        byteswap_core(out, swapped, plan.swap)
     return _READ
 
 
@@ -463,7 +480,7 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
     cdef uint8_t* out
     cdef const uint8_t* data = NULL
     cdef const uint8_t* decoded = NULL
-    cdef int64_t size = 0
+    cdef int64_t size = 0, need, lo, hi
     cdef int status
     cdef Py_ssize_t p
     if p1 <= p0:
@@ -487,7 +504,14 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
             plan.status[c] = _FAILED_MEMORY
             return
     decoded = out  # (where the decoded bytes must go, if anywhere)
-    status = _decode(plan, data, size, out, &decoded)
+    need = plan.nbytes
+    if direct == NULL and plan.compressor == _ZSTD:
+        # Only the bytes the live pieces (elements) read are decoded: a box or points near
+        # a chunk's start (a time step of a (time, y, x) variable) skip the blocks after.
+        _span(plan, c, &lo, &hi)
+        if 0 < hi < need:
+            need = hi
+    status = _decode(plan, data, size, out, &decoded, need)
     if status == _READ and plan.elements:
         for p in range(p0, p1):
             if _copy_element(plan, decoded, plan.src_offsets[p], plan.nbytes, p) != 0:

@@ -9,6 +9,13 @@ cdef void dctx_free(void* dctx) noexcept nogil
 # Decode the zstd frames of src[:n] into dst[:cap]: the bytes decoded, or -1.
 cdef Py_ssize_t dctx_decompress(void* dctx, uint8_t* dst, size_t cap, const uint8_t* src,
                                 size_t n) noexcept nogil
+# Decode the one zstd frame src[:n], which declares cap bytes of content and no checksum,
+# block after block into dst[:cap] until at least need bytes are decoded: the bytes decoded
+# (dst past them holds anything), or -1 where the frame is not such or zstd refuses (the
+# caller decodes it whole then, which reports why).
+cdef Py_ssize_t dctx_decompress_prefix(void* dctx, uint8_t* dst, size_t cap,
+                                       const uint8_t* src, size_t n,
+                                       size_t need) noexcept nogil
 cdef void* cctx_new() noexcept nogil
 cdef void cctx_free(void* cctx) noexcept nogil
 # Encode src[:n] as one frame (numcodecs' parameters, the bound library) into dst[:cap]: its size, or -1 (a

@@ -359,35 +359,12 @@ def decompress_prefix_into(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t 
     cdef size_t dst_size = dst.shape[0]
     if src_size < 5 or need < 1 or <size_t>need > dst_size:
         return -1
-    # Frame header descriptor: bit 2 is the content checksum flag.
-    if src[4] & 4:
-        return -1
     cdef const uint8_t* sp = &src[0]
     cdef uint8_t* dp = &dst[0]
-    cdef size_t result, n, at = 0, done = 0
-    cdef bint failed = False
+    cdef Py_ssize_t done
     with nogil:
-        result = _find_frame_compressed_size(sp, src_size)
-        if (_is_error(result) or result != src_size
-                or _get_frame_content_size(sp, src_size) != <unsigned long long>dst_size
-                or _is_error(_decompress_begin(ctx.ptr))):
-            failed = True
-        # Each step is what zstd asks for next (the frame header, then per block its
-        # header and its body); it writes each block after the ones before, in dst.
-        while not failed and done < <size_t>need:
-            n = _next_src_size(ctx.ptr)
-            if n == 0 or n > src_size - at:  # the frame ended short of its declared size
-                failed = True
-                break
-            result = _decompress_continue(ctx.ptr, dp + done, dst_size - done, sp + at, n)
-            if _is_error(result):
-                failed = True
-                break
-            at += n
-            done += result
-    if failed:
-        return -1
-    return <Py_ssize_t>done
+        done = dctx_decompress_prefix(ctx.ptr, dp, dst_size, sp, src_size, <size_t>need)
+    return done
 
 
 cdef class _Batch:
@@ -624,6 +601,34 @@ cdef Py_ssize_t dctx_decompress(void* dctx, uint8_t* dst, size_t cap, const uint
     if _is_error(result):
         return -1
     return <Py_ssize_t>result
+
+
+cdef Py_ssize_t dctx_decompress_prefix(void* dctx, uint8_t* dst, size_t cap,
+                                       const uint8_t* src, size_t n,
+                                       size_t need) noexcept nogil:
+    cdef size_t result, step, at = 0, done = 0
+    if (dctx == NULL or _decompress_continue == NULL or n < 5 or need < 1 or need > cap):
+        return -1
+    # Frame header descriptor: bit 2 is the content checksum flag.
+    if src[4] & 4:
+        return -1
+    result = _find_frame_compressed_size(src, n)
+    if (_is_error(result) or result != n
+            or _get_frame_content_size(src, n) != <unsigned long long>cap
+            or _is_error(_decompress_begin(dctx))):
+        return -1
+    # Each step is what zstd asks for next (the frame header, then per block its header
+    # and its body); it writes each block after the ones before, in dst.
+    while done < need:
+        step = _next_src_size(dctx)
+        if step == 0 or step > n - at:  # the frame ended short of its declared size
+            return -1
+        result = _decompress_continue(dctx, dst + done, cap - done, src + at, step)
+        if _is_error(result):
+            return -1
+        at += step
+        done += result
+    return <Py_ssize_t>done
 
 
 cdef void* cctx_new() noexcept nogil:

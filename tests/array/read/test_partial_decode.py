@@ -204,6 +204,60 @@ def test_a_bad_chunk_is_still_an_error_naming_its_key(damage: str) -> None:
         a.get_many([box, (slice(0, 1), slice(5, 6), slice(0, 1))])
 
 
+def _last_block_raw(frame: bytes) -> bytes:
+    """``frame`` (one zstd frame, no checksum) with its last block, a compressed one, marked
+    raw: the blocks before it decode as before, the last one to other bytes and too few of
+    them, so that a whole decode fails (the frame's declared size is not reached).  Block
+    format: https://github.com/facebook/zstd/blob/dev/doc/zstd_compression_format.md"""
+    fhd = frame[4]
+    single = (fhd >> 5) & 1
+    fcs = {0: single, 1: 2, 2: 4, 3: 8}[fhd >> 6]
+    at = 5 + (0 if single else 1) + (0, 1, 2, 4)[fhd & 3] + fcs
+    while True:
+        header = int.from_bytes(frame[at:at + 3], "little")
+        last, kind, size = header & 1, (header >> 1) & 3, header >> 3
+        if last:
+            assert kind == 2, "the test data's last block must be a compressed one"
+            raw = (size << 3) | 1  # (type 0: raw, same size)
+            return frame[:at] + raw.to_bytes(3, "little") + frame[at + 3:]
+        at += 3 + (1 if kind == 1 else size)
+
+
+def test_reads_decode_only_the_blocks_they_need(read_path: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """On both read paths (``get_many`` of a few boxes, ``vindex``: the native kernel where
+    the chain has one, which leaves no chunk to the Python path here), a chunk is decoded
+    only through the zstd block holding the furthest element read: a chunk whose last block
+    is bad reads at its start, and a read of its end is an error naming its key."""
+    from zarr3c.array.read import many, points
+
+    left: list[list[int]] = []
+    for module, name in ((many, "read_chunks_natively"), (points, "read_points_natively")):
+        real = getattr(module, name)
+
+        def spy(*args: object, _real: object = real) -> list[int]:
+            failed: list[int] = _real(*args)  # type: ignore[operator]
+            left.append(failed)
+            return failed
+
+        monkeypatch.setattr(module, name, spy)
+    a, expected = _array()
+    key = a.chunk_key((0, 0, 0))
+    a._store.set(key, _last_block_raw(bytes(a._store.get(key))))
+    start = [(slice(0, 2), slice(0, 3), slice(0, 4)), (slice(1, 2), slice(5, 6), slice(0, 50)),
+             (slice(60, 62), slice(0, 2), slice(0, 2))]  # (the last in the missing chunk)
+    for box, got in zip(start, a.get_many(start), strict=True):
+        np.testing.assert_array_equal(got, expected[box])
+    near = (np.array([0, 2, 1]), np.array([5, 0, 9]), np.array([7, 1, 0]))
+    np.testing.assert_array_equal(a.vindex[near], expected[near])
+    assert left == ([[], []] if read_path == "native" else [])
+    end = (slice(47, 48), slice(63, 64), slice(49, 50))
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.get_many([start[0], end])
+    with pytest.raises(ChunkDecodeError, match=key):
+        a.vindex[np.array([0, 47]), np.array([0, 63]), np.array([0, 49])]
+
+
 def test_on_a_local_store(tmp_path) -> None:
     a, expected = _array(store=zarr3c.LocalStore(tmp_path))
     boxes = [(slice(0, 3), slice(0, 3), slice(0, 3)), (slice(60, 63), slice(60, 66), slice(1, 2)),
