@@ -78,6 +78,9 @@ from typing import Any
 
 import numpy as np
 
+# compare_peers' helpers (this directory is on sys.path when this script runs)
+from compare_peers import describe, dir_size, import_zarr3c, log, parse_list
+
 PEERS = ("zarr-python", "xarray-tensorstore")
 IMPLEMENTATIONS = ("zarr3c", *PEERS)
 WORKLOADS = ("open", "load", "isel_time", "series", "write")
@@ -149,13 +152,6 @@ class Skipped(Exception):
     """An implementation does not have a workload (xarray-tensorstore writes nothing)."""
 
 
-def describe(exc: BaseException) -> str:
-    """One line naming an exception: ``Type: first line of the message`` (at most 200 chars)."""
-    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    text = f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
 # --------------------------------------------------------------------------- source data
 
 
@@ -193,29 +189,7 @@ def make_source(n_time: int, grid: int, nvars: int, seed: int = 0) -> Any:
     return xr.Dataset(data_vars, coords=coords, attrs={"title": "compare_xarray source"})
 
 
-def dir_size(path: str) -> int:
-    """Total size in bytes of the files under ``path``."""
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            with contextlib.suppress(OSError):
-                total += os.path.getsize(os.path.join(root, f))
-    return total
-
-
 # --------------------------------------------------------------------------- implementations
-
-
-def import_zarr3c() -> Any:
-    """``import zarr3c``; if it is not installed, from this checkout (needs built kernels)."""
-    try:
-        return importlib.import_module("zarr3c")
-    except ModuleNotFoundError as exc:
-        if exc.name != "zarr3c":
-            raise
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path.insert(0, os.path.join(repo, "src"))
-    return importlib.import_module("zarr3c")
 
 
 class Adapter:
@@ -429,11 +403,6 @@ def finish(res: Result, times: list[float], cpu: list[float]) -> Result:
     return res
 
 
-def log(msg: str) -> None:
-    """Progress, on stderr (the table goes to stdout)."""
-    print(msg, file=sys.stderr, flush=True)
-
-
 def log_result(res: Result) -> None:
     """One progress line for a finished cell."""
     what = f"{res.value:.1f} ms" if res.status == "ok" else f"{res.status}: {res.reason}"
@@ -636,17 +605,6 @@ def print_table(results: Sequence[Result], columns: Sequence[str], file: Any = s
 
 
 # --------------------------------------------------------------------------- main
-
-
-def parse_list(text: str, allowed: Sequence[str], what: str) -> list[str]:
-    """A comma list of names from ``allowed``, returned in ``allowed``'s order."""
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in items if t not in allowed]
-    if bad:
-        raise argparse.ArgumentTypeError(
-            f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)}"
-        )
-    return [a for a in allowed if a in items]
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
