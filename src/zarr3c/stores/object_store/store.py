@@ -480,19 +480,8 @@ class ObjectStore(Store):
         """Every read of a batch; at the first failure the reads not yet answered are
         cancelled (those waiting for a slot are never sent), and the failure of the first
         read, in batch order, among those that failed is raised."""
-        if not reads:
-            return []  # (asyncio.wait refuses an empty batch)
         failed = asyncio.Event()
-        tasks = [asyncio.ensure_future(self._fetch(r, failed)) for r in reads]
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        if any(t.done() and not t.cancelled() and t.exception() is not None for t in tasks):
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            for task in tasks:
-                if not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
-        return [t.result() for t in tasks]
+        return await _all_or_first_error([self._fetch(r, failed) for r in reads])
 
     def _read(self, wants: Sequence[_Want]) -> builtins.list[memoryview | None]:
         """Read ``(key, start, length)`` ranges (normalized) with one concurrent batch:
@@ -676,17 +665,7 @@ class ObjectStore(Store):
         """Every put of a batch, failing fast as :meth:`_gather` does for reads: the failure
         of the first put, in batch order, among those that failed is raised."""
         failed = asyncio.Event()
-        tasks = [asyncio.ensure_future(self._put(key, data, failed)) for key, data in puts]
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        if failed.is_set() or any(
-            t.done() and not t.cancelled() and t.exception() is not None for t in tasks
-        ):
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            for task in tasks:
-                if not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
+        await _all_or_first_error([self._put(key, data, failed) for key, data in puts])
 
     def erase(self, key: str) -> None:
         validate_key(key)
@@ -845,6 +824,25 @@ def _root_url(store: Any) -> str:
     if kind == "LocalStore":
         return f"file:///{prefix}" if prefix else "file://"
     return "memory://"
+
+
+
+async def _all_or_first_error(calls: Sequence[Any]) -> builtins.list[Any]:
+    """Run the coroutines ``calls`` together; at the first failure cancel those not yet
+    finished (a request still waiting for its slot is never sent) and raise the failure of
+    the first call, in batch order, among those that failed; else their results, in order."""
+    if not calls:
+        return []  # (asyncio.wait refuses an empty batch)
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    if any(t.done() and not t.cancelled() and t.exception() is not None for t in tasks):
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for task in tasks:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    return [t.result() for t in tasks]
 
 
 def _slice(value: memoryview | None, rng: tuple[Any, int]) -> memoryview | None:
