@@ -98,6 +98,15 @@ def open_dataset(path: str) -> Any:
     return xr.open_dataset(path, engine=zxr.Zarr3cBackendEntrypoint, chunks=None)
 
 
+def _write_checked(path: str, layout: str) -> None:
+    """Write the dataset to ``path`` and check it reads back identical, chunked as asked."""
+    write(path, layout)
+    with open_dataset(path) as ds:
+        xr.testing.assert_identical(ds.load(), source())
+        if ds["var0"].encoding.get("chunks") != encoding(layout)["var0"]["chunks"]:
+            raise AssertionError(f"{layout}: chunks {ds['var0'].encoding}")
+
+
 def _require() -> None:
     if xr is None:
         raise NotImplementedError(f"xarray or zarr3c.xarray unavailable: {_IMPORT_ERROR}")
@@ -119,11 +128,7 @@ class Open:
         self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-xarray-")
         self.path = os.path.join(self.tmp, "ds.zarr")
         try:
-            write(self.path, layout)
-            with open_dataset(self.path) as ds:
-                xr.testing.assert_identical(ds.load(), source())
-                if ds["var0"].encoding.get("chunks") != encoding(layout)["var0"]["chunks"]:
-                    raise AssertionError(f"{layout}: chunks {ds['var0'].encoding}")
+            _write_checked(self.path, layout)
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
@@ -163,9 +168,7 @@ class Write:
         self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-xarray-")
         self.count = 0
         try:
-            write(os.path.join(self.tmp, "check.zarr"), layout)
-            with open_dataset(os.path.join(self.tmp, "check.zarr")) as ds:
-                xr.testing.assert_identical(ds.load(), source())
+            _write_checked(os.path.join(self.tmp, "check.zarr"), layout)
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise

@@ -87,10 +87,7 @@ def stored_dims(name: Hashable, array: Any) -> tuple[str, ...]:
 
 def _fill_value(array: Any) -> Any:
     """The array's fill value as zarr-python gives it to xarray (None for a Zarr v2
-    ``null``)."""
-    md = array.metadata
-    if md.zarr_format == 2 and getattr(md, "fill_value_json", 0) is None:
-        return None
+    ``null``, as ``Array.fill_value`` says)."""
     value = array.fill_value
     return value.item() if isinstance(value, np.generic) else value
 
