@@ -94,6 +94,12 @@ class NativeChain(NamedTuple):
     checksums: int  # trailing crc32c codecs
     swap: int  # width of the words to byte-swap (1: none)
 
+    @property
+    def decodes_prefixes(self) -> bool:
+        """The kernel decodes a chunk only through the block holding the last byte a read
+        takes from it (zstd, with a libzstd that can)."""
+        return self.compressor == _chunks.ZSTD and bool(_zstd_ctx.prefix_available())
+
 
 def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
     """The :class:`NativeChain` of ``pipeline``, or None where it has a codec the native

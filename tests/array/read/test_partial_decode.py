@@ -123,13 +123,14 @@ def two_threads() -> object:
     set_num_threads(None)
 
 
-@pytest.mark.usefixtures("two_threads")
+@pytest.mark.usefixtures("two_threads", "python_path")
 def test_a_box_across_chunk_starts_decodes_only_their_starts(
         monkeypatch: pytest.MonkeyPatch, plain: tuple[zarr3c.Array, np.ndarray]) -> None:
-    """A box across the starts of a few chunks (one time step of a ``(time, y, x)``
-    variable): each chunk decoded up to its piece's furthest element, missing chunks
-    filled; a box reaching far into its chunks: the chunks decoded whole, on the pool
-    (the prefixes would add up to more than each thread's share of the chunks)."""
+    """Without the native pipeline, a box across the starts of a few chunks (one time step
+    of a ``(time, y, x)`` variable): each chunk decoded up to its piece's furthest element,
+    in this thread, missing chunks filled; a box reaching far into its chunks: the chunks
+    decoded whole, on the pool (the prefixes would add up to more than each thread's share
+    of the chunks)."""
     a, expected = plain
     calls = _spy(monkeypatch)
     box = (slice(0, 2), slice(62, 66), slice(0, 4))  # chunks (0, 0, 0) and (0, 1, 0)
@@ -154,6 +155,37 @@ def test_a_box_across_chunk_starts_decodes_only_their_starts(
     far = (slice(30, 48), slice(50, 66), slice(0, 50))  # deep into (0, 0, 0) and (0, 1, 0)
     np.testing.assert_array_equal(a[far], expected[far])
     assert many_calls == [1]
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_a_box_across_chunk_starts_goes_native_on_two_threads(
+        monkeypatch: pytest.MonkeyPatch, plain: tuple[zarr3c.Array, np.ndarray]) -> None:
+    """Where the native kernel decodes the same prefixes, a box across chunk starts is read
+    by the many-boxes path on every thread, not by the one-thread prefix path; on one
+    thread the prefix path keeps it."""
+    from zarr3c.concurrency import set_num_threads
+
+    a, expected = plain
+    if a._pipeline.native is None or not a._pipeline.native.decodes_prefixes:
+        pytest.skip("no native zstd prefix decoding here")
+    calls = _spy(monkeypatch)
+    many_calls: list[int] = []
+    real = many_module.read_boxes
+
+    def spy(array: zarr3c.Array, boxes: list) -> object:
+        many_calls.append(len(boxes))
+        return real(array, boxes)
+
+    monkeypatch.setattr(many_module, "read_boxes", spy)
+    for box in [(slice(0, 2), slice(62, 66), slice(0, 4)),
+                (slice(48, 50), slice(62, 66), slice(0, 4))]:  # (1, 0, 0) missing: filled
+        np.testing.assert_array_equal(a[box], expected[box])
+    assert many_calls == [1, 1]
+    assert calls == []  # (the Python prefix decoder was not called)
+    set_num_threads(1)
+    np.testing.assert_array_equal(a[0:2, 62:66, 0:4], expected[0:2, 62:66, 0:4])
+    assert many_calls == [1, 1]
+    assert len(calls) == 2
 
 
 def test_a_bad_chunk_across_a_box_is_named(tmp_path) -> None:

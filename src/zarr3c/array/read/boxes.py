@@ -9,7 +9,8 @@ LocalStore file), else the span (with the size probe) goes to a staging buffer; 
 are read whole and decoded (straight into the output where they can) and copied out with one
 kernel call.  A box across a few compressed chunks whose compressor decodes prefixes has
 each chunk decoded up to its piece's last byte, one after another, where those prefixes add
-up to no more than each pool thread's share of the whole chunks.  Declines (returns None)
+up to no more than each pool thread's share of the whole chunks and the native kernel would
+not decode them on several threads at once.  Declines (returns None)
 when the box spans more chunks than :data:`~zarr3c.array.read.plan.BOX_CHUNKS_MAX`, or
 several that are not all read one of those ways:
 the many-boxes path (:func:`zarr3c.array.read.many.read_boxes`) reads it then, and is tested
@@ -24,6 +25,7 @@ import numpy as np
 from zarr3c._buffers import empty_aligned, empty_array, populate_beside
 from zarr3c._kernels.boxes import box_chunk_pieces
 from zarr3c._kernels.copy import copy_strided, fill_strided
+from zarr3c.array.read import native as native_path
 from zarr3c.array.read.chunk import read_chunk
 from zarr3c.array.read.plan import BOX_CHUNKS_MAX, Box, RawRequest, new_plan
 from zarr3c.array.read.raw import fetch_raw, read_raw_whole
@@ -97,14 +99,21 @@ def _read_prefix_box_pieces(array: Array, box: Box, pieces: list[tuple[Any, ...]
 
     None unless the compressor decodes prefixes and the prefixes add up to no more than
     what each of the pool's threads would decode of the whole chunks: the many-boxes path
-    decodes them whole, in parallel, then.  A time step near the start of chunks that span
-    many steps (one step of an xarray ``(time, y, x)`` variable) decodes a fraction of each.
+    decodes them whole, in parallel, then.  None too where that path's native kernel
+    decodes the same prefixes and more than one thread would share them.  A time step near
+    the start of chunks that span many steps (one step of an xarray ``(time, y, x)``
+    variable) decodes a fraction of each.
     """
     if not array._pipeline.can_decode_prefix:
         return None
     grid = array._box_grid
     assert grid is not None
     threads = min(len(pieces), max(1, get_num_threads()))
+    chain = array._pipeline.native
+    if threads > 1 and native_path.enabled and chain is not None and chain.decodes_prefixes:
+        # The native many-boxes path decodes the same prefixes, on every thread at once
+        # (asv bench_xarray's isel_time tracks this).
+        return None
     if sum(src_hi for *_, src_hi, _dst_at in pieces) * threads > len(pieces) * grid.chunk_nbytes:
         return None
     start, stop, shape, scalar = box
