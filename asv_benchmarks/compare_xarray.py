@@ -618,12 +618,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line (see the module docstring)."""
-    p = argparse.ArgumentParser(
-        description="Compare zarr3c's xarray backend and writer with xarray's zarr engine "
-        "(zarr-python) and xarray-tensorstore."
-    )
+def add_geometry_arguments(p: argparse.ArgumentParser) -> None:
+    """The options that shape the dataset and its layouts (shared with xarray_floor.py)."""
     p.add_argument("--size", type=int, default=1024,
                    help="MiB of data variables in all (1024); sets the time length")
     p.add_argument("--nvars", type=int, default=4, help="data variables (4)")
@@ -634,6 +630,55 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shard shape of the sharded layout (128,256,256; clipped to the shape)")
     p.add_argument("--inner", type=parse_shape, default=(16, 64, 64),
                    help="inner chunk shape of the sharded layout (16,64,64)")
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The dataset's shape, its two layouts and the selections the workloads read.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        ``(time, y, x)`` of every variable.
+    layouts : dict of str to Layout
+        ``"chunked"`` and ``"sharded"``, clipped to the shape.
+    time_index : int
+        The step ``isel_time`` reads: neither on a chunk boundary nor at an end, so that
+        edge handling is not what is timed.
+    point : tuple of int
+        The ``(y, x)`` whose time series ``series`` reads.
+    """
+
+    shape: tuple[int, int, int]
+    layouts: dict[str, Layout]
+    time_index: int
+    point: tuple[int, int]
+
+
+def geometry(args: argparse.Namespace) -> Geometry:
+    """The :class:`Geometry` of parsed arguments (SystemExit for an impossible one)."""
+    if min(args.size, args.nvars, args.grid) < 1:
+        raise SystemExit("--size, --nvars and --grid must be positive")
+    n_time = max(1, round(args.size * 2**20 / (args.nvars * args.grid**2 * DTYPE.itemsize)))
+    shape = (n_time, args.grid, args.grid)
+    shards = tuple(min(s, n) for s, n in zip(args.shards, shape, strict=True))
+    inner = tuple(min(c, s) for c, s in zip(args.inner, shards, strict=True))
+    if any(s % c for s, c in zip(shards, inner, strict=True)):
+        raise SystemExit(f"shard shape {shards} is not a multiple of the inner chunks {inner}")
+    chunks = tuple(min(c, n) for c, n in zip(args.chunks, shape, strict=True))
+    layouts = {"chunked": Layout("chunked", chunks), "sharded": Layout("sharded", inner, shards)}
+    k = min(n_time - 1, n_time // 2 + 3)
+    point = (min(args.grid - 1, args.grid // 3 + 1), min(args.grid - 1, args.grid // 2 + 5))
+    return Geometry(shape, layouts, k, point)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (see the module docstring)."""
+    p = argparse.ArgumentParser(
+        description="Compare zarr3c's xarray backend and writer with xarray's zarr engine "
+        "(zarr-python) and xarray-tensorstore."
+    )
+    add_geometry_arguments(p)
     p.add_argument("--repeat", type=int, default=5, help="timed runs per cell; min is kept (5)")
     p.add_argument("--min-time", type=float, default=1.0,
                    help="read cells: more runs until the timed ones add up to this many "
@@ -676,16 +721,13 @@ def quiet() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the comparison; exit status 1 if any implementation returned a wrong answer."""
     args = build_parser().parse_args(argv)
-    if min(args.size, args.nvars, args.grid, args.repeat) < 1:
-        raise SystemExit("--size, --nvars, --grid and --repeat must be positive")
-    n_time = max(1, round(args.size * 2**20 / (args.nvars * args.grid**2 * DTYPE.itemsize)))
-    shape = (n_time, args.grid, args.grid)
-    shards = tuple(min(s, n) for s, n in zip(args.shards, shape, strict=True))
-    inner = tuple(min(c, s) for c, s in zip(args.inner, shards, strict=True))
-    if any(s % c for s, c in zip(shards, inner, strict=True)):
-        raise SystemExit(f"shard shape {shards} is not a multiple of the inner chunks {inner}")
-    chunks = tuple(min(c, n) for c, n in zip(args.chunks, shape, strict=True))
-    layouts = {"chunked": Layout("chunked", chunks), "sharded": Layout("sharded", inner, shards)}
+    if args.repeat < 1:
+        raise SystemExit("--repeat must be positive")
+    geo = geometry(args)
+    shape, layouts, k, point = geo.shape, geo.layouts, geo.time_index, geo.point
+    n_time = shape[0]
+    chunks = layouts["chunked"].chunks
+    shards, inner = layouts["sharded"].shards, layouts["sharded"].chunks
 
     versions: dict[str, str] = {}
     adapters: list[Adapter] = []
@@ -714,9 +756,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     t_src = time.perf_counter()
     src = make_source(n_time, args.grid, args.nvars)
     log(f"  source built in {time.perf_counter() - t_src:.1f} s")
-    # Neither on a chunk boundary nor at an end, so that edge handling is not what is timed.
-    k = min(n_time - 1, n_time // 2 + 3)
-    point = (min(args.grid - 1, args.grid // 3 + 1), min(args.grid - 1, args.grid // 2 + 5))
 
     base = tempfile.mkdtemp(prefix="zarr3c-xarray-", dir=args.tmpdir)
     results: list[Result] = []
@@ -777,7 +816,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cpu_rows, cpu_geo, _ = summarize(results, "cpu_value")
         doc = {
             "config": {k: v for k, v in vars(args).items() if k != "json_out"}
-            | {"shape": shape, "shards": shards, "inner": inner, "chunks": chunks},
+            | {"shape": shape, "shards": shards, "inner": inner, "chunks": chunks,
+               "time_index": k, "point": point},
             "machine": {
                 "cpus": os.cpu_count(),
                 "platform": platform.platform(),
