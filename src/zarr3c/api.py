@@ -59,6 +59,13 @@ def _config_default(value: Any, key: str) -> Any:
     return config.get(key) if value is None else value
 
 
+def _check_zarr_format(zarr_format: Any) -> None:
+    if zarr_format not in FORMATS:
+        raise UnsupportedFeatureError(
+            f"zarr_format {zarr_format!r} is not supported (one of {list(FORMATS)})"
+        )
+
+
 def _format_for_create(store: Any, zarr_format: Any, path: str = "",
                        reads: ReadOnce | None = None) -> HierarchyFormat:
     """The format a new node is written in: the hierarchy's own, which must be the one asked
@@ -71,10 +78,7 @@ def _format_for_create(store: Any, zarr_format: Any, path: str = "",
     Raises UnsupportedFeatureError for a ``zarr_format`` zarr3c does not write, and
     UnsupportedFormatError when the store holds a hierarchy in another layout.
     """
-    if zarr_format not in FORMATS:
-        raise UnsupportedFeatureError(
-            f"zarr_format {zarr_format!r} is not supported (one of {list(FORMATS)})"
-        )
+    _check_zarr_format(zarr_format)
     reads = ReadOnce(store) if reads is None else reads
     if getattr(store, "concurrent_batches", False) and reads.get("zarr.json") is None:
         reads.probe(probed_keys(path))  # one round trip rather than one per key
@@ -527,7 +531,9 @@ def open_group(
     mode : {"r", "r+", "a", "w", "w-"}, default "a"
         ``"r"``: read-only, the group must exist.  ``"r+"``: read/write, it must exist.
         ``"a"``: read/write, created if missing.  ``"w"``: create it, replacing any node at
-        ``path``.  ``"w-"``: create it, failing if a node is there.
+        ``path`` (at the root: everything in the store, the new hierarchy in
+        ``zarr_format``, Zarr v3 if None, as zarr-python).  ``"w-"``: create it, failing if
+        a node is there.
     attributes : dict or None, default None
         User attributes of a group created here (ignored when an existing group is opened).
     storage_options : dict or None, default None
@@ -590,6 +596,14 @@ def open_group(
     check_use_consolidated(use_consolidated)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
+    if mode == "w" and p == "":
+        # The whole hierarchy is replaced, whatever its layout: the new one is in the format
+        # asked for (None: Zarr v3), as zarr-python's open_group(mode="w") writes it.
+        new_format = 3 if zarr_format is None else zarr_format
+        _check_zarr_format(new_format)
+        s.erase_prefix("")
+        return _create_group(s, p, attributes=attributes, overwrite=True,
+                             fmt=FORMATS[new_format]())
     reads = ReadOnce(s)  # the root zarr.json is read once however often it is looked at
     fmt = _format_for_open(reads, p, zarr_format)
     creates = mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p))

@@ -197,6 +197,20 @@ def test_new_nodes_keep_the_hierarchy_format() -> None:
         zarr3c.create_group(zarr3c.create_group("memory://").store, "x", zarr_format=2)
 
 
+def test_mode_w_at_the_root_replaces_the_hierarchy_in_the_format_asked() -> None:
+    """As zarr-python's ``open_group(mode="w")``: the whole store is replaced, and the new
+    root is Zarr v3 unless ``zarr_format`` says otherwise; below the root the hierarchy's
+    format is kept (one hierarchy never mixes layouts)."""
+    store = zarr3c.MemoryStore()
+    _v2_hierarchy(store)
+    assert zarr3c.open_group(store, "sub", mode="w").zarr_format == 2
+    root = zarr3c.open_group(store, mode="w")
+    assert root.zarr_format == 3
+    assert sorted(store.list()) == ["zarr.json"]  # (nothing of the v2 hierarchy is left)
+    assert zarr3c.open_group(store, mode="w", zarr_format=2).zarr_format == 2
+    assert sorted(store.list()) == [".zattrs", ".zgroup"]
+
+
 def test_attributes_resize_and_delete(store: zarr3c.Store) -> None:
     root = _v2_hierarchy(store)
     a = root["sub/a"]
