@@ -2,7 +2,8 @@
 
 The oracle is xarray itself: the dataset written is compared with what ``xr.open_zarr``
 (zarr-python) reads back, and the stored metadata documents with those ``Dataset.to_zarr``
-writes for the same dataset.  Datasets are tiny; the dask tests use the synchronous or
+writes for the same dataset; a DataTree likewise, through ``open_datatree``.  Datasets are
+tiny; the dask tests use the synchronous or
 threaded scheduler.
 """
 
@@ -28,10 +29,13 @@ from zarr3c.errors import (  # noqa: E402
     InvalidArgumentError,
     InvalidTypeError,
     MemberNotFoundError,
+    MetadataError,
     ShapeMismatchError,
+    UnsupportedFeatureError,
     ZarrError,
 )
 from zarr3c.xarray import to_zarr  # noqa: E402
+from zarr3c.xarray.write_tree import tree_to_zarr  # noqa: E402
 
 FORMATS = [2, 3]
 
@@ -497,3 +501,147 @@ def test_group_object_as_store() -> None:
     parent = zarr3c.create_group(store).create_group("runs")
     to_zarr(sample(), parent, group="first", consolidated=False)
     assert zarr3c.open_group(store, "runs/first", mode="r")["t2m"].shape == (2, 3)
+
+
+# ---------------------------------------------------------------- DataTree
+# The oracle as above: the tree written is compared with what open_datatree reads back through
+# engine="zarr", and the stored documents with those DataTree.to_zarr writes.
+
+
+def tree() -> Any:
+    """A root with coordinates its children inherit, a node of xarray's encodings, a
+    grandchild with its own dimension, and a node with attributes only."""
+    return xr.DataTree.from_dict({
+        "/": xr.Dataset(coords={"x": [10, 20, 30]}, attrs={"title": "tree"}),
+        "/obs": sample().drop_vars("x"),
+        "/obs/station": xr.Dataset({"h": (("x", "level"), np.arange(6.0).reshape(3, 2))},
+                                   coords={"level": ["lo", "hi"]}),
+        "/empty": xr.Dataset(attrs={"note": "attributes only"}),
+    })
+
+
+def read_tree(path: Any, engine: str, **kw: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return xr.open_datatree(path, engine=engine, **kw).load()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("consolidated", [None, False])
+def test_tree_round_trip_identical_through_both_engines(tmp_path: Path, fmt: int,
+                                                   consolidated: bool | None) -> None:
+    root = to_zarr(tree(), tmp_path / "t.zarr", zarr_format=fmt, consolidated=consolidated)
+    assert isinstance(root, zarr3c.Group) and root.path == ""
+    for engine in ("zarr", "zarr3c"):
+        got = read_tree(tmp_path / "t.zarr", engine, consolidated=consolidated)
+        xr.testing.assert_identical(got, tree())
+    if consolidated is None:
+        assert zarr3c.open_consolidated(tmp_path / "t.zarr")["obs/station/h"].shape == (3, 2)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tree_documents_as_xarray_writes_them(tmp_path: Path, fmt: int) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree().to_zarr(tmp_path / "xr.zarr", zarr_format=fmt)
+    to_zarr(tree(), tmp_path / "z3c.zarr", zarr_format=fmt)
+    theirs, ours = documents(tmp_path / "xr.zarr"), documents(tmp_path / "z3c.zarr")
+    assert ours == theirs
+    # inherited coordinates stay with the root (write_inherited_coords=False)
+    assert not (tmp_path / "z3c.zarr" / "obs" / "x").exists()
+
+
+def test_tree_write_inherited_coords(tmp_path: Path) -> None:
+    to_zarr(tree(), tmp_path / "i.zarr", write_inherited_coords=True)
+    g = zarr3c.open_group(tmp_path / "i.zarr", mode="r")
+    assert g["obs/x"][...].tolist() == [10, 20, 30]
+    assert g["obs/station/x"][...].tolist() == [10, 20, 30]
+    xr.testing.assert_identical(read_tree(tmp_path / "i.zarr", "zarr3c"), tree())
+
+
+def test_tree_store_object_group_and_dataset_node(tmp_path: Path) -> None:
+    store = zarr3c.MemoryStore()
+    root = tree_to_zarr(tree(), store, group="deep/tree")
+    assert root.path == "deep/tree"
+    got = read_tree(store, "zarr3c", group="deep/tree")
+    xr.testing.assert_identical(got, tree())
+    # a node is the Dataset xarray reads from its group
+    ds = xr.open_dataset(store, engine="zarr3c", group="deep/tree/obs/station")
+    xr.testing.assert_identical(ds, tree()["obs/station"].to_dataset(inherit=False))
+
+
+def test_tree_encoding_by_node_path(tmp_path: Path) -> None:
+    enc = {"/obs/station": {"h": {"chunks": (1, 2), "dtype": "float32"}},
+           "/": {"x": {"dtype": "int16"}}}
+    to_zarr(tree(), tmp_path / "e.zarr", encoding=enc)
+    g = zarr3c.open_group(tmp_path / "e.zarr", mode="r")
+    assert g["obs/station/h"].chunks == (1, 2)
+    assert g["obs/station/h"].dtype == np.float32
+    assert g["x"].dtype == np.int16
+    with pytest.raises(InvalidArgumentError, match="/nowhere"):
+        to_zarr(tree(), tmp_path / "bad.zarr", encoding={"/nowhere": {}})
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tree_modes(tmp_path: Path, fmt: int) -> None:
+    path = tmp_path / "m.zarr"
+    to_zarr(tree(), path, zarr_format=fmt)
+    with pytest.raises(ContainsGroupError):
+        to_zarr(tree(), path)  # "w-" by default
+    # "w" replaces the whole tree: a node the new tree lacks is gone
+    smaller = xr.DataTree.from_dict({"/only": xr.Dataset({"v": ("y", [1, 2])})})
+    to_zarr(smaller, path, mode="w")
+    g = zarr3c.open_group(path, mode="r")
+    assert sorted(g.group_keys()) == ["only"]
+    assert g.metadata.zarr_format == 3  # (a new group: zarr_format's default)
+    # "a" adds nodes and overwrites the variables it is given
+    to_zarr(tree(), path, mode="a")
+    xr.testing.assert_identical(read_tree(path, "zarr").drop_nodes("only"), tree())
+    assert read_tree(path, "zarr3c")["only"]["v"].values.tolist() == [1, 2]
+
+
+def test_tree_region_into_every_node(tmp_path: Path) -> None:
+    path = tmp_path / "r.zarr"
+    t = xr.DataTree.from_dict({"/": xr.Dataset(coords={"x": [1, 2, 3, 4]}),
+                               "/a": xr.Dataset({"v": ("x", np.zeros(4))}),
+                               "/b": xr.Dataset({"w": ("x", np.zeros(4, "i4"))})})
+    to_zarr(t, path)
+    part = xr.DataTree.from_dict({"/": xr.Dataset(coords={"x": [2, 3]}),
+                                  "/a": xr.Dataset({"v": ("x", [5.0, 6.0])}),
+                                  "/b": xr.Dataset({"w": ("x", np.array([7, 8], "i4"))})})
+    to_zarr(part, path, region={"x": slice(1, 3)}, mode="r+")
+    got = read_tree(path, "zarr")
+    assert got["a"]["v"].values.tolist() == [0, 5, 6, 0]
+    assert got["b"]["w"].values.tolist() == [0, 7, 8, 0]
+    to_zarr(part * 2, path, region="auto", mode="r+")
+    got = read_tree(path, "zarr3c")
+    assert got["a"]["v"].values.tolist() == [0, 10, 12, 0]
+    assert got["x"].values.tolist() == [1, 2, 3, 4]  # (index coordinates left as stored)
+    # as in xarray, every node needs the region's dimensions: the root here has none
+    rootless = xr.DataTree.from_dict({"/a": xr.Dataset({"v": ("x", [5.0, 6.0])})})
+    with pytest.raises(InvalidArgumentError, match="node '/'.*region dimension 'x'"):
+        to_zarr(rootless, path, region={"x": slice(1, 3)}, mode="r+")
+
+
+def test_tree_dask_nodes_and_compute_false(tmp_path: Path) -> None:
+    pytest.importorskip("dask.array")
+    from dask.delayed import Delayed
+
+    lazy_tree = tree().chunk({"x": 1})
+    lazy = to_zarr(lazy_tree, tmp_path / "d.zarr", compute=False)
+    assert isinstance(lazy, Delayed)
+    h = zarr3c.open_array(tmp_path / "d.zarr", "obs/station/h")
+    assert h.chunks == (1, 2) and np.isnan(h[...]).all()  # metadata now, data later
+    assert lazy.compute().path == ""
+    xr.testing.assert_identical(read_tree(tmp_path / "d.zarr", "zarr"), tree())
+
+
+def test_tree_errors_name_the_node(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedFeatureError, match="append_dim"):
+        to_zarr(tree(), tmp_path / "x.zarr", mode="a", append_dim="x")
+    with pytest.raises(InvalidTypeError, match="DataTree"):
+        tree_to_zarr(tree()["obs"].to_dataset(), tmp_path / "y.zarr")
+    bad = xr.DataTree.from_dict({"/a/b": xr.Dataset({"v": ("x", [1.0])},
+                                                    attrs={"bad": object()})})
+    with pytest.raises(MetadataError, match="node ./a/b."):
+        to_zarr(bad, tmp_path / "z.zarr")

@@ -302,10 +302,10 @@ class WritePlan:
         import dask
 
         # One Delayed, as xarray returns: computing it runs the block writes first.
-        return dask.delayed(_finished)(stored, result)
+        return dask.delayed(finished)(stored, result)
 
 
-def _finished(stored: Any, result: Any) -> Any:
+def finished(stored: Any, result: Any) -> Any:
     """The value of the lazy store once its writes (``stored``) are done."""
     return result
 

@@ -52,7 +52,7 @@ _DATAARRAY_NAME = "__xarray_dataarray_variable__"
 
 
 @dataclass(frozen=True, slots=True)
-class _Settings:
+class WriteSettings:
     """The checked arguments of one :func:`to_zarr` call."""
 
     mode: str
@@ -61,8 +61,8 @@ class _Settings:
     consolidate: bool
 
 
-def _settings(mode: str | None, append_dim: Hashable | None, region: Any,
-              consolidated: bool | None) -> _Settings:
+def check_settings(mode: str | None, append_dim: Hashable | None, region: Any,
+                   consolidated: bool | None) -> WriteSettings:
     """The mode as ``Dataset.to_zarr`` chooses it, and the combinations it refuses."""
     if mode is None:
         mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
@@ -80,7 +80,7 @@ def _settings(mode: str | None, append_dim: Hashable | None, region: Any,
                                    f"{consolidated!r}")
     # As xarray: a region write changes no metadata, so it leaves the consolidated
     # metadata alone; every other mode consolidates unless told not to.
-    return _Settings(mode, append_dim, region,
+    return WriteSettings(mode, append_dim, region,
                      consolidate=mode != "r+" and consolidated is not False)
 
 
@@ -88,7 +88,7 @@ def _as_dataset(ds: Any) -> xr.Dataset:
     if isinstance(ds, xr.DataArray):
         return ds.to_dataset(name=ds.name if ds.name is not None else _DATAARRAY_NAME)
     if not isinstance(ds, xr.Dataset):
-        raise InvalidTypeError(f"to_zarr needs an xarray Dataset or DataArray, got "
+        raise InvalidTypeError(f"to_zarr needs an xarray Dataset, DataArray or DataTree, got "
                                f"{type(ds).__name__}")
     for name in ds.variables:
         if not isinstance(name, str) or not name:
@@ -97,7 +97,7 @@ def _as_dataset(ds: Any) -> xr.Dataset:
     return ds
 
 
-def _open_target(store: Any, group: str | None, mode: str, zarr_format: Any,
+def open_target(store: Any, group: str | None, mode: str, zarr_format: Any,
                  consolidated: bool | None, storage_options: dict[str, Any] | None) -> Any:
     """The group to write into, opened (or created) as the mode says."""
     import zarr3c
@@ -175,12 +175,13 @@ def _refuse_lost_writes(ds: xr.Dataset, g: Any) -> None:
             "reaches (a path)")
 
 
-def _naming(exc: ZarrError, name: Hashable) -> ZarrError:
-    """The same error, its message prefixed with the variable it arose for."""
-    if f"variable {name!r}" in str(exc):
+def naming(exc: ZarrError, what: str) -> ZarrError:
+    """The same error, its message prefixed with ``what`` it arose for (``"variable 'x'"``,
+    ``"node '/a'"``) unless it names it already."""
+    if what in str(exc):
         return exc
     named = copy.copy(exc)
-    named.args = (f"variable {name!r}: {exc}",)
+    named.args = (f"{what}: {exc}",)
     return named
 
 
@@ -260,13 +261,16 @@ def to_zarr(
     compute: bool = True,
     safe_chunks: bool = True,
     storage_options: dict[str, Any] | None = None,
+    write_inherited_coords: bool = False,
 ) -> Any:
     """Write a Dataset to a Zarr store as ``Dataset.to_zarr`` does, through zarr3c.
 
     Parameters
     ----------
-    ds : xarray.Dataset or xarray.DataArray
-        What to write (a DataArray is written as a dataset of one variable).
+    ds : xarray.Dataset, xarray.DataArray or xarray.DataTree
+        What to write (a DataArray is written as a dataset of one variable; a DataTree as
+        ``DataTree.to_zarr`` writes it, each node a group: see
+        :func:`zarr3c.xarray.write_tree.tree_to_zarr`).
     store : Store, Group, str, os.PathLike, dict or None, default None
         Where: a :class:`~zarr3c.Store`, a path, a URL (``"s3://bucket/x.zarr"``, with
         ``storage_options``), a dict or None (a new :class:`~zarr3c.MemoryStore`), as for
@@ -288,14 +292,15 @@ def to_zarr(
         ``_FillValue``, ``scale_factor``, ``add_offset``, ``units``, ``calendar``) and array
         keys (``chunks``, ``shards``, ``compressors`` (or v2's ``compressor``),
         ``filters``, ``serializer``, ``fill_value`` (v3), ``chunk_key_encoding``,
-        ``write_empty_chunks``).  Not allowed for variables already stored.
+        ``write_empty_chunks``).  Not allowed for variables already stored.  For a
+        DataTree: per node path (``"/"``, ``"/a/b"``), such a dict.
     consolidated : bool or None, default None
         None or True: write consolidated metadata at the store's root afterwards (not with
         ``mode="r+"``, which changes no metadata; there True requires consolidated metadata
         to open the group).  False: none.
     append_dim : hashable or None, default None
         Grow the stored variables along this dimension and write the new values after
-        the stored ones.
+        the stored ones (not for a DataTree, as in xarray).
     region : dict of slice, "auto" or None, default None
         Write into this part of the stored variables: per dimension a slice (step 1) or
         ``"auto"`` (found from the stored coordinate values); ``"auto"`` for every
@@ -308,12 +313,14 @@ def to_zarr(
         written under a lock (safe within one process only).
     storage_options : dict or None, default None
         Options for the filesystem of a URL store.
+    write_inherited_coords : bool, default False
+        DataTree only: write the coordinates a node inherits into its own group too.
 
     Returns
     -------
     zarr3c.Group or dask.delayed.Delayed
-        The group written, or with ``compute=False`` the lazy write (which gives the group
-        when computed).
+        The group written (a DataTree's root group), or with ``compute=False`` the lazy
+        write (which gives the group when computed).
 
     Raises
     ------
@@ -323,8 +330,8 @@ def to_zarr(
         stored variable, dask chunks that would share a stored chunk (naming the
         variable), or dask values bound for a MemoryStore under the distributed scheduler.
     InvalidTypeError
-        For something else than a Dataset, a bad variable or attribute name, or appended
-        values of a dtype that would be truncated.
+        For something else than a Dataset, DataArray or DataTree, a bad variable or
+        attribute name, or appended values of a dtype that would be truncated.
     ShapeMismatchError
         If a stored variable has other dimensions or sizes than the values written.
     ValueConversionError
@@ -333,12 +340,15 @@ def to_zarr(
         With mode ``"w-"`` where a node exists.
     GroupNotFoundError
         With mode ``"r+"`` where there is no group.
+    UnsupportedFeatureError
+        For ``append_dim`` with a DataTree, and as below.
     MetadataError, UnsupportedFeatureError, StoreError
         As zarr3c raises them creating or writing the arrays.
 
     See Also
     --------
     xarray.Dataset.to_zarr : xarray's writer, through zarr-python.
+    xarray.DataTree.to_zarr : the same for a tree.
 
     Examples
     --------
@@ -358,14 +368,22 @@ def to_zarr(
     >>> g["t2m"].shape, g["time"][...].tolist()
     ((4, 3), [0, 1, 2, 3])
     """
+    if isinstance(ds, xr.DataTree):
+        from zarr3c.xarray.write_tree import tree_to_zarr
+
+        return tree_to_zarr(
+            ds, store, mode=mode, group=group, zarr_format=zarr_format, encoding=encoding,
+            consolidated=consolidated, append_dim=append_dim, region=region,
+            compute=compute, safe_chunks=safe_chunks, storage_options=storage_options,
+            write_inherited_coords=write_inherited_coords)
     ds = _as_dataset(ds)
-    settings = _settings(mode, append_dim, region, consolidated)
+    settings = check_settings(mode, append_dim, region, consolidated)
     mode = settings.mode
     encoding = dict(encoding or {})
     for v in ds.variables.values():
         if v.size == 0:
             v.load()  # dask stores nothing for an empty array; write it as numpy
-    g = _open_target(store, group, mode, zarr_format, consolidated, storage_options)
+    g = open_target(store, group, mode, zarr_format, consolidated, storage_options)
     _refuse_lost_writes(ds, g)
     fmt = int(g.metadata.zarr_format)
     write_region = _check_region(ds, settings.region, mode, append_dim, g)
@@ -440,7 +458,7 @@ def to_zarr(
                 array.resize(target.shape)
             plan.add(v.data, array, target.region)
         except ZarrError as exc:
-            raise _naming(exc, name) from exc
+            raise naming(exc, f"variable {name!r}") from exc
 
     if settings.consolidate:
         import zarr3c
