@@ -1,5 +1,5 @@
-"""The floor under ``compare_xarray.py``'s read rows: libzstd decoding the frames a workload
-needs, and nothing else.
+"""The floor under ``compare_xarray.py``'s rows: libzstd decoding the frames a workload needs
+(compressing them, for writes), the output's fresh pages, and nothing else.
 
 For the same dataset and layouts as ``compare_xarray.py`` (the same geometry options), this
 writes each layout once as that script writes its shared copy (xarray's ``to_zarr``), finds
@@ -9,8 +9,11 @@ is decoded only through the block that holds the last element the selection take
 as any reader may.  Then it times decoding exactly that on ``--threads`` threads, one libzstd
 call per frame (the libzstd zarr3c binds, 1.5.7 where ``backports.zstd`` is installed,
 through ``zarr3c._kernels.zstd_ctx``, which gives the GIL up) into a buffer each thread
-keeps, from bytes already in memory: no Zarr logic, no file reads, no fresh output pages, no
-copy, no xarray.  No reader of these copies can do that work in less time with this libzstd.
+keeps, from bytes already in memory: no Zarr logic, no file reads, no copy, no xarray.  To
+that it adds the page faults of the fresh output a read returns (each variable's output
+allocated and written once, on every thread): ``floor`` is the sum.  No reader of these
+copies can do that work in less time with this libzstd.  For ``write``, every chunk is
+gathered from the source and compressed (no files written).
 
 With ``--compare OUT.json`` (from ``compare_xarray.py --json OUT.json``, run on the same
 machine with the same geometry) it prints next to each floor the fastest peer's time, zarr3c's,
@@ -206,6 +209,18 @@ def encoder(chunk: tuple[int, ...], level: int) -> Any:
     return encode
 
 
+def toucher(part_bytes: int) -> Any:
+    """Allocate ``part_bytes`` of fresh memory and write every page of it: the page faults
+    of the part of an output one thread fills."""
+
+    def touch(_: int) -> int:
+        buf = np.empty(part_bytes, np.uint8)
+        buf.fill(1)
+        return int(buf.nbytes)
+
+    return touch
+
+
 def chunk_boxes(shape: tuple[int, ...], chunk: tuple[int, ...]) -> list[tuple[slice, ...]]:
     """The box of every chunk of a regular grid (the shape a multiple of the chunk)."""
     return [tuple(slice(i * c, (i + 1) * c) for i, c in zip(idx, chunk, strict=True))
@@ -254,14 +269,18 @@ def main(argv: list[str] | None = None) -> int:
     base = tempfile.mkdtemp(prefix="zarr3c-xarray-floor-")
     print(f"{args.nvars} float32 variables {geo.shape}, {args.threads} threads, bytes in "
           f"memory, min of {args.repeat}; times in ms\n")
-    head = "| layout | workload | frames | MiB | floor | floor CPU |"
+    head = ("| layout | workload | frames | MiB (de)coded | zstd | fresh output | floor "
+            "| floor CPU |")
     if peers:
         head += " zarr3c | fastest peer | floor / fastest peer |"
     print(head)
     print("|" + " --- |" * (head.count("|") - 1))
 
-    def report(name: str, workload: str, n: int, mib: float, wall: float, cpu: float) -> None:
-        row = f"| {name} | {workload} | {n} | {mib:.1f} | {wall * 1e3:.1f} | {cpu * 1e3:.1f} |"
+    def report(name: str, workload: str, n: int, mib: float, zstd: tuple[float, float],
+               fresh: tuple[float, float]) -> None:
+        wall, cpu = zstd[0] + fresh[0], zstd[1] + fresh[1]
+        row = (f"| {name} | {workload} | {n} | {mib:.1f} | {zstd[0] * 1e3:.1f} | "
+               f"{fresh[0] * 1e3:.1f} | {wall * 1e3:.1f} | {cpu * 1e3:.1f} |")
         cells = dict(peers.get((name, workload), {}))
         zarr3c = cells.pop("zarr3c", math.nan)
         if cells:
@@ -280,15 +299,20 @@ def main(argv: list[str] | None = None) -> int:
                 for workload, box in boxes(geo).items():
                     todo = [f for v in src.data_vars
                             for f in frames(os.path.join(path, str(v)), box)]
-                    wall, cpu = best_time(decode, todo, pool, args.threads, args.repeat)
-                    report(name, workload, len(todo), sum(f.need for f in todo) / 2**20,
-                           wall, cpu)
+                    zstd = best_time(decode, todo, pool, args.threads, args.repeat)
+                    # each variable's output: fresh memory, its pages faulted in on every thread
+                    out_bytes = DTYPE.itemsize * math.prod(
+                        len(range(*sl.indices(n))) for sl, n in zip(box, geo.shape, strict=True))
+                    parts = [out_bytes // args.threads] * (args.threads * args.nvars)
+                    fresh = best_time(toucher(parts[0]), parts, pool, args.threads, args.repeat)
+                    report(name, workload, len(todo), sum(f.need for f in todo) / 2**20, zstd,
+                           fresh)
                 # write: every (inner) chunk of every variable, gathered and compressed
                 chunks = [(src[v].values, box) for v in src.data_vars
                           for box in chunk_boxes(geo.shape, layout.chunks)]
-                wall, cpu = best_time(encoder(layout.chunks, ZSTD_LEVEL), chunks, pool,
-                                      args.threads, args.repeat)
-                report(name, "write", len(chunks), src.nbytes / 2**20, wall, cpu)
+                zstd = best_time(encoder(layout.chunks, ZSTD_LEVEL), chunks, pool,
+                                 args.threads, args.repeat)
+                report(name, "write", len(chunks), src.nbytes / 2**20, zstd, (0.0, 0.0))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return 0

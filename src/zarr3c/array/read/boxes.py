@@ -112,7 +112,7 @@ def _read_prefix_box_pieces(array: Array, box: Box, pieces: list[tuple[Any, ...]
     chain = array._pipeline.native
     if threads > 1 and native_path.enabled and chain is not None and chain.decodes_prefixes:
         # The native many-boxes path decodes the same prefixes, on every thread at once
-        # (asv bench_xarray's isel_time tracks this).
+        # (asv bench_xarray.Open.time_isel_time tracks this).
         return None
     if sum(src_hi for *_, src_hi, _dst_at in pieces) * threads > len(pieces) * grid.chunk_nbytes:
         return None
