@@ -42,12 +42,16 @@ class Registry(Generic[T]):
         self._loaded: dict[str, T] = {}
         self._entry_points_scanned = False
         self._lock = threading.Lock()
+        #: Counts :meth:`register` calls: what was built from earlier lookups (a cached
+        #: codec pipeline) is stale once it changes.
+        self.generation = 0
 
     def register(self, name: str, obj: T) -> None:
         """Register ``obj`` under ``name``, replacing any earlier registration."""
         with self._lock:
             self._loaded[name] = obj
             self._lazy.pop(name, None)
+            self.generation += 1
 
     def _scan_entry_points(self) -> None:
         if self._entry_points_scanned:

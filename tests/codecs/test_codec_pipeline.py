@@ -374,3 +374,49 @@ def test_normalize_codec_like_takes_zarr_python_codecs() -> None:
 def test_normalize_codec_like_rejects(value: object) -> None:
     with pytest.raises(MetadataError, match="cannot interpret"):
         normalize_codec_like(value)
+
+
+# ---------------------------------------------------------------- pipelines shared by arrays
+
+
+def test_arrays_of_one_chain_share_its_pipeline() -> None:
+    """Arrays alike in chain, data type, fill value and chunk shape share one resolved
+    pipeline; any difference (or an array whose chain is refused) gets its own, and a
+    refused chain still names its own document."""
+    import zarr3c
+
+    g = zarr3c.create_group(zarr3c.MemoryStore())
+    kw = {"shape": (10, 10), "chunks": (5, 5), "compressors": {"name": "zstd",
+                                                              "configuration": {"level": 1}}}
+    a = g.create_array("a", dtype="f4", fill_value=0.5, **kw)
+    b = g.create_array("b", dtype="f4", fill_value=0.5, **kw)
+    again = zarr3c.open_group(g.store, mode="r")
+    assert a._pipeline is b._pipeline is again["a"]._pipeline
+    others = [g.create_array("c", dtype="f8", fill_value=0.5, **kw),
+              g.create_array("d", dtype="f4", fill_value=1.5, **kw),
+              g.create_array("e", dtype="f4", fill_value=0.5, **(kw | {"chunks": (2, 5)})),
+              g.create_array("f", dtype="f4", fill_value=0.5, shape=(10, 10), chunks=(5, 5),
+                             compressors={"name": "zstd", "configuration": {"level": 2}})]
+    assert len({id(x._pipeline) for x in [a, *others]}) == 5
+    data = np.arange(100, dtype="f4").reshape(10, 10)
+    a[...] = data
+    b[...] = data[::-1]
+    np.testing.assert_array_equal(again["a"][...], data)
+    np.testing.assert_array_equal(again["b"][...], data[::-1])
+    # a chain that cannot take the chunk shape: refused, naming this array's document
+    bad = {"name": "transpose", "configuration": {"order": [1, 0, 2]}}
+    for name in ("x", "y"):
+        with pytest.raises(MetadataError, match=f"{name}/zarr.json"):
+            g.create_array(name, dtype="f4", shape=(4, 4), chunks=(2, 2), filters=[bad])
+
+
+def test_a_new_registration_is_not_served_a_stale_pipeline() -> None:
+    import zarr3c
+    from zarr3c import registry
+
+    store = zarr3c.MemoryStore()
+    a = zarr3c.create_array(store, shape=(4,), dtype="u1", chunks=(2,), compressors=None)
+    before = zarr3c.open_array(store, mode="r")._pipeline
+    assert before is a._pipeline
+    registry.codecs.register("bytes", BytesCodec)  # (the same class, registered anew)
+    assert zarr3c.open_array(store, mode="r")._pipeline is not before

@@ -142,18 +142,17 @@ class Array(ArrayCompat, Node):
         key = self._format.metadata_key(path, "array")
         self._write_empty_chunks = bool(write_empty_chunks)
         self._order = order
-        self._pipeline = CodecPipeline.from_codecs(
+        # (validated for every chunk shape before the grid's facts are computed from them)
+        self._pipeline = CodecPipeline.for_array(
             metadata.codecs,
             dtype=metadata.dtype,
             fill_value=metadata.fill_value_array,
+            chunk_shapes=metadata.chunk_grid.distinct_chunk_shapes(metadata.shape),
             source=key,
         )
         # Set when chunks are shards whose inner chunks can be read by byte range.
         self._sharding = partial_read_codec(self._pipeline)
         self._read_queue = ReadQueue(self)
-        # (before the grid's facts are computed from the chunk shapes it checks)
-        for chunk_shape in metadata.chunk_grid.distinct_chunk_shapes(metadata.shape):
-            self._pipeline.validate(chunk_shape, source=key)
         self._set_metadata(metadata)
 
     def _set_metadata(self, metadata: ArrayMetadata) -> None:

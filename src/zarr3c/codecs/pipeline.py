@@ -25,6 +25,7 @@ instances) into codec dicts.
 from __future__ import annotations
 
 import enum
+import json
 import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -68,6 +69,31 @@ _KIND_ORDER = {"array->array": 0, "array->bytes": 1, "bytes->bytes": 2}
 # Distinct chunk shapes kept per pipeline; a rectilinear grid may have many, and recomputing
 # a chain is cheap, so the cache is simply reset when full.
 _MAX_CACHED_SHAPES = 4096
+
+#: Pipelines shared between arrays (:meth:`CodecPipeline.for_array`), oldest first.
+_SHARED: dict[tuple[Any, ...], CodecPipeline] = {}
+_SHARED_LOCK = threading.Lock()
+_MAX_SHARED = 256
+#: Grids with more distinct chunk shapes than this (rectilinear ones) are not shared.
+_MAX_SHARED_SHAPES = 16
+
+
+def _shared_key(codecs: Sequence[Any], dtype: np.dtype, fill_value: np.ndarray,
+                shapes: tuple[tuple[int, ...], ...]) -> tuple[Any, ...] | None:
+    """What makes two arrays' pipelines the same, or None where they are not shared: codec
+    objects given as such (they may hold state), elements that are references (their fill
+    value's bytes are addresses), or many chunk shapes."""
+    from zarr3c.metadata.array import NamedConfig
+
+    if (dtype.hasobject or dtype.itemsize == 0 or len(shapes) > _MAX_SHARED_SHAPES
+            or not all(type(c) is NamedConfig for c in codecs)):
+        return None
+    try:
+        chain = json.dumps([[c.name, c.configuration] for c in codecs], sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    return (chain, dtype, np.asarray(fill_value).tobytes(), shapes,
+            registry.codecs.generation)
 
 
 def _with_source(exc: MetadataError, source: str | None) -> MetadataError:
@@ -478,6 +504,73 @@ class CodecPipeline:
                     source=source,
                 ) from None
         return cls(evolved, dtype=dtype, fill_value=fill, path=path, source=source)
+
+    @classmethod
+    def for_array(
+        cls,
+        codecs: Sequence[Any],
+        *,
+        dtype: np.dtype,
+        fill_value: np.ndarray,
+        chunk_shapes: Iterable[Sequence[int]],
+        source: str | None = None,
+    ) -> CodecPipeline:
+        """:meth:`from_codecs`, validated for each of ``chunk_shapes``: the pipeline of an
+        array, shared by every array with the same chain, data type, fill value and chunk
+        shapes (opening a group of many alike arrays parses their chain once).
+
+        Parameters
+        ----------
+        codecs : sequence
+            The ``codecs`` list, as for :meth:`from_codecs`.  Only lists of JSON codec
+            objects (``NamedConfig``) are shared; others are resolved each time.
+        dtype : numpy.dtype
+            The array's data type.
+        fill_value : numpy.ndarray
+            The array's fill value, as a 0-d array of ``dtype``.
+        chunk_shapes : iterable of sequence of int
+            Every chunk shape of the array's grid.
+        source : str or None, default None
+            The document named by errors (those of the first array whose chain was
+            resolved, for a shared pipeline: the chain passed for it, as for this one).
+
+        Returns
+        -------
+        CodecPipeline
+
+        Raises
+        ------
+        UnknownExtensionError, MetadataError
+            As :meth:`from_codecs` and :meth:`validate` raise them (nothing is shared then).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from zarr3c.metadata import NamedConfig
+        >>> chain = [NamedConfig(name="bytes", configuration={"endian": "little"}),
+        ...          NamedConfig(name="zstd", configuration={"level": 1})]
+        >>> fill = np.zeros((), "<u2")
+        >>> a = CodecPipeline.for_array(chain, dtype=fill.dtype, fill_value=fill,
+        ...                             chunk_shapes=[(4, 4)])
+        >>> a is CodecPipeline.for_array(chain, dtype=fill.dtype, fill_value=fill,
+        ...                              chunk_shapes=[(4, 4)])
+        True
+        """
+        shapes = tuple(tuple(int(n) for n in shape) for shape in chunk_shapes)
+        key = _shared_key(codecs, dtype, fill_value, shapes)
+        if key is not None:
+            shared = _SHARED.get(key)
+            if shared is not None:
+                return shared
+        pipeline = cls.from_codecs(codecs, dtype=dtype, fill_value=fill_value, source=source)
+        for shape in shapes:
+            pipeline.validate(shape, source=source)
+        if key is not None:
+            with _SHARED_LOCK:
+                if len(_SHARED) >= _MAX_SHARED:
+                    _SHARED.pop(next(iter(_SHARED)))
+                _SHARED[key] = pipeline
+        return pipeline
 
     # -- representation chains ------------------------------------------------------------------
 
