@@ -62,6 +62,19 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
     return calls
 
 
+def _spy_many(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of boxes of each call of the many-boxes path."""
+    calls: list[int] = []
+    real = many_module.read_boxes
+
+    def spy(array: zarr3c.Array, boxes: list) -> object:
+        calls.append(len(boxes))
+        return real(array, boxes)
+
+    monkeypatch.setattr(many_module, "read_boxes", spy)
+    return calls
+
+
 def _boxes(draw: st.DrawFn, n: int) -> list[tuple[slice, ...]]:
     out = []
     for _ in range(n):
@@ -142,14 +155,7 @@ def test_a_box_across_chunk_starts_decodes_only_their_starts(
     np.testing.assert_array_equal(a[box], expected[box])
     assert calls == [(((1 * 64 + 1) * 50 + 4) * 2, True)]
     calls.clear()
-    many_calls: list[int] = []
-    real = many_module.read_boxes
-
-    def spy(array: zarr3c.Array, boxes: list) -> object:
-        many_calls.append(len(boxes))
-        return real(array, boxes)
-
-    monkeypatch.setattr(many_module, "read_boxes", spy)
+    many_calls = _spy_many(monkeypatch)
     np.testing.assert_array_equal(a[box], expected[box])
     assert many_calls == []
     far = (slice(30, 48), slice(50, 66), slice(0, 50))  # deep into (0, 0, 0) and (0, 1, 0)
@@ -169,14 +175,7 @@ def test_a_box_across_chunk_starts_goes_native_on_two_threads(
     if a._pipeline.native is None or not a._pipeline.native.decodes_prefixes:
         pytest.skip("no native zstd prefix decoding here")
     calls = _spy(monkeypatch)
-    many_calls: list[int] = []
-    real = many_module.read_boxes
-
-    def spy(array: zarr3c.Array, boxes: list) -> object:
-        many_calls.append(len(boxes))
-        return real(array, boxes)
-
-    monkeypatch.setattr(many_module, "read_boxes", spy)
+    many_calls = _spy_many(monkeypatch)
     for box in [(slice(0, 2), slice(62, 66), slice(0, 4)),
                 (slice(48, 50), slice(62, 66), slice(0, 4))]:  # (1, 0, 0) missing: filled
         np.testing.assert_array_equal(a[box], expected[box])
