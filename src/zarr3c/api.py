@@ -81,8 +81,8 @@ def _format_for_create(store: Any, zarr_format: Any, path: str = "",
     _check_zarr_format(zarr_format)
     reads = ReadOnce(store) if reads is None else reads
     if getattr(store, "concurrent_batches", False) and reads.get("zarr.json") is None:
-        reads.probe(probed_keys(path))  # one round trip rather than one per key
-    detected = detect_format(reads, path)
+        reads.probe(probed_keys(path, opening=False))  # one round trip, not one per key
+    detected = detect_format(reads, path, opening=False)
     if detected.zarr_format == zarr_format:
         return detected
     if reads.get("zarr.json") is None and not isinstance(detected, V2Format):

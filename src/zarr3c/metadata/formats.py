@@ -401,22 +401,24 @@ def _refuse_object_elements(dtype: Any, layout: Any) -> None:
             f"created in the {layout!r} layout: {why}")
 
 
-def _is_v2(store: Any, path: str) -> bool:
+def _is_v2(store: Any, path: str, opening: bool = True) -> bool:
     """Whether ``store`` has Zarr v2 documents at ``path`` or at its root.
 
-    ``.zmetadata`` is asked first: a consolidated group is then opened from that one read
-    (through :class:`zarr3c.consolidated.ReadOnce`, which keeps it).
+    Opening, ``.zmetadata`` is asked first: a consolidated group is then opened from that
+    one read (through :class:`zarr3c.consolidated.ReadOnce`, which keeps it).  Creating, it
+    is not asked: a v2 hierarchy's root has a ``.zgroup`` (or ``.zarray``) beside it.
     """
-    return any(store.exists(key) for key in _v2_keys(path))
+    return any(store.exists(key) for key in _v2_keys(path, opening))
 
 
-def _v2_keys(path: str) -> list[str]:
+def _v2_keys(path: str, opening: bool = True) -> list[str]:
     """The Zarr v2 documents :func:`_is_v2` looks for, in its order."""
     wheres = [_prefix(path), ""] if path else [""]
-    return [where + name for where in wheres for name in (CONSOLIDATED_KEY, GROUP_KEY, ARRAY_KEY)]
+    names = (CONSOLIDATED_KEY, GROUP_KEY, ARRAY_KEY) if opening else (GROUP_KEY, ARRAY_KEY)
+    return [where + name for where in wheres for name in names]
 
 
-def probed_keys(path: str = "") -> list[str]:
+def probed_keys(path: str = "", opening: bool = True) -> list[str]:
     """The keys whose existence :func:`detect_format` asks about when the store has no root
     ``zarr.json`` (a caller may learn them all with one batch first).
 
@@ -424,6 +426,8 @@ def probed_keys(path: str = "") -> list[str]:
     ----------
     path
         The node's normalised path.
+    opening
+        As :func:`detect_format`'s.
 
     Returns
     -------
@@ -436,11 +440,13 @@ def probed_keys(path: str = "") -> list[str]:
     ['.zmetadata', '.zgroup', '.zarray']
     >>> probed_keys("a")[:2]
     ['a/zarr.json', 'a/.zmetadata']
+    >>> probed_keys(opening=False)
+    ['.zgroup', '.zarray']
     """
-    return ([f"{path}/zarr.json"] if path else []) + _v2_keys(path)
+    return ([f"{path}/zarr.json"] if path else []) + _v2_keys(path, opening)
 
 
-def detect_format(store: Any, path: str = "") -> HierarchyFormat:
+def detect_format(store: Any, path: str = "", opening: bool = True) -> HierarchyFormat:
     """The format of the hierarchy in ``store``, from its root ``zarr.json``, else from the
     documents at ``path``.
 
@@ -448,14 +454,15 @@ def detect_format(store: Any, path: str = "") -> HierarchyFormat:
     ``"https://purl.org/zarr/spec/core/3.0"`` is the draft-2022 layout and
     ``"https://purl.org/zarr/spec/protocol/core/3.0"`` zarr-python 2's experimental v3 one.
     Without a root ``zarr.json``, as zarr-python 3 does: a ``zarr.json`` at ``path`` is v3,
-    else ``.zarray``/``.zgroup`` at ``path`` or the root (or a root ``.zmetadata``) is
-    Zarr v2, else (an empty store) v3.
+    else ``.zarray``/``.zgroup`` at ``path`` or the root (or, ``opening``, a ``.zmetadata``)
+    is Zarr v2, else (an empty store) v3.  With ``opening`` False (a node about to be
+    created) ``.zmetadata`` is not asked about: one request less on an object store.
     """
     data = store.get("zarr.json")
     if data is None:
         if path and store.exists(f"{path}/zarr.json"):
             return V3Format()
-        return V2Format() if _is_v2(store, path) else V3Format()
+        return V2Format() if _is_v2(store, path, opening) else V3Format()
     doc = load_json_object(data, source="zarr.json")
     zarr_format = doc.get("zarr_format")
     if zarr_format == CORE_URI:
