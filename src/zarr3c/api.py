@@ -601,9 +601,13 @@ def open_group(
         # asked for (None: Zarr v3), as zarr-python's open_group(mode="w") writes it.
         new_format = 3 if zarr_format is None else zarr_format
         _check_zarr_format(new_format)
-        s.erase_prefix("")
-        return _create_group(s, p, attributes=attributes, overwrite=True,
-                             fmt=FORMATS[new_format]())
+        fmt = FORMATS[new_format]()
+        reads = ReadOnce(s)
+        old = detect_format(reads)
+        # (a root node in the same layout is erased by the group's creation, as any node)
+        if type(old) is not type(fmt) and old.read_node(reads, "") is not None:
+            old.erase_node(s, "")
+        return _create_group(s, p, attributes=attributes, overwrite=True, fmt=fmt)
     reads = ReadOnce(s)  # the root zarr.json is read once however often it is looked at
     fmt = _format_for_open(reads, p, zarr_format)
     creates = mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p))

@@ -209,6 +209,10 @@ def test_mode_w_at_the_root_replaces_the_hierarchy_in_the_format_asked() -> None
     assert sorted(store.list()) == ["zarr.json"]  # (nothing of the v2 hierarchy is left)
     assert zarr3c.open_group(store, mode="w", zarr_format=2).zarr_format == 2
     assert sorted(store.list()) == [".zattrs", ".zgroup"]
+    # where there is no hierarchy, nothing is erased
+    other = zarr3c.MemoryStore({"notes.txt": b"kept"})
+    assert zarr3c.open_group(other, mode="w").zarr_format == 3
+    assert sorted(other.list()) == ["notes.txt", "zarr.json"]
 
 
 def test_attributes_resize_and_delete(store: zarr3c.Store) -> None:
