@@ -81,7 +81,7 @@ def check_settings(mode: str | None, append_dim: Hashable | None, region: Any,
     # As xarray: a region write changes no metadata, so it leaves the consolidated
     # metadata alone; every other mode consolidates unless told not to.
     return WriteSettings(mode, append_dim, region,
-                     consolidate=mode != "r+" and consolidated is not False)
+                         consolidate=mode != "r+" and consolidated is not False)
 
 
 def _as_dataset(ds: Any) -> xr.Dataset:
@@ -98,7 +98,7 @@ def _as_dataset(ds: Any) -> xr.Dataset:
 
 
 def open_target(store: Any, group: str | None, mode: str, zarr_format: Any,
-                 consolidated: bool | None, storage_options: dict[str, Any] | None) -> Any:
+                consolidated: bool | None, storage_options: dict[str, Any] | None) -> Any:
     """The group to write into, opened (or created) as the mode says."""
     import zarr3c
 
