@@ -47,6 +47,9 @@ minimum kept; a read cell runs until its timed runs add up to ``--min-time`` sec
 An implementation that does not import, or raises, is reported as
 ``unavailable: <reason>`` / ``error: <reason>``; the run goes on.
 
+``xarray_floor.py`` (same geometry options, ``--compare`` this script's ``--json``) times
+the floor under each row: libzstd alone decoding (encoding) what the row must.
+
 Usage::
 
     python asv_benchmarks/compare_xarray.py                     # 1 GiB, min of 5
