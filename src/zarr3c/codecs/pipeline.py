@@ -76,16 +76,19 @@ _SHARED_LOCK = threading.Lock()
 _MAX_SHARED = 256
 #: Grids with more distinct chunk shapes than this (rectilinear ones) are not shared.
 _MAX_SHARED_SHAPES = 16
+#: Nor are elements larger than this: the key holds a copy of the fill value.
+_MAX_SHARED_ITEMSIZE = 1024
 
 
 def _shared_key(codecs: Sequence[Any], dtype: np.dtype, fill_value: np.ndarray,
                 shapes: tuple[tuple[int, ...], ...]) -> tuple[Any, ...] | None:
     """What makes two arrays' pipelines the same, or None where they are not shared: codec
     objects given as such (they may hold state), elements that are references (their fill
-    value's bytes are addresses), or many chunk shapes."""
+    value's bytes are addresses), large elements, or many chunk shapes."""
     from zarr3c.metadata.array import NamedConfig
 
-    if (dtype.hasobject or dtype.itemsize == 0 or len(shapes) > _MAX_SHARED_SHAPES
+    if (dtype.hasobject or not 0 < dtype.itemsize <= _MAX_SHARED_ITEMSIZE
+            or len(shapes) > _MAX_SHARED_SHAPES
             or not all(type(c) is NamedConfig for c in codecs)):
         return None
     try:
