@@ -593,6 +593,28 @@ os.waitpid(pid, 0)
     assert out.stdout.strip() == "child refused: True", out
 
 
+def test_the_loop_thread_is_stopped_before_the_interpreter_finalizes() -> None:
+    """At exit (atexit, before finalization) the requests' loop thread is ended, so that
+    nothing of it runs while the interpreter is torn down."""
+    import subprocess
+
+    # (registered before zarr3c's own handler, so it runs after it: atexit is last-in,
+    # first-out)
+    code = """
+import atexit, threading
+atexit.register(lambda: print(sorted(t.name for t in threading.enumerate())))
+import numpy as np, zarr3c
+from obstore.store import MemoryStore
+a = zarr3c.create_array(MemoryStore(), shape=(4,), dtype="i1", chunks=(2,))
+a[...] = 1
+assert a[...].tolist() == [1, 1, 1, 1]
+assert "zarr3c-obstore" in {t.name for t in threading.enumerate()}
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert "zarr3c-obstore" not in out.stdout and "MainThread" in out.stdout, out
+
+
 def test_silent_server_times_out_with_a_hint() -> None:
     with socket.socket() as listener:  # accepts connections (backlog), never answers
         listener.bind(("127.0.0.1", 0))

@@ -12,11 +12,17 @@ obstore's own runtime (tokio's threads) does not survive ``fork``: a child forke
 parent used obstore hangs on its first request (https://github.com/tokio-rs/tokio/issues/4301).
 :func:`check_fork` turns that hang into a :class:`~zarr3c.errors.StoreError`; processes
 started with ``spawn`` or ``forkserver`` (Dask's default) unpickle their stores and work.
+
+The loop is stopped and its thread joined at exit (``atexit``), while the interpreter is
+still whole: a daemon thread woken in the loop while the interpreter finalizes (by a
+callback from one of tokio's threads) can abort the process after its work is done, as
+other Rust-backed Python libraries found (lancedb/lancedb#4175).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 from collections.abc import Coroutine
@@ -76,6 +82,18 @@ def _forget_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _stop_at_exit() -> None:
+    """Stop this process's loop and wait (briefly) for its thread to end."""
+    current = _current
+    if current is None or current.pid != os.getpid() or not current.thread.is_alive():
+        return
+    current.loop.call_soon_threadsafe(current.loop.stop)
+    current.thread.join(timeout=5.0)
+
+
+atexit.register(_stop_at_exit)
 
 
 def event_loop() -> asyncio.AbstractEventLoop:
