@@ -603,7 +603,7 @@ def open_group(
         _check_zarr_format(new_format)
         fmt = FORMATS[new_format]()
         reads = ReadOnce(s)
-        old = detect_format(reads)
+        old = detect_format(reads, opening=False)
         # (a root node in the same layout is erased by the group's creation, as any node)
         if type(old) is not type(fmt) and old.read_node(reads, "") is not None:
             old.erase_node(s, "")

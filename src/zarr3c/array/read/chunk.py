@@ -24,8 +24,8 @@ from zarr3c.errors import ChunkTooLargeError
 if TYPE_CHECKING:
     from zarr3c.array.core import Array
 
-__all__ = ["FETCH", "FETCH_BATCH_BYTES", "fetch_chunk", "fetched_batches", "inner_memory",
-           "read_chunk", "read_chunks_together", "stored_limit", "stored_value"]
+__all__ = ["FETCH", "FETCH_BATCH_BYTES", "fetch_chunk", "fetched_batches", "fetched_chunks",
+           "inner_memory", "read_chunk", "read_chunks_together", "stored_limit", "stored_value"]
 
 T = TypeVar("T")
 
@@ -94,11 +94,18 @@ def read_chunks_together(array: Array, items: Sequence[T],
     if len(items) < 2 or not array._store.reads_by_request:
         map_unordered(lambda item: read(item, FETCH), items)
         return
-    coords = [coords_of(item) for item in items]
+    for lo, hi, _keys, values in fetched_chunks(array, [coords_of(item) for item in items]):
+        map_unordered(lambda pair: read(*pair), zip(items[lo:hi], values, strict=True))
+
+
+def fetched_chunks(array: Array, coords: Sequence[tuple[int, ...]]
+                   ) -> Iterator[tuple[int, int, list[str], list[Any]]]:
+    """:func:`fetched_batches` of the chunks at ``coords``: ``(lo, hi, keys, values)`` of
+    ``coords[lo:hi]`` per batch."""
     keys = [array.chunk_key(c) for c in coords]
     shapes = {array._chunk_shape_at(c) for c in coords}  # (several on a rectilinear grid)
     for lo, hi, values in fetched_batches(array, keys, shapes):
-        map_unordered(lambda pair: read(*pair), zip(items[lo:hi], values, strict=True))
+        yield lo, hi, keys[lo:hi], values
 
 
 def fetched_batches(array: Array, keys: Sequence[str], shapes: Iterable[tuple[int, ...]]

@@ -28,7 +28,7 @@ from zarr3c._kernels.scatter import copy_outer
 from zarr3c.array import objects
 from zarr3c.array.read import native
 from zarr3c.array.read.chunk import (
-    fetched_batches,
+    fetched_chunks,
     inner_memory,
     read_chunk,
     read_chunks_together,
@@ -159,7 +159,7 @@ def _shard_sources(array: Array, groups: list[ChunkGroup]
     """The shard groups of a read in batches, each with where its shards' byte ranges are
     read: from a store whose every read is a request, shards of at most
     :data:`~.native.SMALL_SHARD_BYTES` decoded (issue 33's small-shard rule) are fetched
-    whole, a batch's shards together (:func:`~.chunk.fetched_batches`), and their index and
+    whole, a batch's shards together (:func:`~.chunk.fetched_chunks`), and their index and
     inner chunks sliced from memory (:class:`~zarr3c.codecs.sharding.ValueRanges`); other
     shards read their index, then their ranges, from the store."""
     if not array._store.reads_by_request:
@@ -170,11 +170,8 @@ def _shard_sources(array: Array, groups: list[ChunkGroup]
              for g in groups]
     fetched = [g for g, s in zip(groups, small, strict=True) if s]
     if fetched:
-        keys = [array.chunk_key(g.coords) for g in fetched]
-        shapes = {array._chunk_shape_at(g.coords) for g in fetched}
-        for lo, hi, values in fetched_batches(array, keys, shapes):
-            held = dict(zip(keys[lo:hi], values, strict=True))
-            yield fetched[lo:hi], partial(_held_ranges, held)
+        for lo, hi, keys, values in fetched_chunks(array, [g.coords for g in fetched]):
+            yield fetched[lo:hi], partial(_held_ranges, dict(zip(keys, values, strict=True)))
     rest = [g for g, s in zip(groups, small, strict=True) if not s]
     if rest:
         yield rest, array._ranges_of
