@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import zarr3c
-from zarr3c.errors import MissingDependencyError, ReadOnlyError, StoreError
+from zarr3c.errors import InvalidArgumentError, MissingDependencyError, ReadOnlyError, StoreError
 from zarr3c.stores import FsspecStore, LocalStore, MemoryStore, Store, make_store
 from zarr3c.testing.store_suite import StoreContractTests
 
@@ -358,6 +358,9 @@ def test_constructor_checks_its_arguments() -> None:
         FsspecStore.from_url("memory://x", storage_options=[("a", 1)])  # type: ignore[arg-type]
     store = FsspecStore(fsspec.filesystem("memory"), "memory://root/x/")
     assert store.path == "/root/x" and store.url == "memory:///root/x"
+    for bad in (-1, 1.5, True):
+        with pytest.raises(InvalidArgumentError, match="coalesce"):
+            FsspecStore(fsspec.filesystem("memory"), "root/x", coalesce=bad)  # type: ignore[arg-type]
 
 
 # -- arrays and groups on S3 -------------------------------------------------------------------
@@ -415,6 +418,39 @@ def test_sharded_partial_reads_on_s3_use_byte_ranges(
     assert all(e is not None or s < 0 for s, e in shard)
     assert any(s < 0 and e is None for s, e in shard)
     np.testing.assert_array_equal(b[...], data)
+
+
+def test_close_ranges_of_one_object_are_one_request(
+    s3_options: dict[str, Any], s3_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fs = FsspecStore.from_url(s3_url, storage_options=s3_options).fs
+    value = bytes(range(256)) * 64  # 16 KiB
+    wanted = [("v", (10, 20)), ("v", (4000, 8)), ("v", (25, 100)), ("v", (-6, None)),
+              ("w", (0, 4))]
+    for coalesce, expected in ((None, [("v", 10, 4008), ("v", -6, None), ("w", 0, 4)]),
+                               (1000, [("v", 10, 125), ("v", 4000, 4008), ("v", -6, None),
+                                       ("w", 0, 4)]),
+                               (0, [("v", 10, 125), ("v", 4000, 4008), ("v", -6, None),
+                                    ("w", 0, 4)])):
+        store = FsspecStore(fs, s3_url, **({} if coalesce is None else {"coalesce": coalesce}))
+        store.set("v", value)
+        store.set("w", b"wxyz")
+        sent: list[tuple[str, Any, Any]] = []
+        real = fs.cat_ranges
+
+        def spy(paths: list[str], starts: Any, ends: Any, real: Any = real,
+                sent: list[tuple[str, Any, Any]] = sent, **kwargs: Any) -> Any:
+            sent.extend(zip(paths, starts, ends, strict=True))
+            return real(paths, starts, ends, **kwargs)
+
+        monkeypatch.setattr(fs, "cat_ranges", spy)
+        got = store.get_partial_values(wanted)
+        monkeypatch.undo()
+        assert [bytes(g) if g is not None else None for g in got] == [
+            value[10:30], value[4000:4008], value[25:125], value[-6:], b"wxyz"[:4]]
+        assert sorted((p.rsplit("/", 1)[1], s, e) for p, s, e in sent) == sorted(expected), (
+            coalesce, sent)
+        assert pickle.loads(pickle.dumps(store))._coalesce == store._coalesce
 
 
 def test_groups_and_members_on_s3(s3_options: dict[str, Any], s3_url: str) -> None:

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from zarr3c.errors import InvalidKeyError
 from zarr3c.stores import validate_key, validate_prefix
-from zarr3c.stores.byte_ranges import as_byte_view, normalize_byte_range, resolve_byte_range
+from zarr3c.stores.byte_ranges import (
+    Want,
+    as_byte_view,
+    coalesce_byte_ranges,
+    cut_answers,
+    normalize_byte_range,
+    resolve_byte_range,
+)
 
 VALID_KEYS = [
     "zarr.json",
@@ -147,6 +154,43 @@ def test_resolve_byte_range_matches_slicing(size: int, start: int, length: int |
     expected = value[start:] if length is None else value[start : start + length]
     assert 0 <= lo <= hi <= size
     assert value[lo:hi] == expected
+
+
+def _slice(value: bytes, start: int, length: int | None) -> bytes:
+    """The reference: what a range of ``value`` denotes (module docstring of byte_ranges)."""
+    return value[start:] if length is None else value[start : start + length]
+
+
+_WANTS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "gone"]),
+        st.integers(-40, 90),
+        st.none() | st.integers(0, 40),
+    ).map(lambda t: Want(t[0], t[1], None if t[1] < 0 else t[2])),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(wants=_WANTS, max_gap=st.integers(0, 30))
+def test_coalesced_ranges_cut_to_what_each_range_denotes(wants: list[Want], max_gap: int
+                                                         ) -> None:
+    values = {"a": bytes(range(80)), "b": bytes(range(100, 107))}
+    requests, cuts = coalesce_byte_ranges(wants, max_gap)
+    answers = [None if r.key not in values else _slice(values[r.key], r.start, r.length)
+               for r in requests]
+    got = cut_answers(answers, cuts)
+    assert got == [None if w.key not in values else _slice(values[w.key], w.start, w.length)
+                   for w in wants]
+    assert len(requests) == len(set(requests)) <= len(set(wants))
+    # merged spans of one key are more than max_gap apart, and each covers wanted bytes only
+    # up to gaps of at most max_gap
+    spans = sorted((r.key, r.start, r.start + (r.length or 0)) for r in requests
+                   if r.length and r.start >= 0)
+    for (k1, _, hi), (k2, lo, _) in zip(spans, spans[1:], strict=False):
+        assert k1 != k2 or lo - hi > max_gap
+    assert sum(r.length or 0 for r in requests if r.start >= 0) <= sum(
+        (w.length or 0) + max_gap for w in set(wants) if w.start >= 0)
 
 
 @pytest.mark.parametrize(

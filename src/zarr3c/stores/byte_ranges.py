@@ -13,22 +13,33 @@ one :data:`RangeGroup` per key, ``(checked, positions, ranges)``: what the key c
 normalized ``(start, length)`` ranges in the same order; :func:`scatter_byte_ranges` puts the
 per-group results back in request order.  Groups are plain tuples, unpacked by those names:
 a batch builds one per key.
+
+Stores whose every read is a request (object stores, fsspec) send a batch of ranges as few
+requests: :func:`coalesce_byte_ranges` turns the batch's :class:`Want` s (one normalized
+``(key, start, length)`` each) into the distinct requests to send, merging bounded ranges of
+one key at most ``max_gap`` bytes apart into one, and one :class:`Cut` per want: which request
+answers it and where in that answer its bytes lie.  :func:`cut_answers` applies the cuts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, NamedTuple, TypeAlias, TypeVar
 
 from zarr3c.errors import InvalidKeyError, InvalidTypeError
 
 __all__ = [
+    "DEFAULT_COALESCE",
     "ByteRange",
     "BytesLike",
+    "Cut",
     "RangeGroup",
+    "Want",
     "apply_patches",
     "as_byte_view",
     "as_int",
+    "coalesce_byte_ranges",
+    "cut_answers",
     "group_byte_ranges",
     "normalize_byte_range",
     "resolve_byte_range",
@@ -292,6 +303,117 @@ def scatter_byte_ranges(
         if values is not None:
             for i, value in zip(positions, values, strict=True):
                 out[i] = value
+    return out
+
+
+#: Bounded ranges of one value at most this many bytes apart are read with one request, by
+#: default (obstore's own default for ``get_ranges``: on an object store such a gap costs
+#: less than another round trip).
+DEFAULT_COALESCE = 1024 * 1024
+
+
+class Want(NamedTuple):
+    """One requested range of a value, as :func:`normalize_byte_range` gives it."""
+
+    key: str
+    start: int
+    length: int | None
+
+
+class Cut(NamedTuple):
+    """Where a :class:`Want`'s bytes lie: ``answer[lo:hi]`` of request number ``request``
+    (the whole answer where ``hi`` is None)."""
+
+    request: int
+    lo: int
+    hi: int | None
+
+
+def coalesce_byte_ranges(wants: Sequence[Want], max_gap: int
+                         ) -> tuple[list[Want], list[Cut]]:
+    """The requests that answer a batch of ranges, merging close ranges of one value.
+
+    Bounded ranges (``start >= 0``, ``length > 0``) of one key whose gap is at most
+    ``max_gap`` bytes (overlapping ones too) become one request spanning them; every other
+    range (a whole value, a suffix, a zero length, to the end) is requested as it is.  Equal
+    wants share one request.
+
+    Parameters
+    ----------
+    wants
+        The batch, normalized.
+    max_gap
+        The largest gap, in bytes, read and thrown away to save a request.
+
+    Returns
+    -------
+    requests : list of Want
+        The distinct requests to send, each key's merged spans in offset order.
+    cuts : list of Cut
+        One per want, in the batch's order.
+
+    Examples
+    --------
+    >>> requests, cuts = coalesce_byte_ranges(
+    ...     [Want("a", 10, 2), Want("b", -4, None), Want("a", 0, 4)], max_gap=8)
+    >>> requests
+    [Want(key='b', start=-4, length=None), Want(key='a', start=0, length=12)]
+    >>> cuts
+    [Cut(request=1, lo=10, hi=12), Cut(request=0, lo=0, hi=None), Cut(request=1, lo=0, hi=4)]
+    """
+    requests: list[Want] = []
+    placed: dict[Want, Cut] = {}
+    spans: dict[str, list[Want]] = {}
+    for want in dict.fromkeys(wants):
+        if want.length and want.start >= 0:
+            spans.setdefault(want.key, []).append(want)
+        else:
+            placed[want] = Cut(len(requests), 0, None)
+            requests.append(want)
+    for key, bounded in spans.items():
+        bounded.sort(key=lambda w: w.start)
+        members: list[Want] = []
+        lo = hi = 0
+        for nxt in [*bounded, None]:  # None closes the last span
+            if nxt is not None and members and nxt.start - hi <= max_gap:
+                hi = max(hi, nxt.start + (nxt.length or 0))
+                members.append(nxt)
+                continue
+            if members:
+                for m in members:
+                    placed[m] = Cut(len(requests), m.start - lo, m.start - lo + (m.length or 0))
+                requests.append(Want(key, lo, hi - lo))
+            if nxt is not None:
+                lo, hi, members = nxt.start, nxt.start + (nxt.length or 0), [nxt]
+    return requests, [placed[w] for w in wants]
+
+
+def cut_answers(answers: Sequence[Any], cuts: Sequence[Cut]) -> list[Any]:
+    """Each want's bytes from the answers to :func:`coalesce_byte_ranges`'s requests.
+
+    Parameters
+    ----------
+    answers
+        One per request, in order: the bytes read (a slicable buffer), or None for a missing
+        key.
+    cuts
+        As :func:`coalesce_byte_ranges` returned them.
+
+    Returns
+    -------
+    list
+        One per want: its slice of its request's answer (what exists of it, as slicing
+        does), or None where the key is missing.
+
+    Examples
+    --------
+    >>> cut_answers([b"0123456789", None], [Cut(0, 2, 4), Cut(1, 0, None), Cut(0, 8, 12)])
+    [b'23', None, b'89']
+    """
+    out: list[Any] = []
+    for request, lo, hi in cuts:
+        answer = answers[request]
+        out.append(answer if answer is None or hi is None else answer[lo:hi])
     return out
 
 

@@ -22,7 +22,10 @@ What it relies on in fsspec, and why:
   filesystems (s3fs, gcsfs, adlfs, HTTP) run concurrently on fsspec's event loop: ``get_many``
   (whole values) and ``get_partial_values`` (byte ranges).  ``cat_ranges`` rather than ``cat``
   because ``cat`` expands glob characters (a key ``a[0]`` would be a pattern), sorts and
-  de-duplicates its paths; ``cat_ranges`` reads exactly the paths given, in order.
+  de-duplicates its paths; ``cat_ranges`` reads exactly the paths given, in order.  fsspec
+  sends every range it is given as a request of its own, so bounded ranges of one value at
+  most ``coalesce`` bytes apart (1 MiB by default, as :class:`~zarr3c.stores.ObjectStore`)
+  are merged into one range first and the answer sliced here.
 - Whole values are requested as the range ``0-``: s3fs otherwise sends a HEAD before every
   un-ranged GET.  A suffix request ``(-n, None)`` (shard indexes) is sent as the HTTP suffix
   range ``bytes=-n``, which S3 and HTTP servers answer from the end of the object without
@@ -74,7 +77,16 @@ from zarr3c.errors import (
     StoreError,
 )
 from zarr3c.stores.base import Store
-from zarr3c.stores.byte_ranges import ByteRange, BytesLike, as_byte_view, normalize_byte_range
+from zarr3c.stores.byte_ranges import (
+    DEFAULT_COALESCE,
+    ByteRange,
+    BytesLike,
+    Want,
+    as_byte_view,
+    coalesce_byte_ranges,
+    cut_answers,
+    normalize_byte_range,
+)
 from zarr3c.stores.keys import validate_key, validate_prefix
 from zarr3c.stores.read_into import check_size
 
@@ -186,6 +198,9 @@ class FsspecStore(Store):
         filesystem.
     read_only
         Refuse every write.  HTTP(S) stores are always read-only.
+    coalesce
+        Byte ranges of one value at most this many bytes apart are read with one request
+        (0: only adjacent or overlapping ones).
 
     Notes
     -----
@@ -202,7 +217,8 @@ class FsspecStore(Store):
     TypeError
         If ``fs`` is not an fsspec filesystem or ``path`` not a ``str``.
     InvalidArgumentError
-        If ``fs`` was made with ``asynchronous=True``.
+        If ``fs`` was made with ``asynchronous=True``, or ``coalesce`` is not a non-negative
+        integer.
 
     Examples
     --------
@@ -219,7 +235,8 @@ class FsspecStore(Store):
     supports_listing = True
     reads_by_request = True  # (a round trip per request: small shards are fetched whole)
 
-    def __init__(self, fs: Any, path: str = "", *, read_only: bool = False) -> None:
+    def __init__(self, fs: Any, path: str = "", *, read_only: bool = False,
+                 coalesce: int = DEFAULT_COALESCE) -> None:
         fsspec = import_fsspec()
         if not isinstance(fs, fsspec.AbstractFileSystem):
             raise InvalidTypeError(
@@ -232,6 +249,10 @@ class FsspecStore(Store):
             )
         if not isinstance(path, str):
             raise InvalidTypeError(f"FsspecStore path must be a str, not {type(path).__name__}")
+        if isinstance(coalesce, bool) or not isinstance(coalesce, int) or coalesce < 0:
+            raise InvalidArgumentError(
+                f"coalesce must be a non-negative integer, not {coalesce!r}")
+        self._coalesce = coalesce
         self._http = bool(_protocols(fs) & _HTTP_PROTOCOLS)
         super().__init__(read_only=read_only or self._http)
         self._fs = fs
@@ -379,13 +400,15 @@ class FsspecStore(Store):
         return hash((FsspecStore, self.lock_id, self._read_only))
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"fs": self._fs, "root": self._root, "read_only": self._read_only, "url": self._url}
+        return {"fs": self._fs, "root": self._root, "read_only": self._read_only, "url": self._url,
+                "coalesce": self._coalesce}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._fs = state["fs"]
         self._root = state["root"]
         self._read_only = state["read_only"]
         self._url = state["url"]
+        self._coalesce = state.get("coalesce", DEFAULT_COALESCE)
         self._http = bool(_protocols(self._fs) & _HTTP_PROTOCOLS)
         self._honours_ranges = None
 
@@ -429,11 +452,10 @@ class FsspecStore(Store):
 
     # -- reads ----------------------------------------------------------------------------------
 
-    def _fetch(
-        self, requests: Sequence[tuple[str, int, int | None]]
-    ) -> builtins.list[BytesLike | None]:
-        """Read ``(key, start, length)`` ranges (normalized) with one concurrent batch."""
-        unique = list(dict.fromkeys(requests))
+    def _fetch(self, wants: Sequence[Want]) -> builtins.list[BytesLike | None]:
+        """Read ``(key, start, length)`` ranges (normalized) with one concurrent batch:
+        ranges of one key at most ``coalesce`` bytes apart share a request."""
+        unique, cuts = coalesce_byte_ranges(wants, self._coalesce)
         to_send: list[_Request] = []
         for key, start, length in unique:
             path = self._path(key)
@@ -452,9 +474,8 @@ class FsspecStore(Store):
         except Exception as exc:  # the batch itself failed (not one request of it)
             key = unique[0][0]
             raise StoreError(f"cannot read {self._where(key)}: {_describe(exc)}") from exc
-        results: dict[tuple[str, int, int | None], BytesLike | None] = {}
-        for request, value in zip(unique, raw, strict=True):
-            key, start, length = request
+        answers: list[BytesLike | None] = []
+        for (key, start, length), value in zip(unique, raw, strict=True):
             if isinstance(value, BaseException):
                 if _is_missing(value):
                     if _is_missing_container(value):
@@ -462,16 +483,16 @@ class FsspecStore(Store):
                             f"cannot read {self._where(key)}: the bucket does not exist "
                             f"({_describe(value)})"
                         ) from value
-                    results[request] = None
+                    answers.append(None)
                 elif _is_unsatisfiable_range(value):
-                    results[request] = b""  # the value exists; the range lies past its end
+                    answers.append(b"")  # the value exists; the range lies past its end
                 else:
                     raise StoreError(
                         f"cannot read {self._where(key)}: {_describe(value)}"
                     ) from value
                 continue
-            results[request] = self._trim(key, start, length, value)
-        return [results[r] for r in requests]
+            answers.append(self._trim(key, start, length, value))
+        return cut_answers(answers, cuts)
 
     def _trim(self, key: str, start: int, length: int | None, data: Any) -> BytesLike:
         """What a range request denotes, from what the filesystem returned for it.
@@ -495,7 +516,7 @@ class FsspecStore(Store):
             # An honoured range starting past 0 is shorter than the value; the whole is not.
             size = self._size(key)
             if size is None:  # no size: read the whole value and slice it
-                whole = self._fetch([(key, 0, None)])[0]
+                whole = self._fetch([Want(key, 0, None)])[0]
                 if whole is None:
                     raise StoreError(f"cannot read {self._where(key)}: it vanished mid-read")
                 return whole[start:] if length is None else whole[start : start + length]
@@ -514,7 +535,7 @@ class FsspecStore(Store):
         return None if size is None else int(size)
 
     def get(self, key: str) -> BytesLike | None:
-        return self._fetch([(validate_key(key), 0, None)])[0]
+        return self._fetch([Want(validate_key(key), 0, None)])[0]
 
     def getsize(self, key: str) -> int | None:
         """The size of the value under ``key`` from the filesystem's metadata (``fs.info``:
@@ -563,7 +584,7 @@ class FsspecStore(Store):
         return int(size)
 
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
-        requests = [(validate_key(key), 0, None) for key in keys]
+        requests = [Want(validate_key(key), 0, None) for key in keys]
         return self._fetch(requests) if requests else []
 
     def get_at_most(self, key: str, limit: int) -> BytesLike | None:
@@ -573,7 +594,7 @@ class FsspecStore(Store):
                          ) -> builtins.list[BytesLike | None]:
         # Ask for one byte more than allowed: a longer value shows itself by that byte,
         # and no more than it crosses the network (where the server honours ranges).
-        requests = [(validate_key(key), 0, limit + 1) for key in keys]
+        requests = [Want(validate_key(key), 0, limit + 1) for key in keys]
         values = self._fetch(requests) if requests else []
         return [check_size(key, value, limit, exact=False)
                 for (key, _, _), value in zip(requests, values, strict=True)]
@@ -585,11 +606,11 @@ class FsspecStore(Store):
         for key, rng in key_ranges:
             validate_key(key)
             start, length = normalize_byte_range(key, rng)
-            requests.append((key, start, length))
+            requests.append(Want(key, start, length))
         return self._fetch(requests) if requests else []
 
     def exists(self, key: str) -> bool:
-        return self._fetch([(validate_key(key), 0, 0)])[0] is not None
+        return self._fetch([Want(validate_key(key), 0, 0)])[0] is not None
 
     # -- writes ---------------------------------------------------------------------------------
 

@@ -45,7 +45,16 @@ from typing import Any, NamedTuple, Self
 
 from zarr3c.errors import InvalidTypeError, ReadOnlyError, StoreError
 from zarr3c.stores.base import Store
-from zarr3c.stores.byte_ranges import ByteRange, BytesLike, as_byte_view, normalize_byte_range
+from zarr3c.stores.byte_ranges import (
+    DEFAULT_COALESCE,
+    ByteRange,
+    BytesLike,
+    Want,
+    as_byte_view,
+    coalesce_byte_ranges,
+    cut_answers,
+    normalize_byte_range,
+)
 from zarr3c.stores.keys import validate_key, validate_prefix
 from zarr3c.stores.object_store import runner
 from zarr3c.stores.object_store.options import (
@@ -64,10 +73,6 @@ INSTALL_REMOTE = 'pip install "zarr3c[remote]"'
 
 #: Requests in flight at once per store, by default.
 DEFAULT_CONCURRENCY = 32
-
-#: Ranges of one value at most this many bytes apart are read with one request, by default
-#: (obstore's own default for ``get_ranges``: such a gap costs less than another round trip).
-DEFAULT_COALESCE = 1024 * 1024
 
 _RANGE_PAST_END = re.compile(
     r"\b416\b|InvalidRange|StartTooLarge|Requested range was invalid|Invalid range", re.I
@@ -90,14 +95,6 @@ class _Read(NamedTuple):
 
     key: str
     rng: tuple[Any, int] | None
-
-
-class _Want(NamedTuple):
-    """A requested ``(key, start, length)`` range, as :func:`normalize_byte_range` gives it."""
-
-    key: str
-    start: int
-    length: int | None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -483,56 +480,30 @@ class ObjectStore(Store):
         failed = asyncio.Event()
         return await _all_or_first_error([self._fetch(r, failed) for r in reads])
 
-    def _read(self, wants: Sequence[_Want]) -> builtins.list[memoryview | None]:
+    def _read(self, wants: Sequence[Want]) -> builtins.list[memoryview | None]:
         """Read ``(key, start, length)`` ranges (normalized) with one concurrent batch:
         ranges of one key at most ``coalesce`` bytes apart share a request."""
-        unique = list(dict.fromkeys(wants))
+        requests, cuts = coalesce_byte_ranges(wants, self._coalesce)
         reads: list[_Read] = []
-        answers: dict[_Want, tuple[int, int, int | None]] = {}  # want -> (read, lo, hi)
-        spans: dict[str, list[_Want]] = {}
-        for want in unique:
-            key, start, length = want
-            if length is not None and length > 0 and start >= 0:
-                spans.setdefault(key, []).append(want)
-                continue
+        for key, start, length in requests:
             if length == 0:
                 rng: tuple[Any, int] | None = ("head", 0)
             elif start < 0:
                 rng = ("suffix", -start)
+            elif length is not None:
+                rng = (start, start + length)
             elif start == 0:
                 rng = None
             else:
                 rng = ("offset", start)
-            answers[want] = (len(reads), 0, None)
             reads.append(_Read(key, rng))
-        for key, bounded in spans.items():
-            bounded.sort(key=lambda w: w.start)
-            lo = hi = -1
-            members: list[_Want] = []
-            for nxt in [*bounded, None]:  # None closes the last span
-                if nxt is not None and members and nxt.start - hi <= self._coalesce:
-                    hi = max(hi, nxt.start + (nxt.length or 0))
-                    members.append(nxt)
-                    continue
-                if members:  # close the current span
-                    for m in members:
-                        answers[m] = (len(reads), m.start - lo, m.start - lo + (m.length or 0))
-                    reads.append(_Read(key, (lo, hi)))
-                if nxt is not None:
-                    lo, hi, members = nxt.start, nxt.start + (nxt.length or 0), [nxt]
-        values = runner.run(self._gather(reads))
-        out: list[memoryview | None] = []
-        for want in wants:
-            index, a, b = answers[want]
-            value = values[index]
-            out.append(None if value is None else value if b is None else value[a:b])
-        return out
+        return cut_answers(runner.run(self._gather(reads)), cuts)
 
     def get(self, key: str) -> BytesLike | None:
-        return self._read([_Want(validate_key(key), 0, None)])[0]
+        return self._read([Want(validate_key(key), 0, None)])[0]
 
     def get_many(self, keys: Iterable[str]) -> builtins.list[BytesLike | None]:
-        wants = [_Want(validate_key(key), 0, None) for key in keys]
+        wants = [Want(validate_key(key), 0, None) for key in keys]
         return list(self._read(wants)) if wants else []
 
     def get_at_most(self, key: str, limit: int) -> BytesLike | None:
@@ -542,7 +513,7 @@ class ObjectStore(Store):
                          ) -> builtins.list[BytesLike | None]:
         # Ask for one byte more than allowed: a longer value shows itself by that byte, and
         # no more than it crosses the network.
-        wants = [_Want(validate_key(key), 0, limit + 1) for key in keys]
+        wants = [Want(validate_key(key), 0, limit + 1) for key in keys]
         values = self._read(wants) if wants else []
         return [check_size(w.key, value, limit, exact=False)
                 for w, value in zip(wants, values, strict=True)]
@@ -554,11 +525,11 @@ class ObjectStore(Store):
         for key, rng in key_ranges:
             validate_key(key)
             start, length = normalize_byte_range(key, rng)
-            wants.append(_Want(key, start, length))
+            wants.append(Want(key, start, length))
         return list(self._read(wants)) if wants else []
 
     def exists(self, key: str) -> bool:
-        return self._read([_Want(validate_key(key), 0, 0)])[0] is not None
+        return self._read([Want(validate_key(key), 0, 0)])[0] is not None
 
     def getsize(self, key: str) -> int | None:
         """The size of the value under ``key`` from its metadata (one HEAD request), or None
