@@ -791,6 +791,38 @@ def two_threads() -> Iterator[None]:
         zarr3c.set_num_threads(None)
 
 
+@pytest.mark.parametrize("how", ["oindex", "strided"])
+def test_a_shard_read_by_ranges_is_its_index_and_one_request_on_every_thread_count(
+    proxy: Any, s3_url: str, monkeypatch: pytest.MonkeyPatch, two_threads: None, how: str
+) -> None:
+    from zarr3c.array.read import native
+    from zarr3c.codecs.sharding import _parallel
+    from zarr3c.codecs.sharding import read as shard_read
+
+    # A compressed shard above the small-shard size, large enough to share out over the
+    # threads, whose stored bytes exceed what one worker fetches at once: spreading its
+    # decoding must not cost a request per worker (issue 33's fewest requests).
+    monkeypatch.setattr(native, "SMALL_SHARD_BYTES", 0)
+    monkeypatch.setattr(_parallel, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(shard_read, "MAX_REQUEST_BYTES", 1 << 13)
+    monkeypatch.setattr(shard_read, "_MIN_WORKER_BATCH", 256)
+    data = np.random.default_rng(3).random((64, 64)).astype("<f4")
+    store = _through(proxy, s3_url)
+    a = zarr3c.create_array(store, shape=data.shape, dtype=data.dtype, chunks=(8, 8),
+                            shards=(32, 32),
+                            compressors={"name": "zstd", "configuration": {"level": 0}})
+    a[...] = data
+    b = zarr3c.open_array(store.with_read_only(True))
+    rows = np.array([30, 0, 1, 5, 9, 17, 18, 31, 12])  # (not a slice in disguise)
+    proxy.reset()
+    if how == "oindex":
+        np.testing.assert_array_equal(b.oindex[rows, 0:32], data[rows, 0:32])
+    else:
+        np.testing.assert_array_equal(b[0:32:3, 0:32], data[0:32:3, 0:32])
+    got = _shard_requests(proxy, "c/0/0")
+    assert len(got) == 2 and (got[0].range or "").startswith("bytes=-"), got
+
+
 def _eight_chunks(proxy: Any, s3_url: str) -> tuple[np.ndarray, ObjectStore, zarr3c.Array]:
     data = np.arange(8 * 64, dtype="<u2").reshape(8, 64)
     store = _through(proxy, s3_url)

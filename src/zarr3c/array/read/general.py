@@ -254,8 +254,11 @@ def _read_shards_outer(array: Array, plan: GeneralPlan, groups: list[ChunkGroup]
     threads = get_num_threads()
     # Raw inner chunks have only copies to share out, into pages all over the output: more
     # workers than shards made them slower on 16 cores (docs/performance.md, oindex rows).
+    # A shard read by ranges from an object store stays one run: each run's fetch would be
+    # a round trip of its own (issue 33's fewest requests); its decoding still fans out.
+    by_request = array._store.reads_by_request and ranges_of == array._ranges_of
     ways = (1 if threads == 1 or in_worker() or sharding.stores_raw_inner_chunks()
-            else -(-2 * threads // len(groups)))
+            or by_request else -(-2 * threads // len(groups)))
     itemsize, fill = array._itemsize, array._fill_bytes
 
     def split(group: ChunkGroup) -> list[ShardOuterRun]:

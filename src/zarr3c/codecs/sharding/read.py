@@ -964,10 +964,12 @@ def _read_batches(get_ranges: GetRanges, into: Callable[..., list[np.ndarray] | 
     """Fetch the stored inner chunks ``found`` (sorted by offset) in coalesced batches of at
     most ``max_request`` bytes, and decode each batch's (through ``batch_sink`` first)."""
     threads = get_num_threads()
-    if threads > 1 and in_parallel(len(found) * chunk_nbytes):
+    if threads > 1 and in_parallel(len(found) * chunk_nbytes) and not _by_request(get_ranges):
         # Each worker fetches and decodes batches of its own, so reading, decoding and
         # copying overlap across workers; smaller batches keep the bytes held at once
-        # (one batch per worker) within max_request.
+        # (one batch per worker) within max_request.  Not where every fetch is a round
+        # trip (an object store): there one batch's requests go together, and its decoding
+        # fans out (issue 33's fewest requests).
         part = min(max_request, max(max_request // (2 * threads), _MIN_WORKER_BATCH))
     else:
         part = max_request
@@ -1000,6 +1002,13 @@ def _read_batches(get_ranges: GetRanges, into: Callable[..., list[np.ndarray] | 
             tasks = fetch(batch)
             fan_out_parts(run_tasks, tasks, len(tasks) * chunk_nbytes)
             del tasks  # this batch's bytes go before the next batch is fetched
+
+
+def _by_request(get_ranges: GetRanges) -> bool:
+    """Whether every fetch through ``get_ranges`` is a round trip (a store whose every read
+    is a request: :attr:`~zarr3c.stores.base.Store.reads_by_request`)."""
+    return isinstance(get_ranges, StoreRanges) and bool(
+        getattr(get_ranges.store, "reads_by_request", False))
 
 
 def batch_decoder(call: Callable[..., list[int]], chunk_nbytes: int,
