@@ -692,3 +692,49 @@ def test_entry_keys_follow_the_node_name_rules(key: str) -> None:
     with pytest.raises(MetadataError, match=r"^zarr\.json: " + re.escape(
             f"{CM}.metadata[{json.dumps(key)}]")):
         ConsolidatedMetadata.from_dict(cm, source="zarr.json")
+
+
+class _ListedStore(zarr3c.MemoryStore):
+    """A memory store with a bounded listing, as an object store (concurrent batches),
+    counting its reads."""
+
+    @property
+    def concurrent_batches(self) -> bool:
+        return True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reads: Counter[str] = Counter()
+
+    def list_few(self, prefix: str, limit: int) -> list[str] | None:
+        keys = sorted(k for k in self.list() if k.startswith(prefix))
+        return keys if len(keys) < limit else None
+
+    def get(self, key: str) -> Any:
+        self.reads[key] += 1
+        return super().get(key)
+
+
+def test_read_once_answers_missing_keys_from_one_listing() -> None:
+    from zarr3c.consolidated import ReadOnce
+
+    store = _ListedStore()
+    store.set("zarr.json", b'{"zarr_format": 3, "node_type": "group"}')
+    store.set("a/c/0", b"x")
+    reads = ReadOnce(store)
+    assert reads.learn_keys(10)
+    assert reads.get(".zgroup") is None and not reads.exists("a/zarr.json")
+    assert reads.exists("a/c/0") and reads.exists("zarr.json")
+    assert reads.get("zarr.json") is not None and reads.get("zarr.json") is not None
+    assert store.reads == Counter({"zarr.json": 1})  # only the listed key, once
+    # too many keys for the limit: nothing learnt, every key read as before
+    assert not ReadOnce(store).learn_keys(2)
+    # after a read the listing would be a request more: not taken
+    again = ReadOnce(store)
+    again.get("zarr.json")
+    assert not again.learn_keys(10)
+    # creating below the root asks the listing only
+    store.reads.clear()
+    zarr3c.create_array(store, name="b/d", shape=(2,), dtype="u1")
+    assert store.reads == Counter({"zarr.json": 1}), store.reads
+    assert sorted(zarr3c.open_group(store, mode="r").keys()) == ["b"]

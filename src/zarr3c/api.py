@@ -47,6 +47,12 @@ __all__ = ["create_array", "create_group", "open", "open_array", "open_group"]
 #: The modes the open functions take (see the module docstring).
 MODES = ("r", "r+", "a", "w", "w-")
 
+#: Creating a node in a store with concurrent batches (an object store) first lists it, in
+#: one request, where it holds fewer keys than this (an S3 listing page): that one answer
+#: tells whether a node or a Zarr v2 hierarchy is there, instead of a read and two
+#: existence checks (issue 33's fewest requests; ``compare_object_stores.py``'s ``write``).
+FEW_KEYS = 1000
+
 
 def _check_mode(mode: str) -> None:
     """Refuse a mode other than those in :data:`MODES` (InvalidArgumentError)."""
@@ -72,15 +78,17 @@ def _format_for_create(store: Any, zarr_format: Any, path: str = "",
     for (one hierarchy never mixes layouts).  A store without a hierarchy takes the one
     asked for.  The store is read through ``reads`` (a new :class:`ReadOnce` if None), which
     the caller may pass on to the node's creation: the root ``zarr.json`` is read once, and
-    on a store with concurrent batches the existence checks of format detection are one
-    batch.
+    on a store with concurrent batches a store of fewer than :data:`FEW_KEYS` keys is listed
+    in one request that answers every check (:meth:`ReadOnce.learn_keys`), else the
+    existence checks of format detection are one batch.
 
     Raises UnsupportedFeatureError for a ``zarr_format`` zarr3c does not write, and
     UnsupportedFormatError when the store holds a hierarchy in another layout.
     """
     _check_zarr_format(zarr_format)
     reads = ReadOnce(store) if reads is None else reads
-    if getattr(store, "concurrent_batches", False) and reads.get("zarr.json") is None:
+    if getattr(store, "concurrent_batches", False) and not reads.learn_keys(FEW_KEYS) and (
+            reads.get("zarr.json") is None):
         reads.probe(probed_keys(path, opening=False))  # one round trip, not one per key
     detected = detect_format(reads, path, opening=False)
     if detected.zarr_format == zarr_format:
@@ -506,8 +514,9 @@ def create_group(
     """
     s = make_store(store, read_only=False, storage_options=storage_options)
     p = normalize_path(path)
+    reads = ReadOnce(s)  # format detection and the existence checks share their reads
     return _create_group(s, p, attributes=attributes, overwrite=overwrite,
-                         fmt=_format_for_create(s, zarr_format, p))
+                         fmt=_format_for_create(s, zarr_format, p, reads), reads=reads)
 
 
 def open_group(
@@ -603,20 +612,23 @@ def open_group(
         _check_zarr_format(new_format)
         fmt = FORMATS[new_format]()
         reads = ReadOnce(s)
+        if s.concurrent_batches:
+            reads.learn_keys(FEW_KEYS)
         old = detect_format(reads, opening=False)
         # (a root node in the same layout is erased by the group's creation, as any node)
         if type(old) is not type(fmt) and old.read_node(reads, "") is not None:
             old.erase_node(s, "")
-        return _create_group(s, p, attributes=attributes, overwrite=True, fmt=fmt)
+            reads = ReadOnce(s)  # (what was read is gone)
+        return _create_group(s, p, attributes=attributes, overwrite=True, fmt=fmt,
+                             reads=reads)
     reads = ReadOnce(s)  # the root zarr.json is read once however often it is looked at
     fmt = _format_for_open(reads, p, zarr_format)
     creates = mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p))
     if creates and zarr_format is not None:
-        fmt = _format_for_create(s, zarr_format, p)
-    if mode in ("w", "w-"):
-        return _create_group(s, p, attributes=attributes, overwrite=(mode == "w"), fmt=fmt)
+        fmt = _format_for_create(s, zarr_format, p, reads)
     if creates:
-        return _create_group(s, p, attributes=attributes, fmt=fmt)
+        return _create_group(s, p, attributes=attributes, overwrite=(mode == "w"), fmt=fmt,
+                             reads=reads)
     return open_group_at(s, p, read_only=(mode == "r"), fmt=fmt,
                          use_consolidated=use_consolidated, reads=reads)
 

@@ -357,21 +357,40 @@ class ReadOnce:
         self._store = store
         self._got: dict[str, Any] = {}
         self._exists: dict[str, bool] = {}  # learnt by probe()
+        self._listed: frozenset[str] | None = None  # every key, learnt by learn_keys()
 
     def get(self, key: str) -> Any:
         """The value of ``key`` (None if missing), read from the store the first time."""
         if key not in self._got:
-            if self._exists.get(key) is False:
+            if self._exists.get(key) is False or (
+                    self._listed is not None and key not in self._listed):
                 return None  # (known missing: no read)
             self._got[key] = self._store.get(key)
         return self._got[key]
 
     def exists(self, key: str) -> bool:
-        """Whether ``key`` exists, from the one read (or probe) of it (V3Format.node_exists
-        asks)."""
-        if key not in self._got and key in self._exists:
-            return self._exists[key]
+        """Whether ``key`` exists, from the one read (or probe, or listing) of it
+        (V3Format.node_exists asks)."""
+        if key not in self._got:
+            if key in self._exists:
+                return self._exists[key]
+            if self._listed is not None:
+                return key in self._listed
         return self.get(key) is not None
+
+    def learn_keys(self, limit: int) -> bool:
+        """Learn every key of the store from one bounded listing
+        (:meth:`~zarr3c.stores.base.Store.list_few`), where the store offers one and holds
+        fewer than ``limit`` keys: then :meth:`get` and :meth:`exists` answer every missing
+        key without a request.  Returns whether it did; not after a read through it (the
+        listing would then be a request more, not fewer)."""
+        if self._got or self._exists:
+            return False
+        keys = self._store.list_few("", limit) if hasattr(self._store, "list_few") else None
+        if keys is None:
+            return False
+        self._listed = frozenset(keys)
+        return True
 
     def probe(self, keys: Any) -> None:
         """Learn whether each of ``keys`` exists with one batch of zero-length reads (on an

@@ -596,7 +596,7 @@ class Group(GroupCompat, Node):
         """
         self._check_writable()
         array = create_array(self._store, join_path(self._path, name), fmt=self._format,
-                             **kwargs)
+                             known_group=self._path, **kwargs)
         self._record(array, bool(kwargs.get("overwrite")))
         return array
 
@@ -645,7 +645,7 @@ class Group(GroupCompat, Node):
         """
         self._check_writable()
         group = create_group(self._store, join_path(self._path, name), attributes=attributes,
-                             overwrite=overwrite, fmt=self._format)
+                             overwrite=overwrite, fmt=self._format, known_group=self._path)
         self._record(group, overwrite)
         view = self._consolidated
         if view is not None:
@@ -740,7 +740,8 @@ class Group(GroupCompat, Node):
 
 
 def create_group(store: Store, path: str, *, attributes: dict[str, Any] | None = None,
-                 overwrite: bool = False, fmt: HierarchyFormat | None = None) -> Group:
+                 overwrite: bool = False, fmt: HierarchyFormat | None = None,
+                 reads: Any = None, known_group: str | None = None) -> Group:
     """Create a group at ``path`` (already normalised) in ``store``.
 
     What :func:`zarr3c.create_group` and :meth:`Group.create_group` call once the store and
@@ -758,6 +759,12 @@ def create_group(store: Store, path: str, *, attributes: dict[str, Any] | None =
         Replace a node already at ``path``.
     fmt : HierarchyFormat or None, default None
         The hierarchy's layout (None: the final Zarr v3 one).
+    reads : ReadOnce or None, default None
+        The store seen through :class:`zarr3c.consolidated.ReadOnce` by the caller, which
+        detected the format: the checks before the write do not read its keys again.
+    known_group : str or None, default None
+        The path of the group creating this one (:meth:`Group.create_group`): it and its
+        ancestors are not read again (:func:`zarr3c.hierarchy.prepare_node`).
 
     Returns
     -------
@@ -782,7 +789,7 @@ def create_group(store: Store, path: str, *, attributes: dict[str, Any] | None =
     if store.read_only:
         raise ReadOnlyError(f"cannot create a group in a read-only store at {path!r}")
     metadata = fmt.new_group(dict(attributes or {}))
-    prepare_node(store, fmt, path, overwrite=overwrite)
+    prepare_node(store, fmt, path, overwrite=overwrite, reads=reads, known_group=known_group)
     fmt.write_node(store, path, metadata)
     return Group(store, path, metadata, fmt=fmt)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zarr3c.consolidated import ReadOnce
 from zarr3c.errors import ContainsArrayError, ContainsGroupError
 from zarr3c.metadata.formats import HierarchyFormat
 from zarr3c.stores import describe_store
@@ -49,7 +50,7 @@ def ancestors(path: str) -> list[str]:
 
 
 def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool,
-                 reads: Any = None) -> None:
+                 reads: Any = None, known_group: str | None = None) -> None:
     """Make ``path`` free for a new node, and its ancestors groups.
 
     Nothing is written or erased before every check passed.  The caller then writes the new
@@ -67,7 +68,12 @@ def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool
         Erase a node already at ``path`` (and everything below it).
     reads : ReadOnce, optional
         The store seen through :class:`zarr3c.consolidated.ReadOnce`, for the checks (the
-        caller's reads of the same keys are not repeated); None: the store itself.
+        caller's reads of the same keys are not repeated); None: a new one (each key is
+        read once: a missing document is not asked about again).
+    known_group : str, optional
+        The path of a group the caller holds (a :class:`~zarr3c.Group` creating a node
+        below it): it and its ancestors are taken as the groups they were when it was
+        opened, not read again (on an object store, a request per ancestor less).
 
     Raises
     ------
@@ -89,7 +95,7 @@ def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool
     if path:
         for name in path.split("/"):
             fmt.check_name(name)
-    seen = store if reads is None else reads  # (only read: nothing is written before the checks)
+    seen = ReadOnce(store) if reads is None else reads  # (nothing is written before the checks)
     existing = fmt.read_node(seen, path)
     exists = existing is not None or (path != "" and fmt.node_exists(seen, path))
     if exists and not overwrite:
@@ -99,7 +105,10 @@ def prepare_node(store: Any, fmt: HierarchyFormat, path: str, *, overwrite: bool
         raise ContainsGroupError(f"a group already exists at path {path!r}"
                                  f" in store {describe_store(store)}")
     missing: list[str] = []
+    known = set() if known_group is None else {known_group, *ancestors(known_group)}
     for parent in ancestors(path):
+        if parent in known:
+            continue
         md = fmt.read_node(seen, parent)
         if md is not None and md.node_type == "array":
             raise ContainsArrayError(

@@ -429,7 +429,8 @@ def test_missing_bucket_is_an_error_not_a_missing_key(s3_options: dict[str, Any]
         zarr3c.open_array(url, storage_options=s3_options)
     with pytest.raises(StoreError, match="zarr3c-no-such-bucket.*bucket"):
         list(store.list())
-    with pytest.raises(StoreError, match=r"'zarr.json'.*zarr3c-no-such-bucket"):
+    # (creating lists the store first: the listing's error names the bucket)
+    with pytest.raises(StoreError, match=r"zarr3c-no-such-bucket/x.zarr.*does not exist"):
         zarr3c.create_group(url, storage_options=s3_options)
 
 
@@ -1084,17 +1085,57 @@ def test_creating_an_array_and_writing_it_whole_sends_the_fewest_requests(
     proxy.latency = 0.02
     a = zarr3c.create_array(_through(proxy, s3_url), shape=data.shape, dtype=data.dtype,
                             chunks=(8, 8))
-    # the root zarr.json once, then whether a Zarr v2 hierarchy is there (.zgroup,
-    # .zarray: in flight together), then the new zarr.json
-    assert proxy.counts() == {"GET": 1, "HEAD": 2, "PUT": 1}, proxy.requests()
-    assert [r.kind for r in proxy.requests()][::3] == ["GET", "PUT"]
+    # one listing of the (empty) store answers whether a node or a Zarr v2 hierarchy is
+    # there, then the new zarr.json
+    assert proxy.counts() == {"LIST": 1, "PUT": 1}, proxy.requests()
     a[...] = data
-    assert proxy.counts() == {"GET": 1, "HEAD": 2, "PUT": 9}, proxy.requests()
-    # an existing hierarchy's zarr.json answers every question: one GET, then the put
+    assert proxy.counts() == {"LIST": 1, "PUT": 9}, proxy.requests()
+    # an existing hierarchy: the listing, then its zarr.json, which answers every question
+    # (then the erasing of the old array, and the put)
     proxy.reset()
     zarr3c.create_array(_through(proxy, s3_url), shape=data.shape, dtype=data.dtype,
                         chunks=(8, 8), overwrite=True)
     assert proxy.counts().get("GET") == 1 and "HEAD" not in proxy.counts(), proxy.requests()
+
+
+def test_creating_in_a_store_of_many_keys_asks_for_the_keys_it_needs(
+    proxy: Any, s3_url: str
+) -> None:
+    from zarr3c.api import FEW_KEYS
+
+    store = _through(proxy, s3_url)
+    store.set_many([(f"other/{i}", b"") for i in range(FEW_KEYS)])
+    assert store.list_few("", FEW_KEYS) is None
+    assert store.list_few("other/", FEW_KEYS + 1) == sorted(f"other/{i}" for i in range(FEW_KEYS))
+    assert store.list_few("none/", 10) == []
+    proxy.reset()
+    zarr3c.create_array(store, name="a", shape=(4,), dtype="u1")
+    # one listing page, too full to tell; then the root zarr.json and, in one batch, the
+    # node's zarr.json and whether a Zarr v2 hierarchy is there; then the documents
+    assert proxy.counts() == {"LIST": 1, "GET": 1, "HEAD": 5, "PUT": 2}, proxy.requests()
+
+
+def test_a_group_and_its_members_are_created_with_the_fewest_requests(
+    proxy: Any, s3_url: str
+) -> None:
+    g = zarr3c.create_group(_through(proxy, s3_url))
+    # as an array: one listing of the (empty) store, then the group's document
+    assert proxy.counts() == {"LIST": 1, "PUT": 1}, proxy.requests()
+    proxy.reset()
+    sub = g.create_group("sub")
+    g.create_array("a", shape=(4,), dtype="u1")
+    sub.create_array("b", shape=(4,), dtype="u1")
+    # below a group it holds: whether the new node's document exists, then the document;
+    # the group and its ancestors are not read again
+    assert proxy.counts() == {"GET": 3, "PUT": 3}, proxy.requests()
+    assert [r.path.rsplit("/", 2)[-2:] for r in proxy.requests() if r.kind == "GET"] == [
+        ["sub", "zarr.json"], ["a", "zarr.json"], ["b", "zarr.json"]]
+    with pytest.raises(zarr3c.errors.ContainsArrayError):
+        g.create_array("a", shape=(4,), dtype="u1")
+    with pytest.raises(zarr3c.errors.ContainsArrayError, match="ancestor"):
+        g.create_array("a/c", shape=(4,), dtype="u1")
+    again = zarr3c.open_group(_through(proxy, s3_url), mode="r")
+    assert sorted(again.keys()) == ["a", "sub"] and again["sub"].keys() == ["b"]
 
 
 def test_creating_over_a_v2_hierarchy_is_still_refused(proxy: Any, s3_url: str) -> None:

@@ -366,6 +366,7 @@ def create_array(
     data: Any = None,
     config: Any = None,
     reads: Any = None,
+    known_group: str | None = None,
     **kwargs: Any,
 ) -> Array:
     """Create an array at ``path`` in ``store``, writing its metadata (and ``data``).
@@ -402,6 +403,9 @@ def create_array(
     reads
         The store seen through :class:`zarr3c.consolidated.ReadOnce` for the checks before
         anything is written (the caller's, which detected the format), or None: the store.
+    known_group
+        The path of the group creating the array (:meth:`zarr3c.Group.create_array`): it
+        and its ancestors are not read again (:func:`zarr3c.hierarchy.prepare_node`).
     **kwargs
         The metadata arguments of :func:`build_array_metadata`: ``shape``, ``dtype``,
         ``chunks``, ``shards``, ``filters``, ``serializer``, ``compressors``,
@@ -472,7 +476,7 @@ def create_array(
     # Construct (and so validate the codec chain) before touching the store.
     array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks, order=order,
                   fmt=fmt)
-    prepare_node(store, fmt, path, overwrite=overwrite, reads=reads)
+    prepare_node(store, fmt, path, overwrite=overwrite, reads=reads, known_group=known_group)
     fmt.write_node(store, path, metadata)
     if data is not None:
         array[...] = data

@@ -7,7 +7,8 @@ to byte values and offers three capability sets, with the specification's operat
 - readable: ``get(key)``, ``get_partial_values([(key, (start, length)), ...])``
 - writeable: ``set``, ``set_partial_values([(key, start, value), ...])``, ``erase``,
   ``erase_values``, ``erase_prefix``
-- listable: ``list()``, ``list_prefix(prefix)``, ``list_dir(prefix)`` (-> keys, prefixes)
+- listable: ``list()``, ``list_prefix(prefix)``, ``list_dir(prefix)`` (-> keys, prefixes),
+  and ``list_few(prefix, limit)`` (one bounded listing request, where a store offers it)
 
 plus ``exists(key)``, ``getsize(key)``, the batched ``get_many(keys)`` and ``set_many(items)``,
 and the capability flags ``supports_writes``, ``supports_partial_writes``,
@@ -721,6 +722,43 @@ class Store(ReadIntoHooks, ABC):
         """
         validate_prefix(prefix)
         return (key for key in self.list() if key.startswith(prefix))
+
+    def list_few(self, prefix: str, limit: int) -> builtins.list[str] | None:
+        """Every key that starts with ``prefix``, sorted, if there are fewer than ``limit``
+        and the store can tell from one listing request; else None.
+
+        Where each request is a round trip (an object store), one listing of a new node's
+        place answers every question its creation asks (is a node there, or a Zarr v2
+        hierarchy?) in one request.  None here: the store offers no bounded listing, and
+        callers ask for keys one by one.
+
+        Parameters
+        ----------
+        prefix
+            ``""`` or a key followed by ``"/"``.
+        limit
+            Give up (None) at this many keys: one listing page (1,000 keys on S3) must
+            hold them.
+
+        Returns
+        -------
+        list of str or None
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``prefix`` is malformed.
+        StoreError
+            If the store cannot be listed.
+
+        Examples
+        --------
+        >>> from zarr3c.stores import MemoryStore
+        >>> MemoryStore({"a/b": b""}).list_few("", 10) is None   # (no bounded listing)
+        True
+        """
+        validate_prefix(prefix)
+        return None
 
     def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """The keys and the prefixes directly below ``prefix``, both sorted.

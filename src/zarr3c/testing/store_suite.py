@@ -587,6 +587,17 @@ class StoreContractTests:
         assert list(store.list_prefix("b/")) == []
         assert list(store.list_prefix("a/b/")) == []  # below a key
 
+    def test_list_few_is_every_key_or_none(self, store: Store) -> None:
+        keys = ["zarr.json", "a/zarr.json", "a/c/0", "b/x"]
+        self.fill(store, keys)
+        for prefix in ("", "a/", "b/", "none/"):
+            below = sorted(k for k in keys if k.startswith(prefix))
+            few = store.list_few(prefix, len(below) + 1)
+            assert few is None or few == below, (prefix, few)
+            assert store.list_few(prefix, len(below)) is None or not below, prefix
+        with pytest.raises(InvalidKeyError):
+            store.list_few("/a", 10)
+
     def test_list_dir_spec_example(self, store: Store) -> None:
         self.fill(store, ["a/b", "a/c", "a/d/e", "a/f/g"])
         assert store.list_dir("a/") == (["a/b", "a/c"], ["a/d/", "a/f/"])

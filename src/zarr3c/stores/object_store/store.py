@@ -726,6 +726,56 @@ class ObjectStore(Store):
     def list(self) -> Iterator[str]:
         return iter(self._list(""))
 
+    def list_few(self, prefix: str, limit: int) -> builtins.list[str] | None:
+        """One listing request (the first page, at most ``limit`` keys): every key below
+        ``prefix`` if there are fewer, else None.  Not over HTTP, where listing is WebDAV's
+        or the directory pages'.
+
+        Parameters
+        ----------
+        prefix
+            ``""`` or a key followed by ``"/"``.
+        limit
+            Give up (None) at this many keys; at most one listing page (1,000 on S3).
+
+        Returns
+        -------
+        list of str or None
+            The keys, sorted.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``prefix`` is malformed.
+        StoreError
+            If the store cannot be listed (a missing bucket, an unreachable endpoint); the
+            message names the prefix and URL.
+
+        Examples
+        --------
+        >>> from obstore.store import MemoryStore as ObstoreMemory
+        >>> store = ObjectStore(ObstoreMemory())
+        >>> store.set_many([("a/zarr.json", b"{}"), ("a/c/0", b"0"), ("b", b"")])
+        >>> store.list_few("a/", 10), store.list_few("", 3)
+        (['a/c/0', 'a/zarr.json'], None)
+        """
+        validate_prefix(prefix)
+        if self._kind == "HTTPStore" or limit < 1:
+            return None
+        obstore = _obstore()
+        try:
+            # (the stream fetches pages as it is read: its first batch is the first page)
+            stream = obstore.list(self._store, prefix[:-1] if prefix else None,
+                                  chunk_size=limit)
+            first: builtins.list[Any] = next(iter(stream), [])
+        except Exception as exc:
+            if self._is_missing(exc):
+                return []
+            raise self._list_error(prefix, exc) from None
+        if len(first) >= limit:
+            return None
+        return sorted(k for k in (meta["path"] for meta in first) if k.startswith(prefix))
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
         validate_prefix(prefix)
         return iter(self._list(prefix))
