@@ -97,14 +97,15 @@ RANDOM_BOX = 4
 class Proxy:
     """The latency proxy in a process of its own, controlled over HTTP."""
 
-    def __init__(self, upstream: str, latency: float) -> None:
+    def __init__(self, upstream: str, latency: float, bandwidth: float | None = None) -> None:
         zarr3c = import_zarr3c()
         src = os.path.dirname(os.path.dirname(os.path.abspath(zarr3c.__file__)))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             [src, *filter(None, [os.environ.get("PYTHONPATH")])])}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "zarr3c.testing.s3_proxy", upstream,
-             "--latency", str(latency)],
+             "--latency", str(latency),
+             *([] if bandwidth is None else ["--bandwidth", str(bandwidth)])],
             stdout=subprocess.PIPE, text=True, env=env,
         )
         assert self.proc.stdout is not None
@@ -131,10 +132,12 @@ class Proxy:
 
 
 @contextmanager
-def servers(latency: float) -> Iterator[tuple[dict[str, Any], Proxy]]:
-    """moto (the direct storage_options) and the proxy in front of it."""
+def servers(latency: float, bandwidth: float | None = None
+            ) -> Iterator[tuple[dict[str, Any], Proxy]]:
+    """moto (the direct storage_options) and the proxy in front of it (each answer's body
+    at most ``bandwidth`` bytes a second, if given)."""
     with moto_s3() as direct:
-        proxy = Proxy(direct["endpoint_url"], latency)
+        proxy = Proxy(direct["endpoint_url"], latency, bandwidth)
         try:
             yield direct, proxy
         finally:

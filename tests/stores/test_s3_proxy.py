@@ -133,6 +133,21 @@ def test_the_control_paths(proxy: LatencyProxy) -> None:
     assert _call(proxy, "GET", "/_proxy/nothing")[0] == 404
 
 
+def test_answers_are_sent_at_most_at_the_bandwidth(proxy: LatencyProxy) -> None:
+    import time
+
+    status, plain = _call(proxy, "GET", "/b/stream")
+    assert _call(proxy, "POST", "/_proxy/bandwidth", str(len(plain) * 5).encode())[0] == 200
+    assert proxy.bandwidth == len(plain) * 5
+    began = time.monotonic()
+    status, body = _call(proxy, "GET", "/b/stream")
+    # (a lower bound the proxy's own pacing guarantees, not a speed of the code under test)
+    assert status == 200 and body == plain and time.monotonic() - began >= 0.2 * 0.9
+    assert _call(proxy, "POST", "/_proxy/bandwidth", b"0")[0] == 200 and proxy.bandwidth is None
+    with pytest.raises(ValueError, match="bandwidth"):
+        LatencyProxy(proxy.upstream, bandwidth=0)
+
+
 def test_request_kinds() -> None:
     assert request_kind("GET", "/b/", False) == "LIST"
     assert request_kind("GET", "/b/k?versionId=1", True) == "GET range"

@@ -10,6 +10,8 @@ how many are in flight, not the local server's speed: the latency makes that vis
 
 - Requests are counted when they arrive, and leave the count of requests in flight just
   before they are answered, so that a client never sees an answer its counts lack.
+- With ``bandwidth`` set, every answer's body is sent at most that many bytes a second (as
+  one request's stream from S3 is bounded), so that reading bytes nobody needs costs time.
 - Requests are served on threads of their own (``ThreadingHTTPServer``), so concurrent
   requests wait out their latency together; bodies are streamed both ways, never buffered
   whole.  Clients keep their connections open (HTTP/1.1), as they would to S3.
@@ -22,7 +24,8 @@ how many are in flight, not the local server's speed: the latency makes that vis
   another process (:func:`main`): ``GET /_proxy/counts`` returns the counts and the peak of
   requests in flight as JSON (``{"counts": {...}, "peak_in_flight": n}``),
   ``POST /_proxy/reset`` clears them, ``POST /_proxy/latency`` with a body of seconds sets
-  the latency.
+  the latency, ``POST /_proxy/bandwidth`` with a body of bytes per second (0: none) the
+  bandwidth.
 
 Which kind a request is (the S3 REST API, https://docs.aws.amazon.com/AmazonS3/latest/API/):
 ``GET`` of an object with a ``Range`` header is ``"GET range"``, without one ``"GET"``; a
@@ -287,11 +290,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if length is None and not no_body:
             self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        bandwidth, sent, began = proxy.bandwidth, 0, time.monotonic()
         try:
             while True:
                 block = response.read(_BLOCK)
                 if not block:
                     break
+                if bandwidth:
+                    sent += len(block)
+                    time.sleep(max(0.0, began + sent / bandwidth - time.monotonic()))
                 if cut_after is not None:
                     self.wfile.write(block[:cut_after])
                     self.close_connection = True
@@ -349,6 +356,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif what == "latency" and self.command == "POST":
             proxy.latency = float(data)
             payload = b"{}"
+        elif what == "bandwidth" and self.command == "POST":
+            proxy.bandwidth = float(data) or None
+            payload = b"{}"
         else:
             self.send_error(404)
             return
@@ -393,6 +403,8 @@ class LatencyProxy:
         The server's base URL (``"http://127.0.0.1:5000"``).
     latency
         Seconds each request waits before it is forwarded.
+    bandwidth
+        Bytes per second each answer's body is sent at, at most (None: as fast as it comes).
     port
         The port to listen on (0: a free one).
 
@@ -430,12 +442,17 @@ class LatencyProxy:
     >>> upstream.shutdown()
     """
 
-    def __init__(self, upstream: str, latency: float = 0.0, port: int = 0) -> None:
+    def __init__(self, upstream: str, latency: float = 0.0, port: int = 0,
+                 bandwidth: float | None = None) -> None:
         parts = urlsplit(upstream)
         if parts.scheme != "http" or not parts.hostname:
             raise ValueError(f"upstream must be an http:// URL, not {upstream!r}")
+        if bandwidth is not None and not bandwidth > 0:
+            raise ValueError(f"bandwidth must be a positive number of bytes a second, not "
+                             f"{bandwidth!r}")
         self.upstream = upstream.rstrip("/")
         self.latency = float(latency)
+        self.bandwidth = None if bandwidth is None else float(bandwidth)
         self._upstream_host = parts.hostname
         self._upstream_port = parts.port or 80
         self._lock = threading.Lock()
@@ -655,8 +672,9 @@ class LatencyProxy:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run a proxy until killed: ``python -m zarr3c.testing.s3_proxy UPSTREAM [--latency S]
-    [--port N]``; prints its endpoint on one line.  It is controlled over HTTP (the module
-    docstring), so that a benchmark's proxy does not share the clients' process and GIL.
+    [--bandwidth B] [--port N]``; prints its endpoint on one line.  It is controlled over
+    HTTP (the module docstring), so that a benchmark's proxy does not share the clients'
+    process and GIL.
 
     Parameters
     ----------
@@ -679,8 +697,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("upstream", help="the server's base URL, http://host:port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any)")
+    parser.add_argument("--bandwidth", type=float, default=None,
+                        help="bytes per second of each answer's body (default: no limit)")
     args = parser.parse_args(argv)
-    proxy = LatencyProxy(args.upstream, latency=args.latency, port=args.port).start()
+    proxy = LatencyProxy(args.upstream, latency=args.latency, port=args.port,
+                         bandwidth=args.bandwidth).start()
     print(proxy.endpoint, flush=True)
     try:
         threading.Event().wait()
