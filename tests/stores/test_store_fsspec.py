@@ -527,8 +527,40 @@ def test_missing_bucket_is_an_error_not_a_missing_key(s3_options: dict[str, Any]
         zarr3c.open_array(url, storage_options=s3_options)
     with pytest.raises(StoreError, match="zarr3c-no-such-bucket"):
         list(store.list())
-    with pytest.raises(StoreError, match=r"'zarr.json'.*zarr3c-no-such-bucket"):
+    # (creating lists the store first: the listing's error names the bucket)
+    with pytest.raises(StoreError, match=r"zarr3c-no-such-bucket/x.zarr.*bucket does not exist"):
         zarr3c.create_group(url, storage_options=s3_options)
+
+
+def test_creating_on_s3_lists_once_and_reads_nothing(
+    s3_options: dict[str, Any], s3_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FsspecStore.from_url(s3_url, storage_options=s3_options)
+    calls: list[str] = []
+    real_call, real_cat = store.fs.call_s3, store.fs.cat_ranges
+
+    def call_s3(method: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(method)
+        return real_call(method, *args, **kwargs)
+
+    def cat_ranges(paths: list[str], *args: Any, **kwargs: Any) -> Any:
+        calls.extend(["read"] * len(paths))
+        return real_cat(paths, *args, **kwargs)
+
+    monkeypatch.setattr(store.fs, "call_s3", call_s3)
+    monkeypatch.setattr(store.fs, "cat_ranges", cat_ranges)
+    a = zarr3c.create_array(store, name="a/b", shape=(4,), dtype="u1")
+    # one listing of the (empty) store answers every check; then the three documents
+    assert calls[:1] == ["list_objects_v2"] and "read" not in calls, calls
+    assert store.list_few("", 10) == ["a/b/zarr.json", "a/zarr.json", "zarr.json"]
+    assert store.list_few("a/", 2) is None and store.list_few("a/b/", 2) == ["a/b/zarr.json"]
+    # v3 below a Zarr v2 hierarchy is still refused, from the listing alone
+    v2 = FsspecStore.from_url(s3_url + "-v2", storage_options=s3_options)
+    zarr3c.create_group(v2, zarr_format=2)
+    with pytest.raises(zarr3c.errors.UnsupportedFormatError, match="zarr_format=2"):
+        zarr3c.create_array(v2, name="x", shape=(4,), dtype="u1")
+    a[...] = 7
+    np.testing.assert_array_equal(zarr3c.open_array(store, path="a/b", mode="r")[...], 7)
 
 
 def test_unreachable_s3_endpoint(s3_url: str) -> None:

@@ -784,6 +784,59 @@ class FsspecStore(Store):
     def list(self) -> Iterator[str]:
         return iter(self._find(""))
 
+    def list_few(self, prefix: str, limit: int) -> builtins.list[str] | None:
+        """On S3 (s3fs), one ``ListObjectsV2`` request of at most ``limit`` keys: every key
+        below ``prefix`` if there are fewer, else None.  None on other filesystems: fsspec's
+        own listings (``ls``, ``find``) read every page, which for a flat Zarr v2 array of
+        a million chunks is a thousand requests.
+
+        Parameters
+        ----------
+        prefix
+            ``""`` or a key followed by ``"/"``.
+        limit
+            Give up (None) at this many keys; at most 1,000 (one S3 page).
+
+        Returns
+        -------
+        list of str or None
+            The keys, sorted.
+
+        Raises
+        ------
+        InvalidKeyError
+            If ``prefix`` is malformed.
+        StoreError
+            If the listing fails (a missing bucket, an unreachable endpoint); the message
+            names the prefix and URL.
+
+        Examples
+        --------
+        >>> FsspecStore.from_url("memory://zarr3c-doc/few.zarr").list_few("", 10) is None
+        True
+        """
+        validate_prefix(prefix)
+        call = getattr(self._fs, "call_s3", None)
+        if call is None or not 0 < limit <= 1000 or getattr(self._fs, "version_aware", False):
+            return None
+        base = self._path(prefix[:-1]) if prefix else self._root
+        bucket, key, _ = self._fs.split_path(base)
+        if not bucket:
+            return None
+        below = f"{key}/" if key else ""
+        try:
+            page = call("list_objects_v2", Bucket=bucket, Prefix=below, MaxKeys=limit)
+        except Exception as exc:
+            raise StoreError(
+                f"cannot list store prefix {prefix!r} ({self._fs.unstrip_protocol(base)}): "
+                f"{_describe(exc)}"
+            ) from exc
+        contents = page.get("Contents", [])
+        if page.get("IsTruncated") or len(contents) >= limit:
+            return None
+        keys = (self._key_of(f"{bucket}/{item['Key']}", prefix) for item in contents)
+        return sorted(k for k in keys if k is not None)
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
         validate_prefix(prefix)
         return iter(self._find(prefix))
