@@ -22,20 +22,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 from compare_object_stores import BUCKET, KEY, REGION, SECRET, servers
+from object_store_floor import best
 
 GAPS_KIB = (0, 64, 256, 512, 1024, 2048, 4096)
-
-
-def best(fn: object, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()  # type: ignore[operator]
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,8 +38,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="bytes per second of each answer (default: loopback's)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    os.environ.update(AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET,
-                      AWS_DEFAULT_REGION=REGION, AWS_EC2_METADATA_DISABLED="true")
     from zarr3c import ObjectStore
 
     size = args.kib * 1024
