@@ -102,6 +102,17 @@ def _format_for_create(store: Any, zarr_format: Any, path: str = "",
     )
 
 
+def _reads_for(store: Any, mode: str) -> ReadOnce:
+    """The store seen through a :class:`ReadOnce` for one open call: its root ``zarr.json``
+    is read once however often it is looked at.  With a mode that creates (``"w"``,
+    ``"w-"``) on a store with concurrent batches, a store of fewer than :data:`FEW_KEYS`
+    keys is listed first, in one request that answers every check."""
+    reads = ReadOnce(store)
+    if mode in ("w", "w-") and store.concurrent_batches:
+        reads.learn_keys(FEW_KEYS)
+    return reads
+
+
 def _format_for_open(store: Any, path: str, zarr_format: Any) -> HierarchyFormat:
     """The format to open ``path`` in: detected as zarr-python 3 does (v3 first, then v2)
     when ``zarr_format`` is None, else the one asked for.
@@ -436,14 +447,15 @@ def open_array(
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
     zarr_format = create_kwargs.pop("zarr_format", None)
-    fmt = _format_for_open(s, p, zarr_format)
-    if mode in ("w", "w-") or (mode == "a" and create_kwargs and not fmt.node_exists(s, p)):
+    reads = _reads_for(s, mode)
+    fmt = _format_for_open(reads, p, zarr_format)
+    if mode in ("w", "w-") or (mode == "a" and create_kwargs and not fmt.node_exists(reads, p)):
         fmt = _format_for_create(s, fmt.zarr_format if zarr_format is None else zarr_format,
-                                 p)
-        return _create_array(s, p, fmt=fmt, overwrite=(mode == "w"),
+                                 p, reads)
+        return _create_array(s, p, fmt=fmt, overwrite=(mode == "w"), reads=reads,
                              write_empty_chunks=write_empty_chunks, order=order, **create_kwargs)
     return open_array_at(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks,
-                         order=order, fmt=fmt)
+                         order=order, fmt=fmt, reads=reads)
 
 
 def create_group(
@@ -621,7 +633,7 @@ def open_group(
             reads = ReadOnce(s)  # (what was read is gone)
         return _create_group(s, p, attributes=attributes, overwrite=True, fmt=fmt,
                              reads=reads)
-    reads = ReadOnce(s)  # the root zarr.json is read once however often it is looked at
+    reads = _reads_for(s, mode)
     fmt = _format_for_open(reads, p, zarr_format)
     creates = mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p))
     if creates and zarr_format is not None:
@@ -711,9 +723,11 @@ def open(
     check_use_consolidated(use_consolidated)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
-    reads = ReadOnce(s)
-    fmt = _format_for_open(reads, p, zarr_format)
-    if mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p)):
+    # (a mode that creates goes straight to open_array / open_group, which detect the
+    # format themselves: detecting it here too would read the store twice)
+    fmt = None if mode in ("w", "w-") else _format_for_open(reads := ReadOnce(s), p,
+                                                            zarr_format)
+    if fmt is None or (mode == "a" and not fmt.node_exists(reads, p)):
         if zarr_format is not None:
             kwargs["zarr_format"] = zarr_format
         if "shape" in kwargs or "data" in kwargs:

@@ -384,6 +384,8 @@ class ReadOnce:
         fewer than ``limit`` keys: then :meth:`get` and :meth:`exists` answer every missing
         key without a request.  Returns whether it did; not after a read through it (the
         listing would then be a request more, not fewer)."""
+        if self._listed is not None:
+            return True
         if self._got or self._exists:
             return False
         keys = self._store.list_few("", limit) if hasattr(self._store, "list_few") else None

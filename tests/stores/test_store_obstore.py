@@ -1138,6 +1138,21 @@ def test_a_group_and_its_members_are_created_with_the_fewest_requests(
     assert sorted(again.keys()) == ["a", "sub"] and again["sub"].keys() == ["b"]
 
 
+@pytest.mark.parametrize("how", ["open_array w", "open_array w-", "open w", "open_group w-"])
+def test_the_open_functions_create_with_one_listing(proxy: Any, s3_url: str, how: str) -> None:
+    store = _through(proxy, s3_url)
+    function, mode = how.split()
+    kwargs: dict[str, Any] = {} if function == "open_group" else {"shape": (4,), "dtype": "u1"}
+    node = getattr(zarr3c, function)(store, mode=mode, **kwargs)
+    # one listing of the (empty) store answers every check, then the document
+    assert proxy.counts() == {"LIST": 1, "PUT": 1}, proxy.requests()
+    proxy.reset()
+    again = (zarr3c.open_group if function == "open_group" else zarr3c.open_array)(
+        store, mode="r")
+    assert again.metadata.node_type == node.metadata.node_type
+    assert proxy.counts() == {"GET": 1}, proxy.requests()  # opening reads zarr.json once
+
+
 def test_creating_over_a_v2_hierarchy_is_still_refused(proxy: Any, s3_url: str) -> None:
     from zarr3c.errors import UnsupportedFormatError
 

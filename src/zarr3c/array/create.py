@@ -490,6 +490,7 @@ def open_array_at(
     write_empty_chunks: bool = False,
     order: str = "C",
     fmt: HierarchyFormat | None = None,
+    reads: Any = None,
 ) -> Array:
     """Open the existing array at ``path`` in ``store``.
 
@@ -510,6 +511,9 @@ def open_array_at(
         Memory layout (``"C"`` or ``"F"``) of the numpy arrays reads return.
     fmt
         The hierarchy format (default: detected from the store).
+    reads
+        The store seen through :class:`zarr3c.consolidated.ReadOnce` by the caller, which
+        detected the format (its reads are not repeated), or None: the store.
 
     Returns
     -------
@@ -534,10 +538,11 @@ def open_array_at(
     >>> open_array_at(a.store, "", read_only=True)[1].item()
     3
     """
-    fmt = fmt if fmt is not None else detect_format(store, path)
-    metadata = fmt.read_node(store, path)
+    seen = store if reads is None else reads
+    fmt = fmt if fmt is not None else detect_format(seen, path)
+    metadata = fmt.read_node(seen, path)
     if metadata is None:
-        if path and fmt.node_exists(store, path):
+        if path and fmt.node_exists(seen, path):
             raise ContainsGroupError(f"expected an array at path {path!r}"
                                      f" in store {describe_store(store)}, found a group")
         raise ArrayNotFoundError(
