@@ -79,16 +79,15 @@ def _format_for_create(store: Any, zarr_format: Any, path: str = "",
     asked for.  The store is read through ``reads`` (a new :class:`ReadOnce` if None), which
     the caller may pass on to the node's creation: the root ``zarr.json`` is read once, and
     on a store with concurrent batches a store of fewer than :data:`FEW_KEYS` keys is listed
-    in one request that answers every check (:meth:`ReadOnce.learn_keys`), else the
-    existence checks of format detection are one batch.
+    in one request that answers every check (:func:`_reads_for`), else the existence checks
+    of format detection are one batch.
 
     Raises UnsupportedFeatureError for a ``zarr_format`` zarr3c does not write, and
     UnsupportedFormatError when the store holds a hierarchy in another layout.
     """
     _check_zarr_format(zarr_format)
-    reads = ReadOnce(store) if reads is None else reads
-    if getattr(store, "concurrent_batches", False) and not reads.learn_keys(FEW_KEYS) and (
-            reads.get("zarr.json") is None):
+    reads = _reads_for(store, creating=True) if reads is None else reads
+    if getattr(store, "concurrent_batches", False) and reads.get("zarr.json") is None:
         reads.probe(probed_keys(path, opening=False))  # one round trip, not one per key
     detected = detect_format(reads, path, opening=False)
     if detected.zarr_format == zarr_format:
@@ -102,13 +101,13 @@ def _format_for_create(store: Any, zarr_format: Any, path: str = "",
     )
 
 
-def _reads_for(store: Any, mode: str) -> ReadOnce:
-    """The store seen through a :class:`ReadOnce` for one open call: its root ``zarr.json``
-    is read once however often it is looked at.  With a mode that creates (``"w"``,
-    ``"w-"``) on a store with concurrent batches, a store of fewer than :data:`FEW_KEYS`
-    keys is listed first, in one request that answers every check."""
+def _reads_for(store: Any, creating: bool) -> ReadOnce:
+    """The store seen through a :class:`ReadOnce` for one call: its root ``zarr.json`` is
+    read once however often it is looked at.  ``creating`` on a store with concurrent
+    batches (an object store), a store of fewer than :data:`FEW_KEYS` keys is listed first,
+    in one request that answers every check (:meth:`ReadOnce.learn_keys`)."""
     reads = ReadOnce(store)
-    if mode in ("w", "w-") and store.concurrent_batches:
+    if creating and getattr(store, "concurrent_batches", False):
         reads.learn_keys(FEW_KEYS)
     return reads
 
@@ -344,7 +343,7 @@ def create_array(
                                "them)")
     s = make_store(store, read_only=False, storage_options=storage_options)
     p = normalize_path(name)
-    reads = ReadOnce(s)  # format detection and the existence checks share their reads
+    reads = _reads_for(s, creating=True)  # detection and the existence checks share reads
     fmt = _format_for_create(s, zarr_format, p, reads)
     # shape and dtype only where given: the store-level create_array takes them from data.
     given = {k: v for k, v in (("shape", shape), ("dtype", dtype)) if v is not None}
@@ -447,7 +446,7 @@ def open_array(
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
     zarr_format = create_kwargs.pop("zarr_format", None)
-    reads = _reads_for(s, mode)
+    reads = _reads_for(s, creating=mode in ("w", "w-"))
     fmt = _format_for_open(reads, p, zarr_format)
     if mode in ("w", "w-") or (mode == "a" and create_kwargs and not fmt.node_exists(reads, p)):
         fmt = _format_for_create(s, fmt.zarr_format if zarr_format is None else zarr_format,
@@ -526,7 +525,7 @@ def create_group(
     """
     s = make_store(store, read_only=False, storage_options=storage_options)
     p = normalize_path(path)
-    reads = ReadOnce(s)  # format detection and the existence checks share their reads
+    reads = _reads_for(s, creating=True)  # detection and the existence checks share reads
     return _create_group(s, p, attributes=attributes, overwrite=overwrite,
                          fmt=_format_for_create(s, zarr_format, p, reads), reads=reads)
 
@@ -623,9 +622,7 @@ def open_group(
         new_format = 3 if zarr_format is None else zarr_format
         _check_zarr_format(new_format)
         fmt = FORMATS[new_format]()
-        reads = ReadOnce(s)
-        if s.concurrent_batches:
-            reads.learn_keys(FEW_KEYS)
+        reads = _reads_for(s, creating=True)
         old = detect_format(reads, opening=False)
         # (a root node in the same layout is erased by the group's creation, as any node)
         if type(old) is not type(fmt) and old.read_node(reads, "") is not None:
@@ -633,7 +630,7 @@ def open_group(
             reads = ReadOnce(s)  # (what was read is gone)
         return _create_group(s, p, attributes=attributes, overwrite=True, fmt=fmt,
                              reads=reads)
-    reads = _reads_for(s, mode)
+    reads = _reads_for(s, creating=mode in ("w", "w-"))
     fmt = _format_for_open(reads, p, zarr_format)
     creates = mode in ("w", "w-") or (mode == "a" and not fmt.node_exists(reads, p))
     if creates and zarr_format is not None:
@@ -723,11 +720,14 @@ def open(
     check_use_consolidated(use_consolidated)
     p = normalize_path(path)
     s = make_store(store, read_only=(mode == "r"), storage_options=storage_options)
-    # (a mode that creates goes straight to open_array / open_group, which detect the
-    # format themselves: detecting it here too would read the store twice)
-    fmt = None if mode in ("w", "w-") else _format_for_open(reads := ReadOnce(s), p,
-                                                            zarr_format)
-    if fmt is None or (mode == "a" and not fmt.node_exists(reads, p)):
+    # A mode that creates goes straight to open_array / open_group, which detect the format
+    # themselves: detecting it here too would read the store twice.
+    creates = mode in ("w", "w-")
+    if not creates:
+        reads = ReadOnce(s)
+        fmt = _format_for_open(reads, p, zarr_format)
+        creates = mode == "a" and not fmt.node_exists(reads, p)
+    if creates:
         if zarr_format is not None:
             kwargs["zarr_format"] = zarr_format
         if "shape" in kwargs or "data" in kwargs:

@@ -388,7 +388,7 @@ class ReadOnce:
             return True
         if self._got or self._exists:
             return False
-        keys = self._store.list_few("", limit) if hasattr(self._store, "list_few") else None
+        keys = self._store.list_few("", limit)
         if keys is None:
             return False
         self._listed = frozenset(keys)
@@ -397,7 +397,10 @@ class ReadOnce:
     def probe(self, keys: Any) -> None:
         """Learn whether each of ``keys`` exists with one batch of zero-length reads (on an
         object store, HEAD requests in flight together), for :meth:`exists` and :meth:`get`
-        to answer from; keys already read or probed are not asked again."""
+        to answer from; keys already read or probed are not asked again, and none after a
+        listing (:meth:`learn_keys`), which answers them all."""
+        if self._listed is not None:
+            return
         todo = [k for k in dict.fromkeys(keys) if k not in self._got and k not in self._exists]
         if todo:
             found = self._store.get_partial_values([(k, (0, 0)) for k in todo])

@@ -46,7 +46,7 @@ from zarr3c.array.read.plan import (
 )
 from zarr3c.array.read.points import read_shard_outer, split_shard_outer
 from zarr3c.array.read.raw import read_raw_spans
-from zarr3c.codecs.sharding import GetRanges, ShardIndex, ValueRanges
+from zarr3c.codecs.sharding import GetRanges, ShardIndex, ValueRanges, fetches_by_request
 from zarr3c.concurrency import get_num_threads, in_worker, map_unordered
 from zarr3c.indexing import (
     ChunkTask,
@@ -254,20 +254,19 @@ def _read_shards_outer(array: Array, plan: GeneralPlan, groups: list[ChunkGroup]
     threads = get_num_threads()
     # Raw inner chunks have only copies to share out, into pages all over the output: more
     # workers than shards made them slower on 16 cores (docs/performance.md, oindex rows).
-    # A shard read by ranges from an object store stays one run: each run's fetch would be
-    # a round trip of its own (issue 33's fewest requests); its decoding still fans out.
-    by_request = array._store.reads_by_request and ranges_of == array._ranges_of
     ways = (1 if threads == 1 or in_worker() or sharding.stores_raw_inner_chunks()
-            or by_request else -(-2 * threads // len(groups)))
+            else -(-2 * threads // len(groups)))
     itemsize, fill = array._itemsize, array._fill_bytes
 
     def split(group: ChunkGroup) -> list[ShardOuterRun]:
         coords, members = group
         key = array.chunk_key(coords)
         get_ranges, shard_shape = ranges_of(key), array._chunk_shape_at(coords)
+        # A shard read by ranges from an object store stays one run: each run's fetch would
+        # be a round trip of its own (issue 33's fewest requests); its decoding fans out.
         work = split_shard_outer(sharding, get_ranges, shard_shape,
                                  plan_outer_parts(members, plan.targets), itemsize=itemsize,
-                                 key=key, ways=ways)
+                                 key=key, ways=1 if fetches_by_request(get_ranges) else ways)
         if work is None:  # (a missing shard: its tasks read as the fill value)
             for member in members:
                 _copy_task(array, plan, member, None)

@@ -71,6 +71,7 @@ from zarr3c.codecs.sharding.read import (
     StoreRanges,
     ValueRanges,
     batch_decoder,
+    fetches_by_request,
     pack_runs,
 )
 from zarr3c.codecs.sharding.write import PartArena
@@ -87,6 +88,7 @@ __all__ = [
     "StoreRanges",
     "ValueRanges",
     "batch_decoder",
+    "fetches_by_request",
     "pack_runs",
     "partial_read_codec",
     "sharding_codec_dict",

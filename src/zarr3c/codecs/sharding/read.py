@@ -57,6 +57,7 @@ __all__ = [
     "ValueRanges",
     "batch_decoder",
     "coalesce",
+    "fetches_by_request",
     "pack_runs",
 ]
 
@@ -964,7 +965,8 @@ def _read_batches(get_ranges: GetRanges, into: Callable[..., list[np.ndarray] | 
     """Fetch the stored inner chunks ``found`` (sorted by offset) in coalesced batches of at
     most ``max_request`` bytes, and decode each batch's (through ``batch_sink`` first)."""
     threads = get_num_threads()
-    if threads > 1 and in_parallel(len(found) * chunk_nbytes) and not _by_request(get_ranges):
+    if (threads > 1 and in_parallel(len(found) * chunk_nbytes)
+            and not fetches_by_request(get_ranges)):
         # Each worker fetches and decodes batches of its own, so reading, decoding and
         # copying overlap across workers; smaller batches keep the bytes held at once
         # (one batch per worker) within max_request.  Not where every fetch is a round
@@ -1004,9 +1006,32 @@ def _read_batches(get_ranges: GetRanges, into: Callable[..., list[np.ndarray] | 
             del tasks  # this batch's bytes go before the next batch is fetched
 
 
-def _by_request(get_ranges: GetRanges) -> bool:
-    """Whether every fetch through ``get_ranges`` is a round trip (a store whose every read
-    is a request: :attr:`~zarr3c.stores.base.Store.reads_by_request`)."""
+def fetches_by_request(get_ranges: GetRanges) -> bool:
+    """Whether every fetch through ``get_ranges`` is a round trip: a :class:`StoreRanges` of
+    a store whose every read is a request (:attr:`~zarr3c.stores.base.Store.reads_by_request`:
+    an object store), not a shard already in memory (:class:`ValueRanges`).
+
+    Parameters
+    ----------
+    get_ranges
+        A shard's ``get_ranges``.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    None
+        (It only looks at the object's type and store flag.)
+
+    Examples
+    --------
+    >>> import zarr3c
+    >>> fetches_by_request(StoreRanges(zarr3c.MemoryStore(), "c/0")), fetches_by_request(
+    ...     ValueRanges(b"shard"))
+    (False, False)
+    """
     return isinstance(get_ranges, StoreRanges) and bool(
         getattr(get_ranges.store, "reads_by_request", False))
 
