@@ -1,15 +1,15 @@
 """``zarr3c._kernels.chunks``: the native chunk pipeline, a whole read plan in one call.
 
 Random plans, executed by the kernel (on 1 and 4 threads) and by its reference
-(:func:`zarr3c._kernels._reference.read_chunks` and ``read_shards``): random small chunk
-shapes and data types (byte-swapped storage included), random pieces of each chunk copied to
-their own regions of the output (strided, transposed, reversed), chains of CRC-32C checksums,
-zstd (blosc and gzip where bound) and byte swaps, sources as files and as values, some chunks
-direct (decoded straight into the output), some not stored, some damaged.  Both must give
-every chunk the same status (a failure being any negative status) and the same output bytes
-wherever a chunk was read or filled; every byte outside the pieces stays as it was.  A third
-oracle is the data itself: an undamaged chunk reads as the bytes it was encoded from, a chunk
-not stored as the fill.
+(:func:`zarr3c._kernels._reference.read_chunks`, ``read_shards``, and their ``_outer`` twins
+for outer products at the end): random small chunk shapes and data types (byte-swapped
+storage included), random pieces of each chunk copied to their own regions of the output
+(strided, transposed, reversed), chains of CRC-32C checksums, zstd (blosc and gzip where
+bound) and byte swaps, sources as files and as values, some chunks direct (decoded straight
+into the output), some not stored, some damaged.  Both must give every chunk the same status
+(a failure being any negative status) and the same output bytes wherever a chunk was read or
+filled; every byte outside the pieces stays as it was.  A third oracle is the data itself: an
+undamaged chunk reads as the bytes it was encoded from, a chunk not stored as the fill.
 
 Plans that do not hold together raise ValueError in both.
 """
@@ -906,3 +906,332 @@ def test_a_shard_plan_that_does_not_hold_together(impl: Any, index_nbytes: int,
         _call_shards(impl, [None], _one_chunk_plan(), index_nbytes=index_nbytes,
                      checksum=checksum, inner_shard=_i64(0, shard), inner_slot=_i64(0, slot),
                      shard_status=np.zeros(nshards, np.int8))
+
+
+# -- outer products (read_chunks_outer, read_shards_outer) --------------------------------------
+#
+# Per chunk 0 to 3 outer-product pieces: per axis a few indices into the chunk (unsorted,
+# repeats allowed, sometimes none) landing at distinct or repeated places of the piece's own
+# region of the output, laid out in any axis order.  The kernel and its reference must agree
+# as above, and an undamaged chunk reads as numpy's ``np.ix_`` of the bytes it was encoded
+# from (the last of repeated writes winning, in C order).
+
+
+@dataclass
+class OuterPlan:
+    """A plan of outer-product pieces, and what each chunk should read as."""
+
+    shape: tuple[int, ...]
+    itemsize: int
+    rng: np.random.Generator
+    firsts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    bounds: list[int] = field(default_factory=lambda: [0])
+    src_offsets: list[int] = field(default_factory=list)
+    dst_offsets: list[int] = field(default_factory=list)
+    counts: list[list[int]] = field(default_factory=list)
+    # per piece, per axis: the chunk indices and the output byte offsets (base in axis 0)
+    picks: list[list[np.ndarray]] = field(default_factory=list)
+    places: list[list[np.ndarray]] = field(default_factory=list)
+    size: int = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.itemsize * int(np.prod(self.shape))
+
+    def add_chunk(self) -> None:
+        """0 to 3 pieces of a chunk, each into a region of the output of its own."""
+        rng, ndim = self.rng, len(self.shape)
+        self.firsts.append(len(self.counts))
+        for _ in range(int(rng.choice([0, 1, 1, 2, 3]))):
+            self.size += int(rng.integers(0, 8))
+            counts = [int(rng.integers(0 if rng.random() < 0.05 else 1, 5))
+                      for _ in range(ndim)]
+            canvas = [max(1, c) + int(rng.integers(0, 3)) for c in counts]
+            strides, step = [0] * ndim, self.itemsize
+            for d in rng.permutation(ndim)[::-1]:  # (the region's axes in any order)
+                strides[d] = step
+                step *= canvas[d]
+            picks, places = [], []
+            for d in range(ndim):
+                picks.append(rng.integers(0, self.shape[d], counts[d]))
+                where = rng.permutation(canvas[d])[:counts[d]]
+                if counts[d] > 1 and rng.random() < 0.2:  # (a repeated destination)
+                    where[-1] = where[0]
+                places.append(where * strides[d] + (self.size if d == 0 else 0))
+            self.size += step
+            chunk_strides = _c_strides(self.shape, self.itemsize)
+            for d in range(ndim):
+                self.src_offsets += (picks[d] * chunk_strides[d]).tolist()
+                self.dst_offsets += places[d].tolist()
+            self.bounds.append(len(self.src_offsets))
+            self.counts.append(counts)
+            self.picks.append(picks)
+            self.places.append(places)
+        self.ends.append(len(self.counts))
+
+    def arrays(self) -> dict[str, Any]:
+        return dict(firsts=_i64(*self.firsts), ends=_i64(*self.ends),
+                    bounds=_i64(*self.bounds), src_offsets=_i64(*self.src_offsets),
+                    dst_offsets=_i64(*self.dst_offsets),
+                    counts=np.array(self.counts, dtype=np.int64).reshape(
+                        len(self.counts), len(self.shape)))
+
+    def _elements(self, p: int) -> tuple[np.ndarray, np.ndarray]:
+        """Piece ``p``'s elements in C order: their chunk indices (rows) and output bytes."""
+        picks, places = self.picks[p], self.places[p]
+        grid = np.meshgrid(*picks, indexing="ij") if picks else []
+        at = np.zeros([len(x) for x in places], dtype=np.int64)
+        for d, x in enumerate(places):
+            at = at + x.reshape([-1 if e == d else 1 for e in range(len(places))])
+        return np.stack([g.reshape(-1) for g in grid], axis=1) if picks else np.zeros(
+            (1, 0), np.int64), at.reshape(-1)
+
+    def mask(self, c: int) -> np.ndarray:
+        """The output bytes chunk ``c``'s pieces cover."""
+        out = np.zeros(self.size, dtype=bool)
+        for p in range(self.firsts[c], self.ends[c]):
+            for at in self._elements(p)[1].tolist():
+                out[at:at + self.itemsize] = True
+        return out
+
+    def expect(self, out: np.ndarray, c: int, decoded: bytes | None, fill: bytes) -> None:
+        """Chunk ``c``'s pieces written into ``out`` in C order (the last write wins): from
+        ``decoded`` (numpy's reading of the chunk at those indices), or the fill."""
+        chunk = np.frombuffer(decoded or bytes(self.nbytes), np.uint8).reshape(
+            *self.shape, self.itemsize)
+        for p in range(self.firsts[c], self.ends[c]):
+            rows, ats = self._elements(p)
+            for row, at in zip(rows.tolist(), ats.tolist(), strict=True):
+                out[at:at + self.itemsize] = (np.frombuffer(fill, np.uint8) if decoded is None
+                                              else chunk[tuple(row)])
+
+
+def _sources(kinds: list[str], plan: OuterPlan, paths: bool, folder: Any, swap: int,
+             compressor: int, zstd_checksum: bool, checksums: int
+             ) -> tuple[list[Any], list[bytes | None]]:
+    """Each chunk encoded, damaged as its kind says, as a file or a value; and the bytes
+    each undamaged one was encoded from."""
+    rng, itemsize = plan.rng, plan.itemsize
+    cap = plan.nbytes + (plan.nbytes >> 3) + 4096 + 4 * checksums
+    sources: list[Any] = []
+    decoded_of: list[bytes | None] = []
+    for c, kind in enumerate(kinds):
+        decoded = rng.integers(0, 3, plan.nbytes, dtype=np.uint8).tobytes()
+        encoded = _encode(decoded, itemsize, swap, compressor, zstd_checksum, checksums)
+        decoded_of.append(decoded if kind == "ok" else None)
+        stored: bytes | None = encoded
+        if kind in ("missing", "dir", "io"):
+            stored = None
+        elif kind != "ok":
+            stored = _damage(kind, encoded, cap, rng)
+        if paths:
+            path = folder / f"c{c}"
+            if kind == "dir":
+                path.mkdir()
+            elif kind == "io":
+                path = folder / ("x" * 300)  # (ENAMETOOLONG)
+            elif stored is not None:
+                path.write_bytes(stored)
+            sources.append(os.fsencode(path))
+        else:
+            sources.append(None if stored is None else _value(stored, rng))
+    return sources, decoded_of
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3).map(tuple),
+       dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS),
+       kinds=st.lists(st.sampled_from(CHUNK_KINDS + FILE_KINDS), min_size=0, max_size=6),
+       paths=st.booleans(), nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+def test_read_chunks_outer_agrees_with_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, shape: tuple[int, ...],
+    dtype: tuple[str, int, int], chain: tuple[str, int, bool, int], kinds: list[str],
+    paths: bool, nthreads: int, seed: int,
+) -> None:
+    _, itemsize, swap = dtype
+    _, compressor, zstd_checksum, checksums = chain
+    rng = np.random.default_rng(seed)
+    if not paths:
+        kinds = [k if k not in FILE_KINDS else "missing" for k in kinds]
+    plan = OuterPlan(shape, itemsize, rng)
+    for _ in kinds:
+        plan.add_chunk()
+    fill = rng.bytes(itemsize)
+    sources, decoded_of = _sources(kinds, plan, paths, tmp_path_factory.mktemp("outer"), swap,
+                                   compressor, zstd_checksum, checksums)
+    a = plan.arrays()
+    initial = np.frombuffer(np.random.default_rng(GUARD_SEED).bytes(plan.size), np.uint8)
+    outs, statuses = [], []
+    for impl in (chunks, ref):
+        dst = initial.copy()
+        status = np.full(len(kinds), 77, dtype=np.int8)
+        impl.read_chunks_outer(sources, paths, a["firsts"], a["ends"], a["bounds"],
+                               a["src_offsets"], a["dst_offsets"], a["counts"], dst, itemsize,
+                               fill, compressor, checksums, swap, plan.nbytes, nthreads,
+                               status)
+        outs.append(dst)
+        statuses.append(status)
+    _compare(plan, outs[0], outs[1], statuses[0], statuses[1], initial)  # type: ignore[arg-type]
+    _check_expected(statuses[0], [_expected_status(k, plan.ends[c] > plan.firsts[c], checksums)
+                                  for c, k in enumerate(kinds)])
+    expected_out = initial.copy()
+    for c, kind in enumerate(kinds):
+        if kind in ("ok", "missing", "dir"):
+            plan.expect(expected_out, c, decoded_of[c], fill)
+            mask = plan.mask(c)
+            assert (outs[0][mask] == expected_out[mask]).all(), f"chunk {c} ({kind})"
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
+       dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS),
+       per_shard=st.integers(1, 6), nshards=st.integers(1, 3),
+       shard_kinds=st.lists(st.sampled_from(SHARD_KINDS), min_size=3, max_size=3),
+       at_end=st.booleans(), index_checksum=st.booleans(), paths=st.booleans(),
+       nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+def test_read_shards_outer_agrees_with_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, shape: tuple[int, ...],
+    dtype: tuple[str, int, int], chain: tuple[str, int, bool, int], per_shard: int,
+    nshards: int, shard_kinds: list[str], at_end: bool, index_checksum: bool, paths: bool,
+    nthreads: int, seed: int,
+) -> None:
+    _, itemsize, swap = dtype
+    _, compressor, zstd_checksum, checksums = chain
+    rng = np.random.default_rng(seed)
+    plan = OuterPlan(shape, itemsize, rng)
+    cap = plan.nbytes + (plan.nbytes >> 3) + 4096 + 4 * checksums
+    index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
+    fill = rng.bytes(itemsize)
+    folder = tmp_path_factory.mktemp("shards-outer")
+    shard_kinds = shard_kinds[:nshards]
+    if not index_checksum:
+        shard_kinds = ["ok" if k == "bad_index_checksum" else k for k in shard_kinds]
+    if not paths:
+        shard_kinds = ["missing" if k == "dir" else k for k in shard_kinds]
+    sources: list[Any] = []
+    inner: list[tuple[int, int, str, bytes | None]] = []  # shard, slot, kind, decoded
+    for s, shard_kind in enumerate(shard_kinds):
+        contents: list[bytes | str | None] = []
+        for slot in range(per_shard):
+            kind = str(rng.choice(CHUNK_KINDS + ENTRY_KINDS))
+            decoded = rng.integers(0, 3, plan.nbytes, dtype=np.uint8).tobytes()
+            stored = _encode(decoded, itemsize, swap, compressor, zstd_checksum, checksums)
+            contents.append(None if kind == "missing" else kind if kind in ENTRY_KINDS
+                            else stored if kind == "ok" else _damage(kind, stored, cap, rng))
+            for _ in range(int(rng.choice([0, 1, 1, 2]))):  # (read 0, 1 or 2 times)
+                inner.append((s, slot, kind if shard_kind == "ok" else f"shard {shard_kind}",
+                              decoded if kind == "ok" and shard_kind == "ok" else None))
+        shard = Shard(contents, index_nbytes, at_end, index_checksum)
+        sources.append(shard.source(shard_kind, folder / f"s{s}", paths, rng))
+    for _ in inner:
+        plan.add_chunk()
+    a = plan.arrays()
+    initial = np.frombuffer(np.random.default_rng(GUARD_SEED).bytes(plan.size), np.uint8)
+    outs, statuses, shard_statuses = [], [], []
+    for impl in (chunks, ref):
+        dst = initial.copy()
+        status = np.full(len(inner), 77, dtype=np.int8)
+        shard_status = np.full(nshards, 77, dtype=np.int8)
+        impl.read_shards_outer(
+            sources, paths, index_nbytes, at_end, index_checksum,
+            np.array([k[0] for k in inner], dtype=np.int64),
+            np.array([k[1] for k in inner], dtype=np.int64), a["firsts"], a["ends"],
+            a["bounds"], a["src_offsets"], a["dst_offsets"], a["counts"], dst, itemsize, fill,
+            compressor, checksums, swap, plan.nbytes, nthreads, status, shard_status)
+        outs.append(dst)
+        statuses.append(status)
+        shard_statuses.append(shard_status)
+    _compare(plan, outs[0], outs[1], statuses[0], statuses[1], initial)  # type: ignore[arg-type]
+    got_shards, want_shards = shard_statuses
+    assert ((got_shards < 0) == (want_shards < 0)).all(), (got_shards, want_shards)
+    assert (got_shards[got_shards >= 0] == want_shards[got_shards >= 0]).all()
+    expected_out = initial.copy()
+    for k, (_, _, kind, decoded) in enumerate(inner):
+        has_pieces = plan.ends[k] > plan.firsts[k]
+        if kind in ("shard missing", "shard dir"):
+            assert statuses[0][k] == (MISSING if has_pieces else 0), (k, kind)
+        if kind in ("ok", "missing", "shard missing", "shard dir"):
+            plan.expect(expected_out, k, decoded, fill)
+            mask = plan.mask(k)
+            assert (outs[0][mask] == expected_out[mask]).all(), f"inner chunk {k} ({kind})"
+
+
+def _outer_plan() -> dict[str, Any]:
+    """Two 1-d chunks of 8 bytes: chunk 0 gives bytes 1 and 3 to dst 0 and 1, chunk 1
+    bytes 7 and 0 to dst 2 and 3."""
+    return dict(firsts=_i64(0, 1), ends=_i64(1, 2), bounds=_i64(0, 2, 4),
+                src_offsets=_i64(1, 3, 7, 0), dst_offsets=_i64(0, 1, 2, 3),
+                counts=_i64(2, 2).reshape(2, 1), dst=np.zeros(4, np.uint8), itemsize=1,
+                fill=b"\x07", compressor=NONE, checksums=0, swap=0, nbytes=8, nthreads=1,
+                status=np.zeros(2, np.int8))
+
+
+def _call_outer(impl: Any, sources: list[Any], paths: bool, plan: dict[str, Any]) -> None:
+    impl.read_chunks_outer(sources, paths, plan["firsts"], plan["ends"], plan["bounds"],
+                           plan["src_offsets"], plan["dst_offsets"], plan["counts"],
+                           plan["dst"], plan["itemsize"], plan["fill"], plan["compressor"],
+                           plan["checksums"], plan["swap"], plan["nbytes"], plan["nthreads"],
+                           plan["status"])
+
+
+def _call_shards_outer(impl: Any, sources: list[Any], plan: dict[str, Any]) -> None:
+    impl.read_shards_outer(sources, False, 16, True, False, _i64(0, 0), _i64(0, 0),
+                           plan["firsts"], plan["ends"], plan["bounds"], plan["src_offsets"],
+                           plan["dst_offsets"], plan["counts"], plan["dst"], plan["itemsize"],
+                           plan["fill"], plan["compressor"], plan["checksums"], plan["swap"],
+                           plan["nbytes"], plan["nthreads"], plan["status"],
+                           np.zeros(len(sources), np.int8))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_an_outer_plan_by_hand(impl: Any) -> None:
+    plan = _outer_plan()
+    _call_outer(impl, [b"abcdefgh", None], False, plan)
+    assert plan["dst"].tobytes() == b"bd\x07\x07"
+    assert plan["status"].tolist() == [chunks.READ, MISSING]
+    plan = _outer_plan()
+    _call_shards_outer(impl, [b"abcdefgh" + np.array([0, 8], "<u8").tobytes()], plan)
+    assert plan["dst"].tobytes() == b"bdha"
+
+
+def _bad_outer_plans() -> list[Any]:
+    """(name, change to _outer_plan()): each makes the plan not hold together."""
+
+    def put(**kw: Any) -> Any:
+        return lambda plan: plan.update(kw)
+
+    return [
+        ("piece past the chunk", put(src_offsets=_i64(1, 8, 7, 0))),
+        ("negative src offset", put(src_offsets=_i64(1, 3, -1, 0))),
+        ("piece past dst", put(dst_offsets=_i64(0, 1, 2, 4))),
+        ("negative dst offset", put(dst_offsets=_i64(-1, 1, 2, 3))),
+        ("counts not the offsets", put(counts=_i64(2, 1).reshape(2, 1))),
+        ("negative count", put(counts=_i64(-1, 2).reshape(2, 1))),
+        ("bounds too short", put(bounds=_i64(0, 2))),
+        ("bounds past the offsets", put(bounds=_i64(0, 2, 5))),
+        ("bounds decreasing", put(bounds=_i64(0, 3, 2))),
+        ("offsets of different lengths", put(dst_offsets=_i64(0, 1, 2))),
+        ("end past the pieces", put(ends=_i64(1, 3))),
+        ("first after end", put(firsts=_i64(1, 1), ends=_i64(0, 2))),
+        ("status too short", put(status=np.zeros(1, np.int8))),
+        ("unknown compressor", put(compressor=99)),
+        ("fill too long", put(fill=b"\x07\x07")),
+    ]
+
+
+BAD_OUTER_PLANS = _bad_outer_plans()
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize(("name", "change"), BAD_OUTER_PLANS,
+                         ids=[n for n, _ in BAD_OUTER_PLANS])
+def test_an_outer_plan_that_does_not_hold_together(impl: Any, name: str, change: Any) -> None:
+    plan = _outer_plan()
+    change(plan)
+    with pytest.raises(ValueError):
+        _call_outer(impl, [b"abcdefgh", b"abcdefgh"], False, plan)
+    plan = _outer_plan()
+    change(plan)
+    with pytest.raises(ValueError):
+        _call_shards_outer(impl, [b"abcdefgh" + np.array([0, 8], "<u8").tobytes()], plan)

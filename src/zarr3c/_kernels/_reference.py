@@ -72,6 +72,7 @@ __all__ = [
     "project_slice_regular",
     "read_box_into",
     "read_chunks",
+    "read_chunks_outer",
     "read_elements",
     "read_shard_elements",
     "read_files_elements",
@@ -79,6 +80,7 @@ __all__ = [
     "read_ranges_into",
     "read_shard_parts",
     "read_shards",
+    "read_shards_outer",
     "read_tail_into",
     "spread",
     "transpose_into",
@@ -1588,6 +1590,195 @@ def read_shard_elements(
         else:
             status[k] = _finish_elements(rows, stored, src_offsets, dst_offsets, dst,
                                          itemsize, value, *chain)
+
+
+def _check_outer_plan(fn: str, nchunks: int, firsts: NDArray[np.int64],
+                      ends: NDArray[np.int64], bounds: NDArray[np.int64],
+                      src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64],
+                      counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int,
+                      fill: ReadBuffer, compressor: int, checksums: int, swap: int,
+                      nbytes: int, status: NDArray[np.int8]) -> list[tuple[int, int]]:
+    """The ValueError checks of a plan of outer products (chunks.pyx's ``_set_outer``, with
+    ``scatter.OuterPieces``' checks of each piece); each piece's offset rows."""
+    _check_chain(fn, itemsize, fill, compressor, checksums, swap, nbytes)
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.ndim != 2 or counts.shape[1] > _MAX_NDIM:
+        raise ValueError(f"{fn}: counts must be (pieces, at most {_MAX_NDIM} dimensions)")
+    npieces, b = len(counts), _ints(bounds)
+    if len(b) != npieces + 1:
+        raise ValueError(f"{fn}: {npieces} pieces but {len(b)} offset bounds")
+    if len(src_offsets) != len(dst_offsets):
+        raise ValueError(f"{fn}: source and destination offsets differ in length")
+    rows = []
+    for p in range(npieces):
+        lo, hi = b[p], b[p + 1]
+        if not 0 <= lo <= hi <= len(src_offsets):
+            raise ValueError(f"{fn}: piece {p}: its offsets are not rows of the offsets")
+        c = _ints(counts[p])
+        if any(n < 0 for n in c) or sum(c) != hi - lo:
+            raise ValueError(f"{fn}: piece {p}: counts do not match its offsets")
+        if 0 not in c:
+            for name, offsets, room in (("src", src_offsets, nbytes),
+                                        ("dst", dst_offsets, len(dst))):
+                parts = np.split(np.asarray(offsets[lo:hi], dtype=np.int64),
+                                 np.cumsum(c)[:-1])
+                if room < itemsize or any(len(x) and int(x.min()) < 0 for x in parts) or \
+                        sum(int(x.max()) for x in parts if len(x)) > room - itemsize:
+                    raise ValueError(f"{fn}: piece {p}: {name} offsets reach outside {name}")
+        rows.append((lo, hi))
+    if not len(firsts) == len(ends) == len(status) == nchunks:
+        raise ValueError(f"{fn}: firsts, ends and status need one entry per chunk")
+    if any(not 0 <= a <= z <= npieces for a, z in zip(_ints(firsts), _ints(ends), strict=True)):
+        raise ValueError(f"{fn}: a chunk's pieces are not rows of the pieces")
+    return rows
+
+
+def _finish_outer(pieces: range, rows: list[tuple[int, int]], stored: bytes | None,
+                  src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64],
+                  counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int,
+                  value: bytes, compressor: int, checksums: int, swap: int,
+                  nbytes: int) -> int:
+    """A chunk's outer-product ``pieces`` from its stored bytes (None: not stored, every
+    element set to ``value``): its status."""
+    chunk: Any = np.frombuffer(value * (nbytes // itemsize), np.uint8)
+    result = _MISSING
+    if stored is not None:
+        result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes)
+        if chunk is None:
+            return result
+    for p in pieces:
+        lo, hi = rows[p]
+        # (the fill: every element from the chunk of fill values at the same offsets)
+        copy_outer(chunk, src_offsets[lo:hi], dst, dst_offsets[lo:hi], counts[p], itemsize)
+    return result
+
+
+def read_chunks_outer(
+    sources: list[Any], paths: bool, firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    bounds: NDArray[np.int64], src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64],
+    counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer,
+    compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
+    status: NDArray[np.int8],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.chunks.read_chunks_outer`: as
+    :func:`read_chunks`, each chunk's outer-product pieces (rows ``firsts[c]:ends[c]``)
+    copied with :func:`copy_outer` one after another, or set to ``fill`` where the chunk is
+    not stored.
+
+    Parameters
+    ----------
+    sources, paths
+        As :func:`read_chunks`.
+    firsts, ends : numpy.ndarray
+        Chunk ``c``'s pieces are rows ``firsts[c]:ends[c]``.
+    bounds, src_offsets, dst_offsets, counts : numpy.ndarray
+        Piece ``p`` is a :func:`copy_outer` with the lengths ``counts[p]`` and the offsets
+        ``bounds[p]:bounds[p + 1]`` of ``src_offsets`` (in the decoded chunk) and
+        ``dst_offsets`` (in ``dst``).
+    dst : numpy.ndarray
+        The output bytes.
+    itemsize, fill, compressor, checksums, swap, nbytes, nthreads, status
+        As :func:`read_chunks`.
+
+    Raises
+    ------
+    ValueError
+        For a plan that does not hold together (never for stored bytes).
+    TypeError
+        For a value source that is not a buffer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> i64 = lambda *v: np.array(v, dtype=np.int64)
+    >>> dst, status = np.zeros(4, np.uint8), np.zeros(2, np.int8)
+    >>> read_chunks_outer([b"abc", None], False, i64(0, 1), i64(1, 2), i64(0, 2, 3),
+    ...                   i64(2, 0, 0), i64(0, 1, 3), i64(2, 1).reshape(2, 1), dst, 1, b"z",
+    ...                   0, 0, 0, 3, 1, status)
+    >>> dst.tobytes(), status.tolist()
+    (b'ca\\x00z', [0, 1])
+    """
+    fn, nchunks = "read_chunks_outer", len(sources)
+    chain = (compressor, checksums, swap, nbytes)
+    rows = _check_outer_plan(fn, nchunks, firsts, ends, bounds, src_offsets, dst_offsets,
+                             counts, dst, itemsize, fill, *chain, status)
+    value = _u8(fill).tobytes()
+    counts = np.asarray(counts, dtype=np.int64)
+    for c, source in enumerate(_chunk_sources(fn, sources, paths)):
+        pieces = range(int(firsts[c]), int(ends[c]))
+        if not pieces:
+            status[c] = _READ
+            continue
+        stored: bytes | None = source
+        if paths and source is not None:
+            result, stored, size = _read_whole(source)
+            if result == _READ and not _size_ok(size, *chain):
+                result = _FAILED_SIZE
+            if result < 0:
+                status[c] = result
+                continue
+        status[c] = _finish_outer(pieces, rows, stored, src_offsets, dst_offsets, counts, dst,
+                                  itemsize, value, *chain)
+
+
+def read_shards_outer(
+    sources: list[Any], paths: bool, index_nbytes: int, index_at_end: bool,
+    index_checksum: bool, inner_shard: NDArray[np.int64], inner_slot: NDArray[np.int64],
+    firsts: NDArray[np.int64], ends: NDArray[np.int64], bounds: NDArray[np.int64],
+    src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64], counts: NDArray[np.int64],
+    dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer, compressor: int, checksums: int,
+    swap: int, nbytes: int, nthreads: int, status: NDArray[np.int8],
+    shard_status: NDArray[np.int8],
+) -> None:
+    """Reference of :func:`zarr3c._kernels.chunks.read_shards_outer`: the shards as
+    :func:`read_shards` reads them, each inner chunk's pieces as :func:`read_chunks_outer`
+    copies them.
+
+    Parameters
+    ----------
+    sources, paths, index_nbytes, index_at_end, index_checksum, inner_shard, inner_slot
+        As :func:`read_shards`.
+    firsts, ends, bounds, src_offsets, dst_offsets, counts, dst, itemsize, fill
+        As :func:`read_chunks_outer`, per inner chunk.
+    compressor, checksums, swap, nbytes, nthreads, status, shard_status
+        As :func:`read_shards`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_shards` and :func:`read_chunks_outer`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> i64 = lambda *v: np.array(v, dtype=np.int64)
+    >>> shard = b"ab" + np.array([0, 2], dtype="<u8").tobytes()  # one entry, at the end
+    >>> dst, status, shard_status = np.zeros(2, np.uint8), np.zeros(1, np.int8), np.zeros(
+    ...     1, np.int8)
+    >>> read_shards_outer([shard], False, 16, True, False, i64(0), i64(0), i64(0), i64(1),
+    ...                   i64(0, 2), i64(1, 0), i64(0, 1), i64(2).reshape(1, 1), dst, 1,
+    ...                   b"z", 0, 0, 0, 2, 1, status, shard_status)
+    >>> dst.tobytes(), status.tolist()
+    (b'ba', [0])
+    """
+    fn = "read_shards_outer"
+    shard_of, slot_of = _check_shards(fn, len(sources), index_nbytes, index_checksum,
+                                      inner_shard, inner_slot, shard_status)
+    chain = (compressor, checksums, swap, nbytes)
+    rows = _check_outer_plan(fn, len(shard_of), firsts, ends, bounds, src_offsets,
+                             dst_offsets, counts, dst, itemsize, fill, *chain, status)
+    value = _u8(fill).tobytes()
+    counts = np.asarray(counts, dtype=np.int64)
+    for k, stored in _inner_chunks(fn, sources, paths, index_nbytes, index_at_end,
+                                   index_checksum, shard_of, slot_of, status, shard_status):
+        pieces = range(int(firsts[k]), int(ends[k]))
+        if not pieces:
+            status[k] = _READ
+        elif paths and stored is not None and not _size_ok(len(stored), *chain):
+            status[k] = _FAILED_SIZE
+        else:
+            status[k] = _finish_outer(pieces, rows, stored, src_offsets, dst_offsets, counts,
+                                      dst, itemsize, value, *chain)
 
 
 # -- writes.pyx ----------------------------------------------------------------------------------

@@ -49,6 +49,20 @@ def read_elements(
     row order), or filled.  ValueError for an element outside the chunk or ``dst``, or as
     read_chunks."""
 
+def read_chunks_outer(
+    sources: list[bytes] | list[ReadBuffer | None], paths: bool,
+    firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    bounds: NDArray[np.int64], src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64],
+    counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer,
+    compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
+    status: NDArray[np.int8],
+) -> None:
+    """read_chunks for outer products: chunk ``c``'s pieces are rows ``firsts[c]:ends[c]``,
+    piece ``p`` a ``scatter.copy_outer`` of the decoded chunk into ``dst`` with lengths
+    ``counts[p]`` ((P, ndim) C-contiguous) and the offsets ``bounds[p]:bounds[p + 1]`` of
+    ``src_offsets`` and ``dst_offsets``, or filled.  ValueError for a piece reaching outside
+    the chunk or ``dst``, or as read_chunks."""
+
 def read_shards(
     sources: list[bytes] | list[ReadBuffer | None], paths: bool, index_nbytes: int,
     index_at_end: bool, index_checksum: bool,
@@ -92,3 +106,17 @@ def read_shard_elements(
     """read_shards for points: inner chunk ``k`` (entry ``inner_slot[k]`` of shard
     ``inner_shard[k]``) has the elements ``firsts[k]:ends[k]``, as in read_elements.
     ValueError as read_shards and read_elements."""
+
+def read_shards_outer(
+    sources: list[bytes] | list[ReadBuffer | None], paths: bool, index_nbytes: int,
+    index_at_end: bool, index_checksum: bool,
+    inner_shard: NDArray[np.int64], inner_slot: NDArray[np.int64],
+    firsts: NDArray[np.int64], ends: NDArray[np.int64],
+    bounds: NDArray[np.int64], src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64],
+    counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer,
+    compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
+    status: NDArray[np.int8], shard_status: NDArray[np.int8],
+) -> None:
+    """read_shards for outer products: inner chunk ``k`` (entry ``inner_slot[k]`` of shard
+    ``inner_shard[k]``) has the pieces ``firsts[k]:ends[k]``, as in read_chunks_outer.
+    ValueError as read_shards and read_chunks_outer."""

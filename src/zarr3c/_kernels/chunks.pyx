@@ -29,7 +29,10 @@ pieces
     region of ``counts[p]`` elements at byte ``src_offsets[p]`` of the decoded chunk (byte
     strides ``src_strides``, shared) to byte ``dst_offsets[p]`` of ``dst`` (strides
     ``dst_strides[p]``).  A chunk flagged ``direct`` has one piece that is the whole chunk,
-    C-ordered in ``dst``: it is decoded (or read) straight there.
+    C-ordered in ``dst``: it is decoded (or read) straight there.  The other piece kinds:
+    *elements* (:func:`read_elements`: one element per row, for points) and *outer
+    products* (:func:`read_chunks_outer`: per row a ``scatter.copy_outer`` of per-axis
+    offsets, for ``oindex`` and stepped slices, held as a checked ``scatter.OuterPieces``).
 status
     Per chunk, what happened: :data:`READ`, :data:`MISSING` (its pieces filled with
     ``fill``), or a negative :data:`FAILED_*` code: the chunk's pieces hold anything, and
@@ -64,7 +67,10 @@ from zarr3c._kernels.pool cimport (
     SLOT_DECODED, SLOT_STORED, VALUE_DCTX, VALUE_ZSTREAM, run_tasks, set_thread_value,
     thread_buffer, thread_value,
 )
-from zarr3c._kernels.scatter cimport check_piece_rows, check_pieces, copy_live_pieces
+from zarr3c._kernels.scatter cimport (
+    OuterPieces, OuterRows, check_piece_rows, check_pieces, copy_live_pieces, copy_outer_rows,
+    fill_outer_rows,
+)
 from zarr3c._kernels.zstd_ctx cimport (
     dctx_decompress, dctx_decompress_prefix, dctx_free, dctx_new,
 )
@@ -75,8 +81,8 @@ from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
 __all__ = ["BLOSC", "GZIP", "MAX_SHARDS", "FAILED_CHECKSUM", "FAILED_DECODE", "FAILED_INDEX", "FAILED_IO", "FAILED_MEMORY",
            "FAILED_SIZE", "MISSING", "NONE", "READ", "ZSTD", "bind_blosc", "bind_zlib", "blosc_available",
-           "read_chunks", "read_elements", "read_shard_elements", "read_shards",
-           "zlib_available"]
+           "read_chunks", "read_chunks_outer", "read_elements", "read_shard_elements",
+           "read_shards", "read_shards_outer", "zlib_available"]
 
 # compressors
 NONE = 0
@@ -301,6 +307,9 @@ cdef struct Plan:
     # elements instead of pieces: row p copies one element from src_offsets[p] of the
     # decoded chunk to dst_offsets[p] of dst (no strides, no counts, no direct chunks)
     bint elements
+    # outer products instead of pieces (not NULL): row p is piece p of these checked rows
+    # (no strides, no counts, no direct chunks)
+    const OuterRows* outer
 
 
 cdef inline uint32_t _le_u32(const uint8_t* p) noexcept nogil:
@@ -329,6 +338,9 @@ cdef int _copy_element(Plan* plan, const uint8_t* src, int64_t at, int64_t slen,
 cdef void _fill(Plan* plan, Py_ssize_t c) noexcept nogil:
     """Fill chunk ``c``'s live pieces (or elements) with the fill value."""
     cdef Py_ssize_t p
+    if plan.outer != NULL:
+        fill_outer_rows(plan.outer, plan.firsts[c], plan.ends[c], plan.dst, plan.fill)
+        return
     for p in range(plan.firsts[c], plan.ends[c]):
         if plan.elements:
             _copy_element(plan, plan.fill, 0, plan.itemsize, p)
@@ -409,6 +421,12 @@ cdef void _span(Plan* plan, Py_ssize_t c, int64_t* lo, int64_t* hi) noexcept nog
     cdef Py_ssize_t p, d
     cdef int64_t first, last
     lo[0], hi[0] = plan.nbytes, 0
+    if plan.outer != NULL:
+        for p in range(plan.firsts[c], plan.ends[c]):
+            if plan.outer.inner_run[p] != 2:
+                lo[0] = min(lo[0], plan.outer.src_lo[p])
+                hi[0] = max(hi[0], plan.outer.src_hi[p])
+        return
     for p in range(plan.firsts[c], plan.ends[c]):
         if not plan.elements and not plan.live[p]:
             continue
@@ -486,7 +504,7 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
     if p1 <= p0:
         plan.status[c] = _READ
         return
-    if not plan.elements and plan.direct[c]:
+    if plan.direct != NULL and plan.direct[c]:
         direct = plan.dst + plan.dst_offsets[p0]
     status = _stored(plan, c, direct, &data, &size)
     if status == _MISSING:
@@ -512,7 +530,9 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
         if 0 < hi < need:
             need = hi
     status = _decode(plan, data, size, out, &decoded, need)
-    if status == _READ and plan.elements:
+    if status == _READ and plan.outer != NULL:
+        copy_outer_rows(plan.outer, p0, p1, decoded, plan.dst)
+    elif status == _READ and plan.elements:
         for p in range(p0, p1):
             if _copy_element(plan, decoded, plan.src_offsets[p], plan.nbytes, p) != 0:
                 status = _FAILED_SIZE
@@ -647,6 +667,7 @@ cdef int _set_elements(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1
                 and 0 <= dst_offsets[p] <= dst.shape[0] - itemsize):
             raise ValueError(f"{fn}: element {p} lies outside the chunk or dst")
     plan.elements = True
+    plan.outer = NULL
     plan.firsts = &firsts[0] if nchunks else NULL
     plan.ends = &ends[0] if nchunks else NULL
     plan.src_offsets = &src_offsets[0] if n else NULL
@@ -698,6 +719,7 @@ cdef int _set_pieces(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] 
                 raise ValueError(f"{fn}: chunk {c} is direct but its piece is not one run "
                                  f"of {nbytes} bytes of dst")
     plan.elements = False
+    plan.outer = NULL
     plan.firsts = &firsts[0] if nchunks else NULL
     plan.ends = &ends[0] if nchunks else NULL
     plan.src_offsets = &src_offsets[0] if n else NULL
@@ -792,6 +814,82 @@ def read_elements(
     cdef Plan plan
     _set_elements(&plan, fn, nchunks, firsts, ends, src_offsets, dst_offsets, dst, itemsize,
                   fill, compressor, checksums, swap, nbytes, status)
+    held = _set_sources(&plan, sources, paths, fn)
+    with nogil:
+        run_tasks(_read_chunk, &plan, nchunks, nthreads)
+
+
+cdef OuterPieces _set_outer(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] firsts,
+                           const int64_t[::1] ends, const int64_t[::1] bounds,
+                           const int64_t[::1] src_offsets, const int64_t[::1] dst_offsets,
+                           const int64_t[:, ::1] counts, uint8_t[::1] dst, int64_t itemsize,
+                           const uint8_t[::1] fill, int compressor, int checksums,
+                           int64_t swap, int64_t nbytes, int8_t[::1] status):
+    """Validate the outer-product pieces (checked copies, against a decoded chunk and
+    ``dst``) and the chain, and point ``plan`` at them; returns the pieces, to be held for
+    the call."""
+    cdef Py_ssize_t c
+    _set_chain(plan, fn, itemsize, fill, compressor, checksums, swap, nbytes)
+    cdef OuterPieces pieces = OuterPieces(fn, bounds, src_offsets, dst_offsets, counts, nbytes,
+                                          dst.shape[0], itemsize)
+    if firsts.shape[0] != nchunks or ends.shape[0] != nchunks or status.shape[0] != nchunks:
+        raise ValueError(f"{fn}: firsts, ends and status must have one entry per chunk "
+                         f"({nchunks} chunks)")
+    for c in range(nchunks):
+        if not 0 <= firsts[c] <= ends[c] <= pieces.n:
+            raise ValueError(f"{fn}: chunk {c}: pieces [{firsts[c]}, {ends[c]}) are not rows "
+                             f"of the {pieces.n} pieces")
+    plan.elements = False
+    plan.outer = &pieces.rows
+    plan.firsts = &firsts[0] if nchunks else NULL
+    plan.ends = &ends[0] if nchunks else NULL
+    plan.src_offsets, plan.dst_offsets, plan.dst_strides, plan.counts = NULL, NULL, NULL, NULL
+    plan.live, plan.direct = NULL, NULL
+    plan.ndim = 0
+    plan.dst = &dst[0] if dst.shape[0] else NULL
+    plan.dlen = dst.shape[0]
+    plan.status = &status[0] if nchunks else NULL
+    return pieces
+
+
+def read_chunks_outer(
+    list sources not None,
+    bint paths,
+    const int64_t[::1] firsts not None,
+    const int64_t[::1] ends not None,
+    const int64_t[::1] bounds not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[:, ::1] counts not None,
+    uint8_t[::1] dst not None,
+    int64_t itemsize,
+    const uint8_t[::1] fill not None,
+    int compressor,
+    int checksums,
+    int64_t swap,
+    int64_t nbytes,
+    int nthreads,
+    int8_t[::1] status not None,
+):
+    """:func:`read_chunks` for outer products (``oindex``, stepped slices): chunk ``c``'s
+    pieces are rows ``firsts[c]:ends[c]``, piece ``p`` a ``scatter.copy_outer`` of the
+    decoded chunk into ``dst`` with the per-dimension lengths ``counts[p]`` and the offsets
+    ``bounds[p]:bounds[p + 1]`` of ``src_offsets`` and ``dst_offsets`` (in C order: with
+    repeated destinations the last wins), or filled where the chunk is not stored.
+
+    Raises
+    ------
+    ValueError
+        For a plan that does not hold together (array lengths, a piece whose offsets reach
+        outside the chunk or ``dst``, an unknown chain, a source that is not a path or a
+        buffer): never for stored bytes.
+    """
+    cdef str fn = "read_chunks_outer"
+    cdef Py_ssize_t nchunks = len(sources)
+    cdef Plan plan
+    pieces = _set_outer(&plan, fn, nchunks, firsts, ends, bounds, src_offsets, dst_offsets,
+                        counts, dst, itemsize, fill, compressor, checksums, swap, nbytes,
+                        status)
     held = _set_sources(&plan, sources, paths, fn)
     with nogil:
         run_tasks(_read_chunk, &plan, nchunks, nthreads)
@@ -1074,5 +1172,50 @@ def read_shard_elements(
                   shard_status)
     _set_elements(&plan, fn, inner_shard.shape[0], firsts, ends, src_offsets, dst_offsets,
                   dst, itemsize, fill, compressor, checksums, swap, nbytes, status)
+    _run_shards(&plan, fn, sources, paths, index_nbytes, index_at_end, index_checksum,
+                inner_shard, inner_slot, nthreads, shard_status)
+
+
+def read_shards_outer(
+    list sources not None,
+    bint paths,
+    int64_t index_nbytes,
+    bint index_at_end,
+    bint index_checksum,
+    const int64_t[::1] inner_shard not None,
+    const int64_t[::1] inner_slot not None,
+    const int64_t[::1] firsts not None,
+    const int64_t[::1] ends not None,
+    const int64_t[::1] bounds not None,
+    const int64_t[::1] src_offsets not None,
+    const int64_t[::1] dst_offsets not None,
+    const int64_t[:, ::1] counts not None,
+    uint8_t[::1] dst not None,
+    int64_t itemsize,
+    const uint8_t[::1] fill not None,
+    int compressor,
+    int checksums,
+    int64_t swap,
+    int64_t nbytes,
+    int nthreads,
+    int8_t[::1] status not None,
+    int8_t[::1] shard_status not None,
+):
+    """:func:`read_shards` for outer products: inner chunk ``k`` (entry ``inner_slot[k]``
+    of shard ``inner_shard[k]``) has the pieces ``firsts[k]:ends[k]``, as in
+    :func:`read_chunks_outer`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_shards` and :func:`read_chunks_outer`.
+    """
+    cdef str fn = "read_shards_outer"
+    cdef Plan plan
+    _check_shards(fn, len(sources), index_nbytes, index_checksum, inner_shard, inner_slot,
+                  shard_status)
+    pieces = _set_outer(&plan, fn, inner_shard.shape[0], firsts, ends, bounds, src_offsets,
+                        dst_offsets, counts, dst, itemsize, fill, compressor, checksums, swap,
+                        nbytes, status)
     _run_shards(&plan, fn, sources, paths, index_nbytes, index_at_end, index_checksum,
                 inner_shard, inner_slot, nthreads, shard_status)

@@ -42,14 +42,38 @@ cdef Py_ssize_t copy_live_pieces(
     Py_ssize_t ndim, int64_t itemsize, const uint8_t* live,
 ) noexcept nogil
 
-# Outer-product copies (copy_outer) in bulk, one run of pieces per inner chunk.
+# Outer-product copies (copy_outer) in bulk, one run of pieces per (inner) chunk: the
+# checked arrays of an OuterPieces, which kernels running on threads of their own
+# (chunks.pyx) copy and fill through without the GIL.
+cdef struct OuterRows:
+    const int64_t* bounds       # piece p's offsets are bounds[p] <= i < bounds[p + 1]
+    const int64_t* counts       # (n, ndim): per piece, its dimensions' lengths
+    const int64_t* src_offsets
+    const int64_t* dst_offsets
+    const uint8_t* inner_run    # per piece: 1 innermost runs are memcpy, 2 empty
+    const int64_t* src_lo       # per piece: the source bytes [src_lo, src_hi) it reads
+    const int64_t* src_hi
+    Py_ssize_t ndim
+    int64_t itemsize
+
 cdef class OuterPieces:
     cdef int64_t* bounds
     cdef int64_t* counts
     cdef int64_t* src_offsets
     cdef int64_t* dst_offsets
     cdef uint8_t* inner_run
+    cdef int64_t* src_lo
+    cdef int64_t* src_hi
     cdef Py_ssize_t n, ndim, slen, dlen
     cdef int64_t itemsize
+    cdef OuterRows rows
     cdef void copy(self, Py_ssize_t p0, Py_ssize_t p1, const uint8_t* src,
                    uint8_t* dst) noexcept nogil
+
+# Pieces p0 <= p < p1 of checked rows (0 <= p0 <= p1 <= n) copied from src, or filled with
+# one element, into the buffers they were checked against.
+cdef void copy_outer_rows(const OuterRows* rows, Py_ssize_t p0, Py_ssize_t p1,
+                          const uint8_t* src, uint8_t* dst) noexcept nogil
+
+cdef void fill_outer_rows(const OuterRows* rows, Py_ssize_t p0, Py_ssize_t p1, uint8_t* dst,
+                          const uint8_t* fill) noexcept nogil

@@ -433,8 +433,11 @@ cdef class OuterPieces:
         self.src_offsets = <int64_t*>malloc((noffsets + 1) * sizeof(int64_t))
         self.dst_offsets = <int64_t*>malloc((noffsets + 1) * sizeof(int64_t))
         self.inner_run = <uint8_t*>malloc(n + 1)
+        self.src_lo = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        self.src_hi = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         if (self.bounds == NULL or self.counts == NULL or self.src_offsets == NULL
-                or self.dst_offsets == NULL or self.inner_run == NULL):
+                or self.dst_offsets == NULL or self.inner_run == NULL or self.src_lo == NULL
+                or self.src_hi == NULL):
             raise MemoryError(fn)
         if noffsets:
             memcpy(self.src_offsets, &src_offsets[0], noffsets * sizeof(int64_t))
@@ -449,6 +452,7 @@ cdef class OuterPieces:
             _check_outer_counts(f"{fn}: piece {p}", self.counts + p * ndim, ndim, hi - lo,
                                 hi - lo, &total)
             self.inner_run[p] = 2  # (empty: nothing to copy)
+            self.src_lo[p], self.src_hi[p] = 0, 0
             for d in range(ndim):
                 if self.counts[p * ndim + d] == 0:
                     break
@@ -461,6 +465,10 @@ cdef class OuterPieces:
                                                      self.dst_offsets + lo,
                                                      self.counts + p * ndim, ndim, total,
                                                      itemsize)
+                _outer_span(self.src_offsets + lo, self.counts + p * ndim, ndim, itemsize,
+                            &self.src_lo[p], &self.src_hi[p])
+        self.rows = OuterRows(self.bounds, self.counts, self.src_offsets, self.dst_offsets,
+                              self.inner_run, self.src_lo, self.src_hi, ndim, itemsize)
 
     def __dealloc__(self):
         free(self.bounds)
@@ -468,20 +476,79 @@ cdef class OuterPieces:
         free(self.src_offsets)
         free(self.dst_offsets)
         free(self.inner_run)
+        free(self.src_lo)
+        free(self.src_hi)
 
     cdef void copy(self, Py_ssize_t p0, Py_ssize_t p1, const uint8_t* src,
                    uint8_t* dst) noexcept nogil:
         """Pieces ``p0 <= p < p1`` (the caller checked ``0 <= p0 <= p1 <= n``) from ``src``
         to ``dst``, the buffers the pieces were checked against."""
-        cdef Py_ssize_t p
-        cdef int64_t lo
-        for p in range(p0, p1):
-            if self.inner_run[p] == 2:
-                continue
-            lo = self.bounds[p]
-            _copy_outer_core(src, self.src_offsets + lo, dst, self.dst_offsets + lo,
-                             self.counts + p * self.ndim, self.ndim, self.itemsize,
-                             self.inner_run[p])
+        copy_outer_rows(&self.rows, p0, p1, src, dst)
+
+
+cdef void _outer_span(const int64_t* offsets, const int64_t* counts, Py_ssize_t ndim,
+                      int64_t itemsize, int64_t* lo, int64_t* hi) noexcept nogil:
+    """The bytes ``[lo, hi)`` of its buffer a checked, non-empty piece reads: from the sum
+    of the per-dimension least offsets to the sum of the largest plus one item."""
+    cdef Py_ssize_t d, base = 0
+    cdef int64_t least
+    lo[0], hi[0] = 0, itemsize
+    for d in range(ndim):
+        hi[0] += _max_offset(offsets + base, counts[d], &least)
+        lo[0] += least
+        base += counts[d]
+
+
+cdef void copy_outer_rows(const OuterRows* rows, Py_ssize_t p0, Py_ssize_t p1,
+                          const uint8_t* src, uint8_t* dst) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef int64_t lo
+    for p in range(p0, p1):
+        if rows.inner_run[p] == 2:
+            continue
+        lo = rows.bounds[p]
+        _copy_outer_core(src, rows.src_offsets + lo, dst, rows.dst_offsets + lo,
+                         rows.counts + p * rows.ndim, rows.ndim, rows.itemsize,
+                         rows.inner_run[p])
+
+
+cdef void fill_outer_rows(const OuterRows* rows, Py_ssize_t p0, Py_ssize_t p1, uint8_t* dst,
+                          const uint8_t* fill) noexcept nogil:
+    """Every element of pieces ``p0 <= p < p1`` set to the ``itemsize`` bytes at ``fill``
+    (the piece's destinations taken as a product, as copy_outer_rows writes them)."""
+    cdef Py_ssize_t p, d, k, last = rows.ndim - 1
+    cdef Py_ssize_t idx[MAX_NDIM]
+    cdef Py_ssize_t base[MAX_NDIM]
+    cdef const int64_t* counts
+    cdef const int64_t* offsets
+    cdef int64_t at
+    for p in range(p0, p1):
+        if rows.inner_run[p] == 2:
+            continue
+        counts, offsets = rows.counts + p * rows.ndim, rows.dst_offsets + rows.bounds[p]
+        if rows.ndim == 0:
+            memcpy(dst, fill, <size_t>rows.itemsize)
+            continue
+        base[0] = 0
+        for d in range(rows.ndim):
+            idx[d] = 0
+            if d > 0:
+                base[d] = base[d - 1] + counts[d - 1]
+        while True:
+            at = 0
+            for d in range(last):
+                at += offsets[base[d] + idx[d]]
+            for k in range(counts[last]):
+                memcpy(dst + at + offsets[base[last] + k], fill, <size_t>rows.itemsize)
+            d = last - 1
+            while d >= 0:
+                idx[d] += 1
+                if idx[d] < counts[d]:
+                    break
+                idx[d] = 0
+                d -= 1
+            if d < 0:
+                break
 
 
 # -- many small regions at once ------------------------------------------------------------------
