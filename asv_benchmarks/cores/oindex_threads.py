@@ -1,37 +1,27 @@
 """The ``oindex`` rows of ``compare_peers.py`` against the thread count: two 1000-long index
 arrays and one chunk's width over the 512^3 uint16 cube (only ``[:, :, :32]`` stored), chunked
-(64^3) and sharded (256^3 shards of 32^3), min of 5 reads, with the output's pages first
-touched on 16 threads beforehand or not (``zarr3c.array.read.general.plan_general`` wrapped
-to do so: the probe of whether page faults or copies bound the row)."""
+(64^3) and sharded (256^3 shards of 32^3), min of 5 reads, through the native pipeline's
+outer products and through the Python general path (``native.reads_outer`` switched off in
+the same process), with tensorstore's time for the same read beside them.
 
+``python oindex_threads.py [THREADS ...]`` (default 1 4 16)."""
+
+import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 
 import numpy as np
 
 import zarr3c
-from zarr3c.array.read import general
+from zarr3c.array.read import native
 
-POOL = ThreadPoolExecutor(16)
-PREFAULT = {"on": False}
-_plan_general = general.plan_general
-
-
-def touch(out: np.ndarray) -> None:
-    flat = out.reshape(-1).view(np.uint8)
-    bounds = np.linspace(0, flat.size, 17).astype(int)
-    list(POOL.map(lambda i: flat[bounds[i]:bounds[i + 1]].fill(0), range(16)))
+try:
+    import tensorstore as ts
+except ImportError:  # (zarr3c's rows alone)
+    ts = None
 
 
-def plan_touched(*args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - a wrapper
-    plan = _plan_general(*args, **kwargs)
-    if PREFAULT["on"]:
-        for out in plan.outs:
-            touch(out)
-    return plan
-
-
-def best_ms(fn) -> float:  # noqa: ANN001
+def best_ms(fn: Callable[[], object]) -> float:
     times = []
     for _ in range(5):
         start = time.perf_counter()
@@ -41,7 +31,8 @@ def best_ms(fn) -> float:  # noqa: ANN001
 
 
 def main() -> None:
-    general.plan_general = plan_touched
+    threads = [int(n) for n in sys.argv[1:]] or [1, 4, 16]
+    reads_outer = native.reads_outer
     rng = np.random.default_rng(0)
     src = (np.add.outer(np.arange(512), np.arange(512))[:, :, None]
            + rng.integers(0, 64, (512, 512, 32))).astype("uint16")
@@ -54,19 +45,25 @@ def main() -> None:
         codecs = None if comp == "none" else [
             {"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
         for layout, kw in layouts.items():
-            a = zarr3c.create_array(f"/tmp/oindex_threads_{comp}_{layout}.zarr",
-                                    shape=(512,) * 3, dtype="uint16", compressors=codecs,
+            path = f"/tmp/oindex_threads_{comp}_{layout}.zarr"
+            a = zarr3c.create_array(path, shape=(512,) * 3, dtype="uint16", compressors=codecs,
                                     fill_value=0, overwrite=True, **kw)
             a[:, :, 0:32] = src
-            assert np.array_equal(a.oindex[sel], expect)
-            for prefault in (False, True):
-                PREFAULT["on"] = prefault
-                for n in (1, 4, 16):
+            for way in ("native", "python"):
+                native.reads_outer = reads_outer if way == "native" else lambda array: False
+                assert np.array_equal(a.oindex[sel], expect)
+                for n in threads:
                     zarr3c.set_num_threads(n)
                     ms = best_ms(lambda: a.oindex[sel])  # noqa: B023 - called at once
-                    print(f"{layout} {comp} oindex threads={n} prefault={prefault}: {ms:.1f} ms",
-                          flush=True)
+                    print(f"{layout} {comp} oindex {way} threads={n}: {ms:.1f} ms", flush=True)
+            native.reads_outer = reads_outer
             zarr3c.set_num_threads(None)
+            if ts is not None:
+                t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}
+                            ).result().oindex[sel]
+                assert np.array_equal(t.read().result(), expect)
+                print(f"{layout} {comp} oindex tensorstore: "
+                      f"{best_ms(lambda: t.read().result()):.1f} ms", flush=True)  # noqa: B023
 
 
 if __name__ == "__main__":

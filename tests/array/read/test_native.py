@@ -4,6 +4,7 @@ on few cores, for reads that scale: each Python call between chunks is a GIL han
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections.abc import Callable
@@ -35,7 +36,9 @@ CHAINS: dict[str, dict[str, Any]] = {
 
 
 def count_calls(fn: Callable[[], object]) -> int:
-    """The Python function calls ``fn()`` makes, in every thread."""
+    """The Python function calls ``fn()`` makes, in every thread (with the garbage of
+    earlier tests collected first and no collection during the call: the finalizers a
+    collection runs are not the read's calls)."""
     n = 0
 
     def profile(frame: object, event: str, arg: object) -> None:
@@ -43,6 +46,8 @@ def count_calls(fn: Callable[[], object]) -> int:
         if event == "call":
             n += 1
 
+    gc.collect()
+    gc.disable()
     sys.setprofile(profile)
     threading.setprofile(profile)
     try:
@@ -50,6 +55,7 @@ def count_calls(fn: Callable[[], object]) -> int:
     finally:
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]
+        gc.enable()
     return n
 
 
@@ -273,3 +279,90 @@ def test_a_damaged_inner_chunk_under_points_is_reported_by_key(tmp_path: Path) -
         a.vindex[points]
     np.testing.assert_array_equal(a.vindex[np.array([0, 1]), np.array([0, 1]),
                                           np.array([1, 2])], data[[0, 1], [0, 1], [1, 2]])
+
+
+# -- outer products: oindex and stepped slices ---------------------------------------------------
+
+OUTER_KEYS = [
+    (np.array([5, 0, 23, 5, 11]), slice(None), np.array([3, 2, 2, 17, 0, 9])),
+    (slice(1, 23, 3), np.array([20, 1, 7]), slice(None, None, -2)),
+    (slice(None, None, 5), 4, slice(2, 22, 7)),
+    (np.array([True, False] * 12), slice(3, 9), np.array([23])),
+]
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("chain", ["raw", "zstd", "big-endian-zstd", "crc32c", "gzip"])
+@pytest.mark.parametrize("kind", ["local", "memory", "zip"])
+def test_outer_products_are_read_natively_and_equal_the_python_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, chain: str,
+        sharded: bool) -> None:
+    """``oindex`` (index arrays, booleans, ints, slices) and stepped basic slices: one call
+    of the outer-product kernel, and what numpy and the Python path give."""
+    a, data = _array(_store(kind, tmp_path), 24, 4, sharded, chain, dtype="<i4")
+    calls = _count_calls_of(monkeypatch, "read_chunks_outer", "read_shards_outer")
+    got = [a.oindex[key] for key in OUTER_KEYS] + [a[::3, 5, ::-4], a[1::2]]
+    assert calls  # (a zip store's small shards are fetched whole)
+    monkeypatch.setattr(native, "enabled", False)
+    for key, value in zip(OUTER_KEYS, got, strict=False):
+        np.testing.assert_array_equal(value, a.oindex[key])
+        np.testing.assert_array_equal(value, data[np.ix_(*(
+            np.arange(24)[k] if not isinstance(k, int) else np.array([k])
+            for k in key))].reshape(value.shape))
+    np.testing.assert_array_equal(got[-2], data[::3, 5, ::-4])
+    np.testing.assert_array_equal(got[-1], data[1::2])
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("chain", ["raw", "zstd"])
+def test_an_oindex_makes_as_many_python_calls_over_more_chunks(
+        tmp_path: Path, chain: str, sharded: bool) -> None:
+    """Planned in a few numpy calls whatever the chunks it touches; executed in one kernel
+    call (of up to 256 shards): 64 chunks or 1,728 of them, the same Python calls (give or
+    take a few)."""
+    calls = []
+    for edge in (16, 48):  # 4^3 and 12^3 chunks of 4^3 (inner chunks when sharded)
+        a, data = _array(_store("local", tmp_path / str(edge)), edge, 4, sharded, chain)
+        rng = np.random.default_rng(1)
+        key = (rng.integers(0, edge, 40), rng.integers(0, edge, 40), slice(None, None, 3))
+        np.testing.assert_array_equal(a.oindex[key], data[np.ix_(key[0], key[1],
+                                                                  np.arange(edge)[::3])])
+        calls.append(count_calls(lambda a=a, key=key: a.oindex[key]))
+    small, large = calls
+    assert large <= small + 16, calls
+
+
+def test_a_plan_too_large_for_its_output_takes_the_python_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long step over small chunks (an offset per element read, more than the output's
+    quarter) is read by the general path, which keeps the step: the same values."""
+    from zarr3c.array.read import plan as plan_module
+
+    a = zarr3c.create_array("memory://", shape=(4096,), dtype="uint8", chunks=(2,))
+    a[...] = np.arange(4096) % 251
+    calls = _count_calls_of(monkeypatch, "read_chunks_outer")
+    monkeypatch.setattr(plan_module, "OUTER_PLAN_MIN_BYTES", 0)
+    np.testing.assert_array_equal(a[::3], (np.arange(4096) % 251)[::3])
+    assert not calls
+    monkeypatch.setattr(plan_module, "OUTER_PLAN_MIN_BYTES", 1 << 20)
+    np.testing.assert_array_equal(a[::3], (np.arange(4096) % 251)[::3])
+    assert calls
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+def test_a_damaged_chunk_under_an_oindex_is_reported_by_key(tmp_path: Path,
+                                                            sharded: bool) -> None:
+    """The kernel leaves a chunk (or shard) it cannot read to the Python path, which reads
+    the rest of it again and names the key at fault; the other chunks read as they are."""
+    store = zarr3c.LocalStore(tmp_path / "o.zarr")
+    a, data = _array(store, 16, 4, sharded, "zstd")
+    coords = (1, 1, 1) if sharded else (3, 3, 3)
+    key = a.chunk_key(coords)
+    stored = store.get(key)
+    assert stored is not None
+    store.set(key, stored[:-30])
+    rows = np.array([15, 0, 9, 3])
+    with pytest.raises(zarr3c.errors.ZarrError, match="/".join(map(str, coords))):
+        a.oindex[rows, rows, ::2]
+    np.testing.assert_array_equal(a.oindex[rows[1:], :5, ::2],
+                                  data[np.ix_(rows[1:], np.arange(5), np.arange(16)[::2])])

@@ -302,10 +302,13 @@ def test_a_shard_s_zstd_inner_chunks_are_decoded_for_oindex_in_few_calls(monkeyp
                                                                         threads) -> None:
     """An outer product over a shard's zstd inner chunks: decoded and copied out in one call
     per batch (``zstd_ctx.decompress_outer``) on one thread, one per run on two; the result
-    equals numpy and the inner chunk by inner chunk path."""
+    equals numpy and the inner chunk by inner chunk path (the Python path's batches: the
+    native pipeline reads them all in one call)."""
+    from zarr3c.array.read import native
     from zarr3c.codecs import sharding
     from zarr3c.concurrency import get_num_threads, set_num_threads
 
+    monkeypatch.setattr(native, "enabled", False)
     a, data, batched = _spied_zstd_shard(monkeypatch, "decompress_outer")
     rows, cols = np.arange(0, 64, 3)[::-1], np.array([7, 0, 3, 3])
     old = get_num_threads()
@@ -331,11 +334,13 @@ def test_oindex_over_fewer_shards_than_threads_is_cut_into_runs(monkeypatch, thr
                                                                 variant) -> None:
     """An oindex over two stored shards and a missing one, on up to 8 threads: each shard
     of compressed inner chunks cut into runs read on workers of their own
-    (``split_shard_outer``), every shard's index read once, the result equal to numpy's."""
-    from zarr3c.array.read import points
+    (``split_shard_outer``), every shard's index read once, the result equal to numpy's
+    (the Python path's runs: the native pipeline reads every shard in one call)."""
+    from zarr3c.array.read import native, points
     from zarr3c.codecs import sharding
     from zarr3c.concurrency import get_num_threads, set_num_threads
 
+    monkeypatch.setattr(native, "enabled", False)
     monkeypatch.setattr(sharding._parallel, "_PARALLEL_MIN_BYTES", 0)
     a = _sharded((48, 16), (16, 16), (2, 4), variant)
     data = np.full((48, 16), 7, dtype=a.dtype)

@@ -15,7 +15,7 @@ goes to the general read::
       sharded    shard_boxes.read_shard_box    one shard, <= 8 inner chunks
                    declines -> shard_boxes.read_box_by_shards   2..8 shards, a part each
                    declines -> many.read_boxes([box])
-      not a box  general.read_selection        the general read
+      not a box  general.read_selection        the general read (native: outer products)
     a.oindex[...], get_orthogonal_selection    general.read_selection
     a.vindex[...], a[int arrays], get_coordinate_selection, get_mask_selection
                                                points.read_coordinates
@@ -27,7 +27,8 @@ goes to the general read::
 
 Where the chain is native (``bytes``, ``crc32c``, ``zstd``, ``blosc``, ``gzip``:
 :mod:`zarr3c.codecs.native`), ``many.read_boxes`` and ``points.read_coordinates`` hand their
-plan to :mod:`.native`, which executes it in one call of the native chunk pipeline
+plan to :mod:`.native`, and so does ``general.read_selection`` (an orthogonal selection, as
+per-axis offsets by chunk), which executes it in one call of the native chunk pipeline
 (``zarr3c._kernels.chunks``) without the GIL; the chunks it could not read come back to the
 Python paths named here, which report them.  From a store without files or values in memory
 (object stores, fsspec), :mod:`.native` fetches shards whole where that takes fewer round

@@ -12,7 +12,11 @@ the inner chunks the tasks touch (:func:`_read_shard_runs` for strided tasks,
 :func:`_read_shards_outer` for index arrays, the shards' inner chunks cut into runs that
 spread over every thread).  From an object store the chunks' values are fetched ahead, a
 batch's requests in flight together (:func:`~.chunk.read_chunks_together`), and so are
-small shards, whole (:func:`_shard_sources`)."""
+small shards, whole (:func:`_shard_sources`).
+
+One selection of an array whose chain and grid the native pipeline takes
+(:func:`read_selection`) is read by it instead, in one kernel call
+(:func:`~.native.read_outer_natively`); only the chunks it could not read come here."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from zarr3c._buffers import empty_array
 from zarr3c._kernels.copy import copy_strided, fill_strided
 from zarr3c._kernels.scatter import copy_outer
 from zarr3c.array import objects
@@ -66,8 +71,8 @@ __all__ = ["basic_result", "has_ellipsis", "read_general", "read_planned", "read
 
 def read_general(array: Array, selection: Any) -> Any:
     """``array[selection]`` for a basic selection, through the general path only (the
-    selection parsed, planned per chunk and read by :func:`read_selection`), never the short
-    paths: the oracle they are tested against.
+    selection parsed, planned per chunk and read by :func:`read_selections` in Python),
+    never the short paths nor the native pipeline: the oracle they are tested against.
 
     Parameters
     ----------
@@ -98,9 +103,10 @@ def read_general(array: Array, selection: Any) -> Any:
     [7, 7]
     """
     if isinstance(selection, OrthogonalSelection):
-        return array._in_order(read_selection(array, selection).reshape(selection.out_shape))
+        return array._in_order(read_selections(array, [selection])[0].reshape(
+            selection.out_shape))
     sel = parse_basic_selection(selection, array.shape)
-    return basic_result(array, selection, sel, read_selection(array, sel))
+    return basic_result(array, selection, sel, read_selections(array, [sel])[0])
 
 
 def basic_result(array: Array, selection: Any, sel: OrthogonalSelection, raw: np.ndarray
@@ -122,8 +128,18 @@ def has_ellipsis(selection: Any) -> bool:
 
 
 def read_selection(array: Array, sel: OrthogonalSelection) -> np.ndarray:
-    """The elements of one orthogonal selection, in an array of shape ``sel.counts``."""
-    return read_selections(array, [sel])[0]
+    """The elements of one orthogonal selection, in an array of shape ``sel.counts``: read
+    natively where the chain and store allow (:func:`~.native.read_outer_natively`, the
+    chunks it leaves read here), else by the general path."""
+    if not sel.size or not native.reads_outer(array):
+        return read_selections(array, [sel])[0]
+    out = empty_array(sel.counts, array.dtype)
+    left = native.read_outer_natively(array, sel, out)
+    if left is None or left:
+        tasks = plan_chunks(sel, array._dims)
+        read_planned(array, [sel.counts], [tasks if left is None else
+                                           [t for t in tasks if t.coords in left]], outs=[out])
+    return out
 
 
 def read_selections(array: Array, sels: Sequence[OrthogonalSelection]) -> list[np.ndarray]:
@@ -134,12 +150,14 @@ def read_selections(array: Array, sels: Sequence[OrthogonalSelection]) -> list[n
 
 
 def read_planned(array: Array, counts: Sequence[Sequence[int]],
-                 plans: Sequence[Iterable[ChunkTask]]) -> list[np.ndarray]:
-    """Outputs of shapes ``counts`` filled by their chunk ``plans`` (see the module)."""
+                 plans: Sequence[Iterable[ChunkTask]],
+                 outs: list[np.ndarray] | None = None) -> list[np.ndarray]:
+    """Outputs of shapes ``counts`` (allocated, unless given as ``outs``) filled by their
+    chunk ``plans`` (see the module)."""
     if array._references:  # (strings, bytes: numpy indexing, not byte copies)
         return objects.read_planned(array, counts, plans)
     plan = plan_general(counts, plans, array.dtype, array._chunk_shape_at,
-                        array._pipeline.stores_raw_elements)
+                        array._pipeline.stores_raw_elements, outs)
     read_raw_spans(array, plan.spans, partial(_place_span, array, plan))
     whole = plan.whole
     if array._sharding is None:

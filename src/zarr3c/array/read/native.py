@@ -38,10 +38,16 @@ group their points by chunk (by inner chunk for sharded arrays,
   a round trip per 1-2 MB, hence whole below 1 MiB whatever is read, and above it only
   when at least half is needed (and never a shard larger than a fetch batch).
 
+Orthogonal selections (``oindex``, stepped and reversed slices: the general read's) take the
+kernel's outer-product form (:func:`read_outer_natively`): per axis the indices grouped by
+(inner) chunk, every combination one piece (:func:`~.plan.plan_outer_grid`, in a few numpy
+calls), each chunk decoded once and its product of offsets copied out
+(``scatter.copy_outer``).  A plan whose offsets would outweigh a quarter of the output (a
+long step over small chunks) stays on the general path, which keeps steps as steps.
+
 The number of Python calls a read makes then does not grow with its number of chunks
 (``tests/array/read/test_native.py`` counts them).  Reads of a few chunks take the short
-paths (:mod:`.boxes`, :mod:`.shard_boxes`) before they get here; the other selections
-(``oindex``, steps) take the general path, in Python.
+paths (:mod:`.boxes`, :mod:`.shard_boxes`) before they get here.
 
 A chunk the kernel could not read (damaged, of the wrong size, an I/O error) is handed back
 and read again by the Python path, which reports what is wrong with the key at fault: the
@@ -59,9 +65,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from zarr3c.array.read.chunk import FETCH_BATCH_BYTES, fetched_batches, stored_limit
-from zarr3c.array.read.plan import Pieces, new_plan, one_c_piece
+from zarr3c.array.read.plan import OuterGrid, Pieces, new_plan, one_c_piece, plan_outer_grid
 from zarr3c.concurrency import get_num_threads
-from zarr3c.indexing import CoordinateSelection, PointGroups, group_points
+from zarr3c.indexing import (
+    CoordinateSelection,
+    OrthogonalSelection,
+    PointGroups,
+    group_points,
+)
 from zarr3c.stores.read_into import ReadIntoHooks
 
 try:  # (POSIX builds)
@@ -76,8 +87,8 @@ if TYPE_CHECKING:
 __all__ = ["FETCH_BATCH_BYTES", "INDEX_BATCH_BYTES", "SMALL_SHARD_BYTES",
            "WHOLE_SHARD_FRACTION", "ShardGroup", "box_fetches_shards_whole", "chunk_names",
            "chunks_native", "enabled", "fetched_whole", "read_chunks_natively",
-           "read_points_natively", "read_shard_points_natively", "read_shards_natively",
-           "shards_native"]
+           "read_outer_natively", "read_points_natively", "read_shard_points_natively",
+           "read_shards_natively", "reads_outer", "shards_native"]
 
 #: Most bytes of shard indexes one shard kernel call holds: it takes room for every shard's
 #: index before it knows which shards are stored, so the shards per call are bounded by it,
@@ -420,3 +431,86 @@ def read_shard_points_natively(array: Array, sel: CoordinateSelection, dst: np.n
             ib.nbytes, get_num_threads(), status, shard_status)
         failed += _failed_shards(shards, group, status, shard_status)
     return failed
+
+
+def _outer_args(grid: OuterGrid) -> dict[str, Any]:
+    """An outer-product plan's pieces as the kernel takes them, one per (inner) chunk."""
+    n = len(grid.coords)
+    return {"firsts": np.arange(n, dtype=np.int64), "ends": np.arange(1, n + 1, dtype=np.int64),
+            "bounds": grid.bounds, "src_offsets": grid.src_offsets,
+            "dst_offsets": grid.dst_offsets, "counts": grid.counts}
+
+
+def reads_outer(array: Array) -> bool:
+    """Whether :func:`read_outer_natively` may read the array's orthogonal selections: a
+    native chain over a regular grid, fixed-size elements, at least one dimension."""
+    if _chunks is None or not enabled or array._references or not array.ndim:
+        return False
+    if array._sharding is None:
+        return chunks_native(array) is not None and array._box_grid is not None
+    return shards_native(array) is not None and array._inner_box is not None
+
+
+def read_outer_natively(array: Array, sel: OrthogonalSelection, out: np.ndarray
+                        ) -> set[tuple[int, ...]] | None:
+    """Read a non-empty orthogonal selection (``oindex``, stepped slices) of an array that
+    :func:`reads_outer` natively into ``out`` (C-ordered, of shape ``sel.counts``); returns
+    the coordinates of the chunks (shards, for a sharded array) left to the Python path,
+    which fills their part, or None (nothing read) where the plan would be too large
+    (:data:`~.plan.OUTER_PLAN_MIN_BYTES`) or no shard is fetched whole from a store
+    without files or values in memory."""
+    itemsize, dst = array._itemsize, out.reshape(-1).view(np.uint8)
+    if array._sharding is None:
+        chain, grid = chunks_native(array), array._box_grid
+        assert chain is not None and grid is not None
+        plan = plan_outer_grid(sel, grid.chunk_shape, itemsize)
+        if plan is None:
+            return None
+        return _read_chunks_outer(array, plan, dst, chain, grid.chunk_nbytes)
+    chain, ib = shards_native(array), array._inner_box
+    assert chain is not None and ib is not None
+    plan = plan_outer_grid(sel, ib.shape, itemsize)
+    planned = None if plan is None else _shard_groups(array, plan.coords)
+    if plan is None or planned is None:
+        return None
+    return _read_shards_outer(array, plan, planned, dst, chain)
+
+
+def _read_chunks_outer(array: Array, plan: OuterGrid, dst: np.ndarray, chain: NativeChain,
+                       nbytes: int) -> set[tuple[int, ...]]:
+    """The chunks of an unsharded array's outer-product plan read into ``dst``; returns
+    the coordinates of those that failed."""
+    assert _chunks is not None
+    status = np.empty(len(plan.coords), dtype=np.int8)
+    for sources, paths, lo, hi in _sources(array, chunk_names(array, plan.coords)):
+        part = plan if lo == 0 and hi == len(plan.coords) else plan.take(np.arange(lo, hi))
+        _chunks.read_chunks_outer(sources, paths, dst=dst, itemsize=array._itemsize,
+                                  fill=array._fill_bytes, compressor=chain.compressor,
+                                  checksums=chain.checksums, swap=chain.swap, nbytes=nbytes,
+                                  nthreads=get_num_threads(), status=status[lo:hi],
+                                  **_outer_args(part))
+    return {tuple(row) for row in plan.coords[status < 0].tolist()}
+
+
+def _read_shards_outer(array: Array, plan: OuterGrid, planned: _ShardCalls, dst: np.ndarray,
+                       chain: NativeChain) -> set[tuple[int, ...]]:
+    """The inner chunks of a sharded array's outer-product plan read into ``dst``; returns
+    the coordinates of the shards left to the Python path (failed, or not fetched whole)."""
+    ib = array._inner_box
+    assert ib is not None and ib.plain is not None and _chunks is not None
+    index_nbytes, at_end = ib.plain
+    shards, groups, failed = planned
+    everything = np.arange(len(plan.coords))
+    for group in groups:
+        ks = group.inner
+        part = plan if np.array_equal(ks, everything) else plan.take(ks)
+        status = np.empty(len(ks), dtype=np.int8)
+        shard_status = np.empty(len(group.sources), dtype=np.int8)
+        _chunks.read_shards_outer(
+            group.sources, group.paths, index_nbytes, at_end, index_nbytes % 16 == 4,
+            group.shard, group.slot, dst=dst, itemsize=array._itemsize,
+            fill=array._fill_bytes, compressor=chain.compressor, checksums=chain.checksums,
+            swap=chain.swap, nbytes=ib.nbytes, nthreads=get_num_threads(), status=status,
+            shard_status=shard_status, **_outer_args(part))
+        failed += _failed_shards(shards, group, status, shard_status)
+    return set(failed)

@@ -28,6 +28,7 @@ from zarr3c.codecs.sharding import MISSING
 from zarr3c.errors import SelectionTooLargeError
 from zarr3c.indexing import (
     ChunkTask,
+    DimSelection,
     OrthogonalSelection,
     c_strides,
     group_positions,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BOX_CHUNKS_MAX",
     "BOX_SHARDS_MAX",
+    "OUTER_PLAN_MIN_BYTES",
     "RAW_BATCH_BYTES",
     "SHARD_BOX_MAX_INNER",
     "STORED_SLACK",
@@ -54,6 +56,7 @@ __all__ = [
     "InnerParts",
     "InnerPiece",
     "Member",
+    "OuterGrid",
     "OuterPart",
     "OuterPiece",
     "OuterPieceMap",
@@ -76,6 +79,7 @@ __all__ = [
     "piece_ranges",
     "plan_general",
     "plan_inner_pieces",
+    "plan_outer_grid",
     "plan_outer_parts",
     "plan_outer_pieces",
     "plan_raw_batches",
@@ -580,12 +584,14 @@ class GeneralPlan(NamedTuple):
 
 def plan_general(counts: Sequence[Sequence[int]], plans: Sequence[Iterable[ChunkTask]],
                  dtype: np.dtype, chunk_shape_at: Callable[[tuple[int, ...]], tuple[int, ...]],
-                 raw: bool) -> GeneralPlan:
-    """The outputs of shapes ``counts`` (allocated) and their chunk ``plans`` grouped by
-    chunk; ``raw``: chunks are stored as raw elements, and a chunk whose selected elements
-    span at most half of it is fetched by that span (:class:`RawSpan`)."""
+                 raw: bool, outs: list[np.ndarray] | None = None) -> GeneralPlan:
+    """The outputs of shapes ``counts`` (allocated, unless given: C-contiguous arrays of
+    those shapes) and their chunk ``plans`` grouped by chunk; ``raw``: chunks are stored as
+    raw elements, and a chunk whose selected elements span at most half of it is fetched by
+    that span (:class:`RawSpan`)."""
     itemsize = dtype.itemsize
-    outs = [empty_array(c, dtype) for c in counts]
+    if outs is None:
+        outs = [empty_array(c, dtype) for c in counts]
     targets = [new_plan(Target, (out.reshape(-1).view(np.uint8), c_strides(c, itemsize)))
                for out, c in zip(outs, counts, strict=True)]
     groups: dict[tuple[int, ...], list[Member]] = {}
@@ -751,3 +757,91 @@ def plan_outer_pieces(parts: Sequence[OuterPart], inner_shape: Sequence[int], it
                 dst, np.concatenate(src_offsets), np.concatenate(dst_offsets),
                 np.asarray([len(o) for o in src_offsets], dtype=np.int64)))
     return pieces
+
+
+#: An outer-product plan (:func:`plan_outer_grid`) may take up to this many bytes of offsets
+#: for any read, and beyond it a quarter of the output's bytes: a selection whose offsets
+#: would take more (a long step over small chunks: one offset per element read) is read by
+#: the general path, which keeps a strided selection as start and step.
+OUTER_PLAN_MIN_BYTES = 1 << 20
+
+
+class OuterGrid(NamedTuple):
+    """An orthogonal selection over a regular grid (of chunks, or of a sharded array's inner
+    chunks) as the native pipeline's outer-product pieces, one per (inner) chunk touched:
+    piece ``p`` reads the chunk at grid coordinates ``coords[p]`` and copies the outer
+    product of its per-axis offsets, ``counts[p]`` per axis, rows ``bounds[p]:bounds[p +
+    1]`` of ``src_offsets`` (bytes in the decoded chunk) and ``dst_offsets`` (bytes in the
+    C-ordered output), as ``scatter.copy_outer`` does."""
+
+    coords: np.ndarray  # (P, ndim) int64
+    bounds: np.ndarray  # (P + 1,) int64
+    src_offsets: np.ndarray  # int64
+    dst_offsets: np.ndarray  # int64
+    counts: np.ndarray  # (P, ndim) int64
+
+    def take(self, rows: np.ndarray) -> OuterGrid:
+        """The pieces at ``rows``, in that order, as a grid of their own."""
+        counts = self.counts[rows]
+        lengths = counts.sum(axis=1)
+        starts = np.cumsum(lengths) - lengths
+        at = np.repeat(self.bounds[rows] - starts, lengths) + np.arange(
+            int(lengths.sum()), dtype=np.int64)
+        return OuterGrid(self.coords[rows], np.concatenate([[0], np.cumsum(lengths)]).astype(
+            np.int64), self.src_offsets[at], self.dst_offsets[at], counts)
+
+
+def _axis_indices(dim: Any) -> np.ndarray:
+    """A dimension's selected indices in output order (int64)."""
+    if isinstance(dim, DimSelection):
+        idx = dim.start + dim.step * np.arange(dim.count, dtype=np.int64)
+        return idx[::-1] if dim.reverse else idx
+    return np.asarray(dim.indices, dtype=np.int64)
+
+
+def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsize: int
+                    ) -> OuterGrid | None:
+    """The :class:`OuterGrid` of a non-empty orthogonal selection over the regular grid of
+    ``grid_chunk`` (edge chunks stored whole), into an output of ``sel.counts`` in C order;
+    None where its offsets would take more memory than :data:`OUTER_PLAN_MIN_BYTES` allows.
+    Per axis, the indices are grouped by chunk (one stable sort: repeats keep the user's
+    order, so the last wins as in numpy); the pieces are every combination of one group per
+    axis, built without a Python loop over them."""
+    ndim = len(sel.dims)
+    counts_out = sel.counts
+    out_strides = c_strides(counts_out, itemsize)
+    chunk_strides = c_strides(grid_chunk, itemsize)
+    out_nbytes = math.prod(counts_out) * itemsize
+    # the offsets' count: each axis's indices once per combination of the other axes' groups
+    budget = max(OUTER_PLAN_MIN_BYTES, out_nbytes // 4) // 16
+    ids, starts, lens, srcs, dsts = [], [], [], [], []
+    for d in range(ndim):
+        idx = _axis_indices(sel.dims[d])
+        order = np.argsort(idx // grid_chunk[d], kind="stable")
+        chunk_of, pos = np.divmod(idx[order], grid_chunk[d])
+        cuts = np.flatnonzero(chunk_of[1:] != chunk_of[:-1]) + 1
+        first = np.concatenate([[0], cuts]).astype(np.int64)
+        ids.append(chunk_of[first])
+        starts.append(first)
+        lens.append(np.diff(np.append(first, len(idx))))
+        srcs.append(pos * chunk_strides[d])
+        dsts.append(order.astype(np.int64) * out_strides[d])
+    groups = [len(g) for g in ids]
+    npieces = math.prod(groups)
+    noffsets = sum(len(srcs[d]) * npieces // groups[d] for d in range(ndim))
+    if noffsets > budget:
+        return None
+    which = np.indices(groups, dtype=np.int64).reshape(ndim, -1)
+    coords = np.stack([ids[d][which[d]] for d in range(ndim)], axis=1).reshape(npieces, ndim)
+    counts = np.stack([lens[d][which[d]] for d in range(ndim)], axis=1).reshape(npieces, ndim)
+    base = np.cumsum([0] + [len(x) for x in srcs])
+    seg = np.stack([base[d] + starts[d][which[d]] for d in range(ndim)], axis=1)
+    lengths = counts.reshape(-1)
+    out_start = np.cumsum(lengths) - lengths
+    at = np.repeat(seg.reshape(-1) - out_start, lengths) + np.arange(
+        int(lengths.sum()), dtype=np.int64)
+    all_src = np.concatenate(srcs) if ndim else np.zeros(0, np.int64)
+    all_dst = np.concatenate(dsts) if ndim else np.zeros(0, np.int64)
+    bounds = np.concatenate([[0], np.cumsum(counts.sum(axis=1))]).astype(np.int64)
+    return OuterGrid(coords.astype(np.int64), bounds, all_src[at].astype(np.int64),
+                     all_dst[at].astype(np.int64), counts.astype(np.int64))
