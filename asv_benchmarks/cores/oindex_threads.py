@@ -1,8 +1,9 @@
 """The ``oindex`` rows of ``compare_peers.py`` against the thread count: two 1000-long index
 arrays and one chunk's width over the 512^3 uint16 cube (only ``[:, :, :32]`` stored), chunked
-(64^3) and sharded (256^3 shards of 32^3), min of 5 reads, through the native pipeline's
-outer products and through the Python general path (``native.reads_outer`` switched off in
-the same process), with tensorstore's time for the same read beside them.
+(64^3) and sharded (256^3 shards of 32^3), min of 7 reads taking turns, through the native
+pipeline's outer products and through the Python general path (``native.reads_outer``
+switched off in the same process), with tensorstore's time for the same read beside them
+(tensorstore's own thread count).
 
 ``python oindex_threads.py [THREADS ...]`` (default 1 4 16)."""
 
@@ -21,13 +22,25 @@ except ImportError:  # (zarr3c's rows alone)
     ts = None
 
 
-def best_ms(fn: Callable[[], object]) -> float:
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times) * 1e3
+def best_ms(fns: dict[str, Callable[[], object]], repeat: int = 7) -> dict[str, float]:
+    """The least time of each of ``fns`` over ``repeat`` rounds, the functions taking turns
+    in each round (a shared machine's slow spells then fall on all of them)."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(t) * 1e3 for name, t in times.items()}
+
+
+def _way(reads_outer: Callable[..., bool], way: str) -> Callable[[], None]:
+    """Switch the native outer-product reads on (``"native"``) or off (``"python"``)."""
+
+    def switch() -> None:
+        native.reads_outer = reads_outer if way == "native" else lambda array: False
+
+    return switch
 
 
 def main() -> None:
@@ -50,20 +63,26 @@ def main() -> None:
                                     fill_value=0, overwrite=True, **kw)
             a[:, :, 0:32] = src
             for way in ("native", "python"):
-                native.reads_outer = reads_outer if way == "native" else lambda array: False
+                _way(reads_outer, way)()
                 assert np.array_equal(a.oindex[sel], expect)
-                for n in threads:
-                    zarr3c.set_num_threads(n)
-                    ms = best_ms(lambda: a.oindex[sel])  # noqa: B023 - called at once
-                    print(f"{layout} {comp} oindex {way} threads={n}: {ms:.1f} ms", flush=True)
-            native.reads_outer = reads_outer
-            zarr3c.set_num_threads(None)
+            t = None
             if ts is not None:
                 t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}
                             ).result().oindex[sel]
                 assert np.array_equal(t.read().result(), expect)
-                print(f"{layout} {comp} oindex tensorstore: "
-                      f"{best_ms(lambda: t.read().result()):.1f} ms", flush=True)  # noqa: B023
+            for n in threads:
+                zarr3c.set_num_threads(n)
+                fns: dict[str, Callable[[], object]] = {}
+                for way in ("native", "python"):
+                    switch = _way(reads_outer, way)
+                    fns[way] = lambda switch=switch: switch() or a.oindex[sel]  # noqa: B023
+                if t is not None:
+                    fns["tensorstore"] = lambda t=t: t.read().result()
+                ms = best_ms(fns)
+                print(f"{layout} {comp} oindex threads={n}: " + ", ".join(
+                    f"{name} {v:.1f} ms" for name, v in ms.items()), flush=True)
+            native.reads_outer = reads_outer
+            zarr3c.set_num_threads(None)
 
 
 if __name__ == "__main__":

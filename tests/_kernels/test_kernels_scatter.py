@@ -146,6 +146,40 @@ def test_copy_outer_scatter_last_write_wins_as_numpy(shape: list[int], data: st.
     np.testing.assert_array_equal(chunk, expected)
 
 
+@settings(max_examples=200, deadline=None)
+@given(itemsize=st.sampled_from([1, 2, 3, 4, 8, 16]),
+       shape=st.lists(st.integers(1, 9), min_size=1, max_size=3), data=st.data())
+def test_copy_outer_of_stepped_slices_matches_numpy_and_reference(
+        itemsize: int, shape: list[int], data: st.DataObject) -> None:
+    """Stepped (and reversed) slices on every axis, the innermost one's offsets advancing by
+    a constant step in both buffers (copied without an offset load per item), into an
+    output region of its own laid out with steps too: numpy's ``np.ix_`` and the
+    reference."""
+    dtype = np.dtype(f"V{itemsize}")
+    nbytes = int(np.prod(shape)) * itemsize
+    chunk = np.frombuffer(data.draw(st.binary(min_size=nbytes, max_size=nbytes)),
+                          dtype=dtype).reshape(shape)
+    idx = []
+    for n in shape:
+        start = data.draw(st.integers(0, n - 1))
+        step = data.draw(st.sampled_from([1, 2, 3, -1, -2]))
+        idx.append(list(range(n))[start::step] or [start])
+    counts = np.array([len(i) for i in idx], dtype=I64)
+    src_off = _offsets(idx, list(chunk.strides))
+    out_shape = tuple(2 * len(i) for i in idx)  # (every other item of the output)
+    out_strides = [2 * s for s in np.empty(out_shape, dtype=dtype).strides]
+    dst_off = _offsets([list(range(len(i))) for i in idx], out_strides)
+    got = np.zeros(out_shape, dtype=dtype)
+    expected = np.zeros(out_shape, dtype=dtype)
+    copy_outer(chunk.reshape(-1).view(np.uint8), src_off, got.reshape(-1).view(np.uint8),
+               dst_off, counts, itemsize)
+    ref.copy_outer(chunk.reshape(-1).view(np.uint8), src_off,
+                   expected.reshape(-1).view(np.uint8), dst_off, counts, itemsize)
+    assert got.tobytes() == expected.tobytes()
+    assert got[tuple(slice(None, None, 2) for _ in shape)].tobytes() == chunk[
+        np.ix_(*idx)].tobytes()
+
+
 def test_copy_outer_zero_dimensional_copies_one_item() -> None:
     src = np.array([7], dtype=np.uint64)
     dst = np.zeros(1, dtype=np.uint64)

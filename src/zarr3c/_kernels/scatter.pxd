@@ -50,7 +50,7 @@ cdef struct OuterRows:
     const int64_t* counts       # (n, ndim): per piece, its dimensions' lengths
     const int64_t* src_offsets
     const int64_t* dst_offsets
-    const uint8_t* inner_run    # per piece: 1 innermost runs are memcpy, 2 empty
+    const uint8_t* inner_run    # per piece: how its innermost dimension is copied; 2 empty
     const int64_t* src_lo       # per piece: the source bytes [src_lo, src_hi) it reads
     const int64_t* src_hi
     Py_ssize_t ndim

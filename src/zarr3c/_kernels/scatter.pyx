@@ -229,6 +229,15 @@ cdef int _copy_elements_checked(const uint8_t* src, Py_ssize_t slen, const int64
 cdef enum:
     _PREFETCH_RUNS = 8
 
+#: How the innermost dimension of an outer product is copied (``_outer_inner_run``): item by
+#: item at its offsets, as one memcpy per run (consecutive items in both buffers), or item
+#: by item at constant steps (a stepped slice: no offset loads in the loop).  2 marks an
+#: empty piece in ``OuterPieces``.
+cdef enum:
+    _INNER_ITEMS = 0
+    _INNER_RUN = 1
+    _INNER_STEPS = 3
+
 
 cdef inline void _copy_item(uint8_t* dst, const uint8_t* src, Py_ssize_t itemsize) noexcept nogil:
     if itemsize == 2:
@@ -243,7 +252,7 @@ cdef inline void _copy_item(uint8_t* dst, const uint8_t* src, Py_ssize_t itemsiz
 
 cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8_t* dst,
                            const int64_t* dst_offsets, const int64_t* counts, Py_ssize_t ndim,
-                           Py_ssize_t itemsize, bint inner_run) noexcept nogil:
+                           Py_ssize_t itemsize, int inner_run) noexcept nogil:
     cdef Py_ssize_t idx[MAX_NDIM]
     cdef Py_ssize_t base[MAX_NDIM]
     cdef Py_ssize_t d, k, last = ndim - 1, n_inner
@@ -251,6 +260,9 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
     cdef const int64_t* inner_s
     cdef const int64_t* inner_d
     cdef uint8_t* pf
+    cdef const uint8_t* sp
+    cdef uint8_t* dp
+    cdef int64_t ss = 0, ds = 0
     if ndim == 0:
         memcpy(dst, src, itemsize)
         return
@@ -262,13 +274,29 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
     n_inner = counts[last]
     inner_s = src_offsets + base[last]
     inner_d = dst_offsets + base[last]
+    if inner_run == _INNER_STEPS:
+        ss, ds = inner_s[1] - inner_s[0], inner_d[1] - inner_d[0]
     while True:
         so = 0
         do = 0
         for d in range(last):
             so += src_offsets[base[d] + idx[d]]
             do += dst_offsets[base[d] + idx[d]]
-        if inner_run:
+        if inner_run == _INNER_STEPS:
+            sp, dp = src + so + inner_s[0], dst + do + inner_d[0]
+            if itemsize == 2:
+                for k in range(n_inner):
+                    (<uint16_t*>(dp + k * ds))[0] = (<const uint16_t*>(sp + k * ss))[0]
+            elif itemsize == 4:
+                for k in range(n_inner):
+                    (<uint32_t*>(dp + k * ds))[0] = (<const uint32_t*>(sp + k * ss))[0]
+            elif itemsize == 8:
+                for k in range(n_inner):
+                    (<uint64_t*>(dp + k * ds))[0] = (<const uint64_t*>(sp + k * ss))[0]
+            else:
+                for k in range(n_inner):
+                    memcpy(dp + k * ds, sp + k * ss, itemsize)
+        elif inner_run == _INNER_RUN:
             if last > 0 and n_inner > 0 and idx[last - 1] + _PREFETCH_RUNS < counts[last - 1]:
                 # The run that many rows ahead (in the buffer: every row's offsets were
                 # checked): its destination lines are fetched while these copies run, since
@@ -318,19 +346,31 @@ cdef int _check_outer_offsets(str fn, str name, const int64_t* offsets,
     return 0
 
 
-cdef bint _outer_inner_run(const int64_t* src_offsets, const int64_t* dst_offsets,
-                           const int64_t* counts, Py_ssize_t ndim, int64_t total,
-                           int64_t itemsize) noexcept nogil:
-    """Whether the innermost dimension's offsets are consecutive items in both buffers (each
-    innermost run is then one memcpy)."""
-    cdef Py_ssize_t d
+cdef uint8_t _outer_inner_run(const int64_t* src_offsets, const int64_t* dst_offsets,
+                              const int64_t* counts, Py_ssize_t ndim, int64_t total,
+                              int64_t itemsize) noexcept nogil:
+    """How the innermost dimension is copied: :data:`_INNER_RUN` where its offsets are
+    consecutive items in both buffers (each innermost run one memcpy), :data:`_INNER_STEPS`
+    where they advance by a constant step in each buffer (two or more of them), else
+    :data:`_INNER_ITEMS`."""
+    cdef Py_ssize_t d, first
+    cdef int64_t ss = 0, ds = 0
+    cdef bint run = True, steps = True
     if ndim == 0:
-        return True
-    for d in range(total - counts[ndim - 1] + 1, total):
+        return _INNER_RUN
+    first = total - counts[ndim - 1]
+    if counts[ndim - 1] >= 2:
+        ss = src_offsets[first + 1] - src_offsets[first]
+        ds = dst_offsets[first + 1] - dst_offsets[first]
+    for d in range(first + 1, total):
         if (src_offsets[d] - src_offsets[d - 1] != itemsize
                 or dst_offsets[d] - dst_offsets[d - 1] != itemsize):
-            return False
-    return True
+            run = False
+        if src_offsets[d] - src_offsets[d - 1] != ss or dst_offsets[d] - dst_offsets[d - 1] != ds:
+            steps = False
+    if run:
+        return _INNER_RUN
+    return _INNER_STEPS if steps else _INNER_ITEMS
 
 
 cdef int _check_outer_counts(str fn, const int64_t* counts, Py_ssize_t ndim, int64_t nsrc,
@@ -392,7 +432,7 @@ def copy_outer(
     cdef const int64_t* do = &dst_offsets[0] if total > 0 else NULL
     _check_outer_offsets("copy_outer", "src", so, cp, ndim, src.shape[0], itemsize)
     _check_outer_offsets("copy_outer", "dst", do, cp, ndim, dst.shape[0], itemsize)
-    cdef bint inner_run = _outer_inner_run(so, do, cp, ndim, total, itemsize)
+    cdef uint8_t inner_run = _outer_inner_run(so, do, cp, ndim, total, itemsize)
     cdef const uint8_t* sp = &src[0]
     cdef uint8_t* dp = &dst[0]
     with nogil:
