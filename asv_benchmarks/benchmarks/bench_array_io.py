@@ -274,6 +274,11 @@ class Read:
     def time_oindex(self, compression: str, layout: str) -> None:
         self.arr.oindex[self.orthogonal]
 
+    def time_stepped(self, compression: str, layout: str) -> None:
+        """Every other element on every axis (``a[::2, ::2, ::2]``): the outer-product
+        kernel's constant-step copies."""
+        self.arr[::2, ::2, ::2]
+
 
 class KeptChunkReads:
     """Every 64^3 chunk of the chunked cube read by ``a[box]`` into outputs that are all
