@@ -280,6 +280,45 @@ class Read:
         self.arr[::2, ::2, ::2]
 
 
+class SmallOuterReads:
+    """300 small orthogonal reads of the chunked cube, one after another: a stepped box and
+    an ``oindex`` inside one chunk (the general path: ``native.OUTER_MIN_CHUNKS``), and an
+    ``oindex`` of 20 x 20 indices across 16 chunks (the native pipeline)."""
+
+    params = (COMPRESSIONS,)
+    param_names: ClassVar[list[str]] = ["compression"]
+    number = 1
+    repeat = (3, 10, 10.0)
+    timeout = 300.0
+
+    def setup(self, compression: str) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
+        self.arr = create(os.path.join(self.tmp, "a"), compression, "chunked")
+        self.arr[...] = source()
+        rng = np.random.default_rng(2)
+        starts = rng.integers(0, CHUNK - 8, 300) + CHUNK * rng.integers(0, SIZE // CHUNK, 300)
+        self.stepped = [(slice(s, s + 8, 2), s, slice(s, s + 4)) for s in starts.tolist()]
+        self.inside = [(np.array([s, s + 5, s + 2]), np.array([s + 1, s + 3]), slice(s, s + 4))
+                       for s in starts.tolist()]
+        self.across = [(rng.integers(0, SIZE, 20), rng.integers(0, SIZE, 20), slice(s, s + 4))
+                       for s in rng.integers(0, SIZE - 4, 300).tolist()]
+
+    def teardown(self, compression: str) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def time_stepped_in_one_chunk(self, compression: str) -> None:
+        for key in self.stepped:
+            self.arr[key]
+
+    def time_oindex_in_one_chunk(self, compression: str) -> None:
+        for key in self.inside:
+            self.arr.oindex[key]
+
+    def time_oindex_across_chunks(self, compression: str) -> None:
+        for key in self.across:
+            self.arr.oindex[key]
+
+
 class KeptChunkReads:
     """Every 64^3 chunk of the chunked cube read by ``a[box]`` into outputs that are all
     kept (as the peer script's ``read_chunks`` does: fresh memory, 128 page faults per

@@ -38,7 +38,7 @@ def _way(reads_outer: Callable[..., bool], way: str) -> Callable[[], None]:
     """Switch the native outer-product reads on (``"native"``) or off (``"python"``)."""
 
     def switch() -> None:
-        native.reads_outer = reads_outer if way == "native" else lambda array: False
+        native.reads_outer = reads_outer if way == "native" else lambda array, sel: False
 
     return switch
 

@@ -508,6 +508,16 @@ class Shard:
         return os.fsencode(path)
 
 
+def _possible_shard_kinds(kinds: list[str], index_checksum: bool, paths: bool) -> list[str]:
+    """The shards' kinds as they can be: no index checksum to spoil without one, no
+    directory in place of a value."""
+    if not index_checksum:
+        kinds = ["ok" if k == "bad_index_checksum" else k for k in kinds]
+    if not paths:
+        kinds = ["missing" if k == "dir" else k for k in kinds]
+    return kinds
+
+
 @settings(max_examples=60, deadline=None)
 @given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
        dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS),
@@ -535,11 +545,7 @@ def test_read_shards_agrees_with_the_reference(
     slots: list[tuple[int, int]] = []
     inner_kinds: list[str] = []
     decoded_of: list[bytes | None] = []
-    shard_kinds = shard_kinds[:nshards]
-    if not index_checksum:
-        shard_kinds = ["ok" if k == "bad_index_checksum" else k for k in shard_kinds]
-    if not paths:
-        shard_kinds = ["missing" if k == "dir" else k for k in shard_kinds]
+    shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
     for s, shard_kind in enumerate(shard_kinds):
         contents: list[bytes | str | None] = []
         for slot in range(per_shard):
@@ -627,11 +633,7 @@ def test_read_shard_elements_agrees_with_the_reference(
     index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
     fill = rng.bytes(itemsize)
     folder = tmp_path_factory.mktemp("shard-elements")
-    shard_kinds = shard_kinds[:nshards]
-    if not index_checksum:
-        shard_kinds = ["ok" if k == "bad_index_checksum" else k for k in shard_kinds]
-    if not paths:
-        shard_kinds = ["missing" if k == "dir" else k for k in shard_kinds]
+    shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
     sources: list[Any] = []
     inner: list[tuple[int, int, str, bytes]] = []  # shard, slot, kind, decoded
     for s, shard_kind in enumerate(shard_kinds):
@@ -1104,11 +1106,7 @@ def test_read_shards_outer_agrees_with_the_reference(
     index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
     fill = rng.bytes(itemsize)
     folder = tmp_path_factory.mktemp("shards-outer")
-    shard_kinds = shard_kinds[:nshards]
-    if not index_checksum:
-        shard_kinds = ["ok" if k == "bad_index_checksum" else k for k in shard_kinds]
-    if not paths:
-        shard_kinds = ["missing" if k == "dir" else k for k in shard_kinds]
+    shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
     sources: list[Any] = []
     inner: list[tuple[int, int, str, bytes | None]] = []  # shard, slot, kind, decoded
     for s, shard_kind in enumerate(shard_kinds):

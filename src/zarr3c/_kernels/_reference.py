@@ -1265,6 +1265,18 @@ def read_chunks(
                       dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
                       nbytes, status)
     chain = (compressor, checksums, swap, nbytes)
+    for c, stored in _stored_chunks(fn, sources, paths, firsts, ends, chain, status):
+        status[c] = _finish_chunk(c, stored, firsts, ends, src_offsets, src_strides, dst,
+                                  dst_offsets, dst_strides, counts, itemsize, fill, direct,
+                                  *chain)
+
+
+def _stored_chunks(fn: str, sources: list[Any], paths: bool, firsts: NDArray[np.int64],
+                   ends: NDArray[np.int64], chain: tuple[int, int, int, int],
+                   status: NDArray[np.int8]) -> Any:
+    """Per chunk ``c`` with rows (pieces, elements) to fill, ``(c, its stored bytes or
+    None)``: its file read whole where ``paths`` (and refused from its size as the kernel
+    refuses it); the others' ``status`` set (no rows: read; a failed file read)."""
     for c, source in enumerate(_chunk_sources(fn, sources, paths)):
         if ends[c] <= firsts[c]:
             status[c] = _READ
@@ -1277,9 +1289,7 @@ def read_chunks(
             if result < 0:
                 status[c] = result
                 continue
-        status[c] = _finish_chunk(c, stored, firsts, ends, src_offsets, src_strides, dst,
-                                  dst_offsets, dst_strides, counts, itemsize, fill, direct,
-                                  *chain)
+        yield c, stored
 
 
 def read_elements(
@@ -1328,21 +1338,9 @@ def read_elements(
     _check_elements(fn, nchunks, firsts, ends, src_offsets, dst_offsets, dst, itemsize, fill,
                     *chain, status)
     value = _u8(fill).tobytes()
-    for c, source in enumerate(_chunk_sources(fn, sources, paths)):
-        rows = range(int(firsts[c]), int(ends[c]))
-        if not rows:
-            status[c] = _READ
-            continue
-        stored: bytes | None = source
-        if paths and source is not None:
-            result, stored, size = _read_whole(source)
-            if result == _READ and not _size_ok(size, *chain):
-                result = _FAILED_SIZE
-            if result < 0:
-                status[c] = result
-                continue
-        status[c] = _finish_elements(rows, stored, src_offsets, dst_offsets, dst, itemsize,
-                                     value, *chain)
+    for c, stored in _stored_chunks(fn, sources, paths, firsts, ends, chain, status):
+        status[c] = _finish_elements(range(int(firsts[c]), int(ends[c])), stored, src_offsets,
+                                     dst_offsets, dst, itemsize, value, *chain)
 
 
 def _check_elements(fn: str, nchunks: int, firsts: NDArray[np.int64],
@@ -1470,6 +1468,22 @@ def read_shards(
                       dst_offsets, dst_strides, counts, itemsize, fill, direct, compressor,
                       checksums, swap, nbytes, status)
     chain = (compressor, checksums, swap, nbytes)
+    for k, stored in _stored_inner(fn, sources, paths, index_nbytes, index_at_end,
+                                   index_checksum, shard_of, slot_of, firsts, ends, chain,
+                                   status, shard_status):
+        status[k] = _finish_chunk(k, stored, firsts, ends, src_offsets, src_strides, dst,
+                                  dst_offsets, dst_strides, counts, itemsize, fill, direct,
+                                  *chain)
+
+
+def _stored_inner(fn: str, sources: list[Any], paths: bool, index_nbytes: int,
+                  index_at_end: bool, index_checksum: bool, shard_of: list[int],
+                  slot_of: list[int], firsts: NDArray[np.int64], ends: NDArray[np.int64],
+                  chain: tuple[int, int, int, int], status: NDArray[np.int8],
+                  shard_status: NDArray[np.int8]) -> Any:
+    """:func:`_inner_chunks` for inner chunks with rows to fill: ``(k, its stored bytes or
+    None)``; the others' ``status`` set (no rows: read; from a file, more bytes than the
+    kernel takes: the wrong size)."""
     for k, stored in _inner_chunks(fn, sources, paths, index_nbytes, index_at_end,
                                    index_checksum, shard_of, slot_of, status, shard_status):
         if ends[k] <= firsts[k]:
@@ -1477,9 +1491,7 @@ def read_shards(
         elif paths and stored is not None and not _size_ok(len(stored), *chain):
             status[k] = _FAILED_SIZE
         else:
-            status[k] = _finish_chunk(k, stored, firsts, ends, src_offsets, src_strides, dst,
-                                      dst_offsets, dst_strides, counts, itemsize, fill, direct,
-                                      *chain)
+            yield k, stored
 
 
 def _check_shards(fn: str, nshards: int, index_nbytes: int, index_checksum: bool,
@@ -1580,16 +1592,11 @@ def read_shard_elements(
     _check_elements(fn, len(shard_of), firsts, ends, src_offsets, dst_offsets, dst, itemsize,
                     fill, *chain, status)
     value = _u8(fill).tobytes()
-    for k, stored in _inner_chunks(fn, sources, paths, index_nbytes, index_at_end,
-                                   index_checksum, shard_of, slot_of, status, shard_status):
-        rows = range(int(firsts[k]), int(ends[k]))
-        if not rows:
-            status[k] = _READ
-        elif paths and stored is not None and not _size_ok(len(stored), *chain):
-            status[k] = _FAILED_SIZE
-        else:
-            status[k] = _finish_elements(rows, stored, src_offsets, dst_offsets, dst,
-                                         itemsize, value, *chain)
+    for k, stored in _stored_inner(fn, sources, paths, index_nbytes, index_at_end,
+                                   index_checksum, shard_of, slot_of, firsts, ends, chain,
+                                   status, shard_status):
+        status[k] = _finish_elements(range(int(firsts[k]), int(ends[k])), stored, src_offsets,
+                                     dst_offsets, dst, itemsize, value, *chain)
 
 
 def _check_outer_plan(fn: str, nchunks: int, firsts: NDArray[np.int64],
@@ -1704,21 +1711,10 @@ def read_chunks_outer(
                              counts, dst, itemsize, fill, *chain, status)
     value = _u8(fill).tobytes()
     counts = np.asarray(counts, dtype=np.int64)
-    for c, source in enumerate(_chunk_sources(fn, sources, paths)):
-        pieces = range(int(firsts[c]), int(ends[c]))
-        if not pieces:
-            status[c] = _READ
-            continue
-        stored: bytes | None = source
-        if paths and source is not None:
-            result, stored, size = _read_whole(source)
-            if result == _READ and not _size_ok(size, *chain):
-                result = _FAILED_SIZE
-            if result < 0:
-                status[c] = result
-                continue
-        status[c] = _finish_outer(pieces, rows, stored, src_offsets, dst_offsets, counts, dst,
-                                  itemsize, value, *chain)
+    for c, stored in _stored_chunks(fn, sources, paths, firsts, ends, chain, status):
+        status[c] = _finish_outer(range(int(firsts[c]), int(ends[c])), rows, stored,
+                                  src_offsets, dst_offsets, counts, dst, itemsize, value,
+                                  *chain)
 
 
 def read_shards_outer(
@@ -1769,16 +1765,12 @@ def read_shards_outer(
                              dst_offsets, counts, dst, itemsize, fill, *chain, status)
     value = _u8(fill).tobytes()
     counts = np.asarray(counts, dtype=np.int64)
-    for k, stored in _inner_chunks(fn, sources, paths, index_nbytes, index_at_end,
-                                   index_checksum, shard_of, slot_of, status, shard_status):
-        pieces = range(int(firsts[k]), int(ends[k]))
-        if not pieces:
-            status[k] = _READ
-        elif paths and stored is not None and not _size_ok(len(stored), *chain):
-            status[k] = _FAILED_SIZE
-        else:
-            status[k] = _finish_outer(pieces, rows, stored, src_offsets, dst_offsets, counts,
-                                      dst, itemsize, value, *chain)
+    for k, stored in _stored_inner(fn, sources, paths, index_nbytes, index_at_end,
+                                   index_checksum, shard_of, slot_of, firsts, ends, chain,
+                                   status, shard_status):
+        status[k] = _finish_outer(range(int(firsts[k]), int(ends[k])), rows, stored,
+                                  src_offsets, dst_offsets, counts, dst, itemsize, value,
+                                  *chain)
 
 
 # -- writes.pyx ----------------------------------------------------------------------------------

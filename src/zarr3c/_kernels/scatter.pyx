@@ -253,6 +253,9 @@ cdef inline void _copy_item(uint8_t* dst, const uint8_t* src, Py_ssize_t itemsiz
 cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8_t* dst,
                            const int64_t* dst_offsets, const int64_t* counts, Py_ssize_t ndim,
                            Py_ssize_t itemsize, int inner_run) noexcept nogil:
+    """The outer product of checked offsets copied from ``src`` to ``dst`` in C order, its
+    innermost dimension as ``inner_run`` says; with ``src_offsets`` NULL every element is
+    the one item at ``src`` (a fill)."""
     cdef Py_ssize_t idx[MAX_NDIM]
     cdef Py_ssize_t base[MAX_NDIM]
     cdef Py_ssize_t d, k, last = ndim - 1, n_inner
@@ -263,6 +266,7 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
     cdef const uint8_t* sp
     cdef uint8_t* dp
     cdef int64_t ss = 0, ds = 0
+    cdef bint fill = src_offsets == NULL
     if ndim == 0:
         memcpy(dst, src, itemsize)
         return
@@ -272,7 +276,9 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
         if d > 0:
             base[d] = base[d - 1] + counts[d - 1]
     n_inner = counts[last]
-    inner_s = src_offsets + base[last]
+    inner_s = src_offsets  # (NULL for a fill: never read then)
+    if not fill:
+        inner_s = src_offsets + base[last]
     inner_d = dst_offsets + base[last]
     if inner_run == _INNER_STEPS:
         ss, ds = inner_s[1] - inner_s[0], inner_d[1] - inner_d[0]
@@ -280,9 +286,13 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
         so = 0
         do = 0
         for d in range(last):
-            so += src_offsets[base[d] + idx[d]]
+            if not fill:
+                so += src_offsets[base[d] + idx[d]]
             do += dst_offsets[base[d] + idx[d]]
-        if inner_run == _INNER_STEPS:
+        if fill:  # (every element the one at src)
+            for k in range(n_inner):
+                _copy_item(dst + do + inner_d[k], src, itemsize)
+        elif inner_run == _INNER_STEPS:
             sp, dp = src + so + inner_s[0], dst + do + inner_d[0]
             if itemsize == 2:
                 for k in range(n_inner):
@@ -556,39 +566,12 @@ cdef void fill_outer_rows(const OuterRows* rows, Py_ssize_t p0, Py_ssize_t p1, u
                           const uint8_t* fill) noexcept nogil:
     """Every element of pieces ``p0 <= p < p1`` set to the ``itemsize`` bytes at ``fill``
     (the piece's destinations taken as a product, as copy_outer_rows writes them)."""
-    cdef Py_ssize_t p, d, k, last = rows.ndim - 1
-    cdef Py_ssize_t idx[MAX_NDIM]
-    cdef Py_ssize_t base[MAX_NDIM]
-    cdef const int64_t* counts
-    cdef const int64_t* offsets
-    cdef int64_t at
+    cdef Py_ssize_t p
     for p in range(p0, p1):
-        if rows.inner_run[p] == 2:
-            continue
-        counts, offsets = rows.counts + p * rows.ndim, rows.dst_offsets + rows.bounds[p]
-        if rows.ndim == 0:
-            memcpy(dst, fill, <size_t>rows.itemsize)
-            continue
-        base[0] = 0
-        for d in range(rows.ndim):
-            idx[d] = 0
-            if d > 0:
-                base[d] = base[d - 1] + counts[d - 1]
-        while True:
-            at = 0
-            for d in range(last):
-                at += offsets[base[d] + idx[d]]
-            for k in range(counts[last]):
-                memcpy(dst + at + offsets[base[last] + k], fill, <size_t>rows.itemsize)
-            d = last - 1
-            while d >= 0:
-                idx[d] += 1
-                if idx[d] < counts[d]:
-                    break
-                idx[d] = 0
-                d -= 1
-            if d < 0:
-                break
+        if rows.inner_run[p] != 2:
+            _copy_outer_core(fill, NULL, dst, rows.dst_offsets + rows.bounds[p],
+                             rows.counts + p * rows.ndim, rows.ndim, rows.itemsize,
+                             _INNER_ITEMS)
 
 
 # -- many small regions at once ------------------------------------------------------------------

@@ -332,6 +332,20 @@ def test_an_oindex_makes_as_many_python_calls_over_more_chunks(
     assert large <= small + 16, calls
 
 
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+def test_a_selection_inside_one_chunk_takes_the_general_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sharded: bool) -> None:
+    """One (inner) chunk has no hand-off between chunks to save: the general path reads it
+    (``native.OUTER_MIN_CHUNKS``); two take the kernel."""
+    a, data = _array(_store("local", tmp_path), 16, 4, sharded, "zstd")
+    calls = _count_calls_of(monkeypatch, "read_chunks_outer", "read_shards_outer")
+    np.testing.assert_array_equal(a.oindex[[9, 8, 9], 5:8, 4:8:2], data[[9, 8, 9], 5:8, 4:8:2])
+    np.testing.assert_array_equal(a[8:12:2, 4, 4:8], data[8:12:2, 4, 4:8])
+    assert not calls
+    np.testing.assert_array_equal(a.oindex[[9, 3], 5:8, ::2], data[[9, 3], 5:8, ::2])
+    assert calls
+
+
 def test_a_plan_too_large_for_its_output_takes_the_python_path(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A long step over small chunks (an offset per element read, more than the output's

@@ -131,7 +131,7 @@ def read_selection(array: Array, sel: OrthogonalSelection) -> np.ndarray:
     """The elements of one orthogonal selection, in an array of shape ``sel.counts``: read
     natively where the chain and store allow (:func:`~.native.read_outer_natively`, the
     chunks it leaves read here), else by the general path."""
-    if not sel.size or not native.reads_outer(array):
+    if not sel.size or not native.reads_outer(array, sel):
         return read_selections(array, [sel])[0]
     out = empty_array(sel.counts, array.dtype)
     left = native.read_outer_natively(array, sel, out)

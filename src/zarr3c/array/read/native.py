@@ -42,8 +42,9 @@ Orthogonal selections (``oindex``, stepped and reversed slices: the general read
 kernel's outer-product form (:func:`read_outer_natively`): per axis the indices grouped by
 (inner) chunk, every combination one piece (:func:`~.plan.plan_outer_grid`, in a few numpy
 calls), each chunk decoded once and its product of offsets copied out
-(``scatter.copy_outer``).  A plan whose offsets would outweigh a quarter of the output (a
-long step over small chunks) stays on the general path, which keeps steps as steps.
+(``scatter.copy_outer``).  A plan that would outweigh a quarter of the output (a long
+step over small chunks) stays on the general path, which keeps steps as steps, and so does
+a selection inside one (inner) chunk (:data:`OUTER_MIN_CHUNKS`).
 
 The number of Python calls a read makes then does not grow with its number of chunks
 (``tests/array/read/test_native.py`` counts them).  Reads of a few chunks take the short
@@ -65,7 +66,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from zarr3c.array.read.chunk import FETCH_BATCH_BYTES, fetched_batches, stored_limit
-from zarr3c.array.read.plan import OuterGrid, Pieces, new_plan, one_c_piece, plan_outer_grid
+from zarr3c.array.read.plan import (
+    OuterGrid,
+    Pieces,
+    new_plan,
+    one_c_piece,
+    outer_chunks_at_most,
+    plan_outer_grid,
+)
 from zarr3c.concurrency import get_num_threads
 from zarr3c.indexing import (
     CoordinateSelection,
@@ -84,7 +92,7 @@ if TYPE_CHECKING:
     from zarr3c.array.core import Array
     from zarr3c.codecs.native import NativeChain
 
-__all__ = ["FETCH_BATCH_BYTES", "INDEX_BATCH_BYTES", "SMALL_SHARD_BYTES",
+__all__ = ["FETCH_BATCH_BYTES", "INDEX_BATCH_BYTES", "OUTER_MIN_CHUNKS", "SMALL_SHARD_BYTES",
            "WHOLE_SHARD_FRACTION", "ShardGroup", "box_fetches_shards_whole", "chunk_names",
            "chunks_native", "enabled", "fetched_whole", "read_chunks_natively",
            "read_outer_natively", "read_points_natively", "read_shard_points_natively",
@@ -105,6 +113,11 @@ WHOLE_SHARD_FRACTION = 0.5
 #: of it (issue 33's small-shard rule: one request, not index plus ranges).
 SMALL_SHARD_BYTES = 1 << 20
 
+#: An orthogonal selection inside one (inner) chunk is read by the general path: with one
+#: chunk there is no hand-off between chunks to save, and that path's plan costs less (a
+#: stepped box in one 64^3 chunk: 72 against 167 us on 2 cores; asv
+#: ``bench_array_io.SmallOuterReads`` tracks it).
+OUTER_MIN_CHUNKS = 2
 #: Whether reads and writes (:mod:`zarr3c.array.write.native`) use the native pipeline
 #: where they can (``ZARR3C_NATIVE=0`` in the environment at import turns it off: every
 #: read and write takes the Python path).  Tests switch it to compare the two paths.
@@ -441,24 +454,29 @@ def _outer_args(grid: OuterGrid) -> dict[str, Any]:
             "dst_offsets": grid.dst_offsets, "counts": grid.counts}
 
 
-def reads_outer(array: Array) -> bool:
-    """Whether :func:`read_outer_natively` may read the array's orthogonal selections: a
-    native chain over a regular grid, fixed-size elements, at least one dimension."""
+def reads_outer(array: Array, sel: OrthogonalSelection) -> bool:
+    """Whether :func:`read_outer_natively` reads the orthogonal selection ``sel`` of the
+    array: a native chain over a regular grid, fixed-size elements, at least one dimension,
+    and at least :data:`OUTER_MIN_CHUNKS` (inner) chunks the selection may touch."""
     if _chunks is None or not enabled or array._references or not array.ndim:
         return False
     if array._sharding is None:
-        return chunks_native(array) is not None and array._box_grid is not None
-    return shards_native(array) is not None and array._inner_box is not None
+        grid = array._box_grid
+        return (chunks_native(array) is not None and grid is not None
+                and outer_chunks_at_most(sel, grid.chunk_shape) >= OUTER_MIN_CHUNKS)
+    ib = array._inner_box
+    return (shards_native(array) is not None and ib is not None
+            and outer_chunks_at_most(sel, ib.shape) >= OUTER_MIN_CHUNKS)
 
 
 def read_outer_natively(array: Array, sel: OrthogonalSelection, out: np.ndarray
                         ) -> set[tuple[int, ...]] | None:
-    """Read a non-empty orthogonal selection (``oindex``, stepped slices) of an array that
-    :func:`reads_outer` natively into ``out`` (C-ordered, of shape ``sel.counts``); returns
-    the coordinates of the chunks (shards, for a sharded array) left to the Python path,
-    which fills their part, or None (nothing read) where the plan would be too large
-    (:data:`~.plan.OUTER_PLAN_MIN_BYTES`) or no shard is fetched whole from a store
-    without files or values in memory."""
+    """Read a non-empty orthogonal selection (``oindex``, stepped slices) that
+    :func:`reads_outer` takes natively into ``out`` (C-ordered, of shape ``sel.counts``);
+    returns the coordinates of the chunks (shards, for a sharded array) left to the Python
+    path, which fills their part, or None (nothing read) where the plan would be too large
+    (:data:`~.plan.OUTER_PLAN_MIN_BYTES`) or no shard is fetched whole from a store without
+    files or values in memory."""
     itemsize, dst = array._itemsize, out.reshape(-1).view(np.uint8)
     if array._sharding is None:
         chain, grid = chunks_native(array), array._box_grid

@@ -75,6 +75,7 @@ __all__ = [
     "inner_box_of",
     "inner_in_shard",
     "new_plan",
+    "outer_chunks_at_most",
     "one_c_piece",
     "piece_ranges",
     "plan_general",
@@ -759,10 +760,11 @@ def plan_outer_pieces(parts: Sequence[OuterPart], inner_shape: Sequence[int], it
     return pieces
 
 
-#: An outer-product plan (:func:`plan_outer_grid`) may take up to this many bytes of offsets
-#: for any read, and beyond it a quarter of the output's bytes: a selection whose offsets
-#: would take more (a long step over small chunks: one offset per element read) is read by
-#: the general path, which keeps a strided selection as start and step.
+#: An outer-product plan (:func:`plan_outer_grid`) may take up to this many bytes for any
+#: read, and beyond it a quarter of the output's bytes (about 40 bytes per offset: its
+#: source and destination, the gather building them, the kernel's checked copies): a
+#: selection whose offsets would take more (a long step over small chunks: one offset per
+#: element read) is read by the general path, which keeps a step as start and step.
 OUTER_PLAN_MIN_BYTES = 1 << 20
 
 
@@ -799,6 +801,22 @@ def _axis_indices(dim: Any) -> np.ndarray:
     return np.asarray(dim.indices, dtype=np.int64)
 
 
+def outer_chunks_at_most(sel: OrthogonalSelection, grid_chunk: Sequence[int]) -> int:
+    """At most how many chunks of the regular grid of ``grid_chunk`` an orthogonal
+    selection touches: per axis the fewer of its indices and of the chunks from its least
+    to its greatest index, multiplied (no grouping: a few numpy calls at most)."""
+    total = 1
+    for dim, size in zip(sel.dims, grid_chunk, strict=True):
+        if isinstance(dim, DimSelection):
+            lo, hi = dim.start, dim.start + dim.step * max(0, dim.count - 1)
+        elif dim.count:
+            lo, hi = int(dim.indices.min()), int(dim.indices.max())
+        else:
+            return 0
+        total *= min(dim.count, hi // size - lo // size + 1)
+    return total
+
+
 def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsize: int
                     ) -> OuterGrid | None:
     """The :class:`OuterGrid` of a non-empty orthogonal selection over the regular grid of
@@ -813,7 +831,7 @@ def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsiz
     chunk_strides = c_strides(grid_chunk, itemsize)
     out_nbytes = math.prod(counts_out) * itemsize
     # the offsets' count: each axis's indices once per combination of the other axes' groups
-    budget = max(OUTER_PLAN_MIN_BYTES, out_nbytes // 4) // 16
+    budget = max(OUTER_PLAN_MIN_BYTES, out_nbytes // 4) // 40
     ids, starts, lens, srcs, dsts = [], [], [], [], []
     for d in range(ndim):
         idx = _axis_indices(sel.dims[d])
