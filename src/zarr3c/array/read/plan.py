@@ -75,8 +75,8 @@ __all__ = [
     "inner_box_of",
     "inner_in_shard",
     "new_plan",
-    "outer_chunks_at_most",
     "one_c_piece",
+    "outer_chunks_at_most",
     "piece_ranges",
     "plan_general",
     "plan_inner_pieces",
@@ -830,8 +830,7 @@ def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsiz
     out_strides = c_strides(counts_out, itemsize)
     chunk_strides = c_strides(grid_chunk, itemsize)
     out_nbytes = math.prod(counts_out) * itemsize
-    # the offsets' count: each axis's indices once per combination of the other axes' groups
-    budget = max(OUTER_PLAN_MIN_BYTES, out_nbytes // 4) // 40
+    budget = max(OUTER_PLAN_MIN_BYTES, out_nbytes // 4) // 40  # (offsets)
     ids, starts, lens, srcs, dsts = [], [], [], [], []
     for d in range(ndim):
         idx = _axis_indices(sel.dims[d])
@@ -846,6 +845,7 @@ def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsiz
         dsts.append(order.astype(np.int64) * out_strides[d])
     groups = [len(g) for g in ids]
     npieces = math.prod(groups)
+    # the offsets' count: each axis's indices once per combination of the other axes' groups
     noffsets = sum(len(srcs[d]) * npieces // groups[d] for d in range(ndim))
     if noffsets > budget:
         return None
