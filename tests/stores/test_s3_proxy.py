@@ -116,7 +116,9 @@ def test_faults_by_pattern_kind_and_count(proxy: LatencyProxy) -> None:
 
 
 def test_requests_wait_out_their_latency_together(proxy: LatencyProxy) -> None:
-    proxy.latency = 0.2
+    # (long enough that the six threads have all sent theirs before the first answer, on a
+    # loaded machine too: 0.2 s once saw only five in flight during a CI run)
+    proxy.latency = 1.0
     with ThreadPoolExecutor(6) as pool:
         results = list(pool.map(lambda i: _call(proxy, "GET", f"/b/k/{i}")[0], range(6)))
     assert results == [200] * 6 and proxy.peak_in_flight() == 6

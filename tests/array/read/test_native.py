@@ -333,6 +333,33 @@ def test_an_oindex_makes_as_many_python_calls_over_more_chunks(
 
 
 @pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_get_many_reads_its_stepped_selections_in_one_kernel_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, sharded: bool) -> None:
+    """``get_many`` of selections that are not boxes (steps, ints, reversed), and of the
+    boxes sharing chunks with them: one kernel call for them all, each chunk read once,
+    what numpy gives."""
+    a, data = _array(_store(kind, tmp_path), 24, 4, sharded, "zstd")
+    keys = [np.s_[::2, 1:9, ::3], np.s_[1::3, 5, ::-1], np.s_[20:2:-5, :, 7],
+            np.s_[2:6, 2:6, 2:6], np.s_[0, 0, 0:24:23]]
+    calls: list[tuple[int, int]] = []  # per kernel call: its (inner) chunks, its pieces
+    for name in ("read_chunks_outer", "read_shards_outer"):
+        kernel = getattr(chunks_kernel, name)
+
+        def spy(*args: Any, kernel: Any = kernel, **kw: Any) -> Any:
+            calls.append((len(kw["firsts"]), len(kw["counts"])))
+            return kernel(*args, **kw)
+
+        monkeypatch.setattr(chunks_kernel, name, spy)
+    got = a.get_many(keys)
+    assert len(calls) == 1, calls
+    ((nchunks, npieces),) = calls
+    assert npieces > nchunks  # (chunks several selections touch, read once for them all)
+    for value, key in zip(got, keys, strict=True):
+        np.testing.assert_array_equal(value, data[key])
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
 def test_a_selection_inside_one_chunk_takes_the_general_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sharded: bool) -> None:
     """One (inner) chunk has no hand-off between chunks to save: the general path reads it

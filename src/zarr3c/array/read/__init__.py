@@ -27,7 +27,7 @@ goes to the general read::
 
 Where the chain is native (``bytes``, ``crc32c``, ``zstd``, ``blosc``, ``gzip``:
 :mod:`zarr3c.codecs.native`), ``many.read_boxes`` and ``points.read_coordinates`` hand their
-plan to :mod:`.native`, and so does ``general.read_selection`` (an orthogonal selection, as
+plan to :mod:`.native`, and so does ``general.read_selections`` (orthogonal selections, as
 per-axis offsets by chunk), which executes it in one call of the native chunk pipeline
 (``zarr3c._kernels.chunks``) without the GIL; the chunks it could not read come back to the
 Python paths named here, which report them.  From a store without files or values in memory

@@ -14,8 +14,8 @@ spread over every thread).  From an object store the chunks' values are fetched 
 batch's requests in flight together (:func:`~.chunk.read_chunks_together`), and so are
 small shards, whole (:func:`_shard_sources`).
 
-One selection of an array whose chain and grid the native pipeline takes
-(:func:`read_selection`) is read by it instead, in one kernel call
+Selections of an array whose chain and grid the native pipeline takes
+(:func:`read_selections`) are read by it instead, in one kernel call
 (:func:`~.native.read_outer_natively`); only the chunks it could not read come here."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ __all__ = ["basic_result", "has_ellipsis", "read_general", "read_planned", "read
 
 def read_general(array: Array, selection: Any) -> Any:
     """``array[selection]`` for a basic selection, through the general path only (the
-    selection parsed, planned per chunk and read by :func:`read_selections` in Python),
+    selection parsed, planned per chunk and read by :func:`read_planned` in Python),
     never the short paths nor the native pipeline: the oracle they are tested against.
 
     Parameters
@@ -103,10 +103,15 @@ def read_general(array: Array, selection: Any) -> Any:
     [7, 7]
     """
     if isinstance(selection, OrthogonalSelection):
-        return array._in_order(read_selections(array, [selection])[0].reshape(
-            selection.out_shape))
+        return array._in_order(_read_in_python(array, selection).reshape(selection.out_shape))
     sel = parse_basic_selection(selection, array.shape)
-    return basic_result(array, selection, sel, read_selections(array, [sel])[0])
+    return basic_result(array, selection, sel, _read_in_python(array, sel))
+
+
+def _read_in_python(array: Array, sel: OrthogonalSelection) -> np.ndarray:
+    """One selection read by its chunk tasks (the Python path only)."""
+    return read_planned(array, [sel.counts], [plan_chunks(sel, array._dims) if sel.size
+                                               else ()])[0]
 
 
 def basic_result(array: Array, selection: Any, sel: OrthogonalSelection, raw: np.ndarray
@@ -128,30 +133,44 @@ def has_ellipsis(selection: Any) -> bool:
 
 
 def read_selection(array: Array, sel: OrthogonalSelection) -> np.ndarray:
-    """The elements of one orthogonal selection, in an array of shape ``sel.counts``: read
-    natively where the chain and store allow (:func:`~.native.read_outer_natively`, the
-    chunks it leaves read here), else by the general path."""
-    if not sel.size or not native.reads_outer(array, sel):
-        return read_selections(array, [sel])[0]
-    out = empty_array(sel.counts, array.dtype)
-    left = native.read_outer_natively(array, sel, out)
-    if left is None or left:
-        tasks = plan_chunks(sel, array._dims)
-        read_planned(array, [sel.counts], [tasks if left is None else
-                                           [t for t in tasks if t.coords in left]], outs=[out])
-    return out
+    """The elements of one orthogonal selection, in an array of shape ``sel.counts``."""
+    return read_selections(array, [sel])[0]
 
 
 def read_selections(array: Array, sels: Sequence[OrthogonalSelection]) -> list[np.ndarray]:
-    """Read orthogonal selections: their chunk tasks grouped by chunk, so each chunk is read
-    and decoded once, whichever selections touch it."""
-    return read_planned(array, [sel.counts for sel in sels],
-                        [plan_chunks(sel, array._dims) if sel.size else () for sel in sels])
+    """Read orthogonal selections, each chunk read and decoded once whichever selections
+    touch it: those the native pipeline takes (:func:`~.native.reads_outer`) in one kernel
+    call, into one buffer (:func:`~.native.read_outer_natively`), the others, and the chunks
+    the kernel leaves, by their chunk tasks grouped by chunk."""
+    native_ones = [i for i, sel in enumerate(sels)
+                   if sel.size and native.reads_outer(array, sel)]
+    outs: list[np.ndarray | None] = [None] * len(sels)
+    left: set[tuple[int, ...]] | None = set()
+    if native_ones:
+        sizes = [math.prod(sels[i].counts) for i in native_ones]
+        buffer = empty_array(sum(sizes), array.dtype)
+        starts = np.cumsum([0, *sizes]).tolist()
+        for i, lo, hi in zip(native_ones, starts, starts[1:], strict=False):
+            outs[i] = buffer[lo:hi].reshape(sels[i].counts)
+        left = native.read_outer_natively(array, [sels[i] for i in native_ones],
+                                          buffer.view(np.uint8),
+                                          [lo * array._itemsize for lo in starts[:-1]])
+    plans: list[Iterable[ChunkTask]] = []
+    for i, sel in enumerate(sels):
+        if not sel.size or (outs[i] is not None and left is not None and not left):
+            plans.append(())
+        elif outs[i] is None or left is None:
+            plans.append(plan_chunks(sel, array._dims))
+        else:
+            plans.append([t for t in plan_chunks(sel, array._dims) if t.coords in left])
+    if not native_ones:
+        return read_planned(array, [sel.counts for sel in sels], plans)
+    return read_planned(array, [sel.counts for sel in sels], plans, outs=outs)
 
 
 def read_planned(array: Array, counts: Sequence[Sequence[int]],
                  plans: Sequence[Iterable[ChunkTask]],
-                 outs: list[np.ndarray] | None = None) -> list[np.ndarray]:
+                 outs: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
     """Outputs of shapes ``counts`` (allocated, unless given as ``outs``) filled by their
     chunk ``plans`` (see the module)."""
     if array._references:  # (strings, bytes: numpy indexing, not byte copies)

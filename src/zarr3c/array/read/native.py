@@ -42,9 +42,11 @@ Orthogonal selections (``oindex``, stepped and reversed slices: the general read
 kernel's outer-product form (:func:`read_outer_natively`): per axis the indices grouped by
 (inner) chunk, every combination one piece (:func:`~.plan.plan_outer_grid`, in a few numpy
 calls), each chunk decoded once and its product of offsets copied out
-(``scatter.copy_outer``).  A plan that would outweigh a quarter of the output (a long
-step over small chunks) stays on the general path, which keeps steps as steps, and so does
-a selection inside one (inner) chunk (:data:`OUTER_MIN_CHUNKS`).
+(``scatter.copy_outer``); several selections read together (``get_many``) are planned
+into parts of one output buffer and their pieces grouped by chunk (:func:`~.plan.outer_chunks`),
+so each chunk is read once for them all.  A plan that would outweigh a quarter of the output
+(a long step over small chunks) stays on the general path, which keeps steps as steps, and
+so does a selection inside one (inner) chunk (:data:`OUTER_MIN_CHUNKS`).
 
 The number of Python calls a read makes then does not grow with its number of chunks
 (``tests/array/read/test_native.py`` counts them).  Reads of a few chunks take the short
@@ -60,17 +62,18 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from zarr3c.array.read.chunk import FETCH_BATCH_BYTES, fetched_batches, stored_limit
 from zarr3c.array.read.plan import (
-    OuterGrid,
+    OuterChunks,
     Pieces,
     new_plan,
     one_c_piece,
+    outer_chunks,
     outer_chunks_at_most,
     plan_outer_grid,
 )
@@ -446,12 +449,12 @@ def read_shard_points_natively(array: Array, sel: CoordinateSelection, dst: np.n
     return failed
 
 
-def _outer_args(grid: OuterGrid) -> dict[str, Any]:
-    """An outer-product plan's pieces as the kernel takes them, one per (inner) chunk."""
-    n = len(grid.coords)
-    return {"firsts": np.arange(n, dtype=np.int64), "ends": np.arange(1, n + 1, dtype=np.int64),
-            "bounds": grid.bounds, "src_offsets": grid.src_offsets,
-            "dst_offsets": grid.dst_offsets, "counts": grid.counts}
+def _outer_args(chunks: OuterChunks) -> dict[str, Any]:
+    """Outer-product pieces grouped by chunk as the kernel takes them."""
+    grid = chunks.grid
+    return {"firsts": chunks.firsts, "ends": chunks.ends, "bounds": grid.bounds,
+            "src_offsets": grid.src_offsets, "dst_offsets": grid.dst_offsets,
+            "counts": grid.counts}
 
 
 def reads_outer(array: Array, sel: OrthogonalSelection) -> bool:
@@ -469,32 +472,40 @@ def reads_outer(array: Array, sel: OrthogonalSelection) -> bool:
             and outer_chunks_at_most(sel, ib.shape) >= OUTER_MIN_CHUNKS)
 
 
-def read_outer_natively(array: Array, sel: OrthogonalSelection, out: np.ndarray
-                        ) -> set[tuple[int, ...]] | None:
-    """Read a non-empty orthogonal selection (``oindex``, stepped slices) that
-    :func:`reads_outer` takes natively into ``out`` (C-ordered, of shape ``sel.counts``);
-    returns the coordinates of the chunks (shards, for a sharded array) left to the Python
-    path, which fills their part, or None (nothing read) where the plan would be too large
+def read_outer_natively(array: Array, sels: Sequence[OrthogonalSelection], dst: np.ndarray,
+                        bases: Sequence[int]) -> set[tuple[int, ...]] | None:
+    """Read non-empty orthogonal selections (``oindex``, stepped slices) that
+    :func:`reads_outer` takes natively, selection ``i`` C-ordered into the bytes ``dst``
+    (flat ``uint8``) from ``bases[i]`` on, every (inner) chunk they touch read once; returns
+    the coordinates of the chunks (shards, for a sharded array) left to the Python path,
+    which fills their part, or None (nothing read) where a plan would be too large
     (:data:`~.plan.OUTER_PLAN_MIN_BYTES`) or no shard is fetched whole from a store without
     files or values in memory."""
-    itemsize, dst = array._itemsize, out.reshape(-1).view(np.uint8)
-    if array._sharding is None:
-        chain, grid = chunks_native(array), array._box_grid
+    sharded = array._sharding is not None
+    chain = shards_native(array) if sharded else chunks_native(array)
+    grid, ib = array._box_grid, array._inner_box
+    if sharded:
+        assert chain is not None and ib is not None
+        unit, nbytes = ib.shape, ib.nbytes
+    else:
         assert chain is not None and grid is not None
-        plan = plan_outer_grid(sel, grid.chunk_shape, itemsize)
-        if plan is None:
+        unit, nbytes = grid.chunk_shape, grid.chunk_nbytes
+    grids = []
+    for sel, base in zip(sels, bases, strict=True):
+        one = plan_outer_grid(sel, unit, array._itemsize, base)
+        if one is None:
             return None
-        return _read_chunks_outer(array, plan, dst, chain, grid.chunk_nbytes)
-    chain, ib = shards_native(array), array._inner_box
-    assert chain is not None and ib is not None
-    plan = plan_outer_grid(sel, ib.shape, itemsize)
-    planned = None if plan is None else _shard_groups(array, plan.coords)
-    if plan is None or planned is None:
+        grids.append(one)
+    plan = outer_chunks(grids)
+    if not sharded:
+        return _read_chunks_outer(array, plan, dst, chain, nbytes)
+    planned = _shard_groups(array, plan.coords)
+    if planned is None:
         return None
     return _read_shards_outer(array, plan, planned, dst, chain)
 
 
-def _read_chunks_outer(array: Array, plan: OuterGrid, dst: np.ndarray, chain: NativeChain,
+def _read_chunks_outer(array: Array, plan: OuterChunks, dst: np.ndarray, chain: NativeChain,
                        nbytes: int) -> set[tuple[int, ...]]:
     """The chunks of an unsharded array's outer-product plan read into ``dst``; returns
     the coordinates of those that failed."""
@@ -510,8 +521,8 @@ def _read_chunks_outer(array: Array, plan: OuterGrid, dst: np.ndarray, chain: Na
     return {tuple(row) for row in plan.coords[status < 0].tolist()}
 
 
-def _read_shards_outer(array: Array, plan: OuterGrid, planned: _ShardCalls, dst: np.ndarray,
-                       chain: NativeChain) -> set[tuple[int, ...]]:
+def _read_shards_outer(array: Array, plan: OuterChunks, planned: _ShardCalls,
+                       dst: np.ndarray, chain: NativeChain) -> set[tuple[int, ...]]:
     """The inner chunks of a sharded array's outer-product plan read into ``dst``; returns
     the coordinates of the shards left to the Python path (failed, or not fetched whole)."""
     ib = array._inner_box

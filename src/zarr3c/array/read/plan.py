@@ -56,6 +56,7 @@ __all__ = [
     "InnerParts",
     "InnerPiece",
     "Member",
+    "OuterChunks",
     "OuterGrid",
     "OuterPart",
     "OuterPiece",
@@ -76,6 +77,7 @@ __all__ = [
     "inner_in_shard",
     "new_plan",
     "one_c_piece",
+    "outer_chunks",
     "outer_chunks_at_most",
     "piece_ranges",
     "plan_general",
@@ -585,18 +587,19 @@ class GeneralPlan(NamedTuple):
 
 def plan_general(counts: Sequence[Sequence[int]], plans: Sequence[Iterable[ChunkTask]],
                  dtype: np.dtype, chunk_shape_at: Callable[[tuple[int, ...]], tuple[int, ...]],
-                 raw: bool, outs: list[np.ndarray] | None = None) -> GeneralPlan:
-    """The outputs of shapes ``counts`` (allocated, unless given: C-contiguous arrays of
-    those shapes) and their chunk ``plans`` grouped by chunk; ``raw``: chunks are stored as
-    raw elements, and a chunk whose selected elements span at most half of it is fetched by
-    that span (:class:`RawSpan`)."""
+                 raw: bool, outs: Sequence[np.ndarray | None] | None = None) -> GeneralPlan:
+    """The outputs of shapes ``counts`` (allocated, unless given in ``outs``: C-contiguous
+    arrays of those shapes) and their chunk ``plans`` grouped by chunk; ``raw``: chunks are
+    stored as raw elements, and a chunk whose selected elements span at most half of it is
+    fetched by that span (:class:`RawSpan`)."""
     itemsize = dtype.itemsize
-    if outs is None:
-        outs = [empty_array(c, dtype) for c in counts]
+    given = outs or [None] * len(counts)
+    arrays = [empty_array(c, dtype) if out is None else out
+              for c, out in zip(counts, given, strict=True)]
     targets = [new_plan(Target, (out.reshape(-1).view(np.uint8), c_strides(c, itemsize)))
-               for out, c in zip(outs, counts, strict=True)]
+               for out, c in zip(arrays, counts, strict=True)]
     groups: dict[tuple[int, ...], list[Member]] = {}
-    for i, (plan, out) in enumerate(zip(plans, outs, strict=True)):
+    for i, (plan, out) in enumerate(zip(plans, arrays, strict=True)):
         if out.size:
             for task in plan:
                 groups.setdefault(task.coords, []).append(new_plan(Member, (task, i)))
@@ -608,7 +611,7 @@ def plan_general(counts: Sequence[Sequence[int]], plans: Sequence[Iterable[Chunk
             whole.append(new_plan(ChunkGroup, (coords, members)))
         else:
             spans.append(span)
-    return new_plan(GeneralPlan, (outs, targets, whole, spans))
+    return new_plan(GeneralPlan, (arrays, targets, whole, spans))
 
 
 def raw_span(coords: tuple[int, ...], members: list[Member], chunk_shape: tuple[int, ...],
@@ -793,6 +796,49 @@ class OuterGrid(NamedTuple):
             np.int64), self.src_offsets[at], self.dst_offsets[at], counts)
 
 
+class OuterChunks(NamedTuple):
+    """The pieces of one or more :class:`OuterGrid` (several selections read together,
+    each into its own part of one output buffer) grouped by the (inner) chunk they read:
+    chunk ``u`` at ``coords[u]`` has the pieces ``firsts[u]:ends[u]`` of ``grid`` (its
+    pieces sorted by chunk), so a chunk several selections touch is read once."""
+
+    grid: OuterGrid
+    coords: np.ndarray  # (U, ndim) int64, in C order of the grid
+    firsts: np.ndarray  # (U,) int64
+    ends: np.ndarray  # (U,) int64
+
+    def take(self, chunks: np.ndarray) -> OuterChunks:
+        """The chunks at ``chunks`` (in that order) and their pieces, on their own."""
+        lengths = self.ends[chunks] - self.firsts[chunks]
+        ends = np.cumsum(lengths)
+        rows = np.repeat(self.firsts[chunks] - (ends - lengths), lengths) + np.arange(
+            int(lengths.sum()), dtype=np.int64)
+        return OuterChunks(self.grid.take(rows), self.coords[chunks], ends - lengths, ends)
+
+
+def outer_chunks(grids: Sequence[OuterGrid]) -> OuterChunks:
+    """The pieces of ``grids`` (each into its own part of one output buffer) grouped by
+    chunk: one stable sort of their coordinates."""
+    if len(grids) == 1:
+        grid = grids[0]  # (its pieces are one per chunk, in C order already)
+    else:
+        noffsets = [len(g.src_offsets) for g in grids]
+        grid = OuterGrid(
+            np.concatenate([g.coords for g in grids]),
+            np.concatenate([[0]] + [g.bounds[1:] + at for g, at in zip(
+                grids, np.cumsum([0] + noffsets[:-1]).tolist(), strict=True)]).astype(np.int64),
+            np.concatenate([g.src_offsets for g in grids]),
+            np.concatenate([g.dst_offsets for g in grids]),
+            np.concatenate([g.counts for g in grids]))
+        grid = grid.take(np.lexsort(grid.coords.T[::-1]))
+    coords = grid.coords
+    n = len(coords)
+    new = np.ones(n, dtype=bool)
+    new[1:] = (coords[1:] != coords[:-1]).any(axis=1)
+    firsts = np.flatnonzero(new).astype(np.int64)
+    return OuterChunks(grid, coords[firsts], firsts, np.append(firsts[1:], n).astype(np.int64))
+
+
 def _axis_indices(dim: Any) -> np.ndarray:
     """A dimension's selected indices in output order (int64)."""
     if isinstance(dim, DimSelection):
@@ -817,10 +863,11 @@ def outer_chunks_at_most(sel: OrthogonalSelection, grid_chunk: Sequence[int]) ->
     return total
 
 
-def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsize: int
-                    ) -> OuterGrid | None:
+def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsize: int,
+                    base: int = 0) -> OuterGrid | None:
     """The :class:`OuterGrid` of a non-empty orthogonal selection over the regular grid of
-    ``grid_chunk`` (edge chunks stored whole), into an output of ``sel.counts`` in C order;
+    ``grid_chunk`` (edge chunks stored whole), into an output of ``sel.counts`` in C order
+    from byte ``base`` of the output buffer on (added to the first axis's offsets);
     None where its offsets would take more memory than :data:`OUTER_PLAN_MIN_BYTES` allows.
     Per axis, the indices are grouped by chunk (one stable sort: repeats keep the user's
     order, so the last wins as in numpy); the pieces are every combination of one group per
@@ -842,7 +889,7 @@ def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsiz
         starts.append(first)
         lens.append(np.diff(np.append(first, len(idx))))
         srcs.append(pos * chunk_strides[d])
-        dsts.append(order.astype(np.int64) * out_strides[d])
+        dsts.append(order.astype(np.int64) * out_strides[d] + (base if d == 0 else 0))
     groups = [len(g) for g in ids]
     npieces = math.prod(groups)
     # the offsets' count: each axis's indices once per combination of the other axes' groups
@@ -852,8 +899,8 @@ def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsiz
     which = np.indices(groups, dtype=np.int64).reshape(ndim, -1)
     coords = np.stack([ids[d][which[d]] for d in range(ndim)], axis=1).reshape(npieces, ndim)
     counts = np.stack([lens[d][which[d]] for d in range(ndim)], axis=1).reshape(npieces, ndim)
-    base = np.cumsum([0] + [len(x) for x in srcs])
-    seg = np.stack([base[d] + starts[d][which[d]] for d in range(ndim)], axis=1)
+    axis_at = np.cumsum([0] + [len(x) for x in srcs])  # (each axis's offsets in the concat)
+    seg = np.stack([axis_at[d] + starts[d][which[d]] for d in range(ndim)], axis=1)
     lengths = counts.reshape(-1)
     out_start = np.cumsum(lengths) - lengths
     at = np.repeat(seg.reshape(-1) - out_start, lengths) + np.arange(
