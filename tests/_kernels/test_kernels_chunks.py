@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import google_crc32c
 import numcodecs
@@ -518,13 +518,56 @@ def _possible_shard_kinds(kinds: list[str], index_checksum: bool, paths: bool) -
     return kinds
 
 
+#: The shard plans of read_shards and read_shards_outer: inner chunks of random shapes and
+#: kinds in a few shards of SHARD_KINDS.
+SHARD_PLANS = given(
+    shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
+    dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS), per_shard=st.integers(1, 6),
+    nshards=st.integers(1, 3),
+    shard_kinds=st.lists(st.sampled_from(SHARD_KINDS), min_size=3, max_size=3),
+    at_end=st.booleans(), index_checksum=st.booleans(), paths=st.booleans(),
+    nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+
+
+class InnerRead(NamedTuple):
+    """An inner chunk a shard read takes: where it is, its kind ("shard K" where its shard
+    is not sound) and the bytes it was encoded from (None unless it and its shard are
+    sound)."""
+
+    shard: int
+    slot: int
+    kind: str
+    decoded: bytes | None
+
+
+def _shards_read(rng: np.random.Generator, shard_kinds: list[str], per_shard: int,
+                 nbytes: int, encode: Any, cap: int, index_nbytes: int, at_end: bool,
+                 index_checksum: bool, folder: Path, paths: bool
+                 ) -> tuple[list[Any], list[InnerRead]]:
+    """Shards of ``per_shard`` inner chunks of random kinds (CHUNK_KINDS, ENTRY_KINDS), each
+    shard of its kind in ``shard_kinds``, as a read's sources; and the inner chunks the read
+    takes, each 0, 1 or 2 times, in random order."""
+    sources: list[Any] = []
+    inner: list[InnerRead] = []
+    for s, shard_kind in enumerate(shard_kinds):
+        contents: list[bytes | str | None] = []
+        for slot in range(per_shard):
+            kind = str(rng.choice(CHUNK_KINDS + ENTRY_KINDS))
+            decoded = rng.integers(0, 3, nbytes, dtype=np.uint8).tobytes()
+            stored = encode(decoded)
+            contents.append(None if kind == "missing" else kind if kind in ENTRY_KINDS
+                            else stored if kind == "ok" else _damage(kind, stored, cap, rng))
+            for _ in range(int(rng.choice([0, 1, 1, 1, 2]))):
+                inner.append(InnerRead(
+                    s, slot, kind if shard_kind == "ok" else f"shard {shard_kind}",
+                    decoded if kind == "ok" and shard_kind == "ok" else None))
+        shard = Shard(contents, index_nbytes, at_end, index_checksum)
+        sources.append(shard.source(shard_kind, folder / f"s{s}", paths, rng))
+    return sources, [inner[k] for k in rng.permutation(len(inner))]
+
+
 @settings(max_examples=60, deadline=None)
-@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
-       dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS),
-       per_shard=st.integers(1, 6), nshards=st.integers(1, 3),
-       shard_kinds=st.lists(st.sampled_from(SHARD_KINDS), min_size=3, max_size=3),
-       at_end=st.booleans(), index_checksum=st.booleans(), paths=st.booleans(),
-       nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+@SHARD_PLANS
 def test_read_shards_agrees_with_the_reference(
     tmp_path_factory: pytest.TempPathFactory, shape: tuple[int, ...],
     dtype: tuple[str, int, int], chain: tuple[str, int, bool, int], per_shard: int,
@@ -538,36 +581,14 @@ def test_read_shards_agrees_with_the_reference(
     cap = plan.nbytes + (plan.nbytes >> 3) + 4096 + 4 * checksums
     index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
     fill = rng.bytes(itemsize)
-    folder = tmp_path_factory.mktemp("shards")
-    kinds_of = CHUNK_KINDS + ENTRY_KINDS
-    sources: list[Any] = []
-    # per inner chunk: (shard, slot), its kind and the bytes it was encoded from
-    slots: list[tuple[int, int]] = []
-    inner_kinds: list[str] = []
-    decoded_of: list[bytes | None] = []
     shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
-    for s, shard_kind in enumerate(shard_kinds):
-        contents: list[bytes | str | None] = []
-        for slot in range(per_shard):
-            kind = str(rng.choice(kinds_of))
-            decoded = rng.integers(0, 3, plan.nbytes, dtype=np.uint8).tobytes()
-            stored = _encode(decoded, itemsize, swap, compressor, zstd_checksum, checksums)
-            if kind == "missing":
-                contents.append(None)
-            elif kind in ENTRY_KINDS:
-                contents.append(kind)
-            else:
-                contents.append(stored if kind == "ok" else _damage(kind, stored, cap, rng))
-            for _ in range(int(rng.choice([0, 1, 1, 1, 2]))):  # (read 0, 1 or 2 times)
-                slots.append((s, slot))
-                inner_kinds.append(kind if shard_kind == "ok" else f"shard {shard_kind}")
-                decoded_of.append(decoded if kind == "ok" and shard_kind == "ok" else None)
-        shard = Shard(contents, index_nbytes, at_end, index_checksum)
-        sources.append(shard.source(shard_kind, folder / f"s{s}", paths, rng))
-    order = rng.permutation(len(slots))
-    slots = [slots[k] for k in order]
-    inner_kinds = [inner_kinds[k] for k in order]
-    decoded_of = [decoded_of[k] for k in order]
+    sources, inner = _shards_read(
+        rng, shard_kinds, per_shard, plan.nbytes,
+        lambda raw: _encode(raw, itemsize, swap, compressor, zstd_checksum, checksums), cap,
+        index_nbytes, at_end, index_checksum, tmp_path_factory.mktemp("shards"), paths)
+    slots = [(r.shard, r.slot) for r in inner]
+    inner_kinds = [r.kind for r in inner]
+    decoded_of = [r.decoded for r in inner]
     for _ in slots:
         plan.add_chunk(bool(rng.random() < 0.25))
     a = plan.arrays()
@@ -1086,12 +1107,7 @@ def test_read_chunks_outer_agrees_with_the_reference(
 
 
 @settings(max_examples=60, deadline=None)
-@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
-       dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS),
-       per_shard=st.integers(1, 6), nshards=st.integers(1, 3),
-       shard_kinds=st.lists(st.sampled_from(SHARD_KINDS), min_size=3, max_size=3),
-       at_end=st.booleans(), index_checksum=st.booleans(), paths=st.booleans(),
-       nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+@SHARD_PLANS
 def test_read_shards_outer_agrees_with_the_reference(
     tmp_path_factory: pytest.TempPathFactory, shape: tuple[int, ...],
     dtype: tuple[str, int, int], chain: tuple[str, int, bool, int], per_shard: int,
@@ -1105,23 +1121,11 @@ def test_read_shards_outer_agrees_with_the_reference(
     cap = plan.nbytes + (plan.nbytes >> 3) + 4096 + 4 * checksums
     index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
     fill = rng.bytes(itemsize)
-    folder = tmp_path_factory.mktemp("shards-outer")
     shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
-    sources: list[Any] = []
-    inner: list[tuple[int, int, str, bytes | None]] = []  # shard, slot, kind, decoded
-    for s, shard_kind in enumerate(shard_kinds):
-        contents: list[bytes | str | None] = []
-        for slot in range(per_shard):
-            kind = str(rng.choice(CHUNK_KINDS + ENTRY_KINDS))
-            decoded = rng.integers(0, 3, plan.nbytes, dtype=np.uint8).tobytes()
-            stored = _encode(decoded, itemsize, swap, compressor, zstd_checksum, checksums)
-            contents.append(None if kind == "missing" else kind if kind in ENTRY_KINDS
-                            else stored if kind == "ok" else _damage(kind, stored, cap, rng))
-            for _ in range(int(rng.choice([0, 1, 1, 2]))):  # (read 0, 1 or 2 times)
-                inner.append((s, slot, kind if shard_kind == "ok" else f"shard {shard_kind}",
-                              decoded if kind == "ok" and shard_kind == "ok" else None))
-        shard = Shard(contents, index_nbytes, at_end, index_checksum)
-        sources.append(shard.source(shard_kind, folder / f"s{s}", paths, rng))
+    sources, inner = _shards_read(
+        rng, shard_kinds, per_shard, plan.nbytes,
+        lambda raw: _encode(raw, itemsize, swap, compressor, zstd_checksum, checksums), cap,
+        index_nbytes, at_end, index_checksum, tmp_path_factory.mktemp("shards-outer"), paths)
     for _ in inner:
         plan.add_chunk()
     a = plan.arrays()
@@ -1133,8 +1137,8 @@ def test_read_shards_outer_agrees_with_the_reference(
         shard_status = np.full(nshards, 77, dtype=np.int8)
         impl.read_shards_outer(
             sources, paths, index_nbytes, at_end, index_checksum,
-            np.array([k[0] for k in inner], dtype=np.int64),
-            np.array([k[1] for k in inner], dtype=np.int64), a["firsts"], a["ends"],
+            np.array([r.shard for r in inner], dtype=np.int64),
+            np.array([r.slot for r in inner], dtype=np.int64), a["firsts"], a["ends"],
             a["bounds"], a["src_offsets"], a["dst_offsets"], a["counts"], dst, itemsize, fill,
             compressor, checksums, swap, plan.nbytes, nthreads, status, shard_status)
         outs.append(dst)

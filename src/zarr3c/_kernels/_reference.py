@@ -1647,15 +1647,15 @@ def _finish_outer(pieces: range, rows: list[tuple[int, int]], stored: bytes | No
                   nbytes: int) -> int:
     """A chunk's outer-product ``pieces`` from its stored bytes (None: not stored, every
     element set to ``value``): its status."""
-    chunk: Any = np.frombuffer(value * (nbytes // itemsize), np.uint8)
-    result = _MISSING
-    if stored is not None:
+    chunk: NDArray[np.uint8] | None
+    if stored is None:  # (the fill: every element from a chunk of fill values)
+        result, chunk = _MISSING, np.frombuffer(value * (nbytes // itemsize), np.uint8)
+    else:
         result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes)
         if chunk is None:
             return result
     for p in pieces:
         lo, hi = rows[p]
-        # (the fill: every element from the chunk of fill values at the same offsets)
         copy_outer(chunk, src_offsets[lo:hi], dst, dst_offsets[lo:hi], counts[p], itemsize)
     return result
 

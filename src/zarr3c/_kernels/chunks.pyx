@@ -68,7 +68,7 @@ from zarr3c._kernels.pool cimport (
     thread_buffer, thread_value,
 )
 from zarr3c._kernels.scatter cimport (
-    OuterPieces, OuterRows, check_piece_rows, check_pieces, copy_live_pieces, copy_outer_rows,
+    INNER_EMPTY, OuterPieces, OuterRows, check_piece_rows, check_pieces, copy_live_pieces, copy_outer_rows,
     fill_outer_rows,
 )
 from zarr3c._kernels.zstd_ctx cimport (
@@ -423,7 +423,7 @@ cdef void _span(Plan* plan, Py_ssize_t c, int64_t* lo, int64_t* hi) noexcept nog
     lo[0], hi[0] = plan.nbytes, 0
     if plan.outer != NULL:
         for p in range(plan.firsts[c], plan.ends[c]):
-            if plan.outer.inner_run[p] != 2:
+            if plan.outer.inner_run[p] != INNER_EMPTY:
                 lo[0] = min(lo[0], plan.outer.src_lo[p])
                 hi[0] = max(hi[0], plan.outer.src_hi[p])
         return

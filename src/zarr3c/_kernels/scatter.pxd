@@ -45,12 +45,21 @@ cdef Py_ssize_t copy_live_pieces(
 # Outer-product copies (copy_outer) in bulk, one run of pieces per (inner) chunk: the
 # checked arrays of an OuterPieces, which kernels running on threads of their own
 # (chunks.pyx) copy and fill through without the GIL.
+# How a piece's innermost dimension is copied (OuterRows.inner_run): item by item at its
+# offsets, one memcpy per run (consecutive items in both buffers), item by item at constant
+# steps (a stepped slice: no offset loads in the loop); or not at all (an empty piece).
+cdef enum:
+    INNER_ITEMS = 0
+    INNER_RUN = 1
+    INNER_EMPTY = 2
+    INNER_STEPS = 3
+
 cdef struct OuterRows:
     const int64_t* bounds       # piece p's offsets are bounds[p] <= i < bounds[p + 1]
     const int64_t* counts       # (n, ndim): per piece, its dimensions' lengths
     const int64_t* src_offsets
     const int64_t* dst_offsets
-    const uint8_t* inner_run    # per piece: how its innermost dimension is copied; 2 empty
+    const uint8_t* inner_run    # per piece: how its innermost dimension is copied (INNER_*)
     const int64_t* src_lo       # per piece: the source bytes [src_lo, src_hi) it reads
     const int64_t* src_hi
     Py_ssize_t ndim

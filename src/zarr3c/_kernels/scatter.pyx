@@ -229,15 +229,6 @@ cdef int _copy_elements_checked(const uint8_t* src, Py_ssize_t slen, const int64
 cdef enum:
     _PREFETCH_RUNS = 8
 
-#: How the innermost dimension of an outer product is copied (``_outer_inner_run``): item by
-#: item at its offsets, as one memcpy per run (consecutive items in both buffers), or item
-#: by item at constant steps (a stepped slice: no offset loads in the loop).  2 marks an
-#: empty piece in ``OuterPieces``.
-cdef enum:
-    _INNER_ITEMS = 0
-    _INNER_RUN = 1
-    _INNER_STEPS = 3
-
 
 cdef inline void _copy_item(uint8_t* dst, const uint8_t* src, Py_ssize_t itemsize) noexcept nogil:
     if itemsize == 2:
@@ -280,7 +271,7 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
     if not fill:
         inner_s = src_offsets + base[last]
     inner_d = dst_offsets + base[last]
-    if inner_run == _INNER_STEPS:
+    if inner_run == INNER_STEPS:
         ss, ds = inner_s[1] - inner_s[0], inner_d[1] - inner_d[0]
     while True:
         so = 0
@@ -292,7 +283,7 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
         if fill:  # (every element the one at src)
             for k in range(n_inner):
                 _copy_item(dst + do + inner_d[k], src, itemsize)
-        elif inner_run == _INNER_STEPS:
+        elif inner_run == INNER_STEPS:
             sp, dp = src + so + inner_s[0], dst + do + inner_d[0]
             if itemsize == 2:
                 for k in range(n_inner):
@@ -306,7 +297,7 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
             else:
                 for k in range(n_inner):
                     memcpy(dp + k * ds, sp + k * ss, itemsize)
-        elif inner_run == _INNER_RUN:
+        elif inner_run == INNER_RUN:
             if last > 0 and n_inner > 0 and idx[last - 1] + _PREFETCH_RUNS < counts[last - 1]:
                 # The run that many rows ahead (in the buffer: every row's offsets were
                 # checked): its destination lines are fetched while these copies run, since
@@ -335,11 +326,12 @@ cdef void _copy_outer_core(const uint8_t* src, const int64_t* src_offsets, uint8
 
 cdef int _check_outer_offsets(str fn, str name, const int64_t* offsets,
                               const int64_t* counts, Py_ssize_t ndim, Py_ssize_t nbytes,
-                              Py_ssize_t itemsize) except -1:
+                              Py_ssize_t itemsize, int64_t* span=NULL) except -1:
     """Every offset >= 0 and the largest element (sum of the per-dimension maxima) inside
-    the buffer, summed without overflow."""
+    the buffer, summed without overflow; ``span`` (if given) gets the bytes ``[span[0],
+    span[1])`` of the buffer the elements cover."""
     cdef Py_ssize_t d, base = 0
-    cdef int64_t lo = 0, hi = 0, room = nbytes - itemsize
+    cdef int64_t lo = 0, hi = 0, room = nbytes - itemsize, least = 0
     if room < 0:
         raise ValueError(f"{fn}: {name} has {nbytes} bytes, less than one item ({itemsize})")
     for d in range(ndim):
@@ -352,22 +344,25 @@ cdef int _check_outer_offsets(str fn, str name, const int64_t* offsets,
                 f"{fn}: {name} offsets reach past its {nbytes} bytes (dimension {d})"
             )
         room -= hi
+        least += lo
         base += counts[d]
+    if span != NULL:
+        span[0], span[1] = least, nbytes - room
     return 0
 
 
 cdef uint8_t _outer_inner_run(const int64_t* src_offsets, const int64_t* dst_offsets,
                               const int64_t* counts, Py_ssize_t ndim, int64_t total,
                               int64_t itemsize) noexcept nogil:
-    """How the innermost dimension is copied: :data:`_INNER_RUN` where its offsets are
-    consecutive items in both buffers (each innermost run one memcpy), :data:`_INNER_STEPS`
+    """How the innermost dimension is copied: :data:`INNER_RUN` where its offsets are
+    consecutive items in both buffers (each innermost run one memcpy), :data:`INNER_STEPS`
     where they advance by a constant step in each buffer (two or more of them), else
-    :data:`_INNER_ITEMS`."""
+    :data:`INNER_ITEMS`."""
     cdef Py_ssize_t d, first
     cdef int64_t ss = 0, ds = 0
     cdef bint run = True, steps = True
     if ndim == 0:
-        return _INNER_RUN
+        return INNER_RUN
     first = total - counts[ndim - 1]
     if counts[ndim - 1] >= 2:
         ss = src_offsets[first + 1] - src_offsets[first]
@@ -379,8 +374,8 @@ cdef uint8_t _outer_inner_run(const int64_t* src_offsets, const int64_t* dst_off
         if src_offsets[d] - src_offsets[d - 1] != ss or dst_offsets[d] - dst_offsets[d - 1] != ds:
             steps = False
     if run:
-        return _INNER_RUN
-    return _INNER_STEPS if steps else _INNER_ITEMS
+        return INNER_RUN
+    return INNER_STEPS if steps else INNER_ITEMS
 
 
 cdef int _check_outer_counts(str fn, const int64_t* counts, Py_ssize_t ndim, int64_t nsrc,
@@ -467,6 +462,7 @@ cdef class OuterPieces:
                   int64_t itemsize):
         cdef Py_ssize_t n = counts.shape[0], ndim = counts.shape[1], p, d
         cdef int64_t total, lo, hi
+        cdef int64_t span[2]
         if ndim > MAX_NDIM:
             raise ValueError(f"{fn}: {ndim} dimensions (at most {MAX_NDIM})")
         if itemsize < 1:
@@ -501,22 +497,21 @@ cdef class OuterPieces:
                 raise ValueError(f"{fn}: piece {p}: offsets [{lo}, {hi}) of {noffsets}")
             _check_outer_counts(f"{fn}: piece {p}", self.counts + p * ndim, ndim, hi - lo,
                                 hi - lo, &total)
-            self.inner_run[p] = 2  # (empty: nothing to copy)
+            self.inner_run[p] = INNER_EMPTY
             self.src_lo[p], self.src_hi[p] = 0, 0
             for d in range(ndim):
                 if self.counts[p * ndim + d] == 0:
                     break
             else:
                 _check_outer_offsets(f"{fn}: piece {p}", "src", self.src_offsets + lo,
-                                     self.counts + p * ndim, ndim, slen, itemsize)
+                                     self.counts + p * ndim, ndim, slen, itemsize, span)
                 _check_outer_offsets(f"{fn}: piece {p}", "dst", self.dst_offsets + lo,
                                      self.counts + p * ndim, ndim, dlen, itemsize)
                 self.inner_run[p] = _outer_inner_run(self.src_offsets + lo,
                                                      self.dst_offsets + lo,
                                                      self.counts + p * ndim, ndim, total,
                                                      itemsize)
-                _outer_span(self.src_offsets + lo, self.counts + p * ndim, ndim, itemsize,
-                            &self.src_lo[p], &self.src_hi[p])
+                self.src_lo[p], self.src_hi[p] = span[0], span[1]
         self.rows = OuterRows(self.bounds, self.counts, self.src_offsets, self.dst_offsets,
                               self.inner_run, self.src_lo, self.src_hi, ndim, itemsize)
 
@@ -536,25 +531,12 @@ cdef class OuterPieces:
         copy_outer_rows(&self.rows, p0, p1, src, dst)
 
 
-cdef void _outer_span(const int64_t* offsets, const int64_t* counts, Py_ssize_t ndim,
-                      int64_t itemsize, int64_t* lo, int64_t* hi) noexcept nogil:
-    """The bytes ``[lo, hi)`` of its buffer a checked, non-empty piece reads: from the sum
-    of the per-dimension least offsets to the sum of the largest plus one item."""
-    cdef Py_ssize_t d, base = 0
-    cdef int64_t least
-    lo[0], hi[0] = 0, itemsize
-    for d in range(ndim):
-        hi[0] += _max_offset(offsets + base, counts[d], &least)
-        lo[0] += least
-        base += counts[d]
-
-
 cdef void copy_outer_rows(const OuterRows* rows, Py_ssize_t p0, Py_ssize_t p1,
                           const uint8_t* src, uint8_t* dst) noexcept nogil:
     cdef Py_ssize_t p
     cdef int64_t lo
     for p in range(p0, p1):
-        if rows.inner_run[p] == 2:
+        if rows.inner_run[p] == INNER_EMPTY:
             continue
         lo = rows.bounds[p]
         _copy_outer_core(src, rows.src_offsets + lo, dst, rows.dst_offsets + lo,
@@ -568,10 +550,10 @@ cdef void fill_outer_rows(const OuterRows* rows, Py_ssize_t p0, Py_ssize_t p1, u
     (the piece's destinations taken as a product, as copy_outer_rows writes them)."""
     cdef Py_ssize_t p
     for p in range(p0, p1):
-        if rows.inner_run[p] != 2:
+        if rows.inner_run[p] != INNER_EMPTY:
             _copy_outer_core(fill, NULL, dst, rows.dst_offsets + rows.bounds[p],
                              rows.counts + p * rows.ndim, rows.ndim, rows.itemsize,
-                             _INNER_ITEMS)
+                             INNER_ITEMS)
 
 
 # -- many small regions at once ------------------------------------------------------------------

@@ -156,15 +156,14 @@ def read_selections(array: Array, sels: Sequence[OrthogonalSelection]) -> list[n
                                           buffer.view(np.uint8),
                                           [lo * array._itemsize for lo in starts[:-1]])
     plans: list[Iterable[ChunkTask]] = []
-    for i, sel in enumerate(sels):
-        if not sel.size or (outs[i] is not None and left is not None and not left):
+    for sel, out in zip(sels, outs, strict=True):
+        if not sel.size:
             plans.append(())
-        elif outs[i] is None or left is None:
+        elif out is None or left is None:  # (not native, or the kernel read nothing)
             plans.append(plan_chunks(sel, array._dims))
-        else:
-            plans.append([t for t in plan_chunks(sel, array._dims) if t.coords in left])
-    if not native_ones:
-        return read_planned(array, [sel.counts for sel in sels], plans)
+        else:  # (the chunks the kernel left)
+            plans.append([t for t in plan_chunks(sel, array._dims) if t.coords in left]
+                         if left else ())
     return read_planned(array, [sel.counts for sel in sels], plans, outs=outs)
 
 

@@ -771,6 +771,20 @@ def plan_outer_pieces(parts: Sequence[OuterPart], inner_shape: Sequence[int], it
 OUTER_PLAN_MIN_BYTES = 1 << 20
 
 
+def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices ``starts[k] <= i < starts[k] + lengths[k]`` for each ``k`` in turn, one
+    int64 array (no Python loop over the runs)."""
+    ends = np.cumsum(lengths)
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(
+        int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+
+
+def _bounds(counts: np.ndarray) -> np.ndarray:
+    """Where each piece's offsets start, and the end: pieces of ``counts`` (P, ndim) laid out
+    one after another, each its axes' offsets in turn."""
+    return np.concatenate([[0], np.cumsum(counts.sum(axis=1))]).astype(np.int64)
+
+
 class OuterGrid(NamedTuple):
     """An orthogonal selection over a regular grid (of chunks, or of a sharded array's inner
     chunks) as the native pipeline's outer-product pieces, one per (inner) chunk touched:
@@ -788,12 +802,9 @@ class OuterGrid(NamedTuple):
     def take(self, rows: np.ndarray) -> OuterGrid:
         """The pieces at ``rows``, in that order, as a grid of their own."""
         counts = self.counts[rows]
-        lengths = counts.sum(axis=1)
-        starts = np.cumsum(lengths) - lengths
-        at = np.repeat(self.bounds[rows] - starts, lengths) + np.arange(
-            int(lengths.sum()), dtype=np.int64)
-        return OuterGrid(self.coords[rows], np.concatenate([[0], np.cumsum(lengths)]).astype(
-            np.int64), self.src_offsets[at], self.dst_offsets[at], counts)
+        at = _runs(self.bounds[rows], counts.sum(axis=1))
+        return OuterGrid(self.coords[rows], _bounds(counts), self.src_offsets[at],
+                         self.dst_offsets[at], counts)
 
 
 class OuterChunks(NamedTuple):
@@ -811,9 +822,8 @@ class OuterChunks(NamedTuple):
         """The chunks at ``chunks`` (in that order) and their pieces, on their own."""
         lengths = self.ends[chunks] - self.firsts[chunks]
         ends = np.cumsum(lengths)
-        rows = np.repeat(self.firsts[chunks] - (ends - lengths), lengths) + np.arange(
-            int(lengths.sum()), dtype=np.int64)
-        return OuterChunks(self.grid.take(rows), self.coords[chunks], ends - lengths, ends)
+        return OuterChunks(self.grid.take(_runs(self.firsts[chunks], lengths)),
+                           self.coords[chunks], ends - lengths, ends)
 
 
 def outer_chunks(grids: Sequence[OuterGrid]) -> OuterChunks:
@@ -822,14 +832,10 @@ def outer_chunks(grids: Sequence[OuterGrid]) -> OuterChunks:
     if len(grids) == 1:
         grid = grids[0]  # (its pieces are one per chunk, in C order already)
     else:
-        noffsets = [len(g.src_offsets) for g in grids]
-        grid = OuterGrid(
-            np.concatenate([g.coords for g in grids]),
-            np.concatenate([[0]] + [g.bounds[1:] + at for g, at in zip(
-                grids, np.cumsum([0] + noffsets[:-1]).tolist(), strict=True)]).astype(np.int64),
-            np.concatenate([g.src_offsets for g in grids]),
-            np.concatenate([g.dst_offsets for g in grids]),
-            np.concatenate([g.counts for g in grids]))
+        counts = np.concatenate([g.counts for g in grids])
+        grid = OuterGrid(np.concatenate([g.coords for g in grids]), _bounds(counts),
+                         np.concatenate([g.src_offsets for g in grids]),
+                         np.concatenate([g.dst_offsets for g in grids]), counts)
         grid = grid.take(np.lexsort(grid.coords.T[::-1]))
     coords = grid.coords
     n = len(coords)
@@ -865,7 +871,8 @@ def outer_chunks_at_most(sel: OrthogonalSelection, grid_chunk: Sequence[int]) ->
 
 def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsize: int,
                     base: int = 0) -> OuterGrid | None:
-    """The :class:`OuterGrid` of a non-empty orthogonal selection over the regular grid of
+    """The :class:`OuterGrid` of a non-empty orthogonal selection of at least one dimension
+    over the regular grid of
     ``grid_chunk`` (edge chunks stored whole), into an output of ``sel.counts`` in C order
     from byte ``base`` of the output buffer on (added to the first axis's offsets);
     None where its offsets would take more memory than :data:`OUTER_PLAN_MIN_BYTES` allows.
@@ -897,16 +904,10 @@ def plan_outer_grid(sel: OrthogonalSelection, grid_chunk: Sequence[int], itemsiz
     if noffsets > budget:
         return None
     which = np.indices(groups, dtype=np.int64).reshape(ndim, -1)
-    coords = np.stack([ids[d][which[d]] for d in range(ndim)], axis=1).reshape(npieces, ndim)
-    counts = np.stack([lens[d][which[d]] for d in range(ndim)], axis=1).reshape(npieces, ndim)
+    coords = np.stack([ids[d][which[d]] for d in range(ndim)], axis=1)
+    counts = np.stack([lens[d][which[d]] for d in range(ndim)], axis=1)
     axis_at = np.cumsum([0] + [len(x) for x in srcs])  # (each axis's offsets in the concat)
     seg = np.stack([axis_at[d] + starts[d][which[d]] for d in range(ndim)], axis=1)
-    lengths = counts.reshape(-1)
-    out_start = np.cumsum(lengths) - lengths
-    at = np.repeat(seg.reshape(-1) - out_start, lengths) + np.arange(
-        int(lengths.sum()), dtype=np.int64)
-    all_src = np.concatenate(srcs) if ndim else np.zeros(0, np.int64)
-    all_dst = np.concatenate(dsts) if ndim else np.zeros(0, np.int64)
-    bounds = np.concatenate([[0], np.cumsum(counts.sum(axis=1))]).astype(np.int64)
-    return OuterGrid(coords.astype(np.int64), bounds, all_src[at].astype(np.int64),
-                     all_dst[at].astype(np.int64), counts.astype(np.int64))
+    at = _runs(seg.reshape(-1), counts.reshape(-1))
+    return OuterGrid(coords, _bounds(counts), np.concatenate(srcs)[at],
+                     np.concatenate(dsts)[at], counts)
