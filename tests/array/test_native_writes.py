@@ -288,8 +288,8 @@ def test_whole_shards_store_the_python_paths_bytes(
 
 
 def test_shards_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(native, "SHARD_BATCH_BYTES", 1)  # one shard a call (at most one
-    # shard per thread in any case: a whole write holds about one shard per worker)
+    monkeypatch.setattr(native, "SHARD_BYTES_PER_THREAD", 1)  # one shard a call (at most
+    # one shard per thread in any case: a whole write holds about one shard per worker)
     data = np.arange(40, dtype="u1")
     native_files, python_files, written = _both(
         tmp_path, monkeypatch, lambda a: a.__setitem__(slice(None), data), shape=(40,),

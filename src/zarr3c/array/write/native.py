@@ -16,7 +16,7 @@ every dimension, the *whole chunks*, need no read, and where
 
 they are planned in bulk (numpy over the per-dimension entries, not a task per chunk) and
 handed over in batches (:data:`BATCH_CHUNKS` chunks; for shards at most one per thread and
-:data:`SHARD_BATCH_BYTES` of encodings): the batch's keys locked
+:data:`SHARD_BYTES_PER_THREAD` of encodings per thread): the batch's keys locked
 (:func:`~zarr3c.concurrency.chunk_locks`), then each chunk's (inner chunk's) elements
 copied out of the value, compared with the fill value, encoded, and the chunk (shard)
 written as ``LocalStore.set`` writes (a temporary file renamed over the key's file).  A
@@ -60,13 +60,16 @@ if TYPE_CHECKING:
 
 from zarr3c.codecs.native import NativeWriteChain
 
-__all__ = ["BATCH_CHUNKS", "SHARD_BATCH_BYTES", "write_natively"]
+__all__ = ["BATCH_CHUNKS", "SHARD_BYTES_PER_THREAD", "write_natively"]
 
 #: The most chunks (shards) one kernel call writes (and whose keys it holds locked).
 BATCH_CHUNKS = 1024
-#: The most room for encoded inner chunks one call of the shard kernel holds (at least one
-#: shard's, at most one shard's per thread): they are kept until their shard is written.
-SHARD_BATCH_BYTES = 64 << 20
+#: The most room for encoded inner chunks one call of the shard kernel holds, per thread of
+#: the call (at least one shard's, at most one shard's per thread): they are kept until the
+#: call ends.  Several shards a call let one shard's file be written while the next shard's
+#: inner chunks are encoded; one shard a call leaves the other threads idle while the last
+#: one writes it (``compare_peers.py``, sharded zstd ``write`` on 16 cores).
+SHARD_BYTES_PER_THREAD = 64 << 20
 #: The most bytes of a chunk (shard) the kernel takes (``writes.write_chunks`` refuses
 #: more); larger ones take the Python path, which refuses what it cannot hold by key.
 _CHUNK_NBYTES_MAX = 1 << 62
@@ -136,6 +139,7 @@ class _Kernel(NamedTuple):
     shards: tuple[np.ndarray, bool, bool] | None  # inner chunk shape, index at start and
     #                                                with a checksum; None: unsharded
     batch: int  # the most chunks (shards) one call takes
+    shard_room: int  # the most bytes one shard's encodings take (0: unsharded)
 
 
 def _kernel(array: Array) -> _Kernel | None:
@@ -146,18 +150,20 @@ def _kernel(array: Array) -> _Kernel | None:
     sharding = array._sharding
     if sharding is None:
         chain = array._pipeline.native_write
-        return None if chain is None else _Kernel(chain, None, BATCH_CHUNKS)
+        return None if chain is None else _Kernel(chain, None, BATCH_CHUNKS, 0)
     ib, chain = array._inner_box, sharding.inner_native_write_chain()
     if (ib is None or ib.plain is None or chain is None or ib.plain[0] % 16 not in (0, 4)
             or ib.plain[0] > read_native.INDEX_BATCH_BYTES):
         return None  # (another index chain, or inner chain, or a huge index: Python's path)
     index_nbytes, at_end = ib.plain
     # At most one shard's encodings per thread, as the Python path holds (and at most
-    # SHARD_BATCH_BYTES of them): a shard's inner chunks already spread over the threads.
-    shard_room = math.prod(ib.per_shard) * _writes.encoded_cap(ib.nbytes, chain.compressor,
-                                                               chain.checksums)
-    per_call = max(1, min(BATCH_CHUNKS, get_num_threads(), SHARD_BATCH_BYTES // shard_room))
-    return _Kernel(chain, (ib.shape_i64, not at_end, index_nbytes % 16 == 4), per_call)
+    # SHARD_BYTES_PER_THREAD per thread); each encoding 8-byte aligned in the arena.
+    shard_room = math.prod(ib.per_shard) * (
+        _writes.encoded_cap(ib.nbytes, chain.compressor, chain.checksums) + 8)
+    threads = get_num_threads()
+    per_call = max(1, min(BATCH_CHUNKS, threads, threads * SHARD_BYTES_PER_THREAD // shard_room))
+    return _Kernel(chain, (ib.shape_i64, not at_end, index_nbytes % 16 == 4), per_call,
+                   shard_room)
 
 
 def _covers(entry: DimEntry, chunk: int, size: int) -> bool:
@@ -213,13 +219,10 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
     shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)
     chain = kernel.chain
     # One arena for the write's calls, so that its pages fault in once; sized at once where
-    # the encodings' sizes are known (no compressor).
+    # the encodings' sizes are known (no compressor: else it holds what they take).
     expect = 0
-    if kernel.shards is not None and chain.compressor == _writes.NONE:
-        ib = array._inner_box
-        assert ib is not None
-        expect = min(kernel.batch, len(names)) * math.prod(ib.per_shard) * (
-            ib.nbytes + 4 * chain.checksums + 8)
+    if chain.compressor == _writes.NONE:
+        expect = min(kernel.batch, len(names)) * kernel.shard_room
     arena = _writes.EncodeArena(expect)
     for lo in range(0, len(names), kernel.batch):
         hi = min(lo + kernel.batch, len(names))
