@@ -167,6 +167,7 @@ def test_thread_scratch_is_reused_per_thread_and_large_requests_are_fresh() -> N
     assert _buffers.thread_scratch(10).ctypes.data == a.ctypes.data  # not kept
 
 
+@pytest.mark.usefixtures("python_path")  # (the Python path's own steps)
 @pytest.mark.parametrize("compressor", ["zstd", "blosc"])
 def test_chunks_decoded_into_thread_scratch_read_as_numpy(tmp_path, compressor) -> None:
     """Chunks decoded only to be copied out (small boxes, points, partial whole reads) go

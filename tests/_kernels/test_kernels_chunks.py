@@ -540,30 +540,43 @@ class InnerRead(NamedTuple):
     decoded: bytes | None
 
 
+def _sound_kind(shard_kind: str, contents: list[bytes | str | None]) -> str:
+    """A shard's kind once its index is built: ``"bad_index"`` for an "ok" shard with an
+    entry of ENTRY_KINDS (the readers refuse the whole index then, as the Python path)."""
+    if shard_kind == "ok" and any(isinstance(c, str) for c in contents):
+        return "bad_index"
+    return shard_kind
+
+
 def _shards_read(rng: np.random.Generator, shard_kinds: list[str], per_shard: int,
                  nbytes: int, encode: Any, cap: int, index_nbytes: int, at_end: bool,
                  index_checksum: bool, folder: Path, paths: bool
-                 ) -> tuple[list[Any], list[InnerRead]]:
+                 ) -> tuple[list[Any], list[InnerRead], list[str]]:
     """Shards of ``per_shard`` inner chunks of random kinds (CHUNK_KINDS, ENTRY_KINDS), each
-    shard of its kind in ``shard_kinds``, as a read's sources; and the inner chunks the read
-    takes, each 0, 1 or 2 times, in random order."""
+    shard of its kind in ``shard_kinds``, as a read's sources; the inner chunks the read
+    takes, each 0, 1 or 2 times, in random order; and the shards' kinds as built
+    (:func:`_sound_kind`)."""
     sources: list[Any] = []
     inner: list[InnerRead] = []
+    built: list[str] = []
     for s, shard_kind in enumerate(shard_kinds):
         contents: list[bytes | str | None] = []
+        reads: list[tuple[int, str, bytes]] = []
         for slot in range(per_shard):
             kind = str(rng.choice(CHUNK_KINDS + ENTRY_KINDS))
             decoded = rng.integers(0, 3, nbytes, dtype=np.uint8).tobytes()
             stored = encode(decoded)
             contents.append(None if kind == "missing" else kind if kind in ENTRY_KINDS
                             else stored if kind == "ok" else _damage(kind, stored, cap, rng))
-            for _ in range(int(rng.choice([0, 1, 1, 1, 2]))):
-                inner.append(InnerRead(
-                    s, slot, kind if shard_kind == "ok" else f"shard {shard_kind}",
-                    decoded if kind == "ok" and shard_kind == "ok" else None))
+            reads += [(slot, kind, decoded)] * int(rng.choice([0, 1, 1, 1, 2]))
+        sound = _sound_kind(shard_kind, contents)
+        built.append(sound)
+        inner += [InnerRead(s, slot, kind if sound == "ok" else f"shard {sound}",
+                            decoded if kind == "ok" and sound == "ok" else None)
+                  for slot, kind, decoded in reads]
         shard = Shard(contents, index_nbytes, at_end, index_checksum)
         sources.append(shard.source(shard_kind, folder / f"s{s}", paths, rng))
-    return sources, [inner[k] for k in rng.permutation(len(inner))]
+    return sources, [inner[k] for k in rng.permutation(len(inner))], built
 
 
 @settings(max_examples=60, deadline=None)
@@ -582,7 +595,7 @@ def test_read_shards_agrees_with_the_reference(
     index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
     fill = rng.bytes(itemsize)
     shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
-    sources, inner = _shards_read(
+    sources, inner, shard_kinds = _shards_read(
         rng, shard_kinds, per_shard, plan.nbytes,
         lambda raw: _encode(raw, itemsize, swap, compressor, zstd_checksum, checksums), cap,
         index_nbytes, at_end, index_checksum, tmp_path_factory.mktemp("shards"), paths)
@@ -659,6 +672,7 @@ def test_read_shard_elements_agrees_with_the_reference(
     inner: list[tuple[int, int, str, bytes]] = []  # shard, slot, kind, decoded
     for s, shard_kind in enumerate(shard_kinds):
         contents: list[bytes | str | None] = []
+        reads: list[tuple[int, str, bytes]] = []
         for slot in range(per_shard):
             kind = str(rng.choice(CHUNK_KINDS + ENTRY_KINDS))
             decoded = rng.bytes(nbytes)
@@ -666,8 +680,10 @@ def test_read_shard_elements_agrees_with_the_reference(
             contents.append(None if kind == "missing" else kind if kind in ENTRY_KINDS
                             else stored if kind == "ok" else _damage(kind, stored, cap, rng))
             if rng.random() < 0.8:
-                inner.append((s, slot, kind if shard_kind == "ok" else f"shard {shard_kind}",
-                              decoded))
+                reads.append((slot, kind, decoded))
+        sound = _sound_kind(shard_kind, contents)
+        inner += [(s, slot, kind if sound == "ok" else f"shard {sound}", decoded)
+                  for slot, kind, decoded in reads]
         shard = Shard(contents, index_nbytes, at_end, index_checksum)
         sources.append(shard.source(shard_kind, folder / f"s{s}", paths, rng))
     firsts, ends, src, out_at = [], [], [], []
@@ -801,6 +817,23 @@ def test_a_shard_by_hand(impl: Any, tmp_path: Path) -> None:
     assert shard_status[0] < 0 and shard_status[1] == MISSING
     assert plan["status"][0] < 0 and plan["status"][1] == MISSING
     assert plan["dst"][8:].tobytes() == b"\x07" * 8
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("entry", [(0, 9), (7, 4), (M64, 3)],
+                         ids=["overlapping", "into the index", "half missing"])
+def test_an_unsound_index_fails_its_whole_shard(impl: Any, entry: tuple[int, int]) -> None:
+    """Entry 0 is sound, entry 1 overlaps it, reaches into the index or is half missing:
+    the shard's index is refused whole (as the Python path refuses it), so inner chunk 0 is
+    not read either, and nothing is written."""
+    index = np.array([[0, 8], list(entry)], dtype="<u8").tobytes()
+    plan = _one_chunk_plan()
+    shard_status = np.zeros(1, np.int8)
+    _call_shards(impl, [b"ABCDEFGH" + index], plan, index_nbytes=32, checksum=False,
+                 inner_slot=_i64(0, 1), shard_status=shard_status)
+    assert shard_status[0] < 0
+    assert (plan["status"] < 0).all()
+    assert not plan["dst"].any()
 
 
 def test_negative_source_strides_are_refused(tmp_path: Path) -> None:
@@ -1122,7 +1155,7 @@ def test_read_shards_outer_agrees_with_the_reference(
     index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
     fill = rng.bytes(itemsize)
     shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
-    sources, inner = _shards_read(
+    sources, inner, _ = _shards_read(
         rng, shard_kinds, per_shard, plan.nbytes,
         lambda raw: _encode(raw, itemsize, swap, compressor, zstd_checksum, checksums), cap,
         index_nbytes, at_end, index_checksum, tmp_path_factory.mktemp("shards-outer"), paths)

@@ -1398,6 +1398,13 @@ def _read_shard(source: bytes | None, paths: bool, index_nbytes: int, index_at_e
     index = data[len(data) - index_nbytes:] if index_at_end else data[:index_nbytes]
     if index_checksum and crc32c(index[:-4]) != int.from_bytes(index[-4:], "little"):
         return _FAILED_CHECKSUM, b""
+    # the whole index checked, as the Python path refuses it (an entry outside the shard
+    # or into the index, a half-missing one, two overlapping)
+    entries = np.frombuffer(index, "<u8", (index_nbytes - (4 if index_checksum else 0)) // 8)
+    lo = len(data) - index_nbytes if index_at_end else 0
+    if check_shard_index(entries.reshape(-1, 2).astype(np.uint64), len(data), lo,
+                         lo + index_nbytes)[0]:
+        return _FAILED_INDEX, b""
     return _READ, data
 
 

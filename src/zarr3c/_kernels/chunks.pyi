@@ -77,7 +77,8 @@ def read_shards(
     """read_chunks for the inner chunks of shards: inner chunk ``k`` is entry
     ``inner_slot[k]`` of the index of shard ``inner_shard[k]`` (``index_nbytes`` bytes of
     little-endian uint64 pairs, then a CRC-32C if ``index_checksum``, at the shard's end or
-    start); ``shard_status[s]`` says what became of shard ``s``'s index."""
+    start); ``shard_status[s]`` says what became of shard ``s``'s index (an index that
+    ``shard.check_shard_index`` refuses fails its shard)."""
 
 def bind_blosc(decompress_ctx: int, cbuffer_validate: int) -> None:
     """Use c-blosc's blosc_decompress_ctx and blosc_cbuffer_validate at these addresses for

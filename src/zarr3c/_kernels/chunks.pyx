@@ -41,9 +41,11 @@ status
 
 Sharded arrays (:func:`read_shards`): the sources are shards, each holding an index of
 ``(offset, nbytes)`` little-endian ``uint64`` pairs (the sharding codec's, optionally with
-one trailing CRC-32C) at its end or start; a first pass reads every shard's index (and keeps
-the shard's file open), a second executes the inner chunks as above, each at its entry's
-byte range.
+one trailing CRC-32C) at its end or start; a first pass reads every shard's index, checks
+it whole as the Python path does (``shard.check_shard_index``: an index with an entry
+outside the shard, into the index, half missing, or overlapping another fails its shard,
+which the Python path then reports) and keeps the shard's file open; a second executes the
+inner chunks as above, each at its entry's byte range.
 
 Memory: stored and decoded bytes go to per-thread scratch buffers (``pool.thread_buffer``)
 reused from chunk to chunk; nothing is allocated per chunk once a thread is warm.
@@ -63,9 +65,10 @@ from posix.unistd cimport close as c_close
 from zarr3c._kernels.checksum cimport crc32c_update
 from zarr3c._kernels.copy cimport MAX_NDIM, byteswap_core, fill_core
 from zarr3c._kernels.fileio cimport _open_file, _pread_upto
+from zarr3c._kernels.shard cimport check_index_core
 from zarr3c._kernels.pool cimport (
-    SLOT_DECODED, SLOT_STORED, VALUE_DCTX, VALUE_ZSTREAM, run_tasks, set_thread_value,
-    thread_buffer, thread_value,
+    SLOT_DECODED, SLOT_INDEX, SLOT_STORED, VALUE_DCTX, VALUE_ZSTREAM, run_tasks,
+    set_thread_value, thread_buffer, thread_value,
 )
 from zarr3c._kernels.scatter cimport (
     INNER_EMPTY, OuterPieces, OuterRows, check_piece_rows, check_pieces, copy_live_pieces, copy_outer_rows,
@@ -916,6 +919,23 @@ cdef struct Shards:
     const uint8_t** inner_base  # values: per shard its first byte
 
 
+cdef bint _index_unsound(const uint8_t* index, int64_t entries, int64_t size,
+                        int64_t index_nbytes, bint at_end) noexcept nogil:
+    """Whether a shard's index (of ``entries`` entries, in a shard of ``size`` bytes) has a
+    problem the Python path reports (``shard.check_shard_index``'s: a half-missing entry,
+    one outside the shard or into the index, two overlapping): the whole shard is left to
+    it then, as a read of any of its inner chunks there would refuse it."""
+    cdef uint64_t* e = <uint64_t*>thread_buffer(SLOT_INDEX, <size_t>(16 * entries))
+    cdef Py_ssize_t i, a = -1, b = -1
+    cdef int64_t lo = size - index_nbytes if at_end else 0
+    if e == NULL:
+        return True
+    for i in range(2 * entries):
+        e[i] = _le_u64(index + 8 * i)
+    return check_index_core(e, entries, True, <uint64_t>size, True, <uint64_t>lo,
+                            <uint64_t>(lo + index_nbytes), &a, &b) != 0
+
+
 cdef void _read_index(void* ctx, Py_ssize_t s) noexcept nogil:
     """Pass one, per shard: its index read (and checked), its file kept open."""
     cdef Shards* sh = <Shards*>ctx
@@ -955,6 +975,11 @@ cdef void _read_index(void* ctx, Py_ssize_t s) noexcept nogil:
         if fd >= 0:
             c_close(fd)
         sh.shard_status[s] = _FAILED_CHECKSUM
+        return
+    if _index_unsound(index, sh.per_shard, size, n, sh.at_end):
+        if fd >= 0:
+            c_close(fd)
+        sh.shard_status[s] = _FAILED_INDEX
         return
     sh.sizes[s] = size
     sh.fds[s] = fd

@@ -18,6 +18,7 @@ cdef enum:
     SLOT_ENCODED = 3    # writes.pyx: their encoding
     SLOT_TMP_PATH = 4   # writes.pyx: a temporary file's name
     SLOT_PARTS = 5      # writes.pyx: a shard's parts (pointers and lengths) and index
+    SLOT_INDEX = 6      # chunks.pyx: a shard index's entries, as checked
     # values
     VALUE_DCTX = 0      # chunks.pyx: a zstd decompression context
     VALUE_ZSTREAM = 1   # chunks.pyx: a zlib inflate stream

@@ -44,7 +44,7 @@ cdef int _cmp_span(const void* a, const void* b) noexcept nogil:
     return 0
 
 
-cdef int _check_core(const uint64_t* e, Py_ssize_t n, bint known, uint64_t size, bint bounded,
+cdef int check_index_core(const uint64_t* e, Py_ssize_t n, bint known, uint64_t size, bint bounded,
                      uint64_t lo, uint64_t hi, Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
     """The checks in priority order; -1 if the sort buffer cannot be allocated."""
     cdef Py_ssize_t i, first_out = -1, first_into = -1, prev = -1, nstored = 0
@@ -182,7 +182,7 @@ def check_shard_index(
     cdef uint64_t lo = <uint64_t>index_lo if bounded else 0
     cdef uint64_t hi = <uint64_t>index_hi if bounded else 0
     with nogil:
-        code = _check_core(e, n, known, size, bounded, lo, hi, &a, &b)
+        code = check_index_core(e, n, known, size, bounded, lo, hi, &a, &b)
     if code < 0:
         raise MemoryError("check_shard_index: cannot allocate the sort buffer")
     return (code, a, b)

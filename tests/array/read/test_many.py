@@ -178,8 +178,11 @@ def test_a_box_across_shards_with_a_part_too_large_reads_nothing_twice(tmp_path,
 def test_a_box_across_compressed_inner_chunks_decodes_them_side_by_side(
         tmp_path, monkeypatch, layout: str, threads: int) -> None:
     """A box inside one shard across several compressed inner chunks: each decoded (on the
-    pool's threads when there are two, each into its own scratch) and its part placed;
-    numpy's values; a damaged inner chunk among them is reported naming the shard."""
+    pool's threads when there are two, each into its own scratch: the Python path's fan-out
+    or, natively, one kernel call for the box) and its part placed; numpy's values; a
+    damaged inner chunk among them is reported naming the shard."""
+    from zarr3c._kernels import chunks as chunks_kernel
+    from zarr3c.array.read import native
     from zarr3c.concurrency import set_num_threads
 
     store = zarr3c.LocalStore(tmp_path)
@@ -193,11 +196,19 @@ def test_a_box_across_compressed_inner_chunks_decodes_them_side_by_side(
         return real(fn, items)
 
     monkeypatch.setattr(shard_boxes, "map_unordered", spy)
+    kernel_calls: list[int] = []
+    kernel = chunks_kernel.read_shards
+    monkeypatch.setattr(chunks_kernel, "read_shards",
+                        lambda *args, **kw: kernel_calls.append(1) or kernel(*args, **kw))
     set_num_threads(threads)
     try:
-        for box in (np.s_[4:8, 6:12, 0:6], np.s_[5:7, 7:11, 2:5], np.s_[4:6, 8:10, 4]):
+        boxes = (np.s_[4:8, 6:12, 0:6], np.s_[5:7, 7:11, 2:5], np.s_[4:6, 8:10, 4])
+        for box in boxes:
             np.testing.assert_array_equal(a[box], data[box])
-        assert fanned and all(n > 1 for n in fanned)
+        if native.enabled:
+            assert kernel_calls == [1] * len(boxes) and not fanned
+        else:
+            assert fanned and all(n > 1 for n in fanned)
         _corrupt(store, a.chunk_key((1, 1, 0)), "garble")
         with pytest.raises(ChunkDecodeError) as info:
             a[np.s_[4:8, 6:12, 0:6]]

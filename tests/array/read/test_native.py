@@ -200,6 +200,62 @@ def test_read_async_gives_what_a_read_gives_and_its_errors(tmp_path: Path) -> No
         a.read_async(np.s_[40]).result()
 
 
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("chain", list(CHAINS))
+@pytest.mark.parametrize("kind", ["local", "memory", "zip"])
+def test_a_box_in_one_chunk_is_read_by_one_kernel_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, chain: str,
+        sharded: bool) -> None:
+    a, data = _array(_store(kind, tmp_path), 24, 4, sharded, chain, dtype=">i4")
+    # inside a chunk; in one not stored; a whole chunk; a scalar; across two inner chunks
+    keys = [(slice(5, 7), slice(9, 12), slice(13, 16)), (slice(1, 3), 2, slice(0, 4)),
+            (slice(8, 12), slice(12, 16), slice(16, 20)), (21, 22, 23),
+            (slice(9, 11), slice(10, 14), slice(17, 19))]
+    calls = _count_calls_of(monkeypatch, "read_chunks", "read_shards")
+    got, per_key = [], []
+    for key in keys:
+        got.append(a[key])
+        per_key.append(len(calls))
+        calls.clear()
+    if kind == "zip":  # (neither files nor values: the short paths read in Python)
+        assert per_key[:4] == [0] * 4
+    elif chain == "raw" and not sharded:  # (the store's own one-call read of raw boxes)
+        assert max(per_key) <= 1
+    else:
+        assert per_key == [1] * len(keys)
+    monkeypatch.setattr(native, "enabled", False)
+    for value, key in zip(got, keys, strict=True):
+        np.testing.assert_array_equal(value, a[key])
+        np.testing.assert_array_equal(value, data[key])
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+def test_a_damaged_chunk_under_a_small_box_is_reported_by_key(tmp_path: Path,
+                                                               sharded: bool) -> None:
+    store = zarr3c.LocalStore(tmp_path / "d.zarr")
+    a, data = _array(store, 16, 4, sharded, "zstd")
+    key = a.chunk_key((1, 1, 1) if sharded else (3, 3, 3))
+    stored = store.get(key)
+    assert stored is not None
+    store.set(key, stored[:-5])
+    with pytest.raises(zarr3c.errors.ChunkDecodeError, match=key):
+        a[13:15, 13:15, 13:15]
+    np.testing.assert_array_equal(a[1:3, 5:7, 9:11], data[1:3, 5:7, 9:11])
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+def test_small_reads_from_many_threads_at_once_are_all_right(tmp_path: Path,
+                                                            sharded: bool) -> None:
+    a, data = _array(_store("local", tmp_path), 32, 4, sharded, "zstd")
+    rng = np.random.default_rng(3)
+    keys = [tuple(slice(int(s), int(s) + 3) for s in rng.integers(0, 29, 3))
+            for _ in range(400)]
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(a.__getitem__, keys))
+    for got, key in zip(results, keys, strict=True):
+        np.testing.assert_array_equal(got, data[key])
+
+
 def test_reads_from_many_threads_at_once_are_all_right(tmp_path: Path) -> None:
     a, data = _array(_store("local", tmp_path), 32, 4, False, "zstd")
     rng = np.random.default_rng(2)

@@ -195,6 +195,7 @@ def test_a_bad_chunk_across_a_box_is_named(tmp_path) -> None:
         a[0:2, 62:66, 0:4]
 
 
+@pytest.mark.usefixtures("python_path")  # (the Python path's own steps)
 def test_a_checksummed_chunk_is_decoded_whole_and_checked(monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     a, expected = _array(checksum=True)

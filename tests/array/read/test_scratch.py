@@ -137,6 +137,7 @@ def test_a_shard_cut_short_is_named_through_the_scratch_path(tmp_path, inner) ->
             read()
 
 
+@pytest.mark.usefixtures("python_path")  # (the Python path's own steps)
 def test_a_chunk_read_into_scratch_is_decoded_from_it(tmp_path, monkeypatch) -> None:
     """LocalStore chunks are read into the ``"stored"`` slot, not through ``get``; a chunk
     kept whole (straight into the output) still equals numpy."""

@@ -174,6 +174,7 @@ def test_errors_of_the_short_path_name_the_shard(tmp_path, box):
     np.testing.assert_array_equal(a[0:4], np.arange(4, dtype="uint16"))
 
 
+@pytest.mark.usefixtures("python_path")  # (the Python path's own steps)
 @pytest.mark.parametrize("compressed", [False, True])
 @pytest.mark.parametrize("index_location", ["start", "end"])
 @pytest.mark.parametrize("store_kind", ["local", "memory"])
@@ -396,6 +397,7 @@ def test_a_bad_inner_chunk_in_a_batch_is_reported_by_the_per_chunk_decode(damage
     np.testing.assert_array_equal(a[:20], values[:20])  # (inner chunks 0-4)
 
 
+@pytest.mark.usefixtures("python_path")  # (the Python path's own steps)
 @pytest.mark.parametrize("compressed", [False, True])
 @pytest.mark.parametrize("room_max", [0, 16 << 20])
 def test_compressed_inner_chunks_too_large_for_one_call_read_the_index_first(

@@ -26,7 +26,11 @@ goes to the general read::
                                                general.read_selections
 
 Where the chain is native (``bytes``, ``crc32c``, ``zstd``, ``blosc``, ``gzip``:
-:mod:`zarr3c.codecs.native`), ``many.read_boxes`` and ``points.read_coordinates`` hand their
+:mod:`zarr3c.codecs.native`) and the store has files or values in memory, the short paths
+read a box in one chunk (one shard) with one kernel call (``native.read_box_natively``,
+``native.read_shard_box_natively``: index, read, decode and copy with the GIL given up once,
+so that reads from many user threads at once queue once a read for it); ``many.read_boxes``
+and ``points.read_coordinates`` hand their
 plan to :mod:`.native`, and so does ``general.read_selections`` (orthogonal selections, as
 per-axis offsets by chunk), which executes it in one call of the native chunk pipeline
 (``zarr3c._kernels.chunks``) without the GIL; the chunks it could not read come back to the

@@ -69,6 +69,7 @@ import numpy as np
 
 from zarr3c.array.read.chunk import FETCH_BATCH_BYTES, fetched_batches, stored_limit
 from zarr3c.array.read.plan import (
+    InnerParts,
     OuterChunks,
     Pieces,
     new_plan,
@@ -97,8 +98,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FETCH_BATCH_BYTES", "INDEX_BATCH_BYTES", "OUTER_MIN_CHUNKS", "SMALL_SHARD_BYTES",
            "WHOLE_SHARD_FRACTION", "ShardGroup", "box_fetches_shards_whole", "chunk_names",
-           "chunks_native", "enabled", "fetched_whole", "read_chunks_natively",
-           "read_outer_natively", "read_points_natively", "read_shard_points_natively",
+           "chunks_native", "enabled", "fetched_whole", "read_box_natively", "read_chunks_natively",
+           "read_outer_natively", "read_points_natively", "read_shard_box_natively",
+           "read_shard_points_natively",
            "read_shards_natively", "reads_outer", "shards_native"]
 
 #: Most bytes of shard indexes one shard kernel call holds: it takes room for every shard's
@@ -170,6 +172,89 @@ def read_chunks_natively(array: Array, pieces: Pieces, chain: NativeChain) -> li
                             direct=direct[lo:hi], status=status[lo:hi], **common)
     failed: list[int] = np.flatnonzero(status < 0).tolist()
     return failed
+
+
+def _one_source(array: Array, coords: tuple[int, ...]) -> tuple[list[Any], bool] | None:
+    """The chunk (shard) at ``coords`` as the kernels' one source and whether it is a path:
+    its file, or its value where the store holds it in memory; None for other stores."""
+    store, names = array._store, [array._encode_key(coords)]
+    files = store.chunk_files(array._prefix, names)
+    if files is not None:
+        return files, True
+    values = store.chunk_values(array._prefix, names)
+    return None if values is None else (values, False)
+
+
+#: One piece from the start of the output, of one chunk, as :func:`read_box_natively` hands
+#: it to the kernel (read-only: the kernel takes them as ``const``)
+_ONE_PIECE = {"firsts": np.zeros(1, dtype=np.int64), "ends": np.ones(1, dtype=np.int64),
+              "dst_offsets": np.zeros(1, dtype=np.int64)}
+for _a in _ONE_PIECE.values():
+    _a.flags.writeable = False
+_DIRECT = {False: np.zeros(1, dtype=np.uint8), True: np.ones(1, dtype=np.uint8)}
+
+
+def read_box_natively(array: Array, coords: tuple[int, ...], offset: int, counts: np.ndarray,
+                      dst: np.ndarray, out_strides: np.ndarray, whole: bool) -> bool:
+    """The short path's box in one chunk of an unsharded array (``counts``, a ``(1, ndim)``
+    row, of elements from byte ``offset`` of the chunk at ``coords`` into ``dst`` at
+    ``out_strides``; ``whole``: all of the chunk, decoded straight into ``dst``) read,
+    decoded and copied by one kernel call on this thread, the GIL given up once for all of
+    it: reads from many user threads at once then queue once a read for the GIL, not once
+    a step.  True when done (the box filled where the chunk is not stored); False where the
+    chain or the store is not the kernel's, or the kernel could not read the chunk: the
+    Python path reads it then, and reports what is wrong."""
+    chain = array._pipeline.native
+    grid = array._box_grid
+    if chain is None or not enabled or _chunks is None or grid is None:
+        return False
+    found = _one_source(array, coords)
+    if found is None:
+        return False
+    sources, paths = found
+    status = np.empty(1, dtype=np.int8)
+    _chunks.read_chunks(sources, paths, src_offsets=np.array([offset], dtype=np.int64),
+                        src_strides=grid.chunk_strides, dst=dst, dst_strides=out_strides,
+                        counts=counts, itemsize=array._itemsize, fill=array._fill_bytes,
+                        direct=_DIRECT[whole], compressor=chain.compressor,
+                        checksums=chain.checksums, swap=chain.swap, nbytes=grid.chunk_nbytes,
+                        nthreads=1, status=status, **_ONE_PIECE)
+    return bool(status[0] >= 0)
+
+
+def read_shard_box_natively(array: Array, shard: tuple[int, ...], parts: InnerParts,
+                            dst: np.ndarray, whole: bool) -> bool:
+    """The sharded short path's box in one shard (its ``parts`` per inner chunk into
+    ``dst``; ``whole``: one whole inner chunk, decoded straight into ``dst``) read by one
+    kernel call: the shard's index, then each part's inner chunk read, decoded and copied,
+    the GIL given up once for all of it (as :func:`read_box_natively`).  True when done (the
+    parts filled where the shard or an inner chunk is not stored); False where the chains
+    or the store are not the kernel's, or it could not read the shard: the Python path
+    reads it then, and reports what is wrong."""
+    chain = shards_native(array)
+    ib = array._inner_box
+    if chain is None or _chunks is None or ib is None or ib.plain is None:
+        return False
+    found = _one_source(array, shard)
+    if found is None:
+        return False
+    sources, paths = found
+    index_nbytes, at_end = ib.plain
+    n = parts.n
+    status = np.empty(n, dtype=np.int8)
+    shard_status = np.empty(1, dtype=np.int8)
+    firsts = np.arange(n + 1, dtype=np.int64)
+    _chunks.read_shards(sources, paths, index_nbytes, at_end, index_nbytes % 16 == 4,
+                        inner_shard=np.zeros(n, dtype=np.int64), inner_slot=parts.slots,
+                        firsts=firsts[:n], ends=firsts[1:], src_offsets=parts.src_lo,
+                        src_strides=ib.strides_i64, dst=dst, dst_offsets=parts.dst_offsets,
+                        dst_strides=parts.dst_strides, counts=parts.counts,
+                        itemsize=array._itemsize, fill=array._fill_bytes,
+                        direct=_DIRECT[whole] if n == 1 else np.zeros(n, dtype=np.uint8),
+                        compressor=chain.compressor, checksums=chain.checksums,
+                        swap=chain.swap, nbytes=ib.nbytes, nthreads=get_num_threads(),
+                        status=status, shard_status=shard_status)
+    return bool(shard_status[0] >= 0 and (status >= 0).all())
 
 
 def _element_offsets(groups: PointGroups, itemsize: int) -> tuple[np.ndarray, np.ndarray,

@@ -23,7 +23,7 @@ import numpy as np
 
 from zarr3c._buffers import chunk_too_large, empty_array, thread_scratch
 from zarr3c._kernels.boxes import box_chunk_pieces, plan_box_in_cell
-from zarr3c.array.read.native import box_fetches_shards_whole
+from zarr3c.array.read.native import box_fetches_shards_whole, read_shard_box_natively
 from zarr3c.array.read.place import copy_parts, fill_parts
 from zarr3c.array.read.plan import (
     BOX_SHARDS_MAX,
@@ -70,6 +70,11 @@ def read_shard_box(array: Array, box: Box) -> Any:
     dst = out.reshape(-1).view(np.uint8)
     # One whole inner chunk: raw, its bytes are the output's, read straight into it.
     whole = parts.n == 1 and dst.nbytes == ib.nbytes
+    # Index, reads, decodes and copies in one kernel call where the chains and store allow:
+    # one GIL hand-off a read (asv
+    # bench_array_io.NativePipeline.time_random_reads_user_threads tracks it).
+    if read_shard_box_natively(array, shard, parts, dst, whole):
+        return out.reshape(shape)[()] if scalar else array._in_order(out.reshape(shape))
     if ib.raw:
         los, his = parts.src_lo, parts.src_hi
         # (+1: the two-request read's probe of the furthest inner chunk's last byte)
