@@ -21,8 +21,9 @@ temporary directory in ``setup``:
 - ``Read.time_oindex``: ``a.oindex`` with two unsorted 256-element index arrays (repeats
   allowed) on the first two axes and one chunk's width on the last;
 - ``Read.track_stored_bytes``: the bytes on disk (the compression achieved);
-- ``NativePipeline``: whole reads, ``get_many`` and ``vindex`` through the native chunk
-  pipeline and through the Python path, and the Python calls of a whole read per chunk;
+- ``NativePipeline``: whole reads, ``get_many``, the random boxes from 16 user threads and
+  ``vindex`` through the native chunk pipeline and through the Python path, and the Python
+  calls of a whole read per chunk;
 - ``Memory.track_read_all_peak``: the peak memory a whole-array read allocates (tracemalloc,
   which sees numpy's and numcodecs' buffers), as a multiple of the output array (the
   performance issue's goal: at most 1.1);
@@ -48,6 +49,7 @@ import itertools
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -434,8 +436,10 @@ class Memory(_FreshArray):
 class NativePipeline:
     """The native chunk pipeline against the Python path it replaces, on the same array:
     ``path`` ``native`` (where the chain has one) or ``python`` (``ZARR3C_NATIVE=0``'s
-    switch); whole reads, ``get_many`` of the random boxes, ``vindex`` of the points, whole
-    writes (native where the chunks or shards are covered entirely); and
+    switch); whole reads, ``get_many`` of the random boxes, the same boxes read as ``a[sel]``
+    from 16 user threads (the native path gives the GIL up once a box, the Python path once
+    a step), ``vindex`` of the points, whole writes (native where the chunks or shards are
+    covered entirely); and
     the Python function calls of a whole read per chunk read (the scaling proxy on few
     cores: each is a GIL hand-off between threads; the native path's do not grow with the
     chunks)."""
@@ -462,8 +466,10 @@ class NativePipeline:
         self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
         self.src = self.arr[...]
         self.target = create(os.path.join(self.tmp, "w"), compression, layout)
+        self.pool = ThreadPoolExecutor(16)
 
     def teardown(self, compression: str, layout: str, path: str) -> None:
+        self.pool.shutdown()
         self.native.enabled = self.enabled
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -475,6 +481,9 @@ class NativePipeline:
 
     def time_vindex(self, compression: str, layout: str, path: str) -> None:
         self.arr.vindex[self.points]
+
+    def time_random_reads_user_threads(self, compression: str, layout: str, path: str) -> None:
+        list(self.pool.map(self.arr.__getitem__, self.random_sels))
 
     def time_write_all(self, compression: str, layout: str, path: str) -> None:
         self.target[...] = self.src
