@@ -1,6 +1,7 @@
 """Small reads in one kernel call against the Python short paths' steps (issue 30, point 3),
 in one process, the two ways taking turns: ``read_chunks`` of ``compare_peers.py`` (every
-64^3 chunk of its 512^3 zstd cube, one after another) and 2,000 random 4^3 boxes of a 256^3
+64^3 chunk of its 512^3 zstd cube, one after another), its ``random`` rows (1,000 random 4^3
+boxes one after another, its layouts), and 2,000 random 4^3 boxes of a 256^3
 cube read as ``a[sel]`` from 16 user threads, chunked (64^3) and sharded (128^3 shards of
 32^3), uncompressed and zstd; ms per pass, min of 5.
 
@@ -52,6 +53,20 @@ def main() -> None:
         got = take_turns(lambda: [a[u] for u in units])
         print("chunked zstd read_chunks: " + ", ".join(f"{w} {t:.1f} ms" for w, t in got.items()),
               flush=True)
+        # compare_peers.py's random rows: 1,000 4^3 boxes one after another
+        starts = np.random.default_rng(1).integers(0, 508, size=(1000, 3))
+        boxes = [tuple(slice(int(s), int(s) + 4) for s in row) for row in starts]
+        for layout, kw in {"chunked": {"chunks": (64,) * 3},
+                           "sharded": {"chunks": (32,) * 3, "shards": (256,) * 3}}.items():
+            for comp in ("none", "zstd"):
+                c = zarr3c.create_array(f"{root}/peer_{layout}_{comp}.zarr", shape=src.shape,
+                                        dtype="uint16", fill_value=0,
+                                        compressors=ZSTD if comp == "zstd" else None, **kw)
+                c[...] = src
+                got = take_turns(lambda c=c: [c[b] for b in boxes], 3)
+                print(f"{layout} {comp} random one after another: " + ", ".join(
+                    f"{w} {t * 1e3 / len(boxes):.1f} us/read" for w, t in got.items()),
+                    flush=True)
         small = src[:256, :256, :256]
         starts = np.random.default_rng(1).integers(0, 252, size=(2000, 3))
         sels = [tuple(slice(int(s), int(s) + 4) for s in row) for row in starts]

@@ -174,13 +174,12 @@ def _fill_chunk_box(array: Array, coords: tuple[int, ...], first: list[int],
         found = fetch_raw(array, [request], staging)
         src, offset = (staging if found[0] else None), 0
     else:
-        # Read, decode and copy in one kernel call where the chain and store allow: one
-        # GIL hand-off a read (asv
-        # bench_array_io.NativePipeline.time_random_reads_user_threads tracks it).
-        out_strides = int64_array(c_strides(counts, itemsize))
-        if native_path.read_box_natively(array, coords, offset,
-                                         int64_array(counts).reshape(1, -1), dst,
-                                         out_strides.reshape(1, -1), whole):
+        # Part of a chunk: read, decode and copy in one kernel call where the chain and
+        # store allow, one GIL hand-off a read (asv
+        # bench_array_io.NativePipeline.time_random_reads_user_threads tracks it).  A whole
+        # chunk is decoded straight into the output as before, its pages faulted in beside
+        # (asv_benchmarks/cores/one_call_reads.py: neither way was faster on 16 cores).
+        if not whole and native_path.read_box_natively(array, coords, offset, counts, dst):
             return
         chunk = read_chunk(array, coords, into=dst if whole else None,
                            need=None if whole else end)

@@ -83,6 +83,7 @@ from zarr3c.indexing import (
     CoordinateSelection,
     OrthogonalSelection,
     PointGroups,
+    c_strides,
     group_points,
 )
 from zarr3c.stores.read_into import ReadIntoHooks
@@ -185,25 +186,31 @@ def _one_source(array: Array, coords: tuple[int, ...]) -> tuple[list[Any], bool]
     return None if values is None else (values, False)
 
 
-#: One piece from the start of the output, of one chunk, as :func:`read_box_natively` hands
-#: it to the kernel (read-only: the kernel takes them as ``const``)
-_ONE_PIECE = {"firsts": np.zeros(1, dtype=np.int64), "ends": np.ones(1, dtype=np.int64),
-              "dst_offsets": np.zeros(1, dtype=np.int64)}
-for _a in _ONE_PIECE.values():
-    _a.flags.writeable = False
-_DIRECT = {False: np.zeros(1, dtype=np.uint8), True: np.ones(1, dtype=np.uint8)}
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a``, read-only (the kernels take these constants as ``const``)."""
+    a.flags.writeable = False
+    return a
 
 
-def read_box_natively(array: Array, coords: tuple[int, ...], offset: int, counts: np.ndarray,
-                      dst: np.ndarray, out_strides: np.ndarray, whole: bool) -> bool:
-    """The short path's box in one chunk of an unsharded array (``counts``, a ``(1, ndim)``
-    row, of elements from byte ``offset`` of the chunk at ``coords`` into ``dst`` at
-    ``out_strides``; ``whole``: all of the chunk, decoded straight into ``dst``) read,
-    decoded and copied by one kernel call on this thread, the GIL given up once for all of
-    it: reads from many user threads at once then queue once a read for the GIL, not once
-    a step.  True when done (the box filled where the chunk is not stored); False where the
-    chain or the store is not the kernel's, or the kernel could not read the chunk: the
-    Python path reads it then, and reports what is wrong."""
+#: One piece from the start of the output, of one chunk not read straight into it, as
+#: :func:`read_box_natively` hands it to the kernel
+_ONE_PIECE: dict[str, np.ndarray] = {
+    "firsts": _frozen(np.zeros(1, dtype=np.int64)), "ends": _frozen(np.ones(1, dtype=np.int64)),
+    "dst_offsets": _frozen(np.zeros(1, dtype=np.int64)),
+    "direct": _frozen(np.zeros(1, dtype=np.uint8))}
+#: One (inner) chunk decoded straight into the output
+_DIRECT = _frozen(np.ones(1, dtype=np.uint8))
+
+
+def read_box_natively(array: Array, coords: tuple[int, ...], offset: int, counts: list[int],
+                      dst: np.ndarray) -> bool:
+    """The short path's box in part of one chunk of an unsharded array (``counts`` elements
+    from byte ``offset`` of the chunk at ``coords`` into ``dst``, C order) read, decoded
+    and copied by one kernel call on this thread, the GIL given up once for all of it:
+    reads from many user threads at once then queue once a read for the GIL, not once a
+    step.  True when done (the box filled where the chunk is
+    not stored); False where the chain or the store is not the kernel's, or the kernel
+    could not read the chunk: the Python path reads it then, and reports what is wrong."""
     chain = array._pipeline.native
     grid = array._box_grid
     if chain is None or not enabled or _chunks is None or grid is None:
@@ -213,11 +220,12 @@ def read_box_natively(array: Array, coords: tuple[int, ...], offset: int, counts
         return False
     sources, paths = found
     status = np.empty(1, dtype=np.int8)
+    rows = np.array([counts, c_strides(counts, array._itemsize)], dtype=np.int64)
     _chunks.read_chunks(sources, paths, src_offsets=np.array([offset], dtype=np.int64),
-                        src_strides=grid.chunk_strides, dst=dst, dst_strides=out_strides,
-                        counts=counts, itemsize=array._itemsize, fill=array._fill_bytes,
-                        direct=_DIRECT[whole], compressor=chain.compressor,
-                        checksums=chain.checksums, swap=chain.swap, nbytes=grid.chunk_nbytes,
+                        src_strides=grid.chunk_strides, dst=dst, dst_strides=rows[1:],
+                        counts=rows[:1], itemsize=array._itemsize, fill=array._fill_bytes,
+                        compressor=chain.compressor, checksums=chain.checksums,
+                        swap=chain.swap, nbytes=grid.chunk_nbytes,
                         nthreads=1, status=status, **_ONE_PIECE)
     return bool(status[0] >= 0)
 
@@ -230,10 +238,12 @@ def read_shard_box_natively(array: Array, shard: tuple[int, ...], parts: InnerPa
     the GIL given up once for all of it (as :func:`read_box_natively`).  True when done (the
     parts filled where the shard or an inner chunk is not stored); False where the chains
     or the store are not the kernel's, or it could not read the shard: the Python path
-    reads it then, and reports what is wrong."""
+    reads it then, and reports what is wrong.  Raw inner chunks stay on the short path,
+    whose store call reads the index and the spans at once (its copy is one more call): the
+    kernel's arguments cost more than the hand-off they save (one_call_reads.py)."""
     chain = shards_native(array)
     ib = array._inner_box
-    if chain is None or _chunks is None or ib is None or ib.plain is None:
+    if chain is None or _chunks is None or ib is None or ib.plain is None or ib.raw:
         return False
     found = _one_source(array, shard)
     if found is None:
@@ -250,7 +260,7 @@ def read_shard_box_natively(array: Array, shard: tuple[int, ...], parts: InnerPa
                         src_strides=ib.strides_i64, dst=dst, dst_offsets=parts.dst_offsets,
                         dst_strides=parts.dst_strides, counts=parts.counts,
                         itemsize=array._itemsize, fill=array._fill_bytes,
-                        direct=_DIRECT[whole] if n == 1 else np.zeros(n, dtype=np.uint8),
+                        direct=_DIRECT if n == 1 and whole else np.zeros(n, dtype=np.uint8),
                         compressor=chain.compressor, checksums=chain.checksums,
                         swap=chain.swap, nbytes=ib.nbytes, nthreads=get_num_threads(),
                         status=status, shard_status=shard_status)

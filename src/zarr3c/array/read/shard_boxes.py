@@ -70,8 +70,8 @@ def read_shard_box(array: Array, box: Box) -> Any:
     dst = out.reshape(-1).view(np.uint8)
     # One whole inner chunk: raw, its bytes are the output's, read straight into it.
     whole = parts.n == 1 and dst.nbytes == ib.nbytes
-    # Index, reads, decodes and copies in one kernel call where the chains and store allow:
-    # one GIL hand-off a read (asv
+    # Compressed inner chunks: index, reads, decodes and copies in one kernel call where
+    # the chains and store allow, one GIL hand-off a read (asv
     # bench_array_io.NativePipeline.time_random_reads_user_threads tracks it).
     if read_shard_box_natively(array, shard, parts, dst, whole):
         return out.reshape(shape)[()] if scalar else array._in_order(out.reshape(shape))
