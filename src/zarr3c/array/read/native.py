@@ -192,12 +192,11 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-#: One piece from the start of the output, of one chunk not read straight into it, as
-#: :func:`read_box_natively` hands it to the kernel
-_ONE_PIECE: dict[str, np.ndarray] = {
-    "firsts": _frozen(np.zeros(1, dtype=np.int64)), "ends": _frozen(np.ones(1, dtype=np.int64)),
-    "dst_offsets": _frozen(np.zeros(1, dtype=np.int64)),
-    "direct": _frozen(np.zeros(1, dtype=np.uint8))}
+#: One piece of one chunk, as :func:`read_box_natively` hands it to the kernel: its rows
+#: ``[0, 1)`` (``_FIRST`` is also its place in the output), not read straight into it
+_FIRST = _frozen(np.zeros(1, dtype=np.int64))
+_END = _frozen(np.ones(1, dtype=np.int64))
+_NOT_DIRECT = _frozen(np.zeros(1, dtype=np.uint8))
 #: One (inner) chunk decoded straight into the output
 _DIRECT = _frozen(np.ones(1, dtype=np.uint8))
 
@@ -221,12 +220,11 @@ def read_box_natively(array: Array, coords: tuple[int, ...], offset: int, counts
     sources, paths = found
     status = np.empty(1, dtype=np.int8)
     rows = np.array([counts, c_strides(counts, array._itemsize)], dtype=np.int64)
-    _chunks.read_chunks(sources, paths, src_offsets=np.array([offset], dtype=np.int64),
-                        src_strides=grid.chunk_strides, dst=dst, dst_strides=rows[1:],
-                        counts=rows[:1], itemsize=array._itemsize, fill=array._fill_bytes,
-                        compressor=chain.compressor, checksums=chain.checksums,
-                        swap=chain.swap, nbytes=grid.chunk_nbytes,
-                        nthreads=1, status=status, **_ONE_PIECE)
+    # (positional: the hottest read, and keywords cost a Cython call more to parse)
+    _chunks.read_chunks(sources, paths, _FIRST, _END, np.array([offset], dtype=np.int64),
+                        grid.chunk_strides, dst, _FIRST, rows[1:], rows[:1],
+                        array._itemsize, array._fill_bytes, _NOT_DIRECT, chain.compressor,
+                        chain.checksums, chain.swap, grid.chunk_nbytes, 1, status)
     return bool(status[0] >= 0)
 
 
@@ -251,20 +249,20 @@ def read_shard_box_natively(array: Array, shard: tuple[int, ...], parts: InnerPa
     sources, paths = found
     index_nbytes, at_end = ib.plain
     n = parts.n
-    status = np.empty(n, dtype=np.int8)
-    shard_status = np.empty(1, dtype=np.int8)
-    firsts = np.arange(n + 1, dtype=np.int64)
-    _chunks.read_shards(sources, paths, index_nbytes, at_end, index_nbytes % 16 == 4,
-                        inner_shard=np.zeros(n, dtype=np.int64), inner_slot=parts.slots,
-                        firsts=firsts[:n], ends=firsts[1:], src_offsets=parts.src_lo,
-                        src_strides=ib.strides_i64, dst=dst, dst_offsets=parts.dst_offsets,
-                        dst_strides=parts.dst_strides, counts=parts.counts,
-                        itemsize=array._itemsize, fill=array._fill_bytes,
-                        direct=_DIRECT if n == 1 and whole else np.zeros(n, dtype=np.uint8),
-                        compressor=chain.compressor, checksums=chain.checksums,
-                        swap=chain.swap, nbytes=ib.nbytes, nthreads=get_num_threads(),
-                        status=status, shard_status=shard_status)
-    return bool(shard_status[0] >= 0 and (status >= 0).all())
+    status = np.empty(n + 1, dtype=np.int8)  # (the inner chunks', then the shard's)
+    if n == 1:  # (the usual small read: one inner chunk)
+        shards, firsts, ends, direct = _FIRST, _FIRST, _END, _DIRECT if whole else _NOT_DIRECT
+    else:
+        rows = np.arange(n + 1, dtype=np.int64)
+        shards, firsts, ends = np.zeros(n, dtype=np.int64), rows[:n], rows[1:]
+        direct = np.zeros(n, dtype=np.uint8)
+    # (positional, as read_box_natively's)
+    _chunks.read_shards(sources, paths, index_nbytes, at_end, index_nbytes % 16 == 4, shards,
+                        parts.slots, firsts, ends, parts.src_lo, ib.strides_i64, dst,
+                        parts.dst_offsets, parts.dst_strides, parts.counts, array._itemsize,
+                        array._fill_bytes, direct, chain.compressor, chain.checksums,
+                        chain.swap, ib.nbytes, get_num_threads(), status[:n], status[n:])
+    return bool((status >= 0).all())
 
 
 def _element_offsets(groups: PointGroups, itemsize: int) -> tuple[np.ndarray, np.ndarray,

@@ -404,6 +404,8 @@ class LocalStore(Store):
         # The first key is checked in full (the prefix with it); the others differ from it
         # only in chunk coordinates, checked here to be nothing else.
         first = self._kernel_file(prefix + names[0])
+        if first is not None and len(names) == 1:
+            return [first]  # (one key: its own path, checked in full)
         if first is None or not all(map(CHUNK_NAME.fullmatch, names)):
             return None
         base = first[:len(first) - len(names[0].encode())]
