@@ -65,15 +65,15 @@ from posix.unistd cimport close as c_close
 from zarr3c._kernels.checksum cimport crc32c_update
 from zarr3c._kernels.copy cimport MAX_NDIM, byteswap_core, fill_core
 from zarr3c._kernels.fileio cimport _open_file, _pread_upto
-from zarr3c._kernels.shard cimport check_index_core
 from zarr3c._kernels.pool cimport (
     SLOT_DECODED, SLOT_INDEX, SLOT_STORED, VALUE_DCTX, VALUE_ZSTREAM, run_tasks,
     set_thread_value, thread_buffer, thread_value,
 )
 from zarr3c._kernels.scatter cimport (
-    INNER_EMPTY, OuterPieces, OuterRows, check_piece_rows, check_pieces, copy_live_pieces, copy_outer_rows,
-    fill_outer_rows,
+    INNER_EMPTY, OuterPieces, OuterRows, check_piece_rows, check_pieces, copy_live_pieces,
+    copy_outer_rows, fill_outer_rows,
 )
+from zarr3c._kernels.shard cimport check_index_core
 from zarr3c._kernels.zstd_ctx cimport (
     dctx_decompress, dctx_decompress_prefix, dctx_free, dctx_new,
 )

@@ -175,14 +175,15 @@ def read_chunks_natively(array: Array, pieces: Pieces, chain: NativeChain) -> li
     return failed
 
 
-def _one_source(array: Array, coords: tuple[int, ...]) -> tuple[list[Any], bool] | None:
-    """The chunk (shard) at ``coords`` as the kernels' one source and whether it is a path:
-    its file, or its value where the store holds it in memory; None for other stores."""
-    store, names = array._store, [array._encode_key(coords)]
-    files = store.chunk_files(array._prefix, names)
+def _held_sources(array: Array, names: list[str]) -> tuple[list[Any], bool] | None:
+    """The chunks (shards) ``names`` as the kernels' sources and whether they are paths:
+    their files, or their values where the store holds them in memory; None for other
+    stores (whose values are fetched)."""
+    store, prefix = array._store, array._prefix
+    files = store.chunk_files(prefix, names)
     if files is not None:
         return files, True
-    values = store.chunk_values(array._prefix, names)
+    values = store.chunk_values(prefix, names)
     return None if values is None else (values, False)
 
 
@@ -207,14 +208,13 @@ def read_box_natively(array: Array, coords: tuple[int, ...], offset: int, counts
     from byte ``offset`` of the chunk at ``coords`` into ``dst``, C order) read, decoded
     and copied by one kernel call on this thread, the GIL given up once for all of it:
     reads from many user threads at once then queue once a read for the GIL, not once a
-    step.  True when done (the box filled where the chunk is
-    not stored); False where the chain or the store is not the kernel's, or the kernel
-    could not read the chunk: the Python path reads it then, and reports what is wrong."""
-    chain = array._pipeline.native
-    grid = array._box_grid
-    if chain is None or not enabled or _chunks is None or grid is None:
+    step.  True when done (the box filled where the chunk is not stored); False where the
+    chain or the store is not the kernel's, or the kernel could not read the chunk: the
+    Python path reads it then, and reports what is wrong."""
+    chain, grid = chunks_native(array), array._box_grid
+    if chain is None or _chunks is None or grid is None:
         return False
-    found = _one_source(array, coords)
+    found = _held_sources(array, [array._encode_key(coords)])
     if found is None:
         return False
     sources, paths = found
@@ -243,7 +243,7 @@ def read_shard_box_natively(array: Array, shard: tuple[int, ...], parts: InnerPa
     ib = array._inner_box
     if chain is None or _chunks is None or ib is None or ib.plain is None or ib.raw:
         return False
-    found = _one_source(array, shard)
+    found = _held_sources(array, [array._encode_key(shard)])
     if found is None:
         return False
     sources, paths = found
@@ -297,18 +297,14 @@ def _sources(array: Array, names: list[str]) -> Iterator[tuple[list[Any], bool, 
     """The chunks' sources in batches ``(sources, paths, lo, hi)`` for chunks ``lo:hi`` of
     ``names``: their files, or their values (in one batch where the store holds them, else
     fetched with ``get_many``, :data:`FETCH_BATCH_BYTES` of decoded chunks at a time)."""
-    store, prefix = array._store, array._prefix
-    files = store.chunk_files(prefix, names)
-    if files is not None:
-        yield files, True, 0, len(names)
-        return
-    values = store.chunk_values(prefix, names)
-    if values is not None:
-        yield values, False, 0, len(names)
+    held = _held_sources(array, names)
+    if held is not None:
+        yield held[0], held[1], 0, len(names)
         return
     # (edge chunks are no larger than the first, full-size one)
     full = array._chunk_shape_at((0,) * array.ndim)
-    for lo, hi, values in fetched_batches(array, [prefix + name for name in names], [full]):
+    keys = [array._prefix + name for name in names]
+    for lo, hi, values in fetched_batches(array, keys, [full]):
         yield values, False, lo, hi
 
 
@@ -427,9 +423,8 @@ def _shard_groups(array: Array, inner: np.ndarray) -> _ShardCalls | None:
     of = of.reshape(-1)
     names = chunk_names(array, shards)
     store, prefix = array._store, array._prefix
-    files = store.chunk_files(prefix, names)
-    values = None if files is not None else store.chunk_values(prefix, names)
-    sources: list[Any] | None = files if files is not None else values
+    held = _held_sources(array, names)
+    sources, paths = held if held is not None else (None, False)
     step = max(1, min(_chunks.MAX_SHARDS, INDEX_BATCH_BYTES // ib.plain[0]))
     left: list[tuple[int, ...]] = []
     take = np.arange(len(names))
@@ -459,7 +454,7 @@ def _shard_groups(array: Array, inner: np.ndarray) -> _ShardCalls | None:
                 keys = [prefix + names[i] for i in take[lo:hi].tolist()]
                 batch = list(store.get_many(keys) if limit is None
                              else store.get_many_at_most(keys, limit))
-            yield new_plan(ShardGroup, (batch, files is not None, ks, at[ks] - lo, slots[ks],
+            yield new_plan(ShardGroup, (batch, paths, ks, at[ks] - lo, slots[ks],
                                         take[lo:hi]))
 
     return _ShardCalls(shards, groups(), left)
