@@ -10,7 +10,8 @@ temporary directory in ``setup``:
 - ``Read.time_read_chunks``: every read unit (chunk, or inner chunk when sharded), in C order;
 - ``KeptChunkReads.time_read_chunks_kept``: every chunk of the chunked layout, the outputs
   all kept (fresh memory), with their page faults taken beside the read or not;
-- ``Read.time_random_reads``: 1,000 random 4^3 boxes, one after another;
+- ``Read.time_random_reads``: 1,000 random 4^3 boxes, one after another (and
+  ``time_random_reads_numpy_ints``: their bounds numpy integers, as computed with numpy);
 - ``ShardBoxReads``: those boxes and every inner chunk of the sharded layout, one after
   another, with each shard index and the bytes read through it in one call or in two
   requests;
@@ -234,6 +235,8 @@ class Read:
         self.chunk_sels = read_units(layout)
         rng = np.random.default_rng(1)
         self.random_sels = random_boxes(rng)
+        self.random_sels_np = [tuple(slice(np.int64(s.start), np.int64(s.stop)) for s in sel)
+                               for sel in self.random_sels]
         self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
         self.orthogonal = (rng.integers(0, SIZE, size=N_INDICES),
                            rng.integers(0, SIZE, size=N_INDICES), slice(0, CHUNK))
@@ -253,6 +256,11 @@ class Read:
     def time_random_reads(self, compression: str, layout: str) -> None:
         arr = self.arr
         for sel in self.random_sels:
+            arr[sel]
+
+    def time_random_reads_numpy_ints(self, compression: str, layout: str) -> None:
+        arr = self.arr
+        for sel in self.random_sels_np:
             arr[sel]
 
     def track_stored_bytes(self, compression: str, layout: str) -> int:
@@ -463,6 +471,8 @@ class NativePipeline:
         self.arr = written(self.tmp, compression, layout)
         rng = np.random.default_rng(1)
         self.random_sels = random_boxes(rng)
+        self.random_sels_np = [tuple(slice(np.int64(s.start), np.int64(s.stop)) for s in sel)
+                               for sel in self.random_sels]
         self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
         self.src = self.arr[...]
         self.target = create(os.path.join(self.tmp, "w"), compression, layout)

@@ -30,13 +30,18 @@ I64 = np.int64
 
 IMPLS = [pytest.param(boxes, id="cython"), pytest.param(ref, id="reference")]
 
-bound = st.one_of(st.none(), st.integers(-12, 12), st.sampled_from([-(10**30), 10**30]))
+# Python and numpy integers: numpy indexes with both alike (indices computed with numpy).
+integer = st.one_of(st.integers(-12, 12), st.builds(
+    lambda v, t: t(v), st.integers(-12, 12), st.sampled_from([np.int64, np.int32, np.int8])),
+    st.builds(np.uint16, st.integers(0, 12)))
+bound = st.one_of(st.none(), integer, st.sampled_from([-(10**30), 10**30]))
 entry = st.one_of(
-    st.integers(-12, 12),
+    integer,
     st.builds(slice, bound, bound),
     st.builds(slice, bound, bound, st.sampled_from([None, 1, 2, -1])),
     st.just(Ellipsis),
-    st.sampled_from([None, True, np.int64(1), 1.0, [1], slice(1.0, 2), np.arange(2)]),
+    st.sampled_from([None, True, np.bool_(True), np.array(1), 1.0, [1], slice(1.0, 2),
+                     np.arange(2)]),
 )
 
 
@@ -77,6 +82,12 @@ def test_basic_box_examples(impl: Any) -> None:
     assert impl.basic_box((..., ...), (5,)) is None
     assert impl.basic_box((1, 2), (5,)) is None  # too many indices
     assert impl.basic_box((), ()) == ((), (), (), True)
+    # numpy integers, as ints; numpy booleans and 0-d arrays to the general path
+    assert impl.basic_box((np.int64(-1), slice(np.uint8(1), np.int32(3))), (4, 5)) == (
+        (3, 1), (4, 3), (2,), False)
+    assert impl.basic_box(slice(None, None, np.int64(1)), (5,)) == ((0,), (5,), (5,), False)
+    assert impl.basic_box(np.bool_(True), (5,)) is None
+    assert impl.basic_box(np.array(1), (5,)) is None
 
 
 # -- count_box_pieces / plan_box_pieces: many boxes on a regular grid -----------------------------

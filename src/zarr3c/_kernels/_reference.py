@@ -448,6 +448,11 @@ def group_points_regular(
     starts[1:] = np.cumsum(np.bincount(keys, minlength=nkeys))
 
 
+def _is_index(k: Any) -> bool:
+    """An int or a numpy integer, not a boolean (numpy's scalar indices)."""
+    return type(k) is int or isinstance(k, np.integer)
+
+
 def basic_box(
     key: Any, shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool] | None:
@@ -460,13 +465,13 @@ def basic_box(
     key = key[:ellipses[0]] + whole + key[ellipses[0] + 1:] if ellipses else key + whole
     start, stop, out_shape = [], [], []
     for k, length in zip(key, shape, strict=True):
-        if type(k) is int:
+        if _is_index(k):
             if not -length <= k < length:
                 return None
-            lo = k % length
+            lo = int(k) % length
             hi = lo + 1
         elif type(k) is slice and k.step in (None, 1) and all(
-                v is None or type(v) is int for v in (k.start, k.stop, k.step)):
+                v is None or _is_index(v) for v in (k.start, k.stop, k.step)):
             lo, hi, _ = k.indices(length)
             out_shape.append(max(hi - lo, 0))
         else:

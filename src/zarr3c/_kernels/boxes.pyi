@@ -11,10 +11,11 @@ from numpy.typing import NDArray
 def basic_box(
     key: object, shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool] | None:
-    """The short path's parser: a basic key of plain ints, step-1 slices and at most one
-    ``...`` (at most len(shape) other entries; missing trailing axes whole) selecting a
-    non-empty box, as (start, stop, numpy's result shape, scalar: every axis an integer and
-    no ``...``); None for anything else (the general path handles, or refuses, it)."""
+    """The short path's parser: a basic key of integers (int or numpy integers; not bool),
+    step-1 slices and at most one ``...`` (at most len(shape) other entries; missing
+    trailing axes whole) selecting a non-empty box, as (start, stop, numpy's result shape,
+    scalar: every axis an integer and no ``...``); None for anything else (the general path
+    handles, or refuses, it)."""
 
 def count_box_pieces(
     starts: NDArray[np.int64],  # (nboxes, ndim) C-contiguous

@@ -35,9 +35,18 @@ __all__ = [
 # -- a basic-indexing key as a box ---------------------------------------------------------------
 
 
-cdef inline bint _plain_int(object x):
-    # Exactly int: bool (an int subclass) means a mask and numpy scalars take the general path.
-    return type(x) is int
+cdef object _np_integer = np.integer
+
+
+cdef inline object _index(object x):
+    # An index as a Python int: an int, or a numpy integer (what indices computed with numpy
+    # are, and numpy indexes with them alike); None for anything else.  Not bool, nor
+    # numpy.bool_ (neither is one of these): a boolean means a mask, the general path's.
+    if type(x) is int:
+        return x
+    if isinstance(x, _np_integer):
+        return int(x)
+    return None
 
 
 cdef inline int64_t _clamp(object v, int64_t length):
@@ -52,10 +61,11 @@ def basic_box(object key, tuple shape):
     step 1 on every axis, as ``(start, stop, out_shape, scalar)``; None for anything else,
     which the general parser handles (and refuses, when the key is bad).
 
-    Taken: a tuple (or a single entry) of plain ``int`` entries (negative wraps; out of
-    bounds: None), slices whose start/stop are ints or None and whose step is None or 1,
-    and at most one ``...``; at most ``len(shape)`` entries besides ``...``, missing trailing
-    axes whole.  Not taken: ``None``, other steps, numpy integers, arrays, empty selections.
+    Taken: a tuple (or a single entry) of integer entries, ``int`` or numpy integers
+    (negative wraps; out of bounds: None), slices whose start/stop are integers or None and
+    whose step is None or 1, and at most one ``...``; at most ``len(shape)`` entries besides
+    ``...``, missing trailing axes whole.  Not taken: ``None``, booleans, other steps,
+    arrays (0-d ones too), empty selections.
 
     Returns
     -------
@@ -86,29 +96,32 @@ def basic_box(object key, tuple shape):
     for d in range(ndim):
         length = shape[d]
         k = (<tuple>key)[d]
-        if _plain_int(k):
-            if k < -length or k >= length:
+        v = _index(k)
+        if v is not None:
+            if v < -length or v >= length:
                 return None
-            lo = k + length if k < 0 else k
+            lo = v + length if v < 0 else v
             hi = lo + 1
         elif type(k) is slice:
             v = (<slice>k).step
-            if v is not None and not (_plain_int(v) and v == 1):
+            if v is not None and _index(v) != 1:
                 return None
             v = (<slice>k).start
             if v is None:
                 lo = 0
-            elif _plain_int(v):
-                lo = _clamp(v, length)
             else:
-                return None
+                v = _index(v)
+                if v is None:
+                    return None
+                lo = _clamp(v, length)
             v = (<slice>k).stop
             if v is None:
                 hi = length
-            elif _plain_int(v):
-                hi = _clamp(v, length)
             else:
-                return None
+                v = _index(v)
+                if v is None:
+                    return None
+                hi = _clamp(v, length)
             out_shape.append(max(hi - lo, 0))
         else:
             return None

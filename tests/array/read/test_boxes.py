@@ -36,8 +36,9 @@ CODECS: dict[str, dict[str, Any]] = {
 
 
 def _entry(n: int) -> st.SearchStrategy:
-    bound = st.none() | st.integers(-n - 2, n + 2)
-    return st.integers(-n, n - 1) | st.builds(slice, bound, bound) | st.builds(
+    bound = st.none() | st.integers(-n - 2, n + 2) | st.integers(-n - 2, n + 2).map(np.int64)
+    index = st.integers(-n, n - 1)
+    return index | index.map(np.int32) | st.builds(slice, bound, bound) | st.builds(
         slice, bound, bound, st.just(1))
 
 
@@ -121,7 +122,10 @@ def test_a_box_inside_one_chunk_takes_the_one_chunk_path(monkeypatch, codecs: st
     a, data = _array(codecs, "int16", "C")
     planned = _count_planned_boxes(monkeypatch)
     for key in [(1, slice(0, 3), slice(3, 6)), (slice(0, 4), slice(0, 5), slice(0, 3)),
-                (slice(12, 13), slice(5, 9), 9), (5, 6, 1), (slice(4, 8), slice(5, 9), 0)]:
+                (slice(12, 13), slice(5, 9), 9), (5, 6, 1), (slice(4, 8), slice(5, 9), 0),
+                # numpy integers (indices computed with numpy) take the same path
+                (np.int64(5), np.int32(6), np.uint8(1)),
+                (slice(np.int64(0), np.int64(3)), np.intp(0), slice(None, np.int16(2)))]:
         np.testing.assert_array_equal(a[key], data[key])
     assert planned == []
     np.testing.assert_array_equal(a[2:6, 0:3, 0:2], data[2:6, 0:3, 0:2])  # two chunks
