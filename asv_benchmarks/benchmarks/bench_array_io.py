@@ -23,8 +23,9 @@ temporary directory in ``setup``:
   allowed) on the first two axes and one chunk's width on the last;
 - ``Read.track_stored_bytes``: the bytes on disk (the compression achieved);
 - ``NativePipeline``: whole reads, ``get_many``, the random boxes from 16 user threads and
-  ``vindex`` through the native chunk pipeline and through the Python path, and the Python
-  calls of a whole read per chunk;
+  ``vindex`` through the native chunk pipeline and through the Python path (chunked,
+  sharded, and chunks stored transposed by a ``transpose`` codec), and the Python calls of
+  a whole read per chunk;
 - ``Memory.track_read_all_peak``: the peak memory a whole-array read allocates (tracemalloc,
   which sees numpy's and numcodecs' buffers), as a multiple of the output array (the
   performance issue's goal: at most 1.1);
@@ -106,6 +107,9 @@ def layout_kwargs(layout: str) -> dict[str, Any]:
         return {"chunks": [list(EDGES)] * 3, "shards": None}
     if layout == "slabs":
         return {"chunks": (SLAB, SIZE, SIZE), "shards": None}
+    if layout == "transposed":  # (chunks stored transposed, as zarr v2's order "F" does)
+        return {"chunks": (CHUNK,) * 3, "shards": None,
+                "filters": [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}]}
     return {"chunks": (INNER,) * 3, "shards": (SHARD,) * 3}
 
 
@@ -452,7 +456,7 @@ class NativePipeline:
     cores: each is a GIL hand-off between threads; the native path's do not grow with the
     chunks)."""
 
-    params = (COMPRESSIONS, ["chunked", "sharded"], ["native", "python"])
+    params = (COMPRESSIONS, ["chunked", "sharded", "transposed"], ["native", "python"])
     param_names: ClassVar[list[str]] = ["compression", "layout", "path"]
     number = 1
     repeat = (2, 10, 10.0)
@@ -471,8 +475,6 @@ class NativePipeline:
         self.arr = written(self.tmp, compression, layout)
         rng = np.random.default_rng(1)
         self.random_sels = random_boxes(rng)
-        self.random_sels_np = [tuple(slice(np.int64(s.start), np.int64(s.stop)) for s in sel)
-                               for sel in self.random_sels]
         self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
         self.src = self.arr[...]
         self.target = create(os.path.join(self.tmp, "w"), compression, layout)

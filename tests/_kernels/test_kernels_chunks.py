@@ -97,6 +97,26 @@ def _encode(decoded: bytes, itemsize: int, swap: int, compressor: int, zstd_chec
     return data
 
 
+def _order(transposed: bool, shape: tuple[int, ...], rng: np.random.Generator
+           ) -> list[int] | None:
+    """A transpose codec's order for chunks of ``shape`` (None: none)."""
+    return [int(d) for d in rng.permutation(len(shape))] if transposed else None
+
+
+def _laid_out(decoded: bytes, shape: tuple[int, ...], itemsize: int,
+              order: list[int] | None) -> bytes:
+    """A chunk's elements (C order) as a transpose codec of ``order`` lays them out."""
+    if order is None:
+        return decoded
+    chunk = np.frombuffer(decoded, np.uint8).reshape(*shape, itemsize)
+    return chunk.transpose(*order, len(shape)).tobytes()
+
+
+def _transpose(shape: tuple[int, ...], order: list[int] | None) -> np.ndarray | None:
+    """The kernels' ``transpose`` argument."""
+    return None if order is None else np.array([shape, order], dtype=np.int64)
+
+
 def _damage(kind: str, stored: bytes, cap: int, rng: np.random.Generator) -> bytes:
     """The stored bytes of a damaged chunk."""
     if kind == "truncate":
@@ -282,16 +302,17 @@ def _check_expected(statuses: np.ndarray, expected: list[int | None]) -> None:
 @given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3).map(tuple),
        dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS),
        kinds=st.lists(st.sampled_from(CHUNK_KINDS + FILE_KINDS), min_size=0, max_size=6),
-       direct=st.lists(st.booleans(), min_size=6, max_size=6),
+       direct=st.lists(st.booleans(), min_size=6, max_size=6), transposed=st.booleans(),
        paths=st.booleans(), nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
 def test_read_chunks_agrees_with_the_reference(
     tmp_path_factory: pytest.TempPathFactory, shape: tuple[int, ...],
     dtype: tuple[str, int, int], chain: tuple[str, int, bool, int], kinds: list[str],
-    direct: list[bool], paths: bool, nthreads: int, seed: int,
+    direct: list[bool], transposed: bool, paths: bool, nthreads: int, seed: int,
 ) -> None:
     _, itemsize, swap = dtype
     _, compressor, zstd_checksum, checksums = chain
     rng = np.random.default_rng(seed)
+    order = _order(transposed, shape, rng)
     if not paths:
         kinds = [k if k not in FILE_KINDS else "missing" for k in kinds]
     plan = Plan(shape, itemsize, rng)
@@ -305,7 +326,8 @@ def test_read_chunks_agrees_with_the_reference(
         low = rng.random() < 0.5  # (compressible elements, or random ones)
         decoded = (rng.integers(0, 3, plan.nbytes, dtype=np.uint8).tobytes() if low
                    else rng.bytes(plan.nbytes))
-        encoded = _encode(decoded, itemsize, swap, compressor, zstd_checksum, checksums)
+        encoded = _encode(_laid_out(decoded, shape, itemsize, order), itemsize, swap,
+                          compressor, zstd_checksum, checksums)
         decoded_of.append(decoded if kind == "ok" else None)
         stored: bytes | None = encoded
         if kind in ("missing", "dir", "io"):
@@ -332,7 +354,7 @@ def test_read_chunks_agrees_with_the_reference(
         impl.read_chunks(sources, paths, a["firsts"], a["ends"], a["src_offsets"],
                          a["src_strides"], dst, a["dst_offsets"], a["dst_strides"], a["counts"],
                          itemsize, fill, a["direct"], compressor, checksums, swap, plan.nbytes,
-                         nthreads, status)
+                         nthreads, status, _transpose(shape, order))
         outs.append(dst)
         statuses.append(status)
     _compare(plan, outs[0], outs[1], statuses[0], statuses[1], initial)
@@ -525,8 +547,8 @@ SHARD_PLANS = given(
     dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS), per_shard=st.integers(1, 6),
     nshards=st.integers(1, 3),
     shard_kinds=st.lists(st.sampled_from(SHARD_KINDS), min_size=3, max_size=3),
-    at_end=st.booleans(), index_checksum=st.booleans(), paths=st.booleans(),
-    nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+    at_end=st.booleans(), index_checksum=st.booleans(), transposed=st.booleans(),
+    paths=st.booleans(), nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
 
 
 class InnerRead(NamedTuple):
@@ -584,12 +606,13 @@ def _shards_read(rng: np.random.Generator, shard_kinds: list[str], per_shard: in
 def test_read_shards_agrees_with_the_reference(
     tmp_path_factory: pytest.TempPathFactory, shape: tuple[int, ...],
     dtype: tuple[str, int, int], chain: tuple[str, int, bool, int], per_shard: int,
-    nshards: int, shard_kinds: list[str], at_end: bool, index_checksum: bool, paths: bool,
-    nthreads: int, seed: int,
+    nshards: int, shard_kinds: list[str], at_end: bool, index_checksum: bool,
+    transposed: bool, paths: bool, nthreads: int, seed: int,
 ) -> None:
     _, itemsize, swap = dtype
     _, compressor, zstd_checksum, checksums = chain
     rng = np.random.default_rng(seed)
+    order = _order(transposed, shape, rng)
     plan = Plan(shape, itemsize, rng)
     cap = plan.nbytes + (plan.nbytes >> 3) + 4096 + 4 * checksums
     index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
@@ -597,7 +620,8 @@ def test_read_shards_agrees_with_the_reference(
     shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
     sources, inner, shard_kinds = _shards_read(
         rng, shard_kinds, per_shard, plan.nbytes,
-        lambda raw: _encode(raw, itemsize, swap, compressor, zstd_checksum, checksums), cap,
+        lambda raw: _encode(_laid_out(raw, shape, itemsize, order), itemsize, swap, compressor,
+                            zstd_checksum, checksums), cap,
         index_nbytes, at_end, index_checksum, tmp_path_factory.mktemp("shards"), paths)
     slots = [(r.shard, r.slot) for r in inner]
     inner_kinds = [r.kind for r in inner]
@@ -617,7 +641,7 @@ def test_read_shards_agrees_with_the_reference(
                          inner_slot, a["firsts"], a["ends"], a["src_offsets"],
                          a["src_strides"], dst, a["dst_offsets"], a["dst_strides"], a["counts"],
                          itemsize, fill, a["direct"], compressor, checksums, swap, plan.nbytes,
-                         nthreads, status, shard_status)
+                         nthreads, status, shard_status, _transpose(shape, order))
         outs.append(dst)
         statuses.append(status)
         shard_statuses.append(shard_status)
@@ -739,7 +763,7 @@ def _one_chunk_plan(nbytes: int = 8, itemsize: int = 1) -> dict[str, Any]:
                 dst_offsets=_i64(0, nbytes), dst_strides=_i64(itemsize, itemsize).reshape(2, 1),
                 counts=_i64(n, n).reshape(2, 1), itemsize=itemsize, fill=b"\x07" * itemsize,
                 direct=np.array([0, 1], np.uint8), compressor=NONE, checksums=0, swap=0,
-                nbytes=nbytes, nthreads=1, status=np.zeros(2, np.int8))
+                nbytes=nbytes, nthreads=1, status=np.zeros(2, np.int8), transpose=None)
 
 
 def _call_chunks(impl: Any, sources: list[Any], paths: bool, plan: dict[str, Any]) -> None:
@@ -747,7 +771,7 @@ def _call_chunks(impl: Any, sources: list[Any], paths: bool, plan: dict[str, Any
                      plan["src_strides"], plan["dst"], plan["dst_offsets"], plan["dst_strides"],
                      plan["counts"], plan["itemsize"], plan["fill"], plan["direct"],
                      plan["compressor"], plan["checksums"], plan["swap"], plan["nbytes"],
-                     plan["nthreads"], plan["status"])
+                     plan["nthreads"], plan["status"], plan["transpose"])
 
 
 def _call_shards(impl: Any, sources: list[Any], plan: dict[str, Any], *, paths: bool = False,
@@ -762,7 +786,19 @@ def _call_shards(impl: Any, sources: list[Any], plan: dict[str, Any], *, paths: 
                      plan["itemsize"], plan["fill"], plan["direct"], plan["compressor"],
                      plan["checksums"], plan["swap"], plan["nbytes"], plan["nthreads"],
                      plan["status"],
-                     np.zeros(len(sources), np.int8) if shard_status is None else shard_status)
+                     np.zeros(len(sources), np.int8) if shard_status is None else shard_status,
+                     plan["transpose"])
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_transposed_chunk_by_hand(impl: Any) -> None:
+    """Chunks of shape (2, 4) stored transposed (order [1, 0]: a column at a time): the
+    first copied out whole, the second decoded straight into dst, both in C order."""
+    plan = _one_chunk_plan()
+    plan["transpose"] = np.array([[2, 4], [1, 0]])
+    _call_chunks(impl, [b"AEBFCGDH", b"aebfcgdh"], False, plan)
+    assert plan["dst"].tobytes() == b"ABCDEFGHabcdefgh"
+    assert plan["status"].tolist() == [READ, READ]
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -902,6 +938,12 @@ def _bad_plans() -> list[Any]:
         ("nbytes 0", put(nbytes=0)),
         ("swap 3", put(swap=3)),
         ("swap wider than the chunk", put(swap=16)),
+        # a transpose codec's [chunk shape, order]
+        ("transpose not a permutation", put(transpose=np.array([[2, 4], [0, 0]]))),
+        ("transpose order out of range", put(transpose=np.array([[2, 4], [0, 2]]))),
+        ("transpose shape not nbytes", put(transpose=np.array([[2, 3], [1, 0]]))),
+        ("transpose shape not a size", put(transpose=np.array([[-2, -4], [1, 0]]))),
+        ("transpose of 3 rows", put(transpose=np.array([[2, 4], [1, 0], [0, 1]]))),
     ]
 
 
@@ -1064,17 +1106,18 @@ class OuterPlan:
 
 
 def _sources(kinds: list[str], plan: OuterPlan, paths: bool, folder: Any, swap: int,
-             compressor: int, zstd_checksum: bool, checksums: int
+             compressor: int, zstd_checksum: bool, checksums: int, order: list[int] | None
              ) -> tuple[list[Any], list[bytes | None]]:
-    """Each chunk encoded, damaged as its kind says, as a file or a value; and the bytes
-    each undamaged one was encoded from."""
+    """Each chunk encoded (laid out by a transpose codec of ``order``), damaged as its kind
+    says, as a file or a value; and the bytes each undamaged one was encoded from."""
     rng, itemsize = plan.rng, plan.itemsize
     cap = plan.nbytes + (plan.nbytes >> 3) + 4096 + 4 * checksums
     sources: list[Any] = []
     decoded_of: list[bytes | None] = []
     for c, kind in enumerate(kinds):
         decoded = rng.integers(0, 3, plan.nbytes, dtype=np.uint8).tobytes()
-        encoded = _encode(decoded, itemsize, swap, compressor, zstd_checksum, checksums)
+        encoded = _encode(_laid_out(decoded, plan.shape, itemsize, order), itemsize, swap,
+                          compressor, zstd_checksum, checksums)
         decoded_of.append(decoded if kind == "ok" else None)
         stored: bytes | None = encoded
         if kind in ("missing", "dir", "io"):
@@ -1099,15 +1142,17 @@ def _sources(kinds: list[str], plan: OuterPlan, paths: bool, folder: Any, swap: 
 @given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3).map(tuple),
        dtype=st.sampled_from(DTYPES), chain=st.sampled_from(CHAINS),
        kinds=st.lists(st.sampled_from(CHUNK_KINDS + FILE_KINDS), min_size=0, max_size=6),
-       paths=st.booleans(), nthreads=st.sampled_from([1, 4]), seed=st.integers(0, 2**32 - 1))
+       transposed=st.booleans(), paths=st.booleans(), nthreads=st.sampled_from([1, 4]),
+       seed=st.integers(0, 2**32 - 1))
 def test_read_chunks_outer_agrees_with_the_reference(
     tmp_path_factory: pytest.TempPathFactory, shape: tuple[int, ...],
     dtype: tuple[str, int, int], chain: tuple[str, int, bool, int], kinds: list[str],
-    paths: bool, nthreads: int, seed: int,
+    transposed: bool, paths: bool, nthreads: int, seed: int,
 ) -> None:
     _, itemsize, swap = dtype
     _, compressor, zstd_checksum, checksums = chain
     rng = np.random.default_rng(seed)
+    order = _order(transposed, shape, rng)
     if not paths:
         kinds = [k if k not in FILE_KINDS else "missing" for k in kinds]
     plan = OuterPlan(shape, itemsize, rng)
@@ -1115,7 +1160,7 @@ def test_read_chunks_outer_agrees_with_the_reference(
         plan.add_chunk()
     fill = rng.bytes(itemsize)
     sources, decoded_of = _sources(kinds, plan, paths, tmp_path_factory.mktemp("outer"), swap,
-                                   compressor, zstd_checksum, checksums)
+                                   compressor, zstd_checksum, checksums, order)
     a = plan.arrays()
     initial = np.frombuffer(np.random.default_rng(GUARD_SEED).bytes(plan.size), np.uint8)
     outs, statuses = [], []
@@ -1125,7 +1170,7 @@ def test_read_chunks_outer_agrees_with_the_reference(
         impl.read_chunks_outer(sources, paths, a["firsts"], a["ends"], a["bounds"],
                                a["src_offsets"], a["dst_offsets"], a["counts"], dst, itemsize,
                                fill, compressor, checksums, swap, plan.nbytes, nthreads,
-                               status)
+                               status, _transpose(shape, order))
         outs.append(dst)
         statuses.append(status)
     _compare(plan, outs[0], outs[1], statuses[0], statuses[1], initial)  # type: ignore[arg-type]
@@ -1144,12 +1189,13 @@ def test_read_chunks_outer_agrees_with_the_reference(
 def test_read_shards_outer_agrees_with_the_reference(
     tmp_path_factory: pytest.TempPathFactory, shape: tuple[int, ...],
     dtype: tuple[str, int, int], chain: tuple[str, int, bool, int], per_shard: int,
-    nshards: int, shard_kinds: list[str], at_end: bool, index_checksum: bool, paths: bool,
-    nthreads: int, seed: int,
+    nshards: int, shard_kinds: list[str], at_end: bool, index_checksum: bool,
+    transposed: bool, paths: bool, nthreads: int, seed: int,
 ) -> None:
     _, itemsize, swap = dtype
     _, compressor, zstd_checksum, checksums = chain
     rng = np.random.default_rng(seed)
+    order = _order(transposed, shape, rng)
     plan = OuterPlan(shape, itemsize, rng)
     cap = plan.nbytes + (plan.nbytes >> 3) + 4096 + 4 * checksums
     index_nbytes = 16 * per_shard + (4 if index_checksum else 0)
@@ -1157,7 +1203,8 @@ def test_read_shards_outer_agrees_with_the_reference(
     shard_kinds = _possible_shard_kinds(shard_kinds[:nshards], index_checksum, paths)
     sources, inner, _ = _shards_read(
         rng, shard_kinds, per_shard, plan.nbytes,
-        lambda raw: _encode(raw, itemsize, swap, compressor, zstd_checksum, checksums), cap,
+        lambda raw: _encode(_laid_out(raw, shape, itemsize, order), itemsize, swap, compressor,
+                            zstd_checksum, checksums), cap,
         index_nbytes, at_end, index_checksum, tmp_path_factory.mktemp("shards-outer"), paths)
     for _ in inner:
         plan.add_chunk()
@@ -1173,7 +1220,8 @@ def test_read_shards_outer_agrees_with_the_reference(
             np.array([r.shard for r in inner], dtype=np.int64),
             np.array([r.slot for r in inner], dtype=np.int64), a["firsts"], a["ends"],
             a["bounds"], a["src_offsets"], a["dst_offsets"], a["counts"], dst, itemsize, fill,
-            compressor, checksums, swap, plan.nbytes, nthreads, status, shard_status)
+            compressor, checksums, swap, plan.nbytes, nthreads, status, shard_status,
+            _transpose(shape, order))
         outs.append(dst)
         statuses.append(status)
         shard_statuses.append(shard_status)

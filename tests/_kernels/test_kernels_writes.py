@@ -40,14 +40,19 @@ IMPLS = [pytest.param(writes, id="cython"), pytest.param(ref, id="reference")]
 
 
 def _decode(data: bytes, compressor: int, checksums: int, swap: int, dtype: np.dtype,
-            shape: tuple[int, ...]) -> np.ndarray:
-    """An encoding decoded with numcodecs and google-crc32c (independent of both)."""
+            shape: tuple[int, ...], order: list[int] | None) -> np.ndarray:
+    """An encoding decoded with numcodecs and google-crc32c (independent of both), and
+    numpy's transpose back where a transpose codec of ``order`` laid it out."""
     for _ in range(checksums):
         assert google_crc32c.value(data[:-4]) == int.from_bytes(data[-4:], "little")
         data = data[:-4]
     if compressor == writes.ZSTD:
         data = bytes(numcodecs.zstd.decompress(data))
-    arr = np.frombuffer(data, dtype=dtype).reshape(shape)
+    if order is not None:
+        arr = np.frombuffer(data, dtype=dtype).reshape([shape[d] for d in order])
+        arr = arr.transpose(np.argsort(order))
+    else:
+        arr = np.frombuffer(data, dtype=dtype).reshape(shape)
     return arr.byteswap() if swap > 1 else arr
 
 
@@ -73,8 +78,10 @@ def plans(draw: st.DrawFn) -> dict:
     compressor = draw(st.sampled_from([writes.NONE, writes.ZSTD]))
     swap = draw(st.sampled_from([1, dtype.itemsize])) if dtype.kind != "c" else \
         draw(st.sampled_from([1, dtype.itemsize // 2]))
+    order = draw(st.one_of(st.none(), st.permutations(range(ndim))))  # (a transpose codec)
     return {"dtype": dtype, "chunk": chunk, "value": value, "counts": counts,
             "starts": starts, "regions": regions, "compressor": compressor, "swap": swap,
+            "order": order,
             "checksums": draw(st.integers(0, 2)), "skip_empty": draw(st.booleans()),
             "level": draw(st.integers(-3, 5)), "zstd_checksum": draw(st.booleans())}
 
@@ -94,7 +101,9 @@ def _args(plan: dict) -> dict:
             "itemsize": itemsize, "fill": np.zeros(itemsize, dtype=np.uint8),
             "skip_empty": plan["skip_empty"], "compressor": plan["compressor"],
             "level": plan["level"], "zstd_checksum": plan["zstd_checksum"],
-            "checksums": plan["checksums"], "swap": plan["swap"]}
+            "checksums": plan["checksums"], "swap": plan["swap"],
+            "order": None if plan["order"] is None else np.array(plan["order"],
+                                                                 dtype=np.int64)}
 
 
 def _expected(plan: dict, c: int) -> np.ndarray:
@@ -128,7 +137,7 @@ def test_buffers_agree_with_reference_and_numpy(plan: dict, nthreads: int) -> No
         assert s == writes.WRITTEN
         assert plan["skip_empty"] is False or expected.any()
         got = _decode(data, plan["compressor"], plan["checksums"], plan["swap"],
-                      plan["dtype"], plan["chunk"])
+                      plan["dtype"], plan["chunk"], plan["order"])
         np.testing.assert_array_equal(got, expected)
 
 
@@ -264,6 +273,8 @@ def _call(impl, **change):  # type: ignore[no-untyped-def]
     {"compressor": 7},
     {"checksums": 9},
     {"swap": 3},
+    {"order": np.array([1])},  # not a permutation of the chunk's axes
+    {"order": np.array([0, 1])},
 ])
 def test_plans_that_do_not_hold_together_raise(impl, change) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError):
@@ -314,7 +325,7 @@ def _read_shard(data: bytes, plan: dict) -> np.ndarray:
         if offset == size == 2**64 - 1:
             continue
         chunk = _decode(data[offset:offset + size], plan["compressor"], plan["checksums"],
-                        plan["swap"], plan["dtype"], plan["inner"])
+                        plan["swap"], plan["dtype"], plan["inner"], plan["order"])
         out[tuple(slice(c * i, (c + 1) * i)
                   for c, i in zip(coords, plan["inner"], strict=True))] = chunk
     return out

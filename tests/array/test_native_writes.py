@@ -23,12 +23,15 @@ from zarr3c.errors import ReadOnlyError, StoreError
 
 LE, BE = ({"name": "bytes", "configuration": {"endian": e}} for e in ("little", "big"))
 ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": True}}
+TRANSPOSE = {"name": "transpose", "configuration": {"order": [1, 0]}}
 CHAINS = {
     "raw": [LE],
     "big-endian": [BE],
     "zstd": [LE, ZSTD],
     "zstd+crc32c": [BE, ZSTD, {"name": "crc32c"}],
     "crc32c x2": [LE, {"name": "crc32c"}, {"name": "crc32c"}],
+    "transpose": [TRANSPOSE, LE],
+    "transpose+zstd": [TRANSPOSE, BE, ZSTD],
 }
 
 
@@ -173,9 +176,9 @@ def test_a_read_only_store_still_refuses(tmp_path: Path) -> None:
 def test_chains_it_does_not_encode_take_the_python_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_writes, "write_chunks", None)  # (never called)
+    # (one transpose is the kernel's, two are not)
     for i, codecs in enumerate([[LE, {"name": "gzip", "configuration": {"level": 1}}],
-                                [{"name": "transpose", "configuration": {"order": [1, 0]}},
-                                 LE]]):
+                                [TRANSPOSE, TRANSPOSE, LE]]):
         a = zarr3c.create_array(str(tmp_path / str(i)), shape=(8, 8), chunks=(4, 4),
                                 dtype="<u2", codecs=codecs)
         a[:] = np.arange(64, dtype="<u2").reshape(8, 8)
@@ -254,6 +257,7 @@ SHARDED = {
     "zstd, index at start": {"codecs": [BE, ZSTD], "index_location": "start"},
     "crc32c, index without checksum": {
         "codecs": [LE, {"name": "crc32c"}], "index_codecs": [LE]},
+    "transposed zstd": {"codecs": [TRANSPOSE, LE, ZSTD]},
 }
 
 

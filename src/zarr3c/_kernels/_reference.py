@@ -1155,9 +1155,31 @@ def _decompress(data: bytes, compressor: int, nbytes: int) -> bytes | None:
         return None
 
 
-def _decode_chunk(data: bytes, compressor: int, checksums: int, swap: int,
-                  nbytes: int) -> tuple[int, NDArray[np.uint8] | None]:
-    """Stored bytes through the chain: ``(status, the chunk's nbytes bytes)``."""
+#: A transpose codec's chunk shape and order, checked (:func:`_check_transpose`)
+Transposed = tuple[list[int], list[int]]
+
+
+def _check_transpose(fn: str, transpose: Any, itemsize: int, nbytes: int
+                     ) -> Transposed | None:
+    """The ValueError checks of a ``transpose`` argument (chunks.pyx's ``_set_transpose``):
+    None, or the chunk's shape and the codec's order (a ``(2, ndim)`` int64 array)."""
+    if transpose is None:
+        return None
+    t = np.asarray(transpose)
+    if t.dtype != np.int64 or t.ndim != 2 or t.shape[0] != 2 or not 1 <= t.shape[1] <= 64:
+        raise ValueError(f"{fn}: transpose must be a (2, ndim) array, 1 <= ndim <= 64")
+    shape, axes = t[0].tolist(), t[1].tolist()
+    if sorted(axes) != list(range(len(axes))):
+        raise ValueError(f"{fn}: transpose's order is not a permutation of its axes")
+    if min(shape) < 1 or math.prod(shape) * itemsize != nbytes:
+        raise ValueError(f"{fn}: transpose's shape does not hold nbytes = {nbytes}")
+    return shape, axes
+
+
+def _decode_chunk(data: bytes, compressor: int, checksums: int, swap: int, nbytes: int,
+                  order: Transposed | None = None) -> tuple[int, NDArray[np.uint8] | None]:
+    """Stored bytes through the chain: ``(status, the chunk's nbytes bytes)`` (in C order of
+    the chunk: a transposed chunk's bytes, ``order``, transposed back)."""
     for _ in range(checksums):
         if len(data) < 4:
             return _FAILED_DECODE, None
@@ -1174,6 +1196,11 @@ def _decode_chunk(data: bytes, compressor: int, checksums: int, swap: int,
     out = np.frombuffer(data, dtype=np.uint8).copy()
     if swap > 1:
         byteswap(out, swap)
+    if order is not None:
+        shape, axes = order
+        itemsize = nbytes // math.prod(shape)
+        stored = out.reshape([shape[a] for a in axes] + [itemsize])
+        out = np.ascontiguousarray(stored.transpose([*np.argsort(axes), len(axes)])).reshape(-1)
     return _READ, out
 
 
@@ -1182,7 +1209,7 @@ def _finish_chunk(
     src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64], dst: NDArray[np.uint8],
     dst_offsets: NDArray[np.int64], dst_strides: NDArray[np.int64], counts: NDArray[np.int64],
     itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8], compressor: int,
-    checksums: int, swap: int, nbytes: int,
+    checksums: int, swap: int, nbytes: int, order: Transposed | None = None,
 ) -> int:
     """Chunk ``c`` from its stored bytes (None: not stored, its pieces filled): decoded
     and its pieces copied, or the whole chunk put in place if it is direct; its status."""
@@ -1191,7 +1218,7 @@ def _finish_chunk(
     if stored is None:
         fill_pieces(dst, dst_offsets[rows], dst_strides[rows], counts[rows], fill)
         return _MISSING
-    result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes)
+    result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes, order)
     if chunk is None:
         return result
     if direct[c]:
@@ -1209,6 +1236,7 @@ def read_chunks(
     dst_offsets: NDArray[np.int64], dst_strides: NDArray[np.int64], counts: NDArray[np.int64],
     itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8], compressor: int,
     checksums: int, swap: int, nbytes: int, nthreads: int, status: NDArray[np.int8],
+    transpose: Any = None,
 ) -> None:
     """Reference of :func:`zarr3c._kernels.chunks.read_chunks`: each chunk read whole
     (``os``), its checksums verified with :func:`crc32c`, decompressed with
@@ -1266,6 +1294,7 @@ def read_chunks(
     (b'abzz', [0, 1])
     """
     fn, nchunks = "read_chunks", len(sources)
+    order = _check_transpose(fn, transpose, itemsize, nbytes)
     _check_chunk_plan(fn, nchunks, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
                       dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
                       nbytes, status)
@@ -1273,7 +1302,7 @@ def read_chunks(
     for c, stored in _stored_chunks(fn, sources, paths, firsts, ends, chain, status):
         status[c] = _finish_chunk(c, stored, firsts, ends, src_offsets, src_strides, dst,
                                   dst_offsets, dst_strides, counts, itemsize, fill, direct,
-                                  *chain)
+                                  *chain, order)
 
 
 def _stored_chunks(fn: str, sources: list[Any], paths: bool, firsts: NDArray[np.int64],
@@ -1302,6 +1331,7 @@ def read_elements(
     src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8],
     itemsize: int, fill: ReadBuffer, compressor: int, checksums: int, swap: int, nbytes: int,
     nthreads: int, status: NDArray[np.int8],
+    transpose: Any = None,
 ) -> None:
     """Reference of :func:`zarr3c._kernels.chunks.read_elements`: as :func:`read_chunks`,
     each chunk's elements (rows ``firsts[c]:ends[c]``) copied one by one from
@@ -1339,13 +1369,14 @@ def read_elements(
     (b'bza', [0, 1])
     """
     fn, nchunks = "read_elements", len(sources)
+    order = _check_transpose(fn, transpose, itemsize, nbytes)
     chain = (compressor, checksums, swap, nbytes)
     _check_elements(fn, nchunks, firsts, ends, src_offsets, dst_offsets, dst, itemsize, fill,
                     *chain, status)
     value = _u8(fill).tobytes()
     for c, stored in _stored_chunks(fn, sources, paths, firsts, ends, chain, status):
         status[c] = _finish_elements(range(int(firsts[c]), int(ends[c])), stored, src_offsets,
-                                     dst_offsets, dst, itemsize, value, *chain)
+                                     dst_offsets, dst, itemsize, value, *chain, order)
 
 
 def _check_elements(fn: str, nchunks: int, firsts: NDArray[np.int64],
@@ -1370,7 +1401,7 @@ def _check_elements(fn: str, nchunks: int, firsts: NDArray[np.int64],
 def _finish_elements(rows: range, stored: bytes | None, src_offsets: NDArray[np.int64],
                      dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int,
                      value: bytes, compressor: int, checksums: int, swap: int,
-                     nbytes: int) -> int:
+                     nbytes: int, order: Transposed | None = None) -> int:
     """A chunk's elements (``rows``) from its stored bytes (None: not stored, filled with
     ``value``): its status."""
     if stored is None:
@@ -1378,7 +1409,7 @@ def _finish_elements(rows: range, stored: bytes | None, src_offsets: NDArray[np.
             at = int(dst_offsets[p])
             dst[at:at + itemsize] = np.frombuffer(value, np.uint8)
         return _MISSING
-    result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes)
+    result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes, order)
     if chunk is None:
         return result
     for p in rows:
@@ -1421,6 +1452,7 @@ def read_shards(
     dst_strides: NDArray[np.int64], counts: NDArray[np.int64], itemsize: int,
     fill: ReadBuffer, direct: NDArray[np.uint8], compressor: int, checksums: int, swap: int,
     nbytes: int, nthreads: int, status: NDArray[np.int8], shard_status: NDArray[np.int8],
+    transpose: Any = None,
 ) -> None:
     """Reference of :func:`zarr3c._kernels.chunks.read_shards`: each shard read whole and
     its index parsed with numpy, then each inner chunk cut out of it and finished as
@@ -1474,6 +1506,7 @@ def read_shards(
     (b'ab', [0], [0])
     """
     fn = "read_shards"
+    order = _check_transpose(fn, transpose, itemsize, nbytes)
     shard_of, slot_of = _check_shards(fn, len(sources), index_nbytes, index_checksum,
                                       inner_shard, inner_slot, shard_status)
     _check_chunk_plan(fn, len(shard_of), firsts, ends, src_offsets, src_strides, dst,
@@ -1485,7 +1518,7 @@ def read_shards(
                                    status, shard_status):
         status[k] = _finish_chunk(k, stored, firsts, ends, src_offsets, src_strides, dst,
                                   dst_offsets, dst_strides, counts, itemsize, fill, direct,
-                                  *chain)
+                                  *chain, order)
 
 
 def _stored_inner(fn: str, sources: list[Any], paths: bool, index_nbytes: int,
@@ -1565,6 +1598,7 @@ def read_shard_elements(
     dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer,
     compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
     status: NDArray[np.int8], shard_status: NDArray[np.int8],
+    transpose: Any = None,
 ) -> None:
     """Reference of :func:`zarr3c._kernels.chunks.read_shard_elements`: the shards as
     :func:`read_shards` reads them, each inner chunk's elements as :func:`read_elements`
@@ -1598,6 +1632,7 @@ def read_shard_elements(
     (b'ba', [0])
     """
     fn = "read_shard_elements"
+    order = _check_transpose(fn, transpose, itemsize, nbytes)
     shard_of, slot_of = _check_shards(fn, len(sources), index_nbytes, index_checksum,
                                       inner_shard, inner_slot, shard_status)
     chain = (compressor, checksums, swap, nbytes)
@@ -1608,7 +1643,7 @@ def read_shard_elements(
                                    index_checksum, shard_of, slot_of, firsts, ends, chain,
                                    status, shard_status):
         status[k] = _finish_elements(range(int(firsts[k]), int(ends[k])), stored, src_offsets,
-                                     dst_offsets, dst, itemsize, value, *chain)
+                                     dst_offsets, dst, itemsize, value, *chain, order)
 
 
 def _check_outer_plan(fn: str, nchunks: int, firsts: NDArray[np.int64],
@@ -1656,14 +1691,14 @@ def _finish_outer(pieces: range, rows: list[tuple[int, int]], stored: bytes | No
                   src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64],
                   counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int,
                   value: bytes, compressor: int, checksums: int, swap: int,
-                  nbytes: int) -> int:
+                  nbytes: int, order: Transposed | None = None) -> int:
     """A chunk's outer-product ``pieces`` from its stored bytes (None: not stored, every
     element set to ``value``): its status."""
     chunk: NDArray[np.uint8] | None
     if stored is None:  # (the fill: every element from a chunk of fill values)
         result, chunk = _MISSING, np.frombuffer(value * (nbytes // itemsize), np.uint8)
     else:
-        result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes)
+        result, chunk = _decode_chunk(stored, compressor, checksums, swap, nbytes, order)
         if chunk is None:
             return result
     for p in pieces:
@@ -1678,6 +1713,7 @@ def read_chunks_outer(
     counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer,
     compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
     status: NDArray[np.int8],
+    transpose: Any = None,
 ) -> None:
     """Reference of :func:`zarr3c._kernels.chunks.read_chunks_outer`: as
     :func:`read_chunks`, each chunk's outer-product pieces (rows ``firsts[c]:ends[c]``)
@@ -1718,6 +1754,7 @@ def read_chunks_outer(
     (b'ca\\x00z', [0, 1])
     """
     fn, nchunks = "read_chunks_outer", len(sources)
+    order = _check_transpose(fn, transpose, itemsize, nbytes)
     chain = (compressor, checksums, swap, nbytes)
     rows = _check_outer_plan(fn, nchunks, firsts, ends, bounds, src_offsets, dst_offsets,
                              counts, dst, itemsize, fill, *chain, status)
@@ -1726,7 +1763,7 @@ def read_chunks_outer(
     for c, stored in _stored_chunks(fn, sources, paths, firsts, ends, chain, status):
         status[c] = _finish_outer(range(int(firsts[c]), int(ends[c])), rows, stored,
                                   src_offsets, dst_offsets, counts, dst, itemsize, value,
-                                  *chain)
+                                  *chain, order)
 
 
 def read_shards_outer(
@@ -1737,6 +1774,7 @@ def read_shards_outer(
     dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer, compressor: int, checksums: int,
     swap: int, nbytes: int, nthreads: int, status: NDArray[np.int8],
     shard_status: NDArray[np.int8],
+    transpose: Any = None,
 ) -> None:
     """Reference of :func:`zarr3c._kernels.chunks.read_shards_outer`: the shards as
     :func:`read_shards` reads them, each inner chunk's pieces as :func:`read_chunks_outer`
@@ -1770,6 +1808,7 @@ def read_shards_outer(
     (b'ba', [0])
     """
     fn = "read_shards_outer"
+    order = _check_transpose(fn, transpose, itemsize, nbytes)
     shard_of, slot_of = _check_shards(fn, len(sources), index_nbytes, index_checksum,
                                       inner_shard, inner_slot, shard_status)
     chain = (compressor, checksums, swap, nbytes)
@@ -1782,7 +1821,7 @@ def read_shards_outer(
                                    status, shard_status):
         status[k] = _finish_outer(range(int(firsts[k]), int(ends[k])), rows, stored,
                                   src_offsets, dst_offsets, counts, dst, itemsize, value,
-                                  *chain)
+                                  *chain, order)
 
 
 # -- writes.pyx ----------------------------------------------------------------------------------
@@ -1894,12 +1933,27 @@ def _encode_chunk(chunk: NDArray[np.uint8], compressor: int, level: int, zstd_ch
     return encoded
 
 
+def _layout_strides(fn: str, shape: tuple[int, ...], itemsize: int, order: Any
+                    ) -> NDArray[np.int64]:
+    """A chunk's byte strides per axis as its encoding lays it out: C order, or (a
+    transpose codec's ``order``) C order of its shape permuted by ``order``."""
+    axes = list(range(len(shape))) if order is None else [int(a) for a in order]
+    if sorted(axes) != list(range(len(shape))):
+        raise ValueError(f"{fn}: order is not a permutation of the chunk's axes")
+    strides = np.zeros(len(shape), dtype=np.int64)
+    step = itemsize
+    for a in reversed(axes):
+        strides[a] = step
+        step *= shape[a]
+    return strides
+
+
 def write_chunks(
     dests: list[Any], paths: bool, src: ReadBuffer, src_offsets: NDArray[np.int64],
     src_strides: NDArray[np.int64], counts: NDArray[np.int64], chunk_shape: NDArray[np.int64],
     itemsize: int, fill: ReadBuffer, skip_empty: bool, compressor: int, level: int,
     zstd_checksum: bool, checksums: int, swap: int, nthreads: int, sizes: NDArray[np.int64],
-    status: NDArray[np.int8],
+    status: NDArray[np.int8], order: Any = None,
 ) -> None:
     """``writes.write_chunks`` one chunk after another: each chunk's region of ``src``
     (the rest ``fill``) encoded and written to its file (``os`` calls: a temporary file in
@@ -1914,6 +1968,9 @@ def write_chunks(
         The chain, and whether a chunk equal to ``fill`` is left unwritten.
     sizes, status
         Out: per chunk its encoding's length and what became of it.
+    order
+        A transpose codec's order (None: none): each chunk is laid out in C order of its
+        shape permuted by it.
 
     Returns
     -------
@@ -1952,8 +2009,7 @@ def write_chunks(
     nbytes = math.prod(shape) * itemsize
     if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
         raise ValueError("write_chunks: swap is not a word size")
-    strides = np.array([math.prod(shape[d + 1:]) * itemsize for d in range(len(shape))],
-                       dtype=np.int64)
+    strides = _layout_strides("write_chunks", shape, itemsize, order)
     cap = encoded_cap(nbytes, compressor, checksums)
     for c in range(n):
         if not all(1 <= int(k) <= s for k, s in zip(counts[c], shape, strict=True)):
@@ -2003,7 +2059,7 @@ def write_shards(
     chunk_shape: NDArray[np.int64], itemsize: int, fill: ReadBuffer, skip_empty: bool,
     compressor: int, level: int, zstd_checksum: bool, checksums: int, swap: int,
     index_at_start: bool, index_checksum: bool, arena: EncodeArena, nthreads: int,
-    sizes: NDArray[np.int64], status: NDArray[np.int8],
+    sizes: NDArray[np.int64], status: NDArray[np.int8], order: Any = None,
 ) -> None:
     """``writes.write_shards`` one shard after another, inner chunk by inner chunk: each
     shard's stored inner chunks (those holding some of its region and not all fill) in C
@@ -2020,6 +2076,8 @@ def write_shards(
         The index's place and checksum; scratch (unused here); threads (one here).
     sizes, status
         Out: per shard its size and what became of it.
+    order
+        As :func:`write_chunks`' (for the inner chunks).
 
     Returns
     -------
@@ -2057,8 +2115,7 @@ def write_shards(
     u8, fill_bytes = _u8(src), bytes(_u8(fill))
     nelems = math.prod(inner)
     nbytes = nelems * itemsize
-    strides = np.array([math.prod(inner[d + 1:]) * itemsize for d in range(len(inner))],
-                       dtype=np.int64)
+    strides = _layout_strides("write_shards", inner, itemsize, order)
     for s in range(n):
         if not all(1 <= int(k) <= m for k, m in zip(counts[s], shard, strict=True)):
             raise ValueError("write_shards: counts outside the shard shape")

@@ -31,11 +31,14 @@ def read_chunks(
     counts: NDArray[np.int64], itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8],
     compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
     status: NDArray[np.int8],
+    transpose: NDArray[np.int64] | None = ...,
 ) -> None:
     """Read, decode and copy out each chunk of ``sources`` (file paths if ``paths``, else
     values, None where not stored) on up to ``nthreads`` threads, the GIL released;
-    ``status[c]`` says what became of chunk ``c``.  ValueError for a plan that does not
-    hold together, never for stored bytes."""
+    ``status[c]`` says what became of chunk ``c``.  ``transpose`` (every read kernel): a
+    chain with a transpose codec, as ``[chunk shape, order]``; its decoded chunks are put
+    back in C order.  ValueError for a plan that does not hold together, never for stored
+    bytes."""
 
 def read_elements(
     sources: list[bytes] | list[ReadBuffer | None], paths: bool,
@@ -43,6 +46,7 @@ def read_elements(
     src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8],
     itemsize: int, fill: ReadBuffer, compressor: int, checksums: int, swap: int, nbytes: int,
     nthreads: int, status: NDArray[np.int8],
+    transpose: NDArray[np.int64] | None = ...,
 ) -> None:
     """read_chunks for points: chunk ``c``'s elements are rows ``firsts[c]:ends[c]``, each
     copied from ``src_offsets[p]`` of the decoded chunk to ``dst_offsets[p]`` of ``dst`` (in
@@ -56,6 +60,7 @@ def read_chunks_outer(
     counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer,
     compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
     status: NDArray[np.int8],
+    transpose: NDArray[np.int64] | None = ...,
 ) -> None:
     """read_chunks for outer products: chunk ``c``'s pieces are rows ``firsts[c]:ends[c]``,
     piece ``p`` a ``scatter.copy_outer`` of the decoded chunk into ``dst`` with lengths
@@ -73,6 +78,7 @@ def read_shards(
     counts: NDArray[np.int64], itemsize: int, fill: ReadBuffer, direct: NDArray[np.uint8],
     compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
     status: NDArray[np.int8], shard_status: NDArray[np.int8],
+    transpose: NDArray[np.int64] | None = ...,
 ) -> None:
     """read_chunks for the inner chunks of shards: inner chunk ``k`` is entry
     ``inner_slot[k]`` of the index of shard ``inner_shard[k]`` (``index_nbytes`` bytes of
@@ -103,6 +109,7 @@ def read_shard_elements(
     src_offsets: NDArray[np.int64], dst_offsets: NDArray[np.int64], dst: NDArray[np.uint8],
     itemsize: int, fill: ReadBuffer, compressor: int, checksums: int, swap: int, nbytes: int,
     nthreads: int, status: NDArray[np.int8], shard_status: NDArray[np.int8],
+    transpose: NDArray[np.int64] | None = ...,
 ) -> None:
     """read_shards for points: inner chunk ``k`` (entry ``inner_slot[k]`` of shard
     ``inner_shard[k]``) has the elements ``firsts[k]:ends[k]``, as in read_elements.
@@ -117,6 +124,7 @@ def read_shards_outer(
     counts: NDArray[np.int64], dst: NDArray[np.uint8], itemsize: int, fill: ReadBuffer,
     compressor: int, checksums: int, swap: int, nbytes: int, nthreads: int,
     status: NDArray[np.int8], shard_status: NDArray[np.int8],
+    transpose: NDArray[np.int64] | None = ...,
 ) -> None:
     """read_shards for outer products: inner chunk ``k`` (entry ``inner_slot[k]`` of shard
     ``inner_shard[k]``) has the pieces ``firsts[k]:ends[k]``, as in read_chunks_outer.

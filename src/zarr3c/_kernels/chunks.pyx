@@ -20,10 +20,15 @@ chain
     through the addresses :func:`bind_blosc` was given, :data:`GZIP`: zlib through
     :func:`bind_zlib`'s), then a byte swap of
     ``swap``-byte words (an ``endian`` other than the machine's; the component size for
-    complex types), giving ``nbytes`` bytes.  Other codecs take the Python path.  A zstd
-    frame (without a content checksum) of a chunk not read ``direct`` is decoded only
-    through the block holding the last byte its pieces read (libzstd's buffer-less
-    decoder): the rest of the decoded scratch then holds anything, which no piece reads.
+    complex types), giving ``nbytes`` bytes; then, where the chain has zarr's ``transpose``
+    codec (the kernels' ``transpose``: the chunk's shape and the codec's ``order``, a
+    ``(2, ndim)`` array), those bytes are the chunk transposed (C order of the shape
+    permuted by ``order``) and are copied back to the chunk's C order, into the output for
+    a ``direct`` chunk, else into a second scratch buffer.  Other codecs take the Python
+    path.  A zstd frame (without a content checksum) of an untransposed chunk not read
+    ``direct`` is decoded only through the block holding the last byte its pieces read
+    (libzstd's buffer-less decoder): the rest of the decoded scratch then holds anything,
+    which no piece reads.
 pieces
     Chunk ``c``'s pieces are rows ``firsts[c]:ends[c]``: piece ``p`` copies the
     region of ``counts[p]`` elements at byte ``src_offsets[p]`` of the decoded chunk (byte
@@ -63,10 +68,10 @@ from libc.string cimport memcpy, memset
 from posix.unistd cimport close as c_close
 
 from zarr3c._kernels.checksum cimport crc32c_update
-from zarr3c._kernels.copy cimport MAX_NDIM, byteswap_core, fill_core
+from zarr3c._kernels.copy cimport MAX_NDIM, byteswap_core, copy_core, fill_core
 from zarr3c._kernels.fileio cimport _open_file, _pread_upto
 from zarr3c._kernels.pool cimport (
-    SLOT_DECODED, SLOT_INDEX, SLOT_STORED, VALUE_DCTX, VALUE_ZSTREAM, run_tasks,
+    SLOT_DECODED, SLOT_INDEX, SLOT_ORDERED, SLOT_STORED, VALUE_DCTX, VALUE_ZSTREAM, run_tasks,
     set_thread_value, thread_buffer, thread_value,
 )
 from zarr3c._kernels.scatter cimport (
@@ -291,6 +296,13 @@ cdef struct Plan:
     int64_t swap
     int64_t nbytes
     int64_t cap           # the most stored bytes a chunk may have
+    # a transpose codec: the decoded chunk's byte strides per axis of the chunk (``t_from``)
+    # and its C-order ones (``t_to``), over its ``t_shape``
+    bint transposed
+    Py_ssize_t t_ndim
+    int64_t t_shape[MAX_NDIM]
+    int64_t t_from[MAX_NDIM]
+    int64_t t_to[MAX_NDIM]
     # the pieces
     const int64_t* firsts
     const int64_t* ends
@@ -453,7 +465,8 @@ cdef int _stored(Plan* plan, Py_ssize_t c, uint8_t* direct, const uint8_t** data
     cdef int fd = -1, err
     cdef int64_t got, n, at = 0, lo, hi
     cdef uint8_t* buf
-    cdef bint raw = plan.compressor == _NONE and plan.checksums == 0 and plan.swap <= 1
+    cdef bint raw = (plan.compressor == _NONE and plan.checksums == 0 and plan.swap <= 1
+                     and not plan.transposed)
     if plan.paths != NULL:
         err = _open_file(plan.paths[c], &fd, &n)
         if err:
@@ -499,6 +512,7 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
     cdef Py_ssize_t p0 = plan.firsts[c], p1 = plan.ends[c]
     cdef uint8_t* direct = NULL
     cdef uint8_t* out
+    cdef uint8_t* ordered
     cdef const uint8_t* data = NULL
     cdef const uint8_t* decoded = NULL
     cdef int64_t size = 0, need, lo, hi
@@ -518,7 +532,8 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
     if direct != NULL and data == direct:  # a raw chunk read straight into place
         plan.status[c] = _READ
         return
-    out = direct
+    # (a transposed chunk is decoded into scratch, then put in C order where it goes)
+    out = NULL if plan.transposed else direct
     if out == NULL and (plan.compressor != _NONE or plan.swap > 1):
         out = thread_buffer(SLOT_DECODED, <size_t>plan.nbytes)
         if out == NULL:
@@ -526,13 +541,22 @@ cdef void _read_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
             return
     decoded = out  # (where the decoded bytes must go, if anywhere)
     need = plan.nbytes
-    if direct == NULL and plan.compressor == _ZSTD:
+    if direct == NULL and plan.compressor == _ZSTD and not plan.transposed:
         # Only the bytes the live pieces (elements) read are decoded: a box or points near
         # a chunk's start (a time step of a (time, y, x) variable) skip the blocks after.
         _span(plan, c, &lo, &hi)
         if 0 < hi < need:
             need = hi
     status = _decode(plan, data, size, out, &decoded, need)
+    if status == _READ and plan.transposed:
+        ordered = direct if direct != NULL else thread_buffer(SLOT_ORDERED,
+                                                              <size_t>plan.nbytes)
+        if ordered == NULL:
+            plan.status[c] = _FAILED_MEMORY
+            return
+        copy_core(decoded, 0, plan.t_from, ordered, 0, plan.t_to, plan.t_shape, plan.t_ndim,
+                  plan.itemsize)
+        decoded = ordered
     if status == _READ and plan.outer != NULL:
         copy_outer_rows(plan.outer, p0, p1, decoded, plan.dst)
     elif status == _READ and plan.elements:
@@ -648,6 +672,48 @@ cdef int _set_chain(Plan* plan, str fn, int64_t itemsize, const uint8_t[::1] fil
     return 0
 
 
+cdef int _set_transpose(Plan* plan, str fn, object transpose) except -1:
+    """Validate a transpose codec's ``transpose`` (None: none; else a ``(2, ndim)`` int64
+    array: the chunk's shape, then the codec's ``order``) against the chain's chunk size,
+    and put its strides in ``plan`` (after :func:`_set_chain`)."""
+    cdef const int64_t[:, ::1] t
+    cdef Py_ssize_t ndim, d, i
+    cdef int64_t n = plan.itemsize
+    cdef int64_t strides[MAX_NDIM]
+    plan.transposed = False
+    plan.t_ndim = 0
+    if transpose is None:
+        return 0
+    t = transpose
+    ndim = t.shape[1]
+    if t.shape[0] != 2 or not 1 <= ndim <= MAX_NDIM:
+        raise ValueError(f"{fn}: transpose must be a (2, ndim) array, 1 <= ndim <= {MAX_NDIM}")
+    seen = [False] * ndim
+    for d in range(ndim):
+        if not 0 <= t[1, d] < ndim or seen[t[1, d]]:
+            raise ValueError(f"{fn}: transpose's order is not a permutation of its axes")
+        seen[t[1, d]] = True
+    for d in range(ndim - 1, -1, -1):
+        if t[0, d] < 1 or n > (1 << 62) // t[0, d]:
+            raise ValueError(f"{fn}: transpose's shape[{d}] = {t[0, d]} is not a size")
+        plan.t_to[d] = n
+        plan.t_shape[d] = t[0, d]
+        n *= t[0, d]
+    if n != plan.nbytes:
+        raise ValueError(f"{fn}: transpose's shape does not hold nbytes = {plan.nbytes}")
+    # The decoded chunk is C order of the shape permuted by order: its axis i is the
+    # chunk's axis order[i], whose stride there is the i-th C stride of that shape.
+    n = plan.itemsize
+    for i in range(ndim - 1, -1, -1):
+        strides[i] = n
+        n *= t[0, t[1, i]]
+    for i in range(ndim):
+        plan.t_from[t[1, i]] = strides[i]
+    plan.t_ndim = ndim
+    plan.transposed = True
+    return 0
+
+
 cdef int _set_elements(Plan* plan, str fn, Py_ssize_t nchunks, const int64_t[::1] firsts,
                        const int64_t[::1] ends, const int64_t[::1] src_offsets,
                        const int64_t[::1] dst_offsets, uint8_t[::1] dst, int64_t itemsize,
@@ -758,6 +824,7 @@ def read_chunks(
     int64_t nbytes,
     int nthreads,
     int8_t[::1] status not None,
+    object transpose=None,
 ):
     """Execute a read plan of whole chunks (see the module for its nouns): each chunk of
     ``sources`` read, decoded and its pieces copied into ``dst`` (or filled), on up to
@@ -778,6 +845,7 @@ def read_chunks(
     _set_pieces(&plan, fn, nchunks, firsts, ends, src_offsets, src_strides, dst, dst_offsets,
                 dst_strides, counts, itemsize, fill, direct, compressor, checksums, swap,
                 nbytes, live, status)
+    _set_transpose(&plan, fn, transpose)
     held = _set_sources(&plan, sources, paths, fn)
     with nogil:
         run_tasks(_read_chunk, &plan, nchunks, nthreads)
@@ -799,6 +867,7 @@ def read_elements(
     int64_t nbytes,
     int nthreads,
     int8_t[::1] status not None,
+    object transpose=None,
 ):
     """:func:`read_chunks` for points: chunk ``c``'s elements are rows ``firsts[c]:ends[c]``,
     element ``p`` copied from byte ``src_offsets[p]`` of the decoded chunk to byte
@@ -817,6 +886,7 @@ def read_elements(
     cdef Plan plan
     _set_elements(&plan, fn, nchunks, firsts, ends, src_offsets, dst_offsets, dst, itemsize,
                   fill, compressor, checksums, swap, nbytes, status)
+    _set_transpose(&plan, fn, transpose)
     held = _set_sources(&plan, sources, paths, fn)
     with nogil:
         run_tasks(_read_chunk, &plan, nchunks, nthreads)
@@ -873,6 +943,7 @@ def read_chunks_outer(
     int64_t nbytes,
     int nthreads,
     int8_t[::1] status not None,
+    object transpose=None,
 ):
     """:func:`read_chunks` for outer products (``oindex``, stepped slices): chunk ``c``'s
     pieces are rows ``firsts[c]:ends[c]``, piece ``p`` a ``scatter.copy_outer`` of the
@@ -893,6 +964,7 @@ def read_chunks_outer(
     pieces = _set_outer(&plan, fn, nchunks, firsts, ends, bounds, src_offsets, dst_offsets,
                         counts, dst, itemsize, fill, compressor, checksums, swap, nbytes,
                         status)
+    _set_transpose(&plan, fn, transpose)
     held = _set_sources(&plan, sources, paths, fn)
     with nogil:
         run_tasks(_read_chunk, &plan, nchunks, nthreads)
@@ -1056,6 +1128,7 @@ def read_shards(
     int nthreads,
     int8_t[::1] status not None,
     int8_t[::1] shard_status not None,
+    object transpose=None,
 ):
     """Execute a read plan of inner chunks of shards (see the module): ``sources`` are the
     shards (at most :data:`MAX_SHARDS` per call), each with an index of
@@ -1081,6 +1154,7 @@ def read_shards(
     _set_pieces(&plan, fn, inner_shard.shape[0], firsts, ends, src_offsets, src_strides, dst,
                 dst_offsets, dst_strides, counts, itemsize, fill, direct, compressor,
                 checksums, swap, nbytes, live, status)
+    _set_transpose(&plan, fn, transpose)
     _run_shards(&plan, fn, sources, paths, index_nbytes, index_at_end, index_checksum,
                 inner_shard, inner_slot, nthreads, shard_status)
 
@@ -1181,6 +1255,7 @@ def read_shard_elements(
     int nthreads,
     int8_t[::1] status not None,
     int8_t[::1] shard_status not None,
+    object transpose=None,
 ):
     """:func:`read_shards` for points: inner chunk ``k`` (entry ``inner_slot[k]`` of shard
     ``inner_shard[k]``) has the elements ``firsts[k]:ends[k]``, as in
@@ -1197,6 +1272,7 @@ def read_shard_elements(
                   shard_status)
     _set_elements(&plan, fn, inner_shard.shape[0], firsts, ends, src_offsets, dst_offsets,
                   dst, itemsize, fill, compressor, checksums, swap, nbytes, status)
+    _set_transpose(&plan, fn, transpose)
     _run_shards(&plan, fn, sources, paths, index_nbytes, index_at_end, index_checksum,
                 inner_shard, inner_slot, nthreads, shard_status)
 
@@ -1225,6 +1301,7 @@ def read_shards_outer(
     int nthreads,
     int8_t[::1] status not None,
     int8_t[::1] shard_status not None,
+    object transpose=None,
 ):
     """:func:`read_shards` for outer products: inner chunk ``k`` (entry ``inner_slot[k]``
     of shard ``inner_shard[k]``) has the pieces ``firsts[k]:ends[k]``, as in
@@ -1242,5 +1319,6 @@ def read_shards_outer(
     pieces = _set_outer(&plan, fn, inner_shard.shape[0], firsts, ends, bounds, src_offsets,
                         dst_offsets, counts, dst, itemsize, fill, compressor, checksums, swap,
                         nbytes, status)
+    _set_transpose(&plan, fn, transpose)
     _run_shards(&plan, fn, sources, paths, index_nbytes, index_at_end, index_checksum,
                 inner_shard, inner_slot, nthreads, shard_status)

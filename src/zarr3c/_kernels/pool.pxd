@@ -19,6 +19,7 @@ cdef enum:
     SLOT_TMP_PATH = 4   # writes.pyx: a temporary file's name
     SLOT_PARTS = 5      # writes.pyx: a shard's parts (pointers and lengths) and index
     SLOT_INDEX = 6      # chunks.pyx: a shard index's entries, as checked
+    SLOT_ORDERED = 7    # chunks.pyx: a transposed chunk's elements put back in C order
     # values
     VALUE_DCTX = 0      # chunks.pyx: a zstd decompression context
     VALUE_ZSTREAM = 1   # chunks.pyx: a zlib inflate stream

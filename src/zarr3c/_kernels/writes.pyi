@@ -39,13 +39,15 @@ def write_chunks(
     fill: ReadBuffer, skip_empty: bool, compressor: int, level: int, zstd_checksum: bool,
     checksums: int, swap: int, nthreads: int, sizes: NDArray[np.int64],
     status: NDArray[np.int8],
+    order: NDArray[np.int64] | None = ...,
 ) -> None:
     """Copy each chunk's region out of ``src`` (the rest of an edge chunk: ``fill``),
     compare it with ``fill`` (``skip_empty``), encode it and store it at ``dests[c]`` (a file
     path written atomically if ``paths``, else a writable buffer of ``encoded_cap`` bytes)
     on up to ``nthreads`` threads, the GIL released; ``status[c]`` and ``sizes[c]`` say what
-    became of chunk ``c``.  ValueError for a plan that does not hold together, never for
-    the file system."""
+    became of chunk ``c``.  ``order`` (here and in write_shards): a transpose codec's,
+    each chunk laid out as it encodes it.  ValueError for a plan that does not hold
+    together, never for the file system."""
 
 def write_shards(
     dests: list[bytes], src: ReadBuffer, src_offsets: NDArray[np.int64],
@@ -54,6 +56,7 @@ def write_shards(
     fill: ReadBuffer, skip_empty: bool, compressor: int, level: int, zstd_checksum: bool,
     checksums: int, swap: int, index_at_start: bool, index_checksum: bool,
     arena: EncodeArena, nthreads: int, sizes: NDArray[np.int64], status: NDArray[np.int8],
+    order: NDArray[np.int64] | None = ...,
 ) -> None:
     """Write each shard dests[s] (a file path, atomically): its region of counts[s]
     elements from src_offsets[s] (the rest fill) in inner chunks of chunk_shape encoded by

@@ -16,7 +16,9 @@ chunk
     where ``counts[c]`` is less than ``chunk_shape`` (a chunk at the array's end) the rest
     of it is ``fill``.
 chain
-    How the chunk's ``nbytes`` bytes (C order, the machine's byte order) are encoded: a byte
+    How the chunk's ``nbytes`` bytes (C order, the machine's byte order) are encoded: where
+    the chain has zarr's ``transpose`` codec (``order``), the chunk is laid out in C order
+    of its shape permuted by ``order`` instead (as the codec encodes it); a byte
     swap of ``swap``-byte words (an ``endian`` other than the machine's), one
     ``compressor`` (:data:`NONE`, or :data:`ZSTD`: ``zstd_ctx``'s frame at ``level``, with
     zstd's own checksum if ``zstd_checksum``), then ``checksums`` CRC-32C checksums
@@ -354,6 +356,32 @@ cdef int _set_plan(WritePlan* plan, str fn, Py_ssize_t n, const uint8_t[::1] src
     return 0
 
 
+cdef int _set_order(WritePlan* plan, str fn, object order) except -1:
+    """A transpose codec's ``order`` (None: none): the chunk's strides in ``plan`` become
+    those of the transposed chunk, so that loading a chunk lays it out as the codec
+    encodes it (after :func:`_set_plan`)."""
+    cdef const int64_t[::1] o
+    cdef Py_ssize_t ndim = plan.ndim, d, i
+    cdef int64_t n = plan.itemsize
+    cdef int64_t strides[MAX_NDIM]
+    if order is None:
+        return 0
+    o = order
+    if o.shape[0] != ndim:
+        raise ValueError(f"{fn}: order must have one entry per dimension ({ndim})")
+    seen = [False] * ndim
+    for d in range(ndim):
+        if not 0 <= o[d] < ndim or seen[o[d]]:
+            raise ValueError(f"{fn}: order is not a permutation of the chunk's axes")
+        seen[o[d]] = True
+    for i in range(ndim - 1, -1, -1):
+        strides[i] = n
+        n *= plan.chunk_shape[o[i]]
+    for i in range(ndim):
+        plan.chunk_strides[o[i]] = strides[i]
+    return 0
+
+
 def write_chunks(
     list dests not None,
     bint paths,
@@ -373,6 +401,7 @@ def write_chunks(
     int nthreads,
     int64_t[::1] sizes not None,
     int8_t[::1] status not None,
+    object order=None,
 ):
     """Execute a write plan of whole chunks (see the module for its nouns): each chunk's
     elements copied out of ``src``, compared with ``fill``, encoded and stored at its
@@ -392,6 +421,7 @@ def write_chunks(
     _set_plan(&plan, "write_chunks", nchunks, src, src_offsets, src_strides, counts,
               chunk_shape, chunk_shape, itemsize, fill, compressor, checksums, swap, sizes,
               status)
+    _set_order(&plan, "write_chunks", order)
     held = _Dests(dests, paths, plan.cap)
     plan.skip_empty = skip_empty
     plan.level, plan.zstd_checksum = level, zstd_checksum
@@ -704,6 +734,7 @@ def write_shards(
     int nthreads,
     int64_t[::1] sizes not None,
     int8_t[::1] status not None,
+    object order=None,
 ):
     """Execute a write plan of whole shards (see the module): shard ``s``, the file
     ``dests[s]``, holds the region of ``counts[s]`` elements at byte ``src_offsets[s]`` of
@@ -725,6 +756,7 @@ def write_shards(
     cdef _Dests held
     _set_plan(&plan, fn, nshards, src, src_offsets, src_strides, counts, shard_shape,
               chunk_shape, itemsize, fill, compressor, checksums, swap, sizes, status)
+    _set_order(&plan, fn, order)
     sw.per_shard = 1
     for d in range(chunk_shape.shape[0]):
         if shard_shape[d] < 1 or shard_shape[d] % chunk_shape[d]:

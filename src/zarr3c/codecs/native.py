@@ -1,18 +1,19 @@
 """Which codec chains the native chunk pipeline decodes (:mod:`zarr3c._kernels.chunks`) and
 encodes (:mod:`zarr3c._kernels.writes`).
 
-A chain is native when its stored bytes become the chunk's elements in C order by steps the
-kernel has in C: trailing ``crc32c`` codecs (verified and stripped), at most one ``zstd``
-(through the libzstd :mod:`zarr3c.codecs.zstd` binds), ``blosc`` (the c-blosc
-numcodecs bundles) or ``gzip`` (the zlib Python's ``zlib`` module uses), both bound here,
-and the ``bytes`` serializer in either byte order (a byte swap).  Any other codec
-(``transpose``, numcodecs' own, a checksum before the compressor) keeps the chain on the
-Python path, which is what the native one is tested against.  Codecs: `the Zarr v3 core codecs
+A chain is native when its stored bytes become the chunk's elements by steps the kernel has
+in C: trailing ``crc32c`` codecs (verified and stripped), at most one ``zstd`` (through the
+libzstd :mod:`zarr3c.codecs.zstd` binds), ``blosc`` (the c-blosc numcodecs bundles) or
+``gzip`` (the zlib Python's ``zlib`` module uses), both bound here, the ``bytes`` serializer
+in either byte order (a byte swap), and at most one ``transpose`` before it (the decoded
+chunk copied back to C order; zarr v2's ``order: "F"`` is one).  Any other codec
+(numcodecs' own, a checksum before the compressor) keeps the chain on the Python path,
+which is what the native one is tested against.  Codecs: `the Zarr v3 core codecs
 <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/index.html>`_.
 
 Writes encode natively the chains without a compressor or with ``zstd`` (``ZstdCodec``'s
-frame, byte for byte: the same libzstd and parameters), :class:`NativeWriteChain`; ``blosc`` and
-``gzip`` chains are encoded by the Python path.
+frame, byte for byte: the same libzstd and parameters), a ``transpose`` too,
+:class:`NativeWriteChain`; ``blosc`` and ``gzip`` chains are encoded by the Python path.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import zlib
 from typing import TYPE_CHECKING, NamedTuple
 
 import numcodecs.blosc
+import numpy as np
 
 from zarr3c._buffers import holds_references
 from zarr3c.codecs.base import swap_width
@@ -30,6 +32,7 @@ from zarr3c.codecs.blosc import BloscCodec
 from zarr3c.codecs.bytes import BytesCodec
 from zarr3c.codecs.crc32c import Crc32cCodec
 from zarr3c.codecs.gzip import GzipCodec
+from zarr3c.codecs.transpose import TransposeCodec
 from zarr3c.codecs.zstd import ZstdCodec
 
 try:  # (POSIX builds: the pipeline runs on a pthread pool)
@@ -39,6 +42,8 @@ except ImportError:  # pragma: no cover - other systems
     _chunks = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from zarr3c.codecs.pipeline import CodecPipeline
 
 __all__ = ["NativeChain", "NativeWriteChain", "native_chain", "native_write_chain"]
@@ -87,18 +92,56 @@ _BLOSC = _bind_numcodecs_blosc()
 _GZIP = _bind_zlib()
 
 
+def _permutation(order: tuple[int, ...] | str | None, ndim: int) -> tuple[int, ...] | None:
+    """A transpose codec's order for ``ndim`` axes; None for none (or ``"C"``, none)."""
+    if isinstance(order, str):
+        order = tuple(range(ndim - 1, -1, -1)) if order == "F" else None
+    return None if order is None or order == tuple(range(ndim)) else order
+
+
 class NativeChain(NamedTuple):
     """How the native pipeline decodes a chain (the kernel's ``chain`` arguments)."""
 
     compressor: int  # chunks.NONE, ZSTD, BLOSC or GZIP
     checksums: int  # trailing crc32c codecs
     swap: int  # width of the words to byte-swap (1: none)
+    order: tuple[int, ...] | str | None = None  # a transpose codec's (None: none)
 
     @property
     def decodes_prefixes(self) -> bool:
         """The kernel decodes a chunk only through the block holding the last byte a read
-        takes from it (zstd, with a libzstd that can)."""
-        return self.compressor == _chunks.ZSTD and bool(_zstd_ctx.prefix_available())
+        takes from it (zstd, with a libzstd that can; not a transposed chunk)."""
+        return (self.compressor == _chunks.ZSTD and self.order is None
+                and bool(_zstd_ctx.prefix_available()))
+
+    def transpose(self, chunk_shape: Sequence[int]) -> np.ndarray | None:
+        """The read kernels' ``transpose`` argument for chunks of ``chunk_shape``: None, or
+        ``[chunk_shape, order]`` as int64.
+
+        Parameters
+        ----------
+        chunk_shape
+            The (inner) chunks' shape.
+
+        Returns
+        -------
+        numpy.ndarray or None
+
+        Raises
+        ------
+        None
+            The order was checked against the chunks when the array was opened.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs.native import NativeChain
+        >>> NativeChain(0, 0, 1, "F").transpose((2, 3)).tolist()
+        [[2, 3], [1, 0]]
+        >>> NativeChain(0, 0, 1).transpose((2, 3)) is None
+        True
+        """
+        perm = _permutation(self.order, len(chunk_shape))
+        return None if perm is None else np.array([chunk_shape, perm], dtype=np.int64)
 
 
 def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
@@ -124,13 +167,18 @@ def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
     >>> from zarr3c.codecs import CodecPipeline
     >>> from zarr3c.codecs.native import native_chain
     >>> native_chain(CodecPipeline.from_codecs(["bytes", "zstd", "crc32c"], dtype="<u2"))
-    NativeChain(compressor=1, checksums=1, swap=1)
-    >>> transpose = {"name": "transpose", "configuration": {"order": [0]}}
-    >>> native_chain(CodecPipeline.from_codecs([transpose, "bytes"], dtype="<u2")) is None
-    True
+    NativeChain(compressor=1, checksums=1, swap=1, order=None)
+    >>> transpose = {"name": "transpose", "configuration": {"order": [1, 0]}}
+    >>> native_chain(CodecPipeline.from_codecs([transpose, "bytes"], dtype="<u2"))
+    NativeChain(compressor=0, checksums=0, swap=1, order=(1, 0))
+    >>> native_chain(CodecPipeline.from_codecs([transpose, transpose, "bytes"], dtype="<u2"))
     """
-    if _chunks is None or pipeline.array_array or not isinstance(pipeline.array_bytes,
-                                                                 BytesCodec):
+    if _chunks is None or not isinstance(pipeline.array_bytes, BytesCodec):
+        return None
+    order: tuple[int, ...] | str | None = None
+    if len(pipeline.array_array) == 1 and type(pipeline.array_array[0]) is TransposeCodec:
+        order = pipeline.array_array[0].order
+    elif pipeline.array_array:
         return None
     dtype = pipeline.dtype
     if dtype.itemsize == 0 or holds_references(dtype):
@@ -157,7 +205,9 @@ def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
         rest.pop()
     if rest:
         return None
-    return NativeChain(compressor, checksums, swap)
+    if order == "C" or order == tuple(range(len(order or ()))):
+        order = None  # (the identity)
+    return NativeChain(compressor, checksums, swap, order)
 
 
 class NativeWriteChain(NamedTuple):
@@ -168,6 +218,34 @@ class NativeWriteChain(NamedTuple):
     zstd_checksum: bool  # zstd's own frame checksum
     checksums: int  # trailing crc32c codecs
     swap: int  # width of the words to byte-swap (1: none)
+    order: tuple[int, ...] | str | None = None  # a transpose codec's (None: none)
+
+    def order_for(self, ndim: int) -> np.ndarray | None:
+        """The write kernels' ``order`` argument for chunks of ``ndim`` dimensions: None, or
+        the transpose codec's order as int64.
+
+        Parameters
+        ----------
+        ndim
+            The chunks' number of dimensions.
+
+        Returns
+        -------
+        numpy.ndarray or None
+
+        Raises
+        ------
+        None
+            The order was checked against the chunks when the array was opened.
+
+        Examples
+        --------
+        >>> from zarr3c.codecs.native import NativeWriteChain
+        >>> NativeWriteChain(0, 0, False, 0, 1, "F").order_for(3).tolist()
+        [2, 1, 0]
+        """
+        perm = _permutation(self.order, ndim)
+        return None if perm is None else np.array(perm, dtype=np.int64)
 
 
 def native_write_chain(pipeline: CodecPipeline) -> NativeWriteChain | None:
@@ -194,7 +272,7 @@ def native_write_chain(pipeline: CodecPipeline) -> NativeWriteChain | None:
     >>> from zarr3c.codecs.native import native_write_chain
     >>> zstd = {"name": "zstd", "configuration": {"level": 5, "checksum": False}}
     >>> native_write_chain(CodecPipeline.from_codecs(["bytes", zstd], dtype="<u2"))
-    NativeWriteChain(compressor=1, level=5, zstd_checksum=False, checksums=0, swap=1)
+    NativeWriteChain(compressor=1, level=5, zstd_checksum=False, checksums=0, swap=1, order=None)
     >>> gzip = {"name": "gzip", "configuration": {"level": 5}}
     >>> native_write_chain(CodecPipeline.from_codecs(["bytes", gzip], dtype="<u2")) is None
     True
@@ -209,4 +287,5 @@ def native_write_chain(pipeline: CodecPipeline) -> NativeWriteChain | None:
         if zstd.encoded_bound(1) is None:  # (no libzstd compressor is bound here)
             return None
         level, checksum = zstd.level, zstd.checksum
-    return NativeWriteChain(chain.compressor, level, checksum, chain.checksums, chain.swap)
+    return NativeWriteChain(chain.compressor, level, checksum, chain.checksums, chain.swap,
+                            chain.order)

@@ -32,6 +32,11 @@ CHAINS: dict[str, dict[str, Any]] = {
     "big-endian-zstd": {"compressors": [ZSTD], "serializer": BIG},
     "blosc": {"compressors": [{"name": "blosc", "configuration": {"cname": "lz4"}}]},
     "gzip": {"compressors": [{"name": "gzip", "configuration": {"level": 1}}]},
+    # transposed chunks, put back in C order by the kernel
+    "transpose": {"filters": [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}],
+                  "compressors": None},
+    "transpose-F-zstd-crc32c": {"filters": [{"name": "transpose", "configuration": {
+        "order": "F"}}], "compressors": [ZSTD, "crc32c"], "serializer": BIG},
 }
 
 
@@ -152,7 +157,8 @@ def test_chains_without_a_native_decoder_take_the_python_path(
     little = {"name": "bytes", "configuration": {"endian": "little"}}
     transpose = {"name": "transpose", "configuration": {"order": [1, 0]}}
     numcodecs_zlib = {"name": "numcodecs.zlib", "configuration": {"level": 1}}
-    for n, codecs in enumerate([[transpose, little], [little, numcodecs_zlib]]):
+    # (one transpose is the kernel's, two are not)
+    for n, codecs in enumerate([[transpose, transpose, little], [little, numcodecs_zlib]]):
         a = zarr3c.create_array(zarr3c.LocalStore(tmp_path / str(n)),
                                 shape=(12, 12), dtype="int32", chunks=(3, 3), codecs=codecs)
         data = np.arange(144, dtype="int32").reshape(12, 12)
@@ -249,7 +255,8 @@ def test_reads_from_many_threads_at_once_are_all_right(tmp_path: Path, sharded: 
 
 
 @pytest.mark.parametrize("how", ["truncated", "longer", "garbage"])
-@pytest.mark.parametrize("chain", ["blosc", "gzip", "zstd", "crc32c"])
+@pytest.mark.parametrize("chain", ["blosc", "gzip", "zstd", "crc32c",
+                                   "transpose-F-zstd-crc32c"])
 def test_a_damaged_chunk_is_reported_by_key_on_the_native_path(tmp_path: Path, chain: str,
                                                                how: str) -> None:
     store = zarr3c.LocalStore(tmp_path / "d.zarr")
@@ -286,7 +293,8 @@ def test_gzip_members_back_to_back_decode_and_trailing_bytes_go_to_the_python_pa
 
 
 @pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
-@pytest.mark.parametrize("chain", ["raw", "zstd", "big-endian-zstd", "gzip"])
+@pytest.mark.parametrize("chain", ["raw", "zstd", "big-endian-zstd", "gzip", "transpose",
+                                   "transpose-F-zstd-crc32c"])
 @pytest.mark.parametrize("kind", ["local", "memory", "zip"])
 def test_points_are_read_natively_and_equal_the_python_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, chain: str,
@@ -329,7 +337,8 @@ OUTER_KEYS = [
 
 
 @pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
-@pytest.mark.parametrize("chain", ["raw", "zstd", "big-endian-zstd", "crc32c", "gzip"])
+@pytest.mark.parametrize("chain", ["raw", "zstd", "big-endian-zstd", "crc32c", "gzip",
+                                   "transpose", "transpose-F-zstd-crc32c"])
 @pytest.mark.parametrize("kind", ["local", "memory", "zip"])
 def test_outer_products_are_read_natively_and_equal_the_python_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, chain: str,

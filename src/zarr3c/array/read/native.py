@@ -147,14 +147,16 @@ def chunk_names(array: Array, coords: np.ndarray) -> list[str]:
     return [encoding.encode_chunk_key(tuple(row)) for row in coords.tolist()]
 
 
-def _common(array: Array, pieces: Pieces, src_strides: np.ndarray, chain: NativeChain,
-            nbytes: int) -> dict[str, Any]:
-    """The kernel arguments every call of one read shares: the pieces, the chain."""
+def _common(array: Array, pieces: Pieces, shape: Sequence[int], src_strides: np.ndarray,
+            chain: NativeChain, nbytes: int) -> dict[str, Any]:
+    """The kernel arguments every call of one read shares: the pieces, the chain (for
+    chunks of ``shape``)."""
     return {"src_offsets": pieces.src_offsets, "src_strides": src_strides, "dst": pieces.dst,
             "dst_offsets": pieces.dst_offsets, "dst_strides": pieces.dst_strides,
             "counts": pieces.counts, "itemsize": array._itemsize, "fill": array._fill_bytes,
             "compressor": chain.compressor, "checksums": chain.checksums, "swap": chain.swap,
-            "nbytes": nbytes, "nthreads": get_num_threads()}
+            "nbytes": nbytes, "nthreads": get_num_threads(),
+            "transpose": chain.transpose(shape)}
 
 
 def read_chunks_natively(array: Array, pieces: Pieces, chain: NativeChain) -> list[int]:
@@ -167,7 +169,7 @@ def read_chunks_natively(array: Array, pieces: Pieces, chain: NativeChain) -> li
                                   grid.chunk_strides), dtype=np.uint8)
     status = np.empty(pieces.nchunks, dtype=np.int8)
     nbytes = grid.chunk_nbytes
-    common = _common(array, pieces, grid.chunk_strides, chain, nbytes)
+    common = _common(array, pieces, grid.chunk_shape, grid.chunk_strides, chain, nbytes)
     for sources, paths, lo, hi in _sources(array, chunk_names(array, pieces.chunk_coords)):
         _chunks.read_chunks(sources, paths, bounds[lo:hi], bounds[lo + 1:hi + 1],
                             direct=direct[lo:hi], status=status[lo:hi], **common)
@@ -224,7 +226,8 @@ def read_box_natively(array: Array, coords: tuple[int, ...], offset: int, counts
     _chunks.read_chunks(sources, paths, _FIRST, _END, np.array([offset], dtype=np.int64),
                         grid.chunk_strides, dst, _FIRST, rows[1:], rows[:1],
                         array._itemsize, array._fill_bytes, _NOT_DIRECT, chain.compressor,
-                        chain.checksums, chain.swap, grid.chunk_nbytes, 1, status)
+                        chain.checksums, chain.swap, grid.chunk_nbytes, 1, status,
+                        None if chain.order is None else chain.transpose(grid.chunk_shape))
     return bool(status[0] >= 0)
 
 
@@ -261,7 +264,8 @@ def read_shard_box_natively(array: Array, shard: tuple[int, ...], parts: InnerPa
                         parts.slots, firsts, ends, parts.src_lo, ib.strides_i64, dst,
                         parts.dst_offsets, parts.dst_strides, parts.counts, array._itemsize,
                         array._fill_bytes, direct, chain.compressor, chain.checksums,
-                        chain.swap, ib.nbytes, get_num_threads(), status[:n], status[n:])
+                        chain.swap, ib.nbytes, get_num_threads(), status[:n], status[n:],
+                        None if chain.order is None else chain.transpose(ib.shape))
     return bool((status >= 0).all())
 
 
@@ -288,7 +292,7 @@ def read_points_natively(array: Array, groups: PointGroups, dst: np.ndarray,
         _chunks.read_elements(sources, paths, bounds[lo:hi], bounds[lo + 1:hi + 1],
                               src_offsets, dst_offsets, dst, itemsize, array._fill_bytes,
                               chain.compressor, chain.checksums, chain.swap, nbytes,
-                              get_num_threads(), status[lo:hi])
+                              get_num_threads(), status[lo:hi], chain.transpose(groups.sizes))
     failed: list[int] = np.flatnonzero(status < 0).tolist()
     return failed
 
@@ -483,7 +487,7 @@ def read_shards_natively(array: Array, pieces: Pieces, chain: NativeChain
     bounds = np.asarray(pieces.bounds, dtype=np.int64)
     direct = np.array(one_c_piece(pieces, range(pieces.nchunks), ib.shape_i64,
                                   ib.strides_i64), dtype=np.uint8)
-    common = _common(array, pieces, ib.strides_i64, chain, ib.nbytes)
+    common = _common(array, pieces, ib.shape, ib.strides_i64, chain, ib.nbytes)
     for group in groups:
         ks = group.inner
         status = np.empty(len(ks), dtype=np.int8)
@@ -532,7 +536,7 @@ def read_shard_points_natively(array: Array, sel: CoordinateSelection, dst: np.n
             group.sources, group.paths, index_nbytes, at_end, index_nbytes % 16 == 4,
             group.shard, group.slot, bounds[ks], bounds[ks + 1], src_offsets, dst_offsets,
             dst, itemsize, array._fill_bytes, chain.compressor, chain.checksums, chain.swap,
-            ib.nbytes, get_num_threads(), status, shard_status)
+            ib.nbytes, get_num_threads(), status, shard_status, chain.transpose(ib.shape))
         failed += _failed_shards(shards, group, status, shard_status)
     return failed
 
@@ -586,7 +590,7 @@ def read_outer_natively(array: Array, sels: Sequence[OrthogonalSelection], dst: 
         grids.append(one)
     plan = outer_chunks(grids)
     if not sharded:
-        return _read_chunks_outer(array, plan, dst, chain, nbytes)
+        return _read_chunks_outer(array, plan, dst, chain, unit, nbytes)
     planned = _shard_groups(array, plan.coords)
     if planned is None:
         return None
@@ -594,9 +598,9 @@ def read_outer_natively(array: Array, sels: Sequence[OrthogonalSelection], dst: 
 
 
 def _read_chunks_outer(array: Array, plan: OuterChunks, dst: np.ndarray, chain: NativeChain,
-                       nbytes: int) -> set[tuple[int, ...]]:
-    """The chunks of an unsharded array's outer-product plan read into ``dst``; returns
-    the coordinates of those that failed."""
+                       shape: Sequence[int], nbytes: int) -> set[tuple[int, ...]]:
+    """The chunks (of ``shape``, ``nbytes`` bytes) of an unsharded array's outer-product
+    plan read into ``dst``; returns the coordinates of those that failed."""
     assert _chunks is not None
     status = np.empty(len(plan.coords), dtype=np.int8)
     for sources, paths, lo, hi in _sources(array, chunk_names(array, plan.coords)):
@@ -605,7 +609,7 @@ def _read_chunks_outer(array: Array, plan: OuterChunks, dst: np.ndarray, chain: 
                                   fill=array._fill_bytes, compressor=chain.compressor,
                                   checksums=chain.checksums, swap=chain.swap, nbytes=nbytes,
                                   nthreads=get_num_threads(), status=status[lo:hi],
-                                  **_outer_args(part))
+                                  transpose=chain.transpose(shape), **_outer_args(part))
     return {tuple(row) for row in plan.coords[status < 0].tolist()}
 
 
@@ -628,6 +632,7 @@ def _read_shards_outer(array: Array, plan: OuterChunks, planned: _ShardCalls,
             group.shard, group.slot, dst=dst, itemsize=array._itemsize,
             fill=array._fill_bytes, compressor=chain.compressor, checksums=chain.checksums,
             swap=chain.swap, nbytes=ib.nbytes, nthreads=get_num_threads(), status=status,
-            shard_status=shard_status, **_outer_args(part))
+            shard_status=shard_status, transpose=chain.transpose(ib.shape),
+            **_outer_args(part))
         failed += _failed_shards(shards, group, status, shard_status)
     return set(failed)

@@ -9,8 +9,8 @@ every dimension, the *whole chunks*, need no read, and where
 - the array is on a regular grid (of chunks, or of shards whose index chain is the usual
   ``bytes`` [+ ``crc32c``]),
 - its (inner) chain is one the kernel encodes
-  (:func:`zarr3c.codecs.native.native_write_chain`: ``bytes`` in either byte order,
-  ``zstd`` or no compressor, trailing ``crc32c``), and
+  (:func:`zarr3c.codecs.native.native_write_chain`: ``bytes`` in either byte order, a
+  ``transpose`` before it, ``zstd`` or no compressor, trailing ``crc32c``), and
 - the store lets the kernel write its files itself (``Store.chunk_write_files``:
   :class:`~zarr3c.stores.LocalStore` without ``fsync`` or cross-process locks),
 
@@ -224,6 +224,7 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
     if chain.compressor == _writes.NONE:
         expect = min(kernel.batch, len(names)) * kernel.shard_room
     arena = _writes.EncodeArena(expect)
+    order = chain.order_for(array.ndim)  # (a transpose codec's: each chunk laid out so)
     for lo in range(0, len(names), kernel.batch):
         hi = min(lo + kernel.batch, len(names))
         keys = [array._prefix + name for name in names[lo:hi]]
@@ -234,7 +235,7 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                     files[lo:hi], True, src, offsets[lo:hi], strides, counts[lo:hi],
                     shape, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
-                    chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi])
+                    chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi], order)
             else:
                 inner, at_start, checksum = kernel.shards
                 _writes.write_shards(
@@ -242,7 +243,7 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                     inner, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
                     chain.swap, at_start, checksum, arena, get_num_threads(), sizes[lo:hi],
-                    status[lo:hi])
+                    status[lo:hi], order)
             for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
                 array._store.erase(keys[i])
     return [next(iter(chunk_tasks([[c[p[i]]] for c, p in zip(covered, picks, strict=True)])))
