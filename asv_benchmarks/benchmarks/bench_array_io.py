@@ -26,6 +26,7 @@ temporary directory in ``setup``:
   ``vindex`` through the native chunk pipeline and through the Python path (chunked,
   sharded, and chunks stored transposed by a ``transpose`` codec), and the Python calls of
   a whole read per chunk;
+- ``NativeCodecWrites``: those with ``blosc`` and ``gzip``;
 - ``Memory.track_read_all_peak``: the peak memory a whole-array read allocates (tracemalloc,
   which sees numpy's and numcodecs' buffers), as a multiple of the output array (the
   performance issue's goal: at most 1.1);
@@ -128,6 +129,11 @@ def compressors(compression: str) -> list[dict[str, Any]] | None:
     """The ``compressors`` argument for a compression name."""
     if compression == "none":
         return None
+    if compression == "blosc":  # (zarr-python 2's default compressor)
+        return [{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+                                                    "shuffle": "shuffle"}}]
+    if compression == "gzip":
+        return [{"name": "gzip", "configuration": {"level": 1}}]
     return [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
 
 
@@ -521,3 +527,11 @@ class NativePipeline:
         return calls / len(read_units(layout))
 
     track_python_calls_per_chunk.unit = "calls"  # type: ignore[attr-defined]
+
+
+class NativeCodecWrites(NativePipeline):
+    """:class:`NativePipeline`'s workloads on the chunked cube with the ``blosc`` (lz4,
+    shuffle: zarr-python 2's default) and ``gzip`` (level 1) compressors, whose whole
+    writes the native pipeline encodes too."""
+
+    params = (["blosc", "gzip"], ["chunked"], ["native", "python"])

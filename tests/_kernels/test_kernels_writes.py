@@ -16,11 +16,13 @@ live writers left there.
 from __future__ import annotations
 
 import fcntl  # (the kernels are POSIX only)
+import gzip
 import math
 import os
 from pathlib import Path
 
 import google_crc32c
+import numcodecs.blosc
 import numcodecs.zstd
 import numpy as np
 import pytest
@@ -48,6 +50,10 @@ def _decode(data: bytes, compressor: int, checksums: int, swap: int, dtype: np.d
         data = data[:-4]
     if compressor == writes.ZSTD:
         data = bytes(numcodecs.zstd.decompress(data))
+    elif compressor == writes.BLOSC:
+        data = bytes(numcodecs.blosc.decompress(data))
+    elif compressor == writes.GZIP:
+        data = gzip.decompress(data)
     if order is not None:
         arr = np.frombuffer(data, dtype=dtype).reshape([shape[d] for d in order])
         arr = arr.transpose(np.argsort(order))
@@ -75,15 +81,22 @@ def plans(draw: st.DrawFn) -> dict:
         counts.append(n)
         starts.append(start)
         regions.append(value[tuple(slice(s, s + k) for s, k in zip(start, n, strict=True))])
-    compressor = draw(st.sampled_from([writes.NONE, writes.ZSTD]))
+    compressor = draw(st.sampled_from([writes.NONE, writes.ZSTD, writes.BLOSC, writes.GZIP]))
+    blosc = None  # (cname, shuffle, typesize, blocksize: some blocks of a few bytes)
+    if compressor == writes.BLOSC:
+        blosc = (draw(st.sampled_from([b"lz4", b"zstd", b"blosclz", b"zlib"])),
+                 draw(st.integers(0, 2)), draw(st.sampled_from([1, 2, 4, 8, 16])),
+                 draw(st.sampled_from([0, 16, 64])))
     swap = draw(st.sampled_from([1, dtype.itemsize])) if dtype.kind != "c" else \
         draw(st.sampled_from([1, dtype.itemsize // 2]))
     order = draw(st.one_of(st.none(), st.permutations(range(ndim))))  # (a transpose codec)
     return {"dtype": dtype, "chunk": chunk, "value": value, "counts": counts,
             "starts": starts, "regions": regions, "compressor": compressor, "swap": swap,
-            "order": order,
+            "order": order, "blosc": blosc,
             "checksums": draw(st.integers(0, 2)), "skip_empty": draw(st.booleans()),
-            "level": draw(st.integers(-3, 5)), "zstd_checksum": draw(st.booleans())}
+            "level": draw(st.integers(-3, 5) if compressor == writes.ZSTD
+                          else st.integers(0, 9)),
+            "zstd_checksum": draw(st.booleans())}
 
 
 def _args(plan: dict) -> dict:
@@ -103,7 +116,8 @@ def _args(plan: dict) -> dict:
             "level": plan["level"], "zstd_checksum": plan["zstd_checksum"],
             "checksums": plan["checksums"], "swap": plan["swap"],
             "order": None if plan["order"] is None else np.array(plan["order"],
-                                                                 dtype=np.int64)}
+                                                                 dtype=np.int64),
+            "blosc": plan["blosc"]}
 
 
 def _expected(plan: dict, c: int) -> np.ndarray:
@@ -275,6 +289,12 @@ def _call(impl, **change):  # type: ignore[no-untyped-def]
     {"swap": 3},
     {"order": np.array([1])},  # not a permutation of the chunk's axes
     {"order": np.array([0, 1])},
+    {"compressor": writes.BLOSC},  # without its parameters
+    {"compressor": writes.BLOSC, "blosc": ("lz4", 1, 1, 0)},  # a str name
+    {"compressor": writes.BLOSC, "blosc": (b"lz4", 3, 1, 0)},  # no such shuffle
+    {"compressor": writes.BLOSC, "blosc": (b"lz4", 1, 0, 0)},  # typesize 0
+    {"compressor": writes.BLOSC, "blosc": (b"lz4", 1, 1, 0), "level": 10},
+    {"compressor": writes.GZIP, "level": 10},
 ])
 def test_plans_that_do_not_hold_together_raise(impl, change) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError):

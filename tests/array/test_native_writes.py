@@ -32,6 +32,10 @@ CHAINS = {
     "crc32c x2": [LE, {"name": "crc32c"}, {"name": "crc32c"}],
     "transpose": [TRANSPOSE, LE],
     "transpose+zstd": [TRANSPOSE, BE, ZSTD],
+    # (one block per chunk: numcodecs' threads cannot reorder blocks, so the bytes agree)
+    "blosc": [LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+                                                      "shuffle": "shuffle"}}],
+    "gzip+crc32c": [BE, {"name": "gzip", "configuration": {"level": 6}}, {"name": "crc32c"}],
 }
 
 
@@ -177,7 +181,7 @@ def test_chains_it_does_not_encode_take_the_python_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_writes, "write_chunks", None)  # (never called)
     # (one transpose is the kernel's, two are not)
-    for i, codecs in enumerate([[LE, {"name": "gzip", "configuration": {"level": 1}}],
+    for i, codecs in enumerate([[LE, {"name": "numcodecs.zlib", "configuration": {"level": 1}}],
                                 [TRANSPOSE, TRANSPOSE, LE]]):
         a = zarr3c.create_array(str(tmp_path / str(i)), shape=(8, 8), chunks=(4, 4),
                                 dtype="<u2", codecs=codecs)
@@ -258,6 +262,9 @@ SHARDED = {
     "crc32c, index without checksum": {
         "codecs": [LE, {"name": "crc32c"}], "index_codecs": [LE]},
     "transposed zstd": {"codecs": [TRANSPOSE, LE, ZSTD]},
+    "gzip": {"codecs": [LE, {"name": "gzip", "configuration": {"level": 1}}]},
+    "blosc": {"codecs": [LE, {"name": "blosc", "configuration": {"cname": "zstd",
+                                                                 "clevel": 3}}]},
 }
 
 

@@ -1835,7 +1835,8 @@ def encoded_cap(nbytes: int, compressor: int, checksums: int) -> int:
     Parameters
     ----------
     nbytes, compressor, checksums
-        The chunk's size and the chain (:data:`_NONE` or :data:`_ZSTD`, trailing CRC-32Cs).
+        The chunk's size and the chain (the compressor: 0 none, 1 zstd, 2 blosc, 3 gzip;
+        trailing CRC-32Cs).
 
     Returns
     -------
@@ -1851,10 +1852,15 @@ def encoded_cap(nbytes: int, compressor: int, checksums: int) -> int:
     >>> encoded_cap(100, 0, 1)
     104
     """
-    if nbytes < 0 or compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8:
+    if nbytes < 0 or compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or not 0 <= checksums <= 8:
         raise ValueError("encoded_cap: no chain or size")
     if compressor == _ZSTD:
         return _zstd_bound(nbytes) + 4 * checksums
+    if compressor == _BLOSC:  # (c-blosc v1's BLOSC_MAX_OVERHEAD)
+        return nbytes + 16 + 4 * checksums
+    if compressor == _GZIP:  # (zlib's compressBound, and a gzip wrapper's 18 bytes)
+        return (nbytes + (nbytes >> 12) + (nbytes >> 14) + (nbytes >> 25) + 13 + 18
+                + 4 * checksums)
     return nbytes + 4 * checksums
 
 
@@ -1919,18 +1925,46 @@ def zstd_frame(data: bytes, level: int, checksum: bool) -> bytes:
 
 
 def _encode_chunk(chunk: NDArray[np.uint8], compressor: int, level: int, zstd_checksum: bool,
-                  checksums: int, swap: int) -> bytes:
-    """A chunk's bytes through the chain: byte swap, zstd frame (:func:`zstd_frame`),
-    CRC-32Cs."""
+                  checksums: int, swap: int, blosc: Any = None) -> bytes:
+    """A chunk's bytes through the chain: byte swap, zstd frame (:func:`zstd_frame`), blosc
+    frame (``numcodecs.Blosc`` without threads), gzip member (``zlib.compress``), CRC-32Cs."""
     data = chunk.copy()
     if swap > 1:
         byteswap(data, swap)
     encoded = data.tobytes()
     if compressor == _ZSTD:
         encoded = zstd_frame(encoded, level, zstd_checksum)
+    elif compressor == _BLOSC:
+        cname, shuffle, typesize, blocksize = blosc
+        threads, numcodecs.blosc.use_threads = numcodecs.blosc.use_threads, False
+        try:  # (one thread: blocks in order, as the kernel's one internal thread)
+            encoded = bytes(numcodecs.Blosc(cname.decode(), level, shuffle, blocksize,
+                                            typesize=typesize).encode(encoded))
+        finally:
+            numcodecs.blosc.use_threads = threads
+    elif compressor == _GZIP:
+        encoded = zlib.compress(encoded, level, wbits=16 + 15)
     for _ in range(checksums):
         encoded += crc32c(encoded).to_bytes(4, "little")
     return encoded
+
+
+def _check_write_codec(fn: str, compressor: int, level: int, blosc: Any) -> None:
+    """The ValueError checks of a write's blosc and gzip parameters (writes.pyx's
+    ``_set_blosc``)."""
+    if compressor == _GZIP and not 0 <= level <= 9:
+        raise ValueError(f"{fn}: gzip's level is not 0-9")
+    if compressor != _BLOSC:
+        return
+    if blosc is None:
+        raise ValueError(f"{fn}: a blosc compressor needs its blosc parameters")
+    cname, shuffle, typesize, blocksize = blosc
+    if type(cname) is not bytes or b"\0" in cname or not cname:
+        raise ValueError(f"{fn}: blosc's compressor name must be bytes without NUL")
+    if shuffle not in (0, 1, 2) or not 1 <= typesize <= 255 or not 0 <= blocksize < 2**31 \
+            or not 0 <= level <= 9:
+        raise ValueError(f"{fn}: blosc's shuffle, typesize, blocksize or clevel is out of "
+                         "range")
 
 
 def _layout_strides(fn: str, shape: tuple[int, ...], itemsize: int, order: Any
@@ -1953,7 +1987,7 @@ def write_chunks(
     src_strides: NDArray[np.int64], counts: NDArray[np.int64], chunk_shape: NDArray[np.int64],
     itemsize: int, fill: ReadBuffer, skip_empty: bool, compressor: int, level: int,
     zstd_checksum: bool, checksums: int, swap: int, nthreads: int, sizes: NDArray[np.int64],
-    status: NDArray[np.int8], order: Any = None,
+    status: NDArray[np.int8], order: Any = None, blosc: Any = None,
 ) -> None:
     """``writes.write_chunks`` one chunk after another: each chunk's region of ``src``
     (the rest ``fill``) encoded and written to its file (``os`` calls: a temporary file in
@@ -1971,6 +2005,8 @@ def write_chunks(
     order
         A transpose codec's order (None: none): each chunk is laid out in C order of its
         shape permuted by it.
+    blosc
+        For the blosc compressor (2), its ``(cname, shuffle, typesize, blocksize)``.
 
     Returns
     -------
@@ -2004,8 +2040,10 @@ def write_chunks(
         raise ValueError("write_chunks: fill must be one element")
     if len(src_offsets) != n or len(counts) != n or len(sizes) != n or len(status) != n:
         raise ValueError("write_chunks: one entry per chunk")
-    if compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8 or min(shape) < 1:
+    if compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or not 0 <= checksums <= 8 or \
+            min(shape) < 1:
         raise ValueError("write_chunks: unknown chain or chunk shape")
+    _check_write_codec("write_chunks", compressor, level, blosc)
     nbytes = math.prod(shape) * itemsize
     if swap not in (0, 1, 2, 4, 8, 16) or (swap > 1 and nbytes % swap):
         raise ValueError("write_chunks: swap is not a word size")
@@ -2028,7 +2066,7 @@ def write_chunks(
         if skip_empty and chunk.tobytes() == fill_bytes * math.prod(shape):
             status[c] = _EMPTY
             continue
-        encoded = _encode_chunk(chunk, compressor, level, zstd_checksum, checksums, swap)
+        encoded = _encode_chunk(chunk, compressor, level, zstd_checksum, checksums, swap, blosc)
         sizes[c] = len(encoded)
         if paths:
             status[c] = _write_file(dests[c], encoded)
@@ -2060,6 +2098,7 @@ def write_shards(
     compressor: int, level: int, zstd_checksum: bool, checksums: int, swap: int,
     index_at_start: bool, index_checksum: bool, arena: EncodeArena, nthreads: int,
     sizes: NDArray[np.int64], status: NDArray[np.int8], order: Any = None,
+    blosc: Any = None,
 ) -> None:
     """``writes.write_shards`` one shard after another, inner chunk by inner chunk: each
     shard's stored inner chunks (those holding some of its region and not all fill) in C
@@ -2076,7 +2115,7 @@ def write_shards(
         The index's place and checksum; scratch (unused here); threads (one here).
     sizes, status
         Out: per shard its size and what became of it.
-    order
+    order, blosc
         As :func:`write_chunks`' (for the inner chunks).
 
     Returns
@@ -2124,6 +2163,7 @@ def write_shards(
         if type(dests[s]) is not bytes or b"\0" in dests[s] or not dests[s]:
             raise ValueError("write_shards: a destination is not a path")
     encoded_cap(nbytes, compressor, checksums)  # (the chain's checks)
+    _check_write_codec("write_shards", compressor, level, blosc)
     for s in range(n):
         entries, data = [], []
         pos = 16 * math.prod(per_dim) + 4 * index_checksum if index_at_start else 0
@@ -2140,7 +2180,8 @@ def write_shards(
             if min(extent) <= 0 or chunk.tobytes() == fill_bytes * nelems:
                 entries.append((2**64 - 1, 2**64 - 1))
                 continue
-            piece = _encode_chunk(chunk, compressor, level, zstd_checksum, checksums, swap)
+            piece = _encode_chunk(chunk, compressor, level, zstd_checksum, checksums, swap,
+                                  blosc)
             entries.append((pos, len(piece)))
             data.append(piece)
             pos += len(piece)

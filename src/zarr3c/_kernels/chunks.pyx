@@ -82,6 +82,9 @@ from zarr3c._kernels.shard cimport check_index_core
 from zarr3c._kernels.zstd_ctx cimport (
     dctx_decompress, dctx_decompress_prefix, dctx_free, dctx_new,
 )
+from zarr3c._kernels.zstream cimport (
+    GZIP_WINDOW, Z_FINISH, Z_OK, Z_STREAM_END, ZARR3C_HAVE_ZLIB, ZLIB_VERSION, z_stream,
+)
 
 import numpy as np
 
@@ -152,39 +155,8 @@ def blosc_available():
     return _blosc_decompress != NULL
 
 
-# zlib, for the gzip codec: the z_stream layout from zlib.h where the build has it (else
-# gzip chains take the Python path), the functions through the addresses bind_zlib() was
-# given (the libz Python's own zlib module uses).  inflateInit2_ refuses a library whose
-# z_stream differs from the header's.
-cdef extern from *:
-    """
-    #if defined(__has_include)
-    #  if __has_include(<zlib.h>)
-    #    include <zlib.h>
-    #    define ZARR3C_HAVE_ZLIB 1
-    #  endif
-    #endif
-    #ifndef ZARR3C_HAVE_ZLIB
-    #  define ZARR3C_HAVE_ZLIB 0
-    typedef struct { unsigned char* next_in; unsigned int avail_in; unsigned char* next_out;
-                     unsigned int avail_out; } z_stream;
-    #  define ZLIB_VERSION ""
-    #  define Z_OK 0
-    #  define Z_STREAM_END 1
-    #  define Z_FINISH 4
-    #endif
-    """
-    ctypedef struct z_stream:
-        uint8_t* next_in
-        unsigned int avail_in
-        uint8_t* next_out
-        unsigned int avail_out
-    const int ZARR3C_HAVE_ZLIB
-    const char* ZLIB_VERSION
-    const int Z_OK
-    const int Z_STREAM_END
-    const int Z_FINISH
-
+# zlib, for the gzip codec (zstream.pxd): inflate through the addresses bind_zlib() was
+# given.
 ctypedef int (*inflate_init2_t)(z_stream* strm, int window_bits, const char* version,
                                 int stream_size) noexcept nogil
 ctypedef int (*inflate_t)(z_stream* strm, int flush) noexcept nogil
@@ -194,8 +166,6 @@ cdef inflate_init2_t _inflate_init2 = NULL
 cdef inflate_t _inflate = NULL
 cdef inflate_end_t _inflate_end = NULL
 cdef inflate_reset_t _inflate_reset = NULL
-cdef enum:
-    _GZIP_WINDOW = 16 + 15  # a gzip wrapper, any window size
 
 
 def bind_zlib(size_t inflate_init2, size_t inflate, size_t inflate_end, size_t inflate_reset):
@@ -209,7 +179,7 @@ def bind_zlib(size_t inflate_init2, size_t inflate, size_t inflate_end, size_t i
     if not ZARR3C_HAVE_ZLIB or _inflate != NULL:
         return
     memset(&probe, 0, sizeof(probe))
-    if (<inflate_init2_t><void*>inflate_init2)(&probe, _GZIP_WINDOW, ZLIB_VERSION,
+    if (<inflate_init2_t><void*>inflate_init2)(&probe, GZIP_WINDOW, ZLIB_VERSION,
                                                sizeof(z_stream)) != Z_OK:
         return
     (<inflate_end_t><void*>inflate_end)(&probe)
@@ -237,7 +207,7 @@ cdef z_stream* _thread_zstream() noexcept nogil:
     strm = <z_stream*>calloc(1, sizeof(z_stream))
     if strm == NULL:
         return NULL
-    if _inflate_init2(strm, _GZIP_WINDOW, ZLIB_VERSION, sizeof(z_stream)) != Z_OK:
+    if _inflate_init2(strm, GZIP_WINDOW, ZLIB_VERSION, sizeof(z_stream)) != Z_OK:
         free(strm)
         return NULL
     if set_thread_value(VALUE_ZSTREAM, strm, _free_zstream) != 0:

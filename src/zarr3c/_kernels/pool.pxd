@@ -24,6 +24,7 @@ cdef enum:
     VALUE_DCTX = 0      # chunks.pyx: a zstd decompression context
     VALUE_ZSTREAM = 1   # chunks.pyx: a zlib inflate stream
     VALUE_CCTX = 2      # writes.pyx: a zstd compression context
+    VALUE_DEFLATE = 3   # writes.pyx: a zlib deflate stream for gzip, and its level
 
 cdef int run_tasks(task_fn fn, void* ctx, Py_ssize_t n, int nthreads) noexcept nogil
 cdef uint8_t* thread_buffer(int slot, size_t nbytes) noexcept nogil

@@ -9,6 +9,8 @@ from zarr3c._kernels.copy import ReadBuffer
 #: compressors of a chain (chunks.pyx's numbers)
 NONE: int
 ZSTD: int
+BLOSC: int
+GZIP: int
 #: what became of a chunk: written, equal to the fill value (not written: the caller erases
 #: it), or failed (nothing written: the Python path writes it)
 WRITTEN: int
@@ -28,9 +30,22 @@ class EncodeArena:
     def nbytes(self) -> int:
         """The bytes of its blocks."""
 
+def bind_blosc(compress_ctx: int) -> None:
+    """Use c-blosc's blosc_compress_ctx at this address for BLOSC (once per process)."""
+
+def blosc_available() -> bool:
+    """Whether bind_blosc has given this module c-blosc."""
+
+def bind_zlib(deflate_init2: int, deflate: int, deflate_end: int, deflate_reset: int) -> None:
+    """Use zlib's deflateInit2_, deflate, deflateEnd and deflateReset at these addresses for
+    GZIP (once per process; nothing where the build has no zlib.h or the layouts differ)."""
+
+def zlib_available() -> bool:
+    """Whether bind_zlib has given this module zlib."""
+
 def encoded_cap(nbytes: int, compressor: int, checksums: int) -> int:
     """The room a destination buffer needs for one chunk's encoding.  ValueError for a
-    negative size or an unknown chain."""
+    negative size, an unknown chain, or a compressor whose library is not bound."""
 
 def write_chunks(
     dests: list[bytes] | list[bytearray] | list[NDArray[np.uint8]], paths: bool,
@@ -40,13 +55,15 @@ def write_chunks(
     checksums: int, swap: int, nthreads: int, sizes: NDArray[np.int64],
     status: NDArray[np.int8],
     order: NDArray[np.int64] | None = ...,
+    blosc: tuple[bytes, int, int, int] | None = ...,
 ) -> None:
     """Copy each chunk's region out of ``src`` (the rest of an edge chunk: ``fill``),
     compare it with ``fill`` (``skip_empty``), encode it and store it at ``dests[c]`` (a file
     path written atomically if ``paths``, else a writable buffer of ``encoded_cap`` bytes)
     on up to ``nthreads`` threads, the GIL released; ``status[c]`` and ``sizes[c]`` say what
     became of chunk ``c``.  ``order`` (here and in write_shards): a transpose codec's,
-    each chunk laid out as it encodes it.  ValueError for a plan that does not hold
+    each chunk laid out as it encodes it; ``blosc``: for BLOSC, (cname, shuffle, typesize,
+    blocksize), its clevel the ``level``.  ValueError for a plan that does not hold
     together, never for the file system."""
 
 def write_shards(
@@ -57,6 +74,7 @@ def write_shards(
     checksums: int, swap: int, index_at_start: bool, index_checksum: bool,
     arena: EncodeArena, nthreads: int, sizes: NDArray[np.int64], status: NDArray[np.int8],
     order: NDArray[np.int64] | None = ...,
+    blosc: tuple[bytes, int, int, int] | None = ...,
 ) -> None:
     """Write each shard dests[s] (a file path, atomically): its region of counts[s]
     elements from src_offsets[s] (the rest fill) in inner chunks of chunk_shape encoded by

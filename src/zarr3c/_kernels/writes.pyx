@@ -20,9 +20,13 @@ chain
     the chain has zarr's ``transpose`` codec (``order``), the chunk is laid out in C order
     of its shape permuted by ``order`` instead (as the codec encodes it); a byte
     swap of ``swap``-byte words (an ``endian`` other than the machine's), one
-    ``compressor`` (:data:`NONE`, or :data:`ZSTD`: ``zstd_ctx``'s frame at ``level``, with
-    zstd's own checksum if ``zstd_checksum``), then ``checksums`` CRC-32C checksums
-    appended (zarr's ``crc32c`` codec, each over everything before it).
+    ``compressor`` (:data:`NONE`; :data:`ZSTD`: ``zstd_ctx``'s frame at ``level``, with
+    zstd's own checksum if ``zstd_checksum``; :data:`BLOSC`: c-blosc v1's frame at
+    ``level``, ``blosc`` giving its compressor, shuffle, typesize and blocksize, one
+    internal thread, through the address :func:`bind_blosc` was given; :data:`GZIP`: one
+    gzip member at ``level`` as ``zlib.compress(data, level, wbits=31)`` writes it, through
+    :func:`bind_zlib`'s), then ``checksums`` CRC-32C checksums appended (zarr's ``crc32c``
+    codec, each over everything before it).
 destination
     Where chunk ``c``'s encoding goes: the file ``dests[c]`` (``paths=True``), written as
     ``LocalStore.set`` writes (a temporary file beside it renamed over it, missing
@@ -41,7 +45,7 @@ from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, realloc
-from libc.string cimport memcpy, strlen
+from libc.string cimport memcpy, memset, strlen
 
 from zarr3c._kernels.checksum cimport crc32c_update
 from zarr3c._kernels.copy cimport (
@@ -49,21 +53,28 @@ from zarr3c._kernels.copy cimport (
 )
 from zarr3c._kernels.fileio cimport _write_atomic
 from zarr3c._kernels.pool cimport (
-    SLOT_CHUNK, SLOT_ENCODED, SLOT_PARTS, SLOT_TMP_PATH, VALUE_CCTX, run_tasks,
+    SLOT_CHUNK, SLOT_ENCODED, SLOT_PARTS, SLOT_TMP_PATH, VALUE_CCTX, VALUE_DEFLATE, run_tasks,
     set_thread_value, thread_buffer, thread_value,
 )
 from zarr3c._kernels.zstd_ctx cimport bound_of, cctx_compress, cctx_free, cctx_new
+from zarr3c._kernels.zstream cimport (
+    GZIP_WINDOW, Z_DEFAULT_STRATEGY, Z_DEFLATED, Z_FINISH, Z_OK, Z_STREAM_END,
+    ZARR3C_HAVE_ZLIB, ZLIB_VERSION, z_stream,
+)
 
 import numpy as np
 
 from zarr3c._kernels.zstd_ctx import available as _zstd_available
 
-__all__ = ["EMPTY", "EncodeArena", "FAILED_ENCODE", "FAILED_IO", "FAILED_MEMORY", "NONE", "WRITTEN", "ZSTD",
-           "encoded_cap", "write_chunks", "write_shards"]
+__all__ = ["BLOSC", "EMPTY", "EncodeArena", "FAILED_ENCODE", "FAILED_IO", "FAILED_MEMORY", "GZIP",
+           "NONE", "WRITTEN", "ZSTD", "bind_blosc", "bind_zlib", "blosc_available",
+           "encoded_cap", "write_chunks", "write_shards", "zlib_available"]
 
 # compressors (as chunks.pyx numbers them)
 NONE = 0
 ZSTD = 1
+BLOSC = 2
+GZIP = 3
 # statuses
 WRITTEN = 0
 EMPTY = 1
@@ -74,6 +85,12 @@ FAILED_MEMORY = -6
 cdef enum:
     _NONE = 0
     _ZSTD = 1
+    _BLOSC = 2
+    _GZIP = 3
+    # c-blosc v1's BLOSC_MAX_OVERHEAD (a frame's header), and zlib's DEF_MEM_LEVEL (what
+    # Python's zlib.compress deflates with)
+    _BLOSC_OVERHEAD = 16
+    _MEM_LEVEL = 8
     _WRITTEN = 0
     _EMPTY = 1
     _FAILED_IO = -1
@@ -99,6 +116,11 @@ cdef struct WritePlan:
     int compressor
     int level
     bint zstd_checksum
+    # blosc's compressor name, shuffle (0 none, 1 byte, 2 bit), typesize, blocksize (0: auto)
+    const char* blosc_cname
+    int blosc_shuffle
+    int64_t blosc_typesize
+    int64_t blosc_blocksize
     int checksums
     int64_t swap
     int64_t cap           # room for an encoding
@@ -110,6 +132,121 @@ cdef struct WritePlan:
     int8_t* status
 
 
+# c-blosc (v1), as numcodecs bundles it: blosc_compress_ctx (no global state), through the
+# address bind_blosc() was given.
+ctypedef int (*blosc_compress_ctx_t)(int clevel, int doshuffle, size_t typesize, size_t nbytes,
+                                     const void* src, void* dest, size_t destsize,
+                                     const char* compressor, size_t blocksize,
+                                     int numinternalthreads) noexcept nogil
+cdef blosc_compress_ctx_t _blosc_compress = NULL
+
+
+def bind_blosc(size_t compress_ctx):
+    """Use c-blosc's ``blosc_compress_ctx`` at this address for the :data:`BLOSC`
+    compressor (binds once per process)."""
+    global _blosc_compress
+    if not compress_ctx:
+        raise ValueError("writes.bind_blosc: the function address is null")
+    if _blosc_compress == NULL:
+        _blosc_compress = <blosc_compress_ctx_t><void*>compress_ctx
+
+
+def blosc_available():
+    """True once :func:`bind_blosc` has given this module c-blosc."""
+    return _blosc_compress != NULL
+
+
+# zlib (zstream.pxd): deflate through the addresses bind_zlib() was given.
+ctypedef int (*deflate_init2_t)(z_stream* strm, int level, int method, int window_bits,
+                                int mem_level, int strategy, const char* version,
+                                int stream_size) noexcept nogil
+ctypedef int (*deflate_t)(z_stream* strm, int flush) noexcept nogil
+ctypedef int (*deflate_end_t)(z_stream* strm) noexcept nogil
+ctypedef int (*deflate_reset_t)(z_stream* strm) noexcept nogil
+cdef deflate_init2_t _deflate_init2 = NULL
+cdef deflate_t _deflate = NULL
+cdef deflate_end_t _deflate_end = NULL
+cdef deflate_reset_t _deflate_reset = NULL
+
+
+def bind_zlib(size_t deflate_init2, size_t deflate, size_t deflate_end, size_t deflate_reset):
+    """Use zlib's ``deflateInit2_``, ``deflate``, ``deflateEnd`` and ``deflateReset`` at these
+    addresses for the :data:`GZIP` compressor (binds once per process; nothing where this
+    build has no ``zlib.h``, or the library's stream layout is not the header's)."""
+    global _deflate_init2, _deflate, _deflate_end, _deflate_reset
+    cdef z_stream probe
+    if not (deflate_init2 and deflate and deflate_end and deflate_reset):
+        raise ValueError("writes.bind_zlib: a function address is null")
+    if not ZARR3C_HAVE_ZLIB or _deflate != NULL:
+        return
+    memset(&probe, 0, sizeof(probe))
+    if (<deflate_init2_t><void*>deflate_init2)(&probe, 1, Z_DEFLATED, GZIP_WINDOW, _MEM_LEVEL,
+                                               Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                                               sizeof(z_stream)) != Z_OK:
+        return
+    (<deflate_end_t><void*>deflate_end)(&probe)
+    _deflate_end = <deflate_end_t><void*>deflate_end
+    _deflate_reset = <deflate_reset_t><void*>deflate_reset
+    _deflate_init2 = <deflate_init2_t><void*>deflate_init2
+    _deflate = <deflate_t><void*>deflate
+
+
+def zlib_available():
+    """True once :func:`bind_zlib` has given this module zlib."""
+    return _deflate != NULL
+
+
+cdef struct Deflater:
+    z_stream strm
+    int level
+
+
+cdef void _free_deflater(void* p) noexcept nogil:
+    _deflate_end(&(<Deflater*>p).strm)
+    free(p)
+
+
+cdef z_stream* _thread_deflater(int level) noexcept nogil:
+    """This thread's deflate stream for gzip members at ``level`` (NULL if none can be
+    made); a stream of another level is replaced."""
+    cdef Deflater* d = <Deflater*>thread_value(VALUE_DEFLATE)
+    if d != NULL and d.level == level:
+        return &d.strm
+    d = <Deflater*>calloc(1, sizeof(Deflater))
+    if d == NULL:
+        return NULL
+    if _deflate_init2(&d.strm, level, Z_DEFLATED, GZIP_WINDOW, _MEM_LEVEL, Z_DEFAULT_STRATEGY,
+                      ZLIB_VERSION, sizeof(z_stream)) != Z_OK:
+        free(d)
+        return NULL
+    d.level = level
+    if set_thread_value(VALUE_DEFLATE, d, _free_deflater) != 0:
+        _free_deflater(d)
+        return NULL
+    return &d.strm
+
+
+cdef Py_ssize_t _gzip_encode(uint8_t* out, int64_t cap, const uint8_t* src, int64_t nbytes,
+                             int level) noexcept nogil:
+    """``nbytes`` of ``src`` as one gzip member at ``level`` (zlib's header: mtime 0) in
+    ``out`` (``cap`` bytes): its length, or -1."""
+    cdef z_stream* strm
+    cdef int rc
+    if nbytes > <int64_t>0xFFFFFFFFU or cap > <int64_t>0xFFFFFFFFU:
+        return -1
+    strm = _thread_deflater(level)
+    if strm == NULL:
+        return -1
+    strm.next_in, strm.avail_in = <uint8_t*>src, <unsigned int>nbytes
+    strm.next_out, strm.avail_out = out, <unsigned int>cap
+    rc = _deflate(strm, Z_FINISH)
+    cap -= strm.avail_out
+    if _deflate_reset(strm) != Z_OK:
+        set_thread_value(VALUE_DEFLATE, NULL, NULL)  # (not used again)
+        return -1
+    return cap if rc == Z_STREAM_END else -1
+
+
 cdef int64_t _encoded_cap(int64_t nbytes, int compressor, int checksums) noexcept nogil:
     """The most bytes an encoding of ``nbytes`` bytes takes (-1: no zstd bound)."""
     cdef size_t bound
@@ -118,7 +255,27 @@ cdef int64_t _encoded_cap(int64_t nbytes, int compressor, int checksums) noexcep
         if bound == 0:
             return -1
         return <int64_t>bound + 4 * checksums
+    if compressor == _BLOSC:
+        return nbytes + _BLOSC_OVERHEAD + 4 * checksums
+    if compressor == _GZIP:
+        # zlib's compressBound (a zlib wrapper), and the larger gzip wrapper's 18 bytes
+        return (nbytes + (nbytes >> 12) + (nbytes >> 14) + (nbytes >> 25) + 13 + 18
+                + 4 * checksums)
     return nbytes + 4 * checksums
+
+
+cdef int _check_compressor(str fn, int compressor, int checksums) except -1:
+    """Refuse an unknown chain, or a compressor whose library is not bound."""
+    if compressor not in (_NONE, _ZSTD, _BLOSC, _GZIP) or not 0 <= checksums <= 8:
+        raise ValueError(f"{fn}: unknown chain (compressor {compressor}, {checksums} "
+                         "checksums)")
+    if compressor == _ZSTD and not _zstd_available():
+        raise ValueError(f"{fn}: no libzstd is bound")
+    if compressor == _BLOSC and _blosc_compress == NULL:
+        raise ValueError(f"{fn}: no c-blosc is bound")
+    if compressor == _GZIP and _deflate == NULL:
+        raise ValueError(f"{fn}: no zlib is bound")
+    return 0
 
 
 def encoded_cap(int64_t nbytes, int compressor, int checksums):
@@ -128,11 +285,11 @@ def encoded_cap(int64_t nbytes, int compressor, int checksums):
     Raises
     ------
     ValueError
-        For a negative size, an unknown chain, or zstd without a bound libzstd.
+        For a negative size, an unknown chain, or a compressor whose library is not bound.
     """
-    if nbytes < 0 or compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8:
-        raise ValueError(f"encoded_cap: no chain or size ({nbytes}, {compressor}, "
-                         f"{checksums})")
+    if nbytes < 0:
+        raise ValueError(f"encoded_cap: no size ({nbytes})")
+    _check_compressor("encoded_cap", compressor, checksums)
     cap = _encoded_cap(nbytes, compressor, checksums)
     if cap < 0:
         raise ValueError("encoded_cap: no libzstd is bound")
@@ -172,6 +329,21 @@ cdef int64_t _encode(WritePlan* plan, uint8_t* chunk, uint8_t* out, int64_t cap
         if got < 0:
             # (a context that failed is not used again)
             set_thread_value(VALUE_CCTX, NULL, NULL)
+            return _FAILED_ENCODE
+        n = got
+    elif plan.compressor == _BLOSC:
+        if plan.nbytes > 0x7FFFFFFF - _BLOSC_OVERHEAD:  # (c-blosc v1's largest buffer)
+            return _FAILED_ENCODE
+        got = _blosc_compress(plan.level, plan.blosc_shuffle, <size_t>plan.blosc_typesize,
+                              <size_t>plan.nbytes, chunk, out,
+                              <size_t>(cap - 4 * plan.checksums), plan.blosc_cname,
+                              <size_t>plan.blosc_blocksize, 1)
+        if got <= 0:
+            return _FAILED_ENCODE
+        n = got
+    elif plan.compressor == _GZIP:
+        got = _gzip_encode(out, cap - 4 * plan.checksums, chunk, plan.nbytes, plan.level)
+        if got < 0:
             return _FAILED_ENCODE
         n = got
     for k in range(plan.checksums):
@@ -321,11 +493,7 @@ cdef int _set_plan(WritePlan* plan, str fn, Py_ssize_t n, const uint8_t[::1] src
             status.shape[0] != n:
         raise ValueError(f"{fn}: src_offsets, counts, sizes and status must have one entry "
                          f"per destination ({n})")
-    if compressor not in (_NONE, _ZSTD) or not 0 <= checksums <= 8:
-        raise ValueError(f"{fn}: unknown chain (compressor {compressor}, {checksums} "
-                         "checksums)")
-    if compressor == _ZSTD and not _zstd_available():
-        raise ValueError(f"{fn}: no libzstd is bound")
+    _check_compressor(fn, compressor, checksums)
     for d in range(ndim - 1, -1, -1):
         if chunk_shape[d] < 1 or nbytes > (1 << 62) // chunk_shape[d]:
             raise ValueError(f"{fn}: chunk_shape[{d}] = {chunk_shape[d]} is not a size")
@@ -382,6 +550,27 @@ cdef int _set_order(WritePlan* plan, str fn, object order) except -1:
     return 0
 
 
+cdef object _set_blosc(WritePlan* plan, str fn, object blosc):
+    """A blosc compressor's parameters (``(cname, shuffle, typesize, blocksize)``; None:
+    none) in ``plan``, checked; returns the name, to be held for the call."""
+    plan.blosc_cname = NULL
+    plan.blosc_shuffle, plan.blosc_typesize, plan.blosc_blocksize = 0, 1, 0
+    if plan.compressor != _BLOSC:
+        return None
+    if blosc is None:
+        raise ValueError(f"{fn}: a blosc compressor needs its blosc parameters")
+    cname, shuffle, typesize, blocksize = blosc
+    if type(cname) is not bytes or b"\0" in cname or not cname:
+        raise ValueError(f"{fn}: blosc's compressor name must be bytes without NUL")
+    if shuffle not in (0, 1, 2) or not 1 <= typesize <= 255 or not 0 <= blocksize < 2**31:
+        raise ValueError(f"{fn}: blosc's shuffle, typesize or blocksize is out of range")
+    if not 0 <= plan.level <= 9:
+        raise ValueError(f"{fn}: blosc's clevel {plan.level} is not 0-9")
+    plan.blosc_cname = <bytes>cname
+    plan.blosc_shuffle, plan.blosc_typesize, plan.blosc_blocksize = shuffle, typesize, blocksize
+    return cname
+
+
 def write_chunks(
     list dests not None,
     bint paths,
@@ -402,6 +591,7 @@ def write_chunks(
     int64_t[::1] sizes not None,
     int8_t[::1] status not None,
     object order=None,
+    object blosc=None,
 ):
     """Execute a write plan of whole chunks (see the module for its nouns): each chunk's
     elements copied out of ``src``, compared with ``fill``, encoded and stored at its
@@ -425,6 +615,9 @@ def write_chunks(
     held = _Dests(dests, paths, plan.cap)
     plan.skip_empty = skip_empty
     plan.level, plan.zstd_checksum = level, zstd_checksum
+    name = _set_blosc(&plan, "write_chunks", blosc)
+    if compressor == _GZIP and not 0 <= level <= 9:
+        raise ValueError(f"write_chunks: gzip's level {level} is not 0-9")
     plan.paths = held.paths if paths else NULL
     plan.bufs, plan.caps = held.bufs, held.caps
     with nogil:
@@ -735,6 +928,7 @@ def write_shards(
     int64_t[::1] sizes not None,
     int8_t[::1] status not None,
     object order=None,
+    object blosc=None,
 ):
     """Execute a write plan of whole shards (see the module): shard ``s``, the file
     ``dests[s]``, holds the region of ``counts[s]`` elements at byte ``src_offsets[s]`` of
@@ -757,6 +951,13 @@ def write_shards(
     _set_plan(&plan, fn, nshards, src, src_offsets, src_strides, counts, shard_shape,
               chunk_shape, itemsize, fill, compressor, checksums, swap, sizes, status)
     _set_order(&plan, fn, order)
+    plan.level, plan.zstd_checksum = level, zstd_checksum
+    name = _set_blosc(&plan, fn, blosc)
+    if compressor == _GZIP and not 0 <= level <= 9:
+        raise ValueError(f"{fn}: gzip's level {level} is not 0-9")
+    held = _Dests(dests, True, 0)  # (before anything is allocated: it may refuse a path)
+    plan.paths = held.paths
+    plan.skip_empty = True
     sw.per_shard = 1
     for d in range(chunk_shape.shape[0]):
         if shard_shape[d] < 1 or shard_shape[d] % chunk_shape[d]:
@@ -778,10 +979,6 @@ def write_shards(
     sw.index_nbytes = 16 * sw.per_shard + (4 if index_checksum else 0)
     sw.index_at_start, sw.index_checksum, sw.skip_empty = index_at_start, index_checksum, \
         skip_empty
-    held = _Dests(dests, True, 0)
-    plan.paths = held.paths
-    plan.skip_empty = True
-    plan.level, plan.zstd_checksum = level, zstd_checksum
     remaining = np.full(max(1, nshards), sw.per_shard, dtype=np.longlong)
     cdef long long[::1] remaining_v = remaining
     sw.remaining = &remaining_v[0]

@@ -5,17 +5,20 @@ required::
 
     {"name": "gzip", "configuration": {"level": 5}}
 
-Compression runs through ``numcodecs.GZip``, which releases the GIL.  Its output carries the
-time of compression in the gzip header, so two encodings of the same data may differ in bytes
-4-7.  Corrupt input raises :class:`~zarr3c.errors.ChunkDecodeError`.  No partial decoding.
-A decoding capped at a chunk's size (:meth:`GzipCodec.decode_bounded`, what the pipeline
-calls) inflates through a ``zlib`` decompressor object that stops one byte past the cap, so
-a few MiB that would inflate to gigabytes (a decompression bomb) are refused there; members
-are read one after another as ``gzip.GzipFile`` reads them.
+Compression is one gzip member as ``zlib.compress(data, level, wbits=31)`` writes it (the GIL
+released while it deflates): zlib's own header, with no modification time, so an encoding
+depends on the data and level alone (and the native pipeline's writes give the same bytes;
+``numcodecs.GZip`` would stamp the time of compression in bytes 4-7).  Corrupt input raises
+:class:`~zarr3c.errors.ChunkDecodeError`.  No partial decoding.  A decoding capped at a
+chunk's size (:meth:`GzipCodec.decode_bounded`, what the pipeline calls) inflates through a
+``zlib`` decompressor object that stops one byte past the cap, so a few MiB that would
+inflate to gigabytes (a decompression bomb) are refused there; members are read one after
+another as ``gzip.GzipFile`` reads them.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -28,6 +31,9 @@ from zarr3c.codecs.base import BytesBytesCodec, as_byte_array, check_config_keys
 from zarr3c.codecs.numcodecs_adapter import decode_with
 
 __all__ = ["GzipCodec"]
+
+#: zlib's windowBits for a gzip wrapper (16) around the largest window (15)
+_GZIP_WBITS = 16 + 15
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,8 @@ class GzipCodec(BytesBytesCodec):
         return {"name": self.name, "configuration": {"level": self.level}}
 
     def encode(self, data: bytes | memoryview | np.ndarray) -> bytes:
-        return self._codec.encode(as_byte_array(data))
+        view = as_byte_array(data).data  # (a memoryview: zlib takes any buffer)
+        return zlib.compress(view, self.level, wbits=_GZIP_WBITS)
 
     def decode(self, data: bytes | memoryview | np.ndarray) -> bytes:
         return decode_with(self._codec.decode, as_byte_array(data), self.name)

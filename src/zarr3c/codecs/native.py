@@ -11,9 +11,13 @@ chunk copied back to C order; zarr v2's ``order: "F"`` is one).  Any other codec
 which is what the native one is tested against.  Codecs: `the Zarr v3 core codecs
 <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/index.html>`_.
 
-Writes encode natively the chains without a compressor or with ``zstd`` (``ZstdCodec``'s
-frame, byte for byte: the same libzstd and parameters), a ``transpose`` too,
-:class:`NativeWriteChain`; ``blosc`` and ``gzip`` chains are encoded by the Python path.
+Writes encode natively the same chains, :class:`NativeWriteChain`: ``zstd`` as
+``ZstdCodec`` frames it and ``gzip`` as ``GzipCodec`` does (``zlib.compress(data, level,
+wbits=31)``), byte for byte (the same libraries and parameters); ``blosc`` through
+``blosc_compress_ctx`` on one internal thread, as ``numcodecs.Blosc`` compresses without
+threads (with its threads c-blosc lays the blocks out in the order they finish, so the
+Python path's bytes may differ from run to run, never its values).  A ``blosc`` codec whose
+``shuffle`` or ``typesize`` is left to numcodecs takes the Python path.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy as np
 
 from zarr3c._buffers import holds_references
 from zarr3c.codecs.base import swap_width
-from zarr3c.codecs.blosc import BloscCodec
+from zarr3c.codecs.blosc import SHUFFLES, BloscCodec
 from zarr3c.codecs.bytes import BytesCodec
 from zarr3c.codecs.crc32c import Crc32cCodec
 from zarr3c.codecs.gzip import GzipCodec
@@ -37,9 +41,11 @@ from zarr3c.codecs.zstd import ZstdCodec
 
 try:  # (POSIX builds: the pipeline runs on a pthread pool)
     from zarr3c._kernels import chunks as _chunks
+    from zarr3c._kernels import writes as _writes
     from zarr3c._kernels import zstd_ctx as _zstd_ctx
 except ImportError:  # pragma: no cover - other systems
     _chunks = None  # type: ignore[assignment]
+    _writes = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -51,15 +57,18 @@ __all__ = ["NativeChain", "NativeWriteChain", "native_chain", "native_write_chai
 
 def _bind_numcodecs_blosc() -> bool:
     """Hand the native pipeline the c-blosc inside ``numcodecs.blosc``'s extension module
-    (``blosc_decompress_ctx``, ``blosc_cbuffer_validate``); False where its symbols cannot
-    be found (blosc chains then take the Python path)."""
+    (``blosc_decompress_ctx``, ``blosc_cbuffer_validate``; ``blosc_compress_ctx`` for
+    writes); False where its symbols cannot be found (blosc chains then take the Python
+    path)."""
     if _chunks is None:
         return False
     try:
         lib = ctypes.CDLL(numcodecs.blosc.__file__)
         addresses = [ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
-                     for name in ("blosc_decompress_ctx", "blosc_cbuffer_validate")]
-        _chunks.bind_blosc(*addresses)
+                     for name in ("blosc_decompress_ctx", "blosc_cbuffer_validate",
+                                  "blosc_compress_ctx")]
+        _chunks.bind_blosc(*addresses[:2])
+        _writes.bind_blosc(addresses[2])
     except (OSError, AttributeError, ValueError, TypeError):
         return False
     return bool(_chunks.blosc_available())
@@ -67,11 +76,12 @@ def _bind_numcodecs_blosc() -> bool:
 
 def _bind_zlib() -> bool:
     """Hand the native pipeline the zlib Python's ``zlib`` module uses (its ``inflate*``
-    functions); False where it cannot be found or does not match the build's ``zlib.h``
-    (gzip chains then take the Python path)."""
+    functions, and ``deflate*`` for writes); False where it cannot be found or does not
+    match the build's ``zlib.h`` (gzip chains then take the Python path)."""
     if _chunks is None:
         return False
     names = ("inflateInit2_", "inflate", "inflateEnd", "inflateReset")
+    write_names = ("deflateInit2_", "deflate", "deflateEnd", "deflateReset")
     for where in (ctypes.util.find_library("z"), getattr(zlib, "__file__", None)):
         if not where:
             continue
@@ -79,6 +89,8 @@ def _bind_zlib() -> bool:
             lib = ctypes.CDLL(where)
             _chunks.bind_zlib(*[ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
                                 for name in names])
+            _writes.bind_zlib(*[ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
+                                for name in write_names])
         except (OSError, AttributeError, ValueError, TypeError):
             continue
         if _chunks.zlib_available():
@@ -213,12 +225,14 @@ def native_chain(pipeline: CodecPipeline) -> NativeChain | None:
 class NativeWriteChain(NamedTuple):
     """How the native pipeline encodes a chain (the write kernel's ``chain`` arguments)."""
 
-    compressor: int  # chunks.NONE or ZSTD
-    level: int  # zstd's
+    compressor: int  # chunks.NONE, ZSTD, BLOSC or GZIP
+    level: int  # zstd's, blosc's clevel, gzip's
     zstd_checksum: bool  # zstd's own frame checksum
     checksums: int  # trailing crc32c codecs
     swap: int  # width of the words to byte-swap (1: none)
     order: tuple[int, ...] | str | None = None  # a transpose codec's (None: none)
+    #: blosc's (cname, shuffle: 0 none, 1 byte, 2 bit, typesize, blocksize); None: not blosc
+    blosc: tuple[bytes, int, int, int] | None = None
 
     def order_for(self, ndim: int) -> np.ndarray | None:
         """The write kernels' ``order`` argument for chunks of ``ndim`` dimensions: None, or
@@ -250,7 +264,8 @@ class NativeWriteChain(NamedTuple):
 
 def native_write_chain(pipeline: CodecPipeline) -> NativeWriteChain | None:
     """The :class:`NativeWriteChain` of ``pipeline``, or None where the native pipeline does
-    not encode it (a compressor other than ``zstd``, or a chain it does not decode).
+    not encode it (a chain it does not decode, a compressor whose library is not bound for
+    writes, a ``blosc`` without its ``shuffle`` and ``typesize``).
 
     Parameters
     ----------
@@ -272,20 +287,32 @@ def native_write_chain(pipeline: CodecPipeline) -> NativeWriteChain | None:
     >>> from zarr3c.codecs.native import native_write_chain
     >>> zstd = {"name": "zstd", "configuration": {"level": 5, "checksum": False}}
     >>> native_write_chain(CodecPipeline.from_codecs(["bytes", zstd], dtype="<u2"))
-    NativeWriteChain(compressor=1, level=5, zstd_checksum=False, checksums=0, swap=1, order=None)
-    >>> gzip = {"name": "gzip", "configuration": {"level": 5}}
-    >>> native_write_chain(CodecPipeline.from_codecs(["bytes", gzip], dtype="<u2")) is None
-    True
+    NativeWriteChain(compressor=1, level=5, zstd_checksum=False, checksums=0, swap=1,
+                     order=None, blosc=None)
+    >>> blosc = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+    ...          "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}
+    >>> native_write_chain(CodecPipeline.from_codecs(["bytes", blosc], dtype="<u2")).blosc
+    (b'lz4', 1, 2, 0)
     """
     chain = pipeline.native
-    if chain is None or chain.compressor not in (_chunks.NONE, _chunks.ZSTD):
+    if chain is None or _writes is None:
         return None
-    level, checksum = 0, False
-    if chain.compressor == _chunks.ZSTD:
-        zstd = pipeline.bytes_bytes[0]
-        assert isinstance(zstd, ZstdCodec)
-        if zstd.encoded_bound(1) is None:  # (no libzstd compressor is bound here)
+    level, checksum, blosc = 0, False, None
+    codec = pipeline.bytes_bytes[0] if chain.compressor != _chunks.NONE else None
+    if isinstance(codec, ZstdCodec):
+        if codec.encoded_bound(1) is None:  # (no libzstd compressor is bound here)
             return None
-        level, checksum = zstd.level, zstd.checksum
+        level, checksum = codec.level, codec.checksum
+    elif isinstance(codec, BloscCodec):
+        if (not _writes.blosc_available() or codec.shuffle is None
+                or codec.typesize is None):
+            return None
+        level = codec.clevel
+        blosc = (codec.cname.encode(), SHUFFLES.index(codec.shuffle), codec.typesize,
+                 codec.blocksize)
+    elif isinstance(codec, GzipCodec):
+        if not _writes.zlib_available():
+            return None
+        level = codec.level
     return NativeWriteChain(chain.compressor, level, checksum, chain.checksums, chain.swap,
-                            chain.order)
+                            chain.order, blosc)

@@ -10,7 +10,8 @@ every dimension, the *whole chunks*, need no read, and where
   ``bytes`` [+ ``crc32c``]),
 - its (inner) chain is one the kernel encodes
   (:func:`zarr3c.codecs.native.native_write_chain`: ``bytes`` in either byte order, a
-  ``transpose`` before it, ``zstd`` or no compressor, trailing ``crc32c``), and
+  ``transpose`` before it, ``zstd``, ``blosc``, ``gzip`` or no compressor, trailing
+  ``crc32c``), and
 - the store lets the kernel write its files itself (``Store.chunk_write_files``:
   :class:`~zarr3c.stores.LocalStore` without ``fsync`` or cross-process locks),
 
@@ -235,7 +236,8 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                     files[lo:hi], True, src, offsets[lo:hi], strides, counts[lo:hi],
                     shape, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
-                    chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi], order)
+                    chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi], order,
+                    chain.blosc)
             else:
                 inner, at_start, checksum = kernel.shards
                 _writes.write_shards(
@@ -243,7 +245,7 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                     inner, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
                     chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
                     chain.swap, at_start, checksum, arena, get_num_threads(), sizes[lo:hi],
-                    status[lo:hi], order)
+                    status[lo:hi], order, chain.blosc)
             for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
                 array._store.erase(keys[i])
     return [next(iter(chunk_tasks([[c[p[i]]] for c, p in zip(covered, picks, strict=True)])))

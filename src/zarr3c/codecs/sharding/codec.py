@@ -877,7 +877,7 @@ class ShardingCodec(ShardReads, ShardWrites, ArrayBytesCodec):
         >>> codec = codec.evolve(ChunkSpec((4,), np.dtype("uint8"), np.zeros((), "uint8")))
         >>> codec.inner_native_write_chain()
         NativeWriteChain(compressor=0, level=0, zstd_checksum=False, checksums=0, swap=1,
-                         order=None)
+                         order=None, blosc=None)
         """
         return self._evolved_pipeline().native_write
 
