@@ -457,7 +457,8 @@ class NativePipeline:
     switch); whole reads, ``get_many`` of the random boxes, the same boxes read as ``a[sel]``
     from 16 user threads (the native path gives the GIL up once a box, the Python path once
     a step), ``vindex`` of the points, whole writes (native where the chunks or shards are
-    covered entirely); and
+    covered entirely), ten planes written into chunks covered in part (native where
+    unsharded); and
     the Python function calls of a whole read per chunk read (the scaling proxy on few
     cores: each is a GIL hand-off between threads; the native path's do not grow with the
     chunks)."""
@@ -483,6 +484,7 @@ class NativePipeline:
         self.random_sels = random_boxes(rng)
         self.points = tuple(rng.integers(0, SIZE, size=N_POINTS) for _ in range(3))
         self.src = self.arr[...]
+        self.slab = self.src[10:20].copy()
         self.target = create(os.path.join(self.tmp, "w"), compression, layout)
         self.pool = ThreadPoolExecutor(16)
 
@@ -505,6 +507,10 @@ class NativePipeline:
 
     def time_write_all(self, compression: str, layout: str, path: str) -> None:
         self.target[...] = self.src
+
+    def time_write_partial(self, compression: str, layout: str, path: str) -> None:
+        """Ten planes into chunks 64 planes deep: every chunk read, modified, written."""
+        self.target[10:20] = self.slab
 
     def track_python_calls_per_chunk(self, compression: str, layout: str, path: str) -> float:
         import sys

@@ -106,39 +106,68 @@ def test_chunks_equal_to_the_fill_value(tmp_path: Path, monkeypatch: pytest.Monk
     assert written == [8, 4]
 
 
-def test_partly_covered_chunks_take_the_python_path(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("chain", ["zstd", "transpose", "gzip+crc32c"])
+def test_partly_covered_chunks_are_read_modified_and_written_natively(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chain: str) -> None:
     data = np.arange(100, dtype="u2").reshape(10, 10)
 
     def write(a: zarr3c.Array) -> None:
         a[1:9, 2:10:1] = data[1:9, 2:10]
-        a[::3, 5] = 99
+        a[::3, 5] = 99  # steps
+        a[8:0:-3, 9] = 98  # a reversed run
+        a[4, 1:3] = np.uint16(7)  # a scalar
         expected = np.zeros((10, 10), dtype="u2")
         expected[1:9, 2:10] = data[1:9, 2:10]
         expected[::3, 5] = 99
+        expected[8:0:-3, 9] = 98
+        expected[4, 1:3] = 7
         np.testing.assert_array_equal(a[:], expected)
 
     native_files, python_files, written = _both(
         tmp_path, monkeypatch, write, shape=(10, 10), chunks=(3, 4), dtype="u2",
-        codecs=CHAINS["zstd"])
+        codecs=CHAINS[chain])
     assert native_files == python_files
-    assert written == [4]  # rows 3:9 by columns 4:8 and 8:10 (the array's end)
+    # rows 3:9 by columns 4:8 and 8:10 whole; then the other 5 chunks the box touches,
+    # the 4 chunks of column 5, the 3 of column 9 and the one of row 4, each in one call
+    assert written == [4, 5, 4, 3, 1]
 
 
-def test_values_of_any_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    base = np.arange(24 * 18, dtype="<i4").reshape(24, 18)
-    for value in (np.asfortranarray(base), base[::-1, ::-1], base.T.copy().T,
-                  np.broadcast_to(base[:1], base.shape), np.int32(5)):
+def test_what_the_partial_path_leaves_to_the_python_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index arrays (not runs), shards, and a damaged chunk (reported by key; the other
+    chunks of the write are written)."""
+    data = np.arange(100, dtype="<i4").reshape(10, 10)
+
+    def write(a: zarr3c.Array) -> None:
+        a[...] = data
+        a.oindex[[2, 0, 1], [1, 3]] = -1  # (rows 2, 0, 1 of chunk row 0: not a run)
+        a[1:3, 5:7] = -2  # (a run, in part of a shard)
+        expected = data.copy()
+        expected[np.ix_([2, 0, 1], [1, 3])] = -1
+        expected[1:3, 5:7] = -2
+        np.testing.assert_array_equal(a[:], expected)
+
+    for create in ({"chunks": (3, 4)}, {"chunks": (2, 2), "shards": (4, 4)}):
         sub = tmp_path / str(len(os.listdir(tmp_path)))
-
-        def write(a: zarr3c.Array, value: Any = value) -> None:
-            a[:] = value
-            np.testing.assert_array_equal(a[:], np.broadcast_to(value, base.shape))
-
+        sub.mkdir()
         native_files, python_files, written = _both(
-            sub, monkeypatch, write, shape=base.shape, chunks=(6, 5), dtype="<i4")
+            sub, monkeypatch, write, shape=(10, 10), dtype="<i4", **create)
         assert native_files == python_files
-        assert written == [16]
+        # the whole write (9 shards, or 12 chunks); then, unsharded, the run's chunk (not
+        # the index arrays')
+        if "shards" in create:
+            assert sum(written) == 9, written
+        else:
+            assert written == [12, 1], written
+    store = zarr3c.LocalStore(tmp_path / "d.zarr")
+    a = zarr3c.create_array(store, shape=(10, 10), chunks=(3, 4), dtype="<i4",
+                            codecs=CHAINS["zstd"])
+    a[...] = data
+    store.set("c/1/1", b"not a zstd frame")
+    with pytest.raises(zarr3c.errors.ChunkDecodeError, match="c/1/1"):
+        a[2:5, 3:6] = 0
+    assert store.get("c/1/1") == b"not a zstd frame"
+    np.testing.assert_array_equal(a[2:3, 3:4], 0)  # (chunk 0/0's part was written)
 
 
 def test_no_temporary_file_is_left(tmp_path: Path) -> None:
@@ -156,6 +185,9 @@ def test_a_chunk_the_kernel_cannot_write_is_reported_by_key(tmp_path: Path) -> N
     with pytest.raises(StoreError, match="c/1/[01]"):
         a[:] = 3
     np.testing.assert_array_equal(a[:4], 3)  # the chunks that could be written were
+    with pytest.raises(StoreError, match="c/1/0"):
+        a[1:6, 1:3] = 4  # (chunks in part: read, modified, written by the kernels)
+    np.testing.assert_array_equal(a[1:4, 1:3], 4)
     assert (tmp_path / "c" / "1").read_bytes() == b"a file where a directory must be"
 
 
@@ -307,3 +339,23 @@ def test_shards_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         chunks=(4,), shards=(8,), dtype="u1")
     assert native_files == python_files
     assert written == [1] * 5
+
+
+def test_runs_that_step_otherwise_in_the_value_are_copied_a_chunk_at_a_time() -> None:
+    """``_copy_runs`` copies runs whose steps in the value differ from chunk to chunk (one
+    copy-kernel call each) as it copies runs that step alike (one call for all)."""
+    from zarr3c.indexing import ChunkTask
+
+    value = np.arange(24, dtype="<u2").reshape(4, 6)
+    src = value.reshape(-1).view(np.uint8)
+    strides = [8, 2]  # (chunks of 4 x 4 uint16)
+    tasks = [ChunkTask((0, 0), (2, 3), ((1, 1), (0, 1)), ((0, 2), (0, 2))),  # rows 0, 2
+             ChunkTask((0, 1), (2, 2), ((2, 1), (1, 2)), ((1, 1), (1, 1)))]  # rows 1, 2
+    for runs in ([tasks[0]], tasks):
+        chunks = np.zeros(2 * 32, dtype=np.uint8)
+        native._copy_runs(runs, np.array([0, 32][:len(runs)]), src, [12, 2], chunks,
+                          strides, 2)
+        got = chunks.view("<u2").reshape(2, 4, 4)
+        np.testing.assert_array_equal(got[0, 1:3, 0:3], value[0:4:2, 0:6:2])
+        if len(runs) == 2:
+            np.testing.assert_array_equal(got[1, 2:4, 1:5:2], value[1:3, 1:3])

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from zarr3c._kernels.scatter import copy_pieces
 from zarr3c.array.read import native as read_native
 from zarr3c.concurrency import chunk_locks, get_num_threads
 from zarr3c.errors import SelectionTooLargeError
@@ -48,6 +49,7 @@ from zarr3c.indexing import (
     DimEntry,
     OrthogonalSelection,
     chunk_tasks,
+    int64_array,
     project_dims,
 )
 
@@ -79,9 +81,10 @@ _CHUNK_NBYTES_MAX = 1 << 62
 def write_natively(array: Array, sel: OrthogonalSelection, src: np.ndarray,
                    value_strides: Sequence[int]) -> Iterable[ChunkTask]:
     """Write natively the chunks of ``sel`` that the value (``src``: its bytes, element
-    ``(0, ..., 0)`` at byte 0, byte strides ``value_strides``) covers entirely; returns
-    the chunk tasks left to the Python path (every chunk's, where the array, its chain or
-    its store is not one the kernel writes).
+    ``(0, ..., 0)`` at byte 0, byte strides ``value_strides``) covers entirely, and, for an
+    unsharded array, those it covers in part with a run on every axis (read, modified and
+    written: :func:`_modify_natively`); returns the chunk tasks left to the Python path
+    (every chunk's, where the array, its chain or its store is not one the kernels write).
 
     Parameters
     ----------
@@ -95,8 +98,8 @@ def write_natively(array: Array, sel: OrthogonalSelection, src: np.ndarray,
     Returns
     -------
     iterable of ChunkTask
-        The tasks the Python path writes: chunks covered in part, and chunks the kernel
-        could not write.
+        The tasks the Python path writes: chunks of a shard or by index arrays covered in
+        part, and chunks the kernels could not read or write.
 
     Raises
     ------
@@ -110,12 +113,12 @@ def write_natively(array: Array, sel: OrthogonalSelection, src: np.ndarray,
     >>> from zarr3c.array.write import byte_source
     >>> from zarr3c.indexing import parse_orthogonal_selection
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     a = zarr3c.create_array(tmp, shape=(4,), chunks=(2,), dtype="u1")
-    ...     src, strides = byte_source(np.arange(3, dtype="u1"))
+    ...     a = zarr3c.create_array(tmp, shape=(4,), chunks=(2,), dtype="u1", shards=(4,))
+    ...     src, strides = byte_source(np.arange(1, 4, dtype="u1"))
     ...     sel = parse_orthogonal_selection((slice(0, 3),), a.shape)
-    ...     left = list(write_natively(a, sel, src, strides))
+    ...     left = list(write_natively(a, sel, src, strides))  # (a shard in part)
     ...     print([task.coords for task in left], a[:].tolist())
-    [(1,)] [0, 1, 0, 0]
+    [(0,)] [0, 0, 0, 0]
     """
     per_dim = project_dims(sel, array._dims)
     if per_dim is None:
@@ -125,12 +128,16 @@ def write_natively(array: Array, sel: OrthogonalSelection, src: np.ndarray,
         return chunk_tasks(per_dim)
     covered = [[e for e in entries if _covers(e, c, n)]
                for entries, c, n in zip(per_dim, grid.chunk_shape, array.shape, strict=True)]
-    if not all(covered):
-        return chunk_tasks(per_dim)
-    failed = _write_whole(array, kernel, covered, src, value_strides)
-    if failed is None:  # (the store writes its own files)
-        return chunk_tasks(per_dim)
-    return itertools.chain(_partial_tasks(per_dim, covered), failed)
+    failed: list[ChunkTask] = []
+    partial: Iterable[ChunkTask] = chunk_tasks(per_dim)
+    if all(covered):
+        whole = _write_whole(array, kernel, covered, src, value_strides)
+        if whole is None:  # (the store writes its own files)
+            return partial
+        failed, partial = whole, _partial_tasks(per_dim, covered)
+    if kernel.shards is None:
+        partial = _modify_natively(array, kernel, partial, src, value_strides)
+    return itertools.chain(partial, failed)
 
 
 class _Kernel(NamedTuple):
@@ -250,3 +257,115 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                 array._store.erase(keys[i])
     return [next(iter(chunk_tasks([[c[p[i]]] for c, p in zip(covered, picks, strict=True)])))
             for i in np.flatnonzero(status < 0).tolist()]
+
+
+def _modify_natively(array: Array, kernel: _Kernel, tasks: Iterable[ChunkTask],
+                     src: np.ndarray, value_strides: Sequence[int]) -> list[ChunkTask]:
+    """Read, modify and write natively the chunks of an unsharded array that ``tasks`` cover
+    in part (strided runs on every axis), in batches of at most
+    :data:`SHARD_BYTES_PER_THREAD` of chunks per thread, their keys locked for the batch:
+    the batch's chunks read and decoded whole into one buffer by one call of the read
+    kernel (``chunks.read_chunks``, each chunk direct; the fill where not stored), each
+    task's values copied in, and the chunks encoded and written by one call of
+    ``writes.write_chunks``.  Returns the tasks left to the Python path: those that are
+    not strided runs, and the chunks either kernel could not read or write (which that
+    path reports)."""
+    grid = array._box_grid
+    chain = array._pipeline.native
+    left: list[ChunkTask] = []
+    runs: list[ChunkTask] = []
+    for task in tasks:
+        (runs if task.strided else left).append(task)
+    if not runs or grid is None or chain is None or read_native._chunks is None:
+        return left + runs
+    nbytes, itemsize = grid.chunk_nbytes, array._itemsize
+    shape = np.asarray(grid.chunk_shape, dtype=np.int64)
+    per_call = max(1, get_num_threads() * SHARD_BYTES_PER_THREAD // nbytes)
+    strides = grid.chunk_strides.tolist()
+    for lo in range(0, len(runs), per_call):
+        batch = runs[lo:lo + per_call]
+        n = len(batch)
+        names = read_native.chunk_names(
+            array, np.array([t.coords for t in batch], dtype=np.int64).reshape(n, -1))
+        files = array._store.chunk_write_files(array._prefix, names)
+        if files is None:
+            return left + runs[lo:]
+        try:
+            chunks = np.empty(n * nbytes, dtype=np.uint8)
+        except MemoryError:  # (the Python path refuses such a chunk by its key)
+            return left + runs[lo:]
+        each = np.arange(n + 1, dtype=np.int64)  # (one piece a chunk: the whole of it)
+        at = each[:n] * nbytes
+        rows = np.repeat(shape[None, :], n, axis=0)
+        read = np.empty(n, dtype=np.int8)
+        keys = [array._prefix + name for name in names]
+        with chunk_locks(array._store, keys, key_locks=False):
+            read_native._chunks.read_chunks(
+                files, True, each[:n], each[1:], np.zeros(n, dtype=np.int64),
+                grid.chunk_strides, chunks, at,
+                np.repeat(grid.chunk_strides[None, :], n, axis=0), rows, itemsize,
+                array._fill_bytes, np.ones(n, dtype=np.uint8), chain.compressor,
+                chain.checksums, chain.swap, nbytes, get_num_threads(), read,
+                chain.transpose(grid.chunk_shape))
+            ok = np.flatnonzero(read >= 0)
+            _copy_runs([batch[i] for i in ok.tolist()], at[ok], src, value_strides, chunks,
+                       strides, itemsize)
+            left += [batch[i] for i in np.flatnonzero(read < 0).tolist()]
+            left += _write_modified(array, kernel, [batch[i] for i in ok.tolist()],
+                                    [files[i] for i in ok.tolist()],
+                                    [keys[i] for i in ok.tolist()], chunks, at[ok], rows[ok])
+    return left
+
+
+def _copy_runs(tasks: list[ChunkTask], at: np.ndarray, src: np.ndarray,
+               value_strides: Sequence[int], chunks: np.ndarray, strides: list[int],
+               itemsize: int) -> None:
+    """Each task's runs of the value (``src``, byte strides ``value_strides``) copied into
+    its chunk, C order at byte ``at[i]`` of ``chunks`` (byte strides ``strides``): with one
+    call of the copy kernel where the runs step alike in the value in every chunk (a
+    selection of slices and ints), else one call a chunk (index arrays that happen to be
+    runs)."""
+    src_offsets, src_strides, dst_offsets, dst_strides, counts = [], [], [], [], []
+    for task, base in zip(tasks, at.tolist(), strict=True):
+        src_offsets.append(sum(run[0] * s for run, s in zip(task.out, value_strides,
+                                                            strict=True)))
+        # (a dimension of one element has no step)
+        src_strides.append([run[1] * s if n > 1 else 0 for run, s, n in zip(
+            task.out, value_strides, task.counts, strict=True)])
+        dst_offsets.append(base + sum(run[0] * s for run, s in zip(task.local, strides,
+                                                                   strict=True)))
+        dst_strides.append([run[1] * s for run, s in zip(task.local, strides, strict=True)])
+        counts.append(task.counts)
+    if not tasks:
+        return
+    rows, shapes = np.array(dst_strides, dtype=np.int64), np.array(counts, dtype=np.int64)
+    if all(row == src_strides[0] for row in src_strides):
+        copy_pieces(src, int64_array(src_offsets), int64_array(src_strides[0]), chunks,
+                    int64_array(dst_offsets), rows, shapes, itemsize)
+        return
+    for i in range(len(tasks)):
+        copy_pieces(src, int64_array(src_offsets[i:i + 1]), int64_array(src_strides[i]),
+                    chunks, int64_array(dst_offsets[i:i + 1]), rows[i:i + 1],
+                    shapes[i:i + 1], itemsize)
+
+
+def _write_modified(array: Array, kernel: _Kernel, batch: list[ChunkTask], files: list[bytes],
+                    keys: list[str], chunks: np.ndarray, offsets: np.ndarray,
+                    rows: np.ndarray) -> list[ChunkTask]:
+    """Encode and write the modified chunks at ``offsets`` of ``chunks`` (whole, C order)
+    to ``files`` (their keys locked by the caller), erasing those equal to the fill value;
+    returns the tasks of those the kernel could not write."""
+    if not batch:
+        return []
+    grid, chain = array._box_grid, kernel.chain
+    assert grid is not None
+    status = np.empty(len(batch), dtype=np.int8)
+    sizes = np.empty(len(batch), dtype=np.int64)
+    _writes.write_chunks(
+        files, True, chunks, offsets, grid.chunk_strides, rows, rows[0], array._itemsize,
+        array._fill_bytes, not array._write_empty_chunks, chain.compressor, chain.level,
+        chain.zstd_checksum, chain.checksums, chain.swap, get_num_threads(), sizes, status,
+        chain.order_for(array.ndim), chain.blosc)
+    for i in np.flatnonzero(status == _writes.EMPTY).tolist():
+        array._store.erase(keys[i])
+    return [batch[i] for i in np.flatnonzero(status < 0).tolist()]
