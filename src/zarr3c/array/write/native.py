@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -260,61 +260,68 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
 
 
 def _modify_natively(array: Array, kernel: _Kernel, tasks: Iterable[ChunkTask],
-                     src: np.ndarray, value_strides: Sequence[int]) -> list[ChunkTask]:
+                     src: np.ndarray, value_strides: Sequence[int]) -> Iterator[ChunkTask]:
     """Read, modify and write natively the chunks of an unsharded array that ``tasks`` cover
-    in part (strided runs on every axis), in batches of at most
-    :data:`SHARD_BYTES_PER_THREAD` of chunks per thread, their keys locked for the batch:
-    the batch's chunks read and decoded whole into one buffer by one call of the read
-    kernel (``chunks.read_chunks``, each chunk direct; the fill where not stored), each
-    task's values copied in, and the chunks encoded and written by one call of
-    ``writes.write_chunks``.  Returns the tasks left to the Python path: those that are
-    not strided runs, and the chunks either kernel could not read or write (which that
-    path reports)."""
+    in part with runs on every axis (strided tasks), in batches of at most
+    :data:`SHARD_BYTES_PER_THREAD` of chunks per thread (:func:`_modify_batch`), as the
+    tasks are drawn; yields the tasks left to the Python path: those that are not runs, and
+    the chunks either kernel could not read or write (which that path reports).  Lazy, as
+    the Python path draws its tasks: a write's plan is never held whole."""
     grid = array._box_grid
-    chain = array._pipeline.native
-    left: list[ChunkTask] = []
-    runs: list[ChunkTask] = []
+    if grid is None or array._pipeline.native is None or read_native._chunks is None:
+        yield from tasks
+        return
+    per_call = max(1, get_num_threads() * SHARD_BYTES_PER_THREAD // grid.chunk_nbytes)
+    batch: list[ChunkTask] = []
     for task in tasks:
-        (runs if task.strided else left).append(task)
-    if not runs or grid is None or chain is None or read_native._chunks is None:
-        return left + runs
-    nbytes, itemsize = grid.chunk_nbytes, array._itemsize
-    shape = np.asarray(grid.chunk_shape, dtype=np.int64)
-    per_call = max(1, get_num_threads() * SHARD_BYTES_PER_THREAD // nbytes)
-    strides = grid.chunk_strides.tolist()
-    for lo in range(0, len(runs), per_call):
-        batch = runs[lo:lo + per_call]
-        n = len(batch)
-        names = read_native.chunk_names(
-            array, np.array([t.coords for t in batch], dtype=np.int64).reshape(n, -1))
-        files = array._store.chunk_write_files(array._prefix, names)
-        if files is None:
-            return left + runs[lo:]
-        try:
-            chunks = np.empty(n * nbytes, dtype=np.uint8)
-        except MemoryError:  # (the Python path refuses such a chunk by its key)
-            return left + runs[lo:]
-        each = np.arange(n + 1, dtype=np.int64)  # (one piece a chunk: the whole of it)
-        at = each[:n] * nbytes
-        rows = np.repeat(shape[None, :], n, axis=0)
-        read = np.empty(n, dtype=np.int8)
-        keys = [array._prefix + name for name in names]
-        with chunk_locks(array._store, keys, key_locks=False):
-            read_native._chunks.read_chunks(
-                files, True, each[:n], each[1:], np.zeros(n, dtype=np.int64),
-                grid.chunk_strides, chunks, at,
-                np.repeat(grid.chunk_strides[None, :], n, axis=0), rows, itemsize,
-                array._fill_bytes, np.ones(n, dtype=np.uint8), chain.compressor,
-                chain.checksums, chain.swap, nbytes, get_num_threads(), read,
-                chain.transpose(grid.chunk_shape))
-            ok = np.flatnonzero(read >= 0)
-            _copy_runs([batch[i] for i in ok.tolist()], at[ok], src, value_strides, chunks,
-                       strides, itemsize)
-            left += [batch[i] for i in np.flatnonzero(read < 0).tolist()]
-            left += _write_modified(array, kernel, [batch[i] for i in ok.tolist()],
-                                    [files[i] for i in ok.tolist()],
-                                    [keys[i] for i in ok.tolist()], chunks, at[ok], rows[ok])
-    return left
+        if not task.strided:
+            yield task
+            continue
+        batch.append(task)
+        if len(batch) == per_call:
+            yield from _modify_batch(array, kernel, batch, src, value_strides)
+            batch = []
+    if batch:
+        yield from _modify_batch(array, kernel, batch, src, value_strides)
+
+
+def _modify_batch(array: Array, kernel: _Kernel, batch: list[ChunkTask], src: np.ndarray,
+                  value_strides: Sequence[int]) -> list[ChunkTask]:
+    """One batch of :func:`_modify_natively`, the chunks' keys locked for it: the chunks
+    read and decoded whole into one buffer by one call of the read kernel
+    (``chunks.read_chunks``, each chunk direct; the fill where not stored), the value's runs
+    copied in (:func:`_copy_runs`), and the chunks encoded and written by one call of
+    ``writes.write_chunks``; returns the tasks left to the Python path."""
+    grid, chain = array._box_grid, array._pipeline.native
+    assert grid is not None and chain is not None and read_native._chunks is not None
+    n, nbytes, itemsize = len(batch), grid.chunk_nbytes, array._itemsize
+    names = read_native.chunk_names(
+        array, np.array([t.coords for t in batch], dtype=np.int64).reshape(n, -1))
+    files = array._store.chunk_write_files(array._prefix, names)
+    if files is None:
+        return batch
+    try:
+        chunks = np.empty(n * nbytes, dtype=np.uint8)
+    except MemoryError:  # (the Python path refuses such a chunk by its key)
+        return batch
+    each = np.arange(n + 1, dtype=np.int64)  # (one piece a chunk: the whole of it)
+    at = each[:n] * nbytes
+    rows = np.repeat(np.asarray(grid.chunk_shape, dtype=np.int64)[None, :], n, axis=0)
+    read = np.empty(n, dtype=np.int8)
+    keys = [array._prefix + name for name in names]
+    with chunk_locks(array._store, keys, key_locks=False):
+        read_native._chunks.read_chunks(
+            files, True, each[:n], each[1:], np.zeros(n, dtype=np.int64), grid.chunk_strides,
+            chunks, at, np.repeat(grid.chunk_strides[None, :], n, axis=0), rows, itemsize,
+            array._fill_bytes, np.ones(n, dtype=np.uint8), chain.compressor, chain.checksums,
+            chain.swap, nbytes, get_num_threads(), read, chain.transpose(grid.chunk_shape))
+        ok = np.flatnonzero(read >= 0).tolist()
+        _copy_runs([batch[i] for i in ok], at[ok], src, value_strides, chunks,
+                   grid.chunk_strides.tolist(), itemsize)
+        left = [batch[i] for i in np.flatnonzero(read < 0).tolist()]
+        return left + _write_modified(array, kernel, [batch[i] for i in ok],
+                                      [files[i] for i in ok], [keys[i] for i in ok], chunks,
+                                      at[ok], rows[ok])
 
 
 def _copy_runs(tasks: list[ChunkTask], at: np.ndarray, src: np.ndarray,
