@@ -116,20 +116,24 @@ def test_partly_covered_chunks_are_read_modified_and_written_natively(
         a[::3, 5] = 99  # steps
         a[8:0:-3, 9] = 98  # a reversed run
         a[4, 1:3] = np.uint16(7)  # a scalar
+        a[1:3, 2:4] = 0  # chunk (0, 0) back to the fill value: erased
         expected = np.zeros((10, 10), dtype="u2")
         expected[1:9, 2:10] = data[1:9, 2:10]
         expected[::3, 5] = 99
         expected[8:0:-3, 9] = 98
         expected[4, 1:3] = 7
+        expected[1:3, 2:4] = 0
         np.testing.assert_array_equal(a[:], expected)
 
     native_files, python_files, written = _both(
         tmp_path, monkeypatch, write, shape=(10, 10), chunks=(3, 4), dtype="u2",
         codecs=CHAINS[chain])
     assert native_files == python_files
+    assert "c/0/0" not in native_files and "c/0/1" in native_files
     # rows 3:9 by columns 4:8 and 8:10 whole; then the other 5 chunks the box touches,
-    # the 4 chunks of column 5, the 3 of column 9 and the one of row 4, each in one call
-    assert written == [4, 5, 4, 3, 1]
+    # the 4 chunks of column 5, the 3 of column 9, the one of row 4, and chunk (0, 0),
+    # each write's in one call
+    assert written == [4, 5, 4, 3, 1, 1]
 
 
 def test_what_the_partial_path_leaves_to_the_python_path(
