@@ -136,6 +136,20 @@ def test_partly_covered_chunks_are_read_modified_and_written_natively(
     assert written == [4, 5, 4, 3, 1, 1]
 
 
+def test_partial_chunks_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native, "PARTIAL_BYTES_PER_THREAD", 1)  # one chunk a batch
+
+    def write(a: zarr3c.Array) -> None:
+        a[1:8, 1:3] = 5  # (chunks of 4 x 4: two in part, rows 0:4 and 4:8 of columns 0:4)
+        np.testing.assert_array_equal(a[1:8, 1:3], 5)
+        np.testing.assert_array_equal(a[0], 0)
+
+    native_files, python_files, written = _both(
+        tmp_path, monkeypatch, write, shape=(8, 8), chunks=(4, 4), dtype="<f4")
+    assert native_files == python_files
+    assert written == [1, 1]
+
+
 def test_what_the_partial_path_leaves_to_the_python_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Index arrays (not runs), shards, and a damaged chunk (reported by key; the other

@@ -1,5 +1,6 @@
 """Writes executed natively: the chunks a write covers entirely, encoded and stored on the
-native thread pool (:mod:`zarr3c._kernels.writes`), the GIL released for the whole execution.
+native thread pool (:mod:`zarr3c._kernels.writes`), the GIL released for the whole execution;
+and the chunks it covers in part, read, modified and written the same way.
 
 A write of a selection projects it on the chunk grid per dimension
 (:func:`~zarr3c.indexing.project_dims`).  Along each dimension some chunks are covered
@@ -22,13 +23,19 @@ handed over in batches (:data:`BATCH_CHUNKS` chunks; for shards at most one per 
 copied out of the value, compared with the fill value, encoded, and the chunk (shard)
 written as ``LocalStore.set`` writes (a temporary file renamed over the key's file).  A
 chunk (shard) equal to the fill value is erased instead (unless ``write_empty_chunks``), as
-on the Python path.  The other chunks (covered in
-part along some dimension) become :class:`~zarr3c.indexing.ChunkTask` objects for the Python
-path, as every chunk did before.
+on the Python path.  The other chunks (covered in part along some dimension) become
+:class:`~zarr3c.indexing.ChunkTask` objects.  Those of an unsharded array whose selection
+is a run on every axis (slices, ints) are read, modified and written in batches of
+:data:`PARTIAL_BYTES_PER_THREAD` of chunks per thread, drawn as the Python path draws its
+tasks: the batch's keys locked, its chunks decoded whole into one buffer by the read
+kernel (``chunks.read_chunks``; the fill where not stored), the value's runs copied in
+(``scatter.copy_pieces``), and the chunks encoded and written by ``write_chunks``.  The
+rest (partial shards, index arrays) go to the Python path's read, modify and write.
 
-A chunk the kernel could not write (an I/O error, a directory that is a file) is handed back
-to the Python path, which writes it again and reports what is wrong with the key at fault;
-both paths store the same bytes (``tests/array/test_native_writes.py`` compares them).
+A chunk the kernels could not read or write (damaged, an I/O error, a directory that is a
+file) is handed back to the Python path, which writes it again and reports what is wrong
+with the key at fault; both paths store the same bytes (``tests/array/test_native_writes.py``
+compares them).
 """
 
 from __future__ import annotations
@@ -63,7 +70,8 @@ if TYPE_CHECKING:
 
 from zarr3c.codecs.native import NativeWriteChain
 
-__all__ = ["BATCH_CHUNKS", "SHARD_BYTES_PER_THREAD", "write_natively"]
+__all__ = ["BATCH_CHUNKS", "PARTIAL_BYTES_PER_THREAD", "SHARD_BYTES_PER_THREAD",
+           "write_natively"]
 
 #: The most chunks (shards) one kernel call writes (and whose keys it holds locked).
 BATCH_CHUNKS = 1024
@@ -73,6 +81,10 @@ BATCH_CHUNKS = 1024
 #: inner chunks are encoded; one shard a call leaves the other threads idle while the last
 #: one writes it (``compare_peers.py``, sharded zstd ``write`` on 16 cores).
 SHARD_BYTES_PER_THREAD = 64 << 20
+#: The most bytes of chunks written in part that one batch reads, modifies and writes, per
+#: thread of the calls (at least one chunk): they are held decoded until the batch is
+#: written, as the Python path holds one chunk per worker.
+PARTIAL_BYTES_PER_THREAD = 64 << 20
 #: The most bytes of a chunk (shard) the kernel takes (``writes.write_chunks`` refuses
 #: more); larger ones take the Python path, which refuses what it cannot hold by key.
 _CHUNK_NBYTES_MAX = 1 << 62
@@ -263,7 +275,7 @@ def _modify_natively(array: Array, kernel: _Kernel, tasks: Iterable[ChunkTask],
                      src: np.ndarray, value_strides: Sequence[int]) -> Iterator[ChunkTask]:
     """Read, modify and write natively the chunks of an unsharded array that ``tasks`` cover
     in part with runs on every axis (strided tasks), in batches of at most
-    :data:`SHARD_BYTES_PER_THREAD` of chunks per thread (:func:`_modify_batch`), as the
+    :data:`PARTIAL_BYTES_PER_THREAD` of chunks per thread (:func:`_modify_batch`), as the
     tasks are drawn; yields the tasks left to the Python path: those that are not runs, and
     the chunks either kernel could not read or write (which that path reports).  Lazy, as
     the Python path draws its tasks: a write's plan is never held whole."""
@@ -271,7 +283,7 @@ def _modify_natively(array: Array, kernel: _Kernel, tasks: Iterable[ChunkTask],
     if grid is None or array._pipeline.native is None or read_native._chunks is None:
         yield from tasks
         return
-    per_call = max(1, get_num_threads() * SHARD_BYTES_PER_THREAD // grid.chunk_nbytes)
+    per_call = max(1, get_num_threads() * PARTIAL_BYTES_PER_THREAD // grid.chunk_nbytes)
     batch: list[ChunkTask] = []
     for task in tasks:
         if not task.strided:
