@@ -1950,10 +1950,10 @@ def _encode_chunk(chunk: NDArray[np.uint8], compressor: int, level: int, zstd_ch
 
 
 def _check_write_codec(fn: str, compressor: int, level: int, blosc: Any) -> None:
-    """The ValueError checks of a write's blosc and gzip parameters (writes.pyx's
-    ``_set_blosc``)."""
-    if compressor == _GZIP and not 0 <= level <= 9:
-        raise ValueError(f"{fn}: gzip's level is not 0-9")
+    """The ValueError checks of a write's gzip and blosc parameters (writes.pyx's
+    ``_set_codec``)."""
+    if compressor in (_GZIP, _BLOSC) and not 0 <= level <= 9:
+        raise ValueError(f"{fn}: the compressor's level is not 0-9")
     if compressor != _BLOSC:
         return
     if blosc is None:
@@ -1961,10 +1961,8 @@ def _check_write_codec(fn: str, compressor: int, level: int, blosc: Any) -> None
     cname, shuffle, typesize, blocksize = blosc
     if type(cname) is not bytes or b"\0" in cname or not cname:
         raise ValueError(f"{fn}: blosc's compressor name must be bytes without NUL")
-    if shuffle not in (0, 1, 2) or not 1 <= typesize <= 255 or not 0 <= blocksize < 2**31 \
-            or not 0 <= level <= 9:
-        raise ValueError(f"{fn}: blosc's shuffle, typesize, blocksize or clevel is out of "
-                         "range")
+    if shuffle not in (0, 1, 2) or not 1 <= typesize <= 255 or not 0 <= blocksize < 2**31:
+        raise ValueError(f"{fn}: blosc's shuffle, typesize or blocksize is out of range")
 
 
 def _layout_strides(fn: str, shape: tuple[int, ...], itemsize: int, order: Any

@@ -550,11 +550,17 @@ cdef int _set_order(WritePlan* plan, str fn, object order) except -1:
     return 0
 
 
-cdef object _set_blosc(WritePlan* plan, str fn, object blosc):
-    """A blosc compressor's parameters (``(cname, shuffle, typesize, blocksize)``; None:
-    none) in ``plan``, checked; returns the name, to be held for the call."""
+cdef object _set_codec(WritePlan* plan, str fn, int level, bint zstd_checksum,
+                       object blosc):
+    """The compressor's parameters in ``plan`` (after :func:`_set_plan`), checked: its
+    ``level`` (gzip's and blosc's 0-9), zstd's checksum, blosc's ``(cname, shuffle,
+    typesize, blocksize)`` (None: not blosc); returns blosc's name, to be held for the
+    call."""
+    plan.level, plan.zstd_checksum = level, zstd_checksum
     plan.blosc_cname = NULL
     plan.blosc_shuffle, plan.blosc_typesize, plan.blosc_blocksize = 0, 1, 0
+    if plan.compressor in (_GZIP, _BLOSC) and not 0 <= level <= 9:
+        raise ValueError(f"{fn}: the compressor's level {level} is not 0-9")
     if plan.compressor != _BLOSC:
         return None
     if blosc is None:
@@ -564,8 +570,6 @@ cdef object _set_blosc(WritePlan* plan, str fn, object blosc):
         raise ValueError(f"{fn}: blosc's compressor name must be bytes without NUL")
     if shuffle not in (0, 1, 2) or not 1 <= typesize <= 255 or not 0 <= blocksize < 2**31:
         raise ValueError(f"{fn}: blosc's shuffle, typesize or blocksize is out of range")
-    if not 0 <= plan.level <= 9:
-        raise ValueError(f"{fn}: blosc's clevel {plan.level} is not 0-9")
     plan.blosc_cname = <bytes>cname
     plan.blosc_shuffle, plan.blosc_typesize, plan.blosc_blocksize = shuffle, typesize, blocksize
     return cname
@@ -614,10 +618,7 @@ def write_chunks(
     _set_order(&plan, "write_chunks", order)
     held = _Dests(dests, paths, plan.cap)
     plan.skip_empty = skip_empty
-    plan.level, plan.zstd_checksum = level, zstd_checksum
-    name = _set_blosc(&plan, "write_chunks", blosc)
-    if compressor == _GZIP and not 0 <= level <= 9:
-        raise ValueError(f"write_chunks: gzip's level {level} is not 0-9")
+    name = _set_codec(&plan, "write_chunks", level, zstd_checksum, blosc)
     plan.paths = held.paths if paths else NULL
     plan.bufs, plan.caps = held.bufs, held.caps
     with nogil:
@@ -951,10 +952,7 @@ def write_shards(
     _set_plan(&plan, fn, nshards, src, src_offsets, src_strides, counts, shard_shape,
               chunk_shape, itemsize, fill, compressor, checksums, swap, sizes, status)
     _set_order(&plan, fn, order)
-    plan.level, plan.zstd_checksum = level, zstd_checksum
-    name = _set_blosc(&plan, fn, blosc)
-    if compressor == _GZIP and not 0 <= level <= 9:
-        raise ValueError(f"{fn}: gzip's level {level} is not 0-9")
+    name = _set_codec(&plan, fn, level, zstd_checksum, blosc)
     held = _Dests(dests, True, 0)  # (before anything is allocated: it may refuse a path)
     plan.paths = held.paths
     plan.skip_empty = True

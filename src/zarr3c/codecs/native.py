@@ -152,6 +152,8 @@ class NativeChain(NamedTuple):
         >>> NativeChain(0, 0, 1).transpose((2, 3)) is None
         True
         """
+        if self.order is None:  # (the usual chain: nothing to build, on the hottest reads)
+            return None
         perm = _permutation(self.order, len(chunk_shape))
         return None if perm is None else np.array([chunk_shape, perm], dtype=np.int64)
 

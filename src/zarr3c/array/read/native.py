@@ -227,7 +227,7 @@ def read_box_natively(array: Array, coords: tuple[int, ...], offset: int, counts
                         grid.chunk_strides, dst, _FIRST, rows[1:], rows[:1],
                         array._itemsize, array._fill_bytes, _NOT_DIRECT, chain.compressor,
                         chain.checksums, chain.swap, grid.chunk_nbytes, 1, status,
-                        None if chain.order is None else chain.transpose(grid.chunk_shape))
+                        chain.transpose(grid.chunk_shape))
     return bool(status[0] >= 0)
 
 
@@ -265,7 +265,7 @@ def read_shard_box_natively(array: Array, shard: tuple[int, ...], parts: InnerPa
                         parts.dst_offsets, parts.dst_strides, parts.counts, array._itemsize,
                         array._fill_bytes, direct, chain.compressor, chain.checksums,
                         chain.swap, ib.nbytes, get_num_threads(), status[:n], status[n:],
-                        None if chain.order is None else chain.transpose(ib.shape))
+                        chain.transpose(ib.shape))
     return bool((status >= 0).all())
 
 

@@ -280,9 +280,7 @@ def _modify_natively(array: Array, kernel: _Kernel, tasks: Iterable[ChunkTask],
     the chunks either kernel could not read or write (which that path reports).  Lazy, as
     the Python path draws its tasks: a write's plan is never held whole."""
     grid = array._box_grid
-    if grid is None or array._pipeline.native is None or read_native._chunks is None:
-        yield from tasks
-        return
+    assert grid is not None  # (a kernel writes only regular grids: see _kernel)
     per_call = max(1, get_num_threads() * PARTIAL_BYTES_PER_THREAD // grid.chunk_nbytes)
     batch: list[ChunkTask] = []
     for task in tasks:
@@ -305,6 +303,7 @@ def _modify_batch(array: Array, kernel: _Kernel, batch: list[ChunkTask], src: np
     copied in (:func:`_copy_runs`), and the chunks encoded and written by one call of
     ``writes.write_chunks``; returns the tasks left to the Python path."""
     grid, chain = array._box_grid, array._pipeline.native
+    # (a chain the kernels encode is one they decode, from the same build: native_write_chain)
     assert grid is not None and chain is not None and read_native._chunks is not None
     n, nbytes, itemsize = len(batch), grid.chunk_nbytes, array._itemsize
     names = read_native.chunk_names(
