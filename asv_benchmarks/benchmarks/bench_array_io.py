@@ -541,3 +541,37 @@ class NativeCodecWrites(NativePipeline):
     writes the native pipeline encodes too."""
 
     params = (["blosc", "gzip"], ["chunked"], ["native", "python"])
+
+
+class NativeValueWrites:
+    """Whole writes of the cube into an array on a ``MemoryStore`` (64^3 chunks): the
+    native pipeline's encodings handed to the store's ``set_many`` a batch at a time
+    (``native``) against the Python path's task per chunk (``python``)."""
+
+    params = (COMPRESSIONS, ["native", "python"])
+    param_names: ClassVar[list[str]] = ["compression", "path"]
+    number = 1
+    repeat = (2, 10, 10.0)
+    rounds = 1
+    warmup_time = 0.0
+    timeout = 300.0
+
+    def setup(self, compression: str, path: str) -> None:
+        if zarr3c is None:
+            raise NotImplementedError(f"zarr3c unavailable: {_IMPORT_ERROR}")
+        try:
+            native = importlib.import_module("zarr3c.array.read.native")
+        except ImportError as exc:  # (a zarr3c before the native pipeline)
+            raise NotImplementedError(f"no native pipeline: {exc}") from exc
+        self.native, self.enabled = native, native.enabled
+        native.enabled = path == "native"
+        self.src = source()
+        self.target = zarr3c.create_array(
+            zarr3c.MemoryStore(), shape=self.src.shape, dtype=self.src.dtype,
+            chunks=(CHUNK,) * 3, compressors=compressors(compression), fill_value=0)
+
+    def teardown(self, compression: str, path: str) -> None:
+        self.native.enabled = self.enabled
+
+    def time_write_all(self, compression: str, path: str) -> None:
+        self.target[...] = self.src

@@ -209,15 +209,89 @@ def test_a_chunk_the_kernel_cannot_write_is_reported_by_key(tmp_path: Path) -> N
     assert (tmp_path / "c" / "1").read_bytes() == b"a file where a directory must be"
 
 
+def _values(store: zarr3c.Store) -> dict[str, bytes]:
+    return {key: bytes(store.get(key) or b"") for key in sorted(store.list())}
+
+
+class _CountingStore(zarr3c.MemoryStore):
+    """A memory store counting the values handed to ``set_many`` in each call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    def set_many(self, items: Any) -> None:
+        items = list(items)
+        self.batches.append(len(items))
+        super().set_many(items)
+
+
+@pytest.mark.parametrize("chain", ["raw", "zstd+crc32c", "transpose+zstd", "blosc",
+                                   "gzip+crc32c"])
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+def test_stores_that_write_their_own_values_get_the_kernels_encodings(
+        monkeypatch: pytest.MonkeyPatch, chain: str, write_empty_chunks: bool) -> None:
+    # Whole chunks of an unsharded array are encoded natively into buffers and handed to
+    # the store's set_many, a batch at a time; the values are the Python path's.
+    data = (np.arange(23 * 17).reshape(23, 17) % 11).astype("<i2")
+    data[5:10, 4:8] = 0  # one chunk of the fill value
+    monkeypatch.setattr(native, "BATCH_CHUNKS", 4)
+    values = {}
+    for path in ("native", "python"):
+        monkeypatch.setattr(read_native, "enabled", path == "native")
+        store = _CountingStore()
+        a = zarr3c.create_array(store, shape=data.shape, chunks=(5, 4), dtype="<i2",
+                                codecs=CHAINS[chain], fill_value=0,
+                                write_empty_chunks=write_empty_chunks)
+        a[:] = 3
+        a[:] = data  # (over stored chunks: the fill value's is erased, unless kept)
+        np.testing.assert_array_equal(a[:], data)
+        values[path] = _values(store)
+        if path == "native":  # 25 chunks in batches of 4; chunk 6 (1, 1) of the fill value
+            kept = 4 if write_empty_chunks else 3
+            assert store.batches == [4, 4, 4, 4, 4, 4, 1] + [4, kept, 4, 4, 4, 4, 1]
+        else:
+            assert store.batches == []
+    assert values["native"] == values["python"]
+    assert ("c/1/1" in values["native"]) == write_empty_chunks
+
+
 @pytest.mark.parametrize("options", [{"fsync": True}, {"process_locks": True}])
-def test_stores_the_kernel_does_not_write_take_the_python_path(
+def test_local_stores_the_kernel_does_not_write_files_for(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, bool]) -> None:
-    store = zarr3c.LocalStore(str(tmp_path), **options)
-    assert store.chunk_write_files("", ["c/0"]) is None
-    a = zarr3c.create_array(store, shape=(8,), chunks=(4,), dtype="u1")
-    monkeypatch.setattr(_writes, "write_chunks", None)  # (never called)
-    a[:] = 5
-    np.testing.assert_array_equal(a[:], 5)
+    # (fsync, cross-process locks: the store writes its files itself, through set_many)
+    def write(a: zarr3c.Array) -> None:
+        a[:] = np.arange(40, dtype="u1")
+        np.testing.assert_array_equal(a[:], np.arange(40))
+
+    stores = []
+    for path in ("native", "python"):
+        monkeypatch.setattr(read_native, "enabled", path == "native")
+        store = zarr3c.LocalStore(str(tmp_path / path), **options)
+        assert store.chunk_write_files("", ["c/0"]) is None
+        write(zarr3c.create_array(store, shape=(40,), chunks=(4,), dtype="u1"))
+        stores.append(_files(tmp_path / path))
+    assert stores[0] == stores[1]
+    assert len([k for k in stores[0] if k.startswith("c/")]) == 10
+
+
+class _FailingStore(zarr3c.MemoryStore):
+    """A memory store that cannot write the key ``c/1``."""
+
+    def set(self, key: str, value: Any) -> None:
+        if key == "c/1":
+            raise StoreError(f"cannot write store key {key!r}: no space left")
+        super().set(key, value)
+
+
+def test_a_value_the_store_cannot_write_is_reported_by_key() -> None:
+    store = _FailingStore()
+    a = zarr3c.create_array(store, shape=(12,), chunks=(4,), dtype="u1", fill_value=0)
+    with pytest.raises(StoreError, match="'c/1'"):
+        a[:] = 5
+    np.testing.assert_array_equal(a[:4], 5)  # (the chunk before it was written)
+    assert store.get("c/1") is None
+    np.testing.assert_array_equal(a[4:8], 0)
 
 
 def test_a_read_only_store_still_refuses(tmp_path: Path) -> None:

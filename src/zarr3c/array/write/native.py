@@ -14,23 +14,28 @@ every dimension, the *whole chunks*, need no read, and where
   ``transpose`` before it, ``zstd``, ``blosc``, ``gzip`` or no compressor, trailing
   ``crc32c``), and
 - the store lets the kernel write its files itself (``Store.chunk_write_files``:
-  :class:`~zarr3c.stores.LocalStore` without ``fsync`` or cross-process locks),
+  :class:`~zarr3c.stores.LocalStore` without ``fsync`` or cross-process locks), or the
+  array is unsharded (its chunks' encodings are then handed to the store's ``set_many``),
 
 they are planned in bulk (numpy over the per-dimension entries, not a task per chunk) and
 handed over in batches (:data:`BATCH_CHUNKS` chunks; for shards at most one per thread and
-:data:`SHARD_BYTES_PER_THREAD` of encodings per thread): the batch's keys locked
+:data:`SHARD_BYTES_PER_THREAD` of encodings per thread; for values handed to a store at
+most :data:`VALUE_BYTES_PER_THREAD` of encodings per thread): the batch's keys locked
 (:func:`~zarr3c.concurrency.chunk_locks`), then each chunk's (inner chunk's) elements
 copied out of the value, compared with the fill value, encoded, and the chunk (shard)
-written as ``LocalStore.set`` writes (a temporary file renamed over the key's file).  A
-chunk (shard) equal to the fill value is erased instead (unless ``write_empty_chunks``), as
-on the Python path.  The other chunks (covered in part along some dimension) become
-:class:`~zarr3c.indexing.ChunkTask` objects.  Those of an unsharded array whose selection
-is a run on every axis (slices, ints) are read, modified and written in batches of
+written as ``LocalStore.set`` writes (a temporary file renamed over the key's file), or
+encoded into a buffer of the batch and the batch's values stored by one ``set_many`` call
+(:func:`_store_values`).  A chunk (shard) equal to the fill value is erased instead
+(unless ``write_empty_chunks``), as on the Python path.  The other chunks (covered in
+part along some dimension) become :class:`~zarr3c.indexing.ChunkTask` objects.  Those of
+an unsharded array on a store the kernel writes files to, whose selection is a run on every
+axis (slices, ints), are read, modified and written in batches of
 :data:`PARTIAL_BYTES_PER_THREAD` of chunks per thread, drawn as the Python path draws its
 tasks: the batch's keys locked, its chunks decoded whole into one buffer by the read
 kernel (``chunks.read_chunks``; the fill where not stored), the value's runs copied in
 (``scatter.copy_pieces``), and the chunks encoded and written by ``write_chunks``.  The
-rest (partial shards, index arrays) go to the Python path's read, modify and write.
+rest (partial shards, index arrays, other stores) go to the Python path's read, modify and
+write.
 
 A chunk the kernels could not read or write (damaged, an I/O error, a directory that is a
 file) is handed back to the Python path, which writes it again and reports what is wrong
@@ -71,7 +76,7 @@ if TYPE_CHECKING:
 from zarr3c.codecs.native import NativeWriteChain
 
 __all__ = ["BATCH_CHUNKS", "PARTIAL_BYTES_PER_THREAD", "SHARD_BYTES_PER_THREAD",
-           "write_natively"]
+           "VALUE_BYTES_PER_THREAD", "write_natively"]
 
 #: The most chunks (shards) one kernel call writes (and whose keys it holds locked).
 BATCH_CHUNKS = 1024
@@ -85,6 +90,10 @@ SHARD_BYTES_PER_THREAD = 64 << 20
 #: thread of the calls (at least one chunk): they are held decoded until the batch is
 #: written, as the Python path holds one chunk per worker.
 PARTIAL_BYTES_PER_THREAD = 64 << 20
+#: The most bytes of encoded chunks one batch hands to a store that writes its own values
+#: (``Store.set_many``), per thread of the calls (at least one chunk): the Python path
+#: holds one chunk's encoding per worker.
+VALUE_BYTES_PER_THREAD = 64 << 20
 #: The most bytes of a chunk (shard) the kernel takes (``writes.write_chunks`` refuses
 #: more); larger ones take the Python path, which refuses what it cannot hold by key.
 _CHUNK_NBYTES_MAX = 1 << 62
@@ -231,10 +240,13 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
     strides = np.array([c[0][3][1] * s for c, s in zip(covered, value_strides, strict=True)],
                        dtype=np.int64)
     names = read_native.chunk_names(array, coords)
+    status = np.empty(len(names), dtype=np.int8)
     files = array._store.chunk_write_files(array._prefix, names)
     if files is None:
-        return None
-    status = np.empty(len(names), dtype=np.int8)
+        if kernel.shards is not None:
+            return None
+        _store_values(array, kernel.chain, names, src, offsets, strides, counts, status)
+        return _failed_tasks(covered, picks, status)
     sizes = np.empty(len(names), dtype=np.int64)
     shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)
     chain = kernel.chain
@@ -267,8 +279,58 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                     status[lo:hi], order, chain.blosc)
             for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
                 array._store.erase(keys[i])
+    return _failed_tasks(covered, picks, status)
+
+
+def _failed_tasks(covered: list[list[DimEntry]], picks: list[np.ndarray], status: np.ndarray
+                  ) -> list[ChunkTask]:
+    """The tasks of the whole chunks (``picks`` of ``covered``) the kernel could not write
+    (``status`` below 0), for the Python path."""
     return [next(iter(chunk_tasks([[c[p[i]]] for c, p in zip(covered, picks, strict=True)])))
             for i in np.flatnonzero(status < 0).tolist()]
+
+
+def _store_values(array: Array, chain: NativeWriteChain, names: list[str], src: np.ndarray,
+                  offsets: np.ndarray, strides: np.ndarray, counts: np.ndarray,
+                  status: np.ndarray) -> None:
+    """The whole chunks ``names`` of an unsharded array on a store that writes its own
+    values (memory, zip, object and fsspec stores, a ``LocalStore`` with ``fsync`` or
+    cross-process locks): encoded by the kernel into buffers, a batch of at most
+    :data:`VALUE_BYTES_PER_THREAD` per thread at a time, and handed to the store's
+    ``set_many`` (which copies them; an object store writes a batch concurrently), those
+    equal to the fill value erased; ``status`` as the kernel leaves it."""
+    grid = array._box_grid
+    assert _writes is not None and grid is not None
+    room = (_writes.encoded_cap(grid.chunk_nbytes, chain.compressor, chain.checksums) + 7) // 8 * 8
+    per_call = max(1, min(BATCH_CHUNKS, get_num_threads() * VALUE_BYTES_PER_THREAD // room))
+    sizes = np.empty(len(names), dtype=np.int64)
+    shape = np.asarray(grid.chunk_shape, dtype=np.int64)
+    order = chain.order_for(array.ndim)
+    store = array._store
+    for lo in range(0, len(names), per_call):
+        hi = min(lo + per_call, len(names))
+        keys = [array._prefix + name for name in names[lo:hi]]
+        try:  # (fresh for each batch: a store may keep what it is handed a while)
+            buffer = np.empty((hi - lo) * room, dtype=np.uint8)
+        except MemoryError:  # (the Python path refuses such a chunk by its key)
+            status[lo:hi] = _writes.FAILED_MEMORY
+            continue
+        dests = [buffer[i * room:(i + 1) * room] for i in range(hi - lo)]
+        with chunk_locks(store, keys):
+            _writes.write_chunks(
+                dests, False, src, offsets[lo:hi], strides, counts[lo:hi], shape,
+                array._itemsize, array._fill_bytes, not array._write_empty_chunks,
+                chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
+                chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi], order, chain.blosc)
+            done, n = status[lo:hi], sizes[lo:hi]
+            written = np.flatnonzero(done == _writes.WRITTEN).tolist()
+            if written:
+                view = buffer.data
+                store.set_many([(keys[i], view[i * room:i * room + int(n[i])])
+                                for i in written])
+            empty = [keys[i] for i in np.flatnonzero(done == _writes.EMPTY).tolist()]
+            if empty:
+                store.erase_values(empty)
 
 
 def _modify_natively(array: Array, kernel: _Kernel, tasks: Iterable[ChunkTask],
