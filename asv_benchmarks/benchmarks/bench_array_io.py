@@ -544,9 +544,10 @@ class NativeCodecWrites(NativePipeline):
 
 
 class NativeValueWrites:
-    """Whole writes of the cube into an array on a ``MemoryStore`` (64^3 chunks): the
-    native pipeline's encodings handed to the store's ``set_many`` a batch at a time
-    (``native``) against the Python path's task per chunk (``python``)."""
+    """Whole writes of the cube into a sharded array (128^3 shards of 32^3) on a
+    ``MemoryStore``: the native pipeline's shards handed to the store's ``set_many`` a
+    batch at a time, one batch stored while the next is encoded (``native``), against the
+    Python path's task per shard (``python``)."""
 
     params = (COMPRESSIONS, ["native", "python"])
     param_names: ClassVar[list[str]] = ["compression", "path"]
@@ -568,7 +569,8 @@ class NativeValueWrites:
         self.src = source()
         self.target = zarr3c.create_array(
             zarr3c.MemoryStore(), shape=self.src.shape, dtype=self.src.dtype,
-            chunks=(CHUNK,) * 3, compressors=compressors(compression), fill_value=0)
+            shards=(SHARD,) * 3, chunks=(INNER,) * 3, compressors=compressors(compression),
+            fill_value=0)
 
     def teardown(self, compression: str, path: str) -> None:
         self.native.enabled = self.enabled

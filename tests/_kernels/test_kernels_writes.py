@@ -20,6 +20,7 @@ import gzip
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 import google_crc32c
 import numcodecs.blosc
@@ -351,31 +352,56 @@ def _read_shard(data: bytes, plan: dict) -> np.ndarray:
     return out
 
 
+def _shard_room(plan: dict) -> int:
+    """The most bytes a shard of ``plan`` takes: its index and every inner chunk's cap."""
+    per = math.prod(s // i for s, i in zip(plan["shard"], plan["inner"], strict=True))
+    nbytes = math.prod(plan["inner"]) * np.dtype(plan["dtype"]).itemsize
+    return (16 * per + 4 * plan["index_checksum"]
+            + per * writes.encoded_cap(nbytes, plan["compressor"], plan["checksums"]))
+
+
 @settings(max_examples=60, deadline=None)
-@given(plan=shard_plans(), nthreads=st.sampled_from([1, 4]))
+@given(plan=shard_plans(), nthreads=st.sampled_from([1, 4]),
+       into=st.sampled_from(["files", "buffers", "short buffers"]))
 def test_shards_agree_with_reference_and_numpy(
-        plan: dict, nthreads: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+        plan: dict, nthreads: int, into: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     args = _args(plan)
     del args["chunk_shape"]
     n = len(plan["regions"])
+    # (short buffers: a byte short of the largest a shard may take, so that a shard of
+    # incompressible inner chunks does not fit and is a failure, not an overrun)
+    room = _shard_room(plan) - (into == "short buffers")
     got = []
     for impl in (writes, ref):
         root = tmp_path_factory.mktemp("s")
-        paths = [str(root / str(s)).encode() for s in range(n)]
+        if into == "files":
+            dests: list[Any] = [str(root / str(s)).encode() for s in range(n)]
+        else:
+            dests = [bytearray(room) for _ in range(n)]
         sizes, status = np.zeros(n, np.int64), np.full(n, 9, np.int8)
-        impl.write_shards(paths, shard_shape=np.array(plan["shard"], dtype=np.int64),
+        impl.write_shards(dests, shard_shape=np.array(plan["shard"], dtype=np.int64),
                           chunk_shape=np.array(plan["inner"], dtype=np.int64),
                           index_at_start=plan["index_at_start"], arena=impl.EncodeArena(),
                           index_checksum=plan["index_checksum"], nthreads=nthreads,
-                          sizes=sizes, status=status, **args)
-        got.append((status.tolist(), [Path(os.fsdecode(p)).read_bytes()
-                                      if s == writes.WRITTEN else None
-                                      for p, s in zip(paths, status, strict=True)],
-                    sorted(os.listdir(root))))
+                          sizes=sizes, status=status, paths=into == "files", **args)
+        got.append((status.tolist(), [
+            (Path(os.fsdecode(d)).read_bytes() if into == "files" else bytes(d[:size]))
+            if s == writes.WRITTEN else None
+            for d, s, size in zip(dests, status, sizes.tolist(), strict=True)],
+            sorted(os.listdir(root)), sizes.tolist()))
     assert got[0] == got[1]
+    if into == "buffers":  # (room enough for any shard)
+        assert all(s in (writes.WRITTEN, writes.EMPTY) for s in got[0][0])
+    if into == "short buffers":  # (only a shard of all its inner chunks at their cap fails)
+        assert all(s in (writes.WRITTEN, writes.EMPTY, writes.FAILED_ENCODE)
+                   for s in got[0][0])
     for s, data in enumerate(got[0][1]):
         expected = np.zeros(plan["shard"], dtype=plan["dtype"])
         expected[tuple(slice(0, k) for k in plan["counts"][s])] = plan["regions"][s]
+        if got[0][0][s] == writes.FAILED_ENCODE:  # (a shard larger than its buffer)
+            assert into == "short buffers" and got[0][3][s] > room
+            continue
         if data is None:
             assert got[0][0][s] == writes.EMPTY and plan["skip_empty"] and not expected.any()
             continue

@@ -2090,17 +2090,18 @@ class EncodeArena:
 
 
 def write_shards(
-    dests: list[bytes], src: ReadBuffer, src_offsets: NDArray[np.int64],
+    dests: list[Any], src: ReadBuffer, src_offsets: NDArray[np.int64],
     src_strides: NDArray[np.int64], counts: NDArray[np.int64], shard_shape: NDArray[np.int64],
     chunk_shape: NDArray[np.int64], itemsize: int, fill: ReadBuffer, skip_empty: bool,
     compressor: int, level: int, zstd_checksum: bool, checksums: int, swap: int,
     index_at_start: bool, index_checksum: bool, arena: EncodeArena, nthreads: int,
     sizes: NDArray[np.int64], status: NDArray[np.int8], order: Any = None,
-    blosc: Any = None,
+    blosc: Any = None, paths: bool = True,
 ) -> None:
     """``writes.write_shards`` one shard after another, inner chunk by inner chunk: each
     shard's stored inner chunks (those holding some of its region and not all fill) in C
-    order, its index at its start or end, written through a temporary file.
+    order, its index at its start or end, written through a temporary file (``paths``) or
+    into its buffer (:data:`FAILED_ENCODE` where it does not fit).
 
     Parameters
     ----------
@@ -2115,6 +2116,8 @@ def write_shards(
         Out: per shard its size and what became of it.
     order, blosc
         As :func:`write_chunks`' (for the inner chunks).
+    paths
+        Whether ``dests`` are file paths (else writable buffers).
 
     Returns
     -------
@@ -2158,7 +2161,7 @@ def write_shards(
             raise ValueError("write_shards: counts outside the shard shape")
         _region("write_shards", "src", u8, int(src_offsets[s]), _ints(src_strides),
                 _ints(counts[s]), itemsize, writeable=False)
-        if type(dests[s]) is not bytes or b"\0" in dests[s] or not dests[s]:
+        if paths and (type(dests[s]) is not bytes or b"\0" in dests[s] or not dests[s]):
             raise ValueError("write_shards: a destination is not a path")
     encoded_cap(nbytes, compressor, checksums)  # (the chain's checks)
     _check_write_codec("write_shards", compressor, level, blosc)
@@ -2191,7 +2194,15 @@ def write_shards(
             continue
         whole = index + b"".join(data) if index_at_start else b"".join(data) + index
         sizes[s] = len(whole)
-        status[s] = _write_file(dests[s], whole)
+        if paths:
+            status[s] = _write_file(dests[s], whole)
+            continue
+        out = memoryview(dests[s]).cast("B")
+        if len(whole) > len(out):
+            status[s] = _FAILED_ENCODE
+            continue
+        out[:len(whole)] = whole
+        status[s] = _WRITTEN
 
 
 #: A key's temporary file slots (``fileio.TEMP_SLOTS``).

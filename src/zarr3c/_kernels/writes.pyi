@@ -67,16 +67,18 @@ def write_chunks(
     together, never for the file system."""
 
 def write_shards(
-    dests: list[bytes], src: ReadBuffer, src_offsets: NDArray[np.int64],
-    src_strides: NDArray[np.int64], counts: NDArray[np.int64],
+    dests: list[bytes] | list[bytearray] | list[NDArray[np.uint8]], src: ReadBuffer,
+    src_offsets: NDArray[np.int64], src_strides: NDArray[np.int64], counts: NDArray[np.int64],
     shard_shape: NDArray[np.int64], chunk_shape: NDArray[np.int64], itemsize: int,
     fill: ReadBuffer, skip_empty: bool, compressor: int, level: int, zstd_checksum: bool,
     checksums: int, swap: int, index_at_start: bool, index_checksum: bool,
     arena: EncodeArena, nthreads: int, sizes: NDArray[np.int64], status: NDArray[np.int8],
     order: NDArray[np.int64] | None = ...,
     blosc: tuple[bytes, int, int, int] | None = ...,
+    paths: bool = ...,
 ) -> None:
-    """Write each shard dests[s] (a file path, atomically): its region of counts[s]
+    """Write each shard dests[s] (a file path, atomically; with paths False a writable
+    buffer, FAILED_ENCODE for a shard that does not fit in it): its region of counts[s]
     elements from src_offsets[s] (the rest fill) in inner chunks of chunk_shape encoded by
     the chain (an inner chunk equal to fill not stored), laid out as the sharding codec
     does (inner chunks in C order, the index of (offset, nbytes) little-endian uint64 pairs,

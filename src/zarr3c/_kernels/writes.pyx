@@ -377,9 +377,24 @@ cdef bint _load(WritePlan* plan, uint8_t* chunk, int64_t src_offset,
 
 cdef int _store(WritePlan* plan, Py_ssize_t c, const uint8_t** bufs, const int64_t* lens,
                 Py_ssize_t nbufs) noexcept nogil:
-    """Destination ``c``'s file written from its parts: a status."""
-    cdef size_t tmp_cap = strlen(plan.paths[c]) + _TMP_EXTRA
-    cdef char* tmp = <char*>thread_buffer(SLOT_TMP_PATH, tmp_cap)
+    """Destination ``c`` written from its parts, one after another: its file, or its buffer
+    (:data:`FAILED_ENCODE` where they do not fit in it): a status."""
+    cdef Py_ssize_t i
+    cdef int64_t at = 0
+    cdef size_t tmp_cap
+    cdef char* tmp
+    if plan.paths == NULL:
+        for i in range(nbufs):
+            if lens[i] > plan.caps[c] - at:
+                return _FAILED_ENCODE
+            at += lens[i]
+        at = 0
+        for i in range(nbufs):
+            memcpy(plan.bufs[c] + at, bufs[i], <size_t>lens[i])
+            at += lens[i]
+        return _WRITTEN
+    tmp_cap = strlen(plan.paths[c]) + _TMP_EXTRA
+    tmp = <char*>thread_buffer(SLOT_TMP_PATH, tmp_cap)
     if tmp == NULL:
         return _FAILED_MEMORY
     if _write_atomic(plan.paths[c], tmp, tmp_cap, bufs, lens, nbufs) != 0:
@@ -415,13 +430,6 @@ cdef void _write_chunk(void* ctx, Py_ssize_t c) noexcept nogil:
         plan.status[c] = <int8_t>n
         return
     plan.sizes[c] = n
-    if plan.paths == NULL:
-        if n > plan.caps[c]:
-            plan.status[c] = _FAILED_ENCODE
-            return
-        memcpy(plan.bufs[c], out, <size_t>n)
-        plan.status[c] = _WRITTEN
-        return
     part = out
     plan.status[c] = _store(plan, c, &part, &n, 1)
 
@@ -930,9 +938,12 @@ def write_shards(
     int8_t[::1] status not None,
     object order=None,
     object blosc=None,
+    bint paths=True,
 ):
     """Execute a write plan of whole shards (see the module): shard ``s``, the file
-    ``dests[s]``, holds the region of ``counts[s]`` elements at byte ``src_offsets[s]`` of
+    ``dests[s]`` (``paths``; else the writable buffer ``dests[s]``, large enough for the
+    shard's index and its inner chunks' :func:`encoded_cap` each, or :data:`FAILED_ENCODE`
+    for that shard), holds the region of ``counts[s]`` elements at byte ``src_offsets[s]`` of
     ``src`` (the rest fill), in inner chunks of ``chunk_shape`` encoded by the chain; its
     index (``index_checksum``: with a CRC-32C) at its start or end.  ``status[s]`` says what
     became of shard ``s``, ``sizes[s]`` its size.  The inner chunks' encodings are held in
@@ -953,8 +964,9 @@ def write_shards(
               chunk_shape, itemsize, fill, compressor, checksums, swap, sizes, status)
     _set_order(&plan, fn, order)
     name = _set_codec(&plan, fn, level, zstd_checksum, blosc)
-    held = _Dests(dests, True, 0)  # (before anything is allocated: it may refuse a path)
-    plan.paths = held.paths
+    held = _Dests(dests, paths, 0)  # (before anything is allocated: it may refuse a path)
+    plan.paths = held.paths if paths else NULL
+    plan.bufs, plan.caps = held.bufs, held.caps
     plan.skip_empty = True
     sw.per_shard = 1
     for d in range(chunk_shape.shape[0]):

@@ -15,18 +15,17 @@ every dimension, the *whole chunks*, need no read, and where
   ``crc32c``), and
 - the store lets the kernel write its files itself (``Store.chunk_write_files``:
   :class:`~zarr3c.stores.LocalStore` without ``fsync`` or cross-process locks), or the
-  array is unsharded (its chunks' encodings are then handed to the store's ``set_many``),
+  array is sharded (its shards are then handed to the store's ``set_many``),
 
 they are planned in bulk (numpy over the per-dimension entries, not a task per chunk) and
 handed over in batches (:data:`BATCH_CHUNKS` chunks; for shards at most one per thread and
-:data:`SHARD_BYTES_PER_THREAD` of encodings per thread; for values handed to a store at
-most :data:`VALUE_BYTES_PER_THREAD` of encodings per thread): the batch's keys locked
+:data:`SHARD_BYTES_PER_THREAD` of encodings per thread): the batch's keys locked
 (:func:`~zarr3c.concurrency.chunk_locks`), then each chunk's (inner chunk's) elements
 copied out of the value, compared with the fill value, encoded, and the chunk (shard)
 written as ``LocalStore.set`` writes (a temporary file renamed over the key's file), or
-encoded into a buffer of the batch and the batch's values stored by one ``set_many`` call
-(:func:`_store_values`).  A chunk (shard) equal to the fill value is erased instead
-(unless ``write_empty_chunks``), as on the Python path.  The other chunks (covered in
+the shard laid out in a buffer of the batch and the batch's values stored by one
+``set_many`` call (:func:`_store_values`).  A chunk (shard) equal to the fill value is
+erased instead (unless ``write_empty_chunks``), as on the Python path.  The other chunks (covered in
 part along some dimension) become :class:`~zarr3c.indexing.ChunkTask` objects.  Those of
 an unsharded array on a store the kernel writes files to, whose selection is a run on every
 axis (slices, ints), are read, modified and written in batches of
@@ -48,6 +47,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -71,12 +72,14 @@ except ImportError:  # pragma: no cover - other systems
     _writes = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
+    from zarr3c._kernels.writes import EncodeArena
     from zarr3c.array.core import Array
+    from zarr3c.stores.base import Store
 
 from zarr3c.codecs.native import NativeWriteChain
 
 __all__ = ["BATCH_CHUNKS", "PARTIAL_BYTES_PER_THREAD", "SHARD_BYTES_PER_THREAD",
-           "VALUE_BYTES_PER_THREAD", "write_natively"]
+           "write_natively"]
 
 #: The most chunks (shards) one kernel call writes (and whose keys it holds locked).
 BATCH_CHUNKS = 1024
@@ -90,10 +93,6 @@ SHARD_BYTES_PER_THREAD = 64 << 20
 #: thread of the calls (at least one chunk): they are held decoded until the batch is
 #: written, as the Python path holds one chunk per worker.
 PARTIAL_BYTES_PER_THREAD = 64 << 20
-#: The most bytes of encoded chunks one batch hands to a store that writes its own values
-#: (``Store.set_many``), per thread of the calls (at least one chunk): the Python path
-#: holds one chunk's encoding per worker.
-VALUE_BYTES_PER_THREAD = 64 << 20
 #: The most bytes of a chunk (shard) the kernel takes (``writes.write_chunks`` refuses
 #: more); larger ones take the Python path, which refuses what it cannot hold by key.
 _CHUNK_NBYTES_MAX = 1 << 62
@@ -241,45 +240,36 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
                        dtype=np.int64)
     names = read_native.chunk_names(array, coords)
     status = np.empty(len(names), dtype=np.int8)
+    whole = _Whole(src, offsets, strides, counts)
     files = array._store.chunk_write_files(array._prefix, names)
     if files is None:
-        if kernel.shards is not None:
+        if kernel.shards is None:
+            # (the Python path copies a chunk in and out of one scratch buffer a thread,
+            # in cache, as fast here: asv NativeValueWrites, docs/performance.md)
             return None
-        _store_values(array, kernel.chain, names, src, offsets, strides, counts, status)
+        _store_values(array, kernel, names, whole, status)
         return _failed_tasks(covered, picks, status)
     sizes = np.empty(len(names), dtype=np.int64)
-    shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)
-    chain = kernel.chain
-    # One arena for the write's calls, so that its pages fault in once; sized at once where
-    # the encodings' sizes are known (no compressor: else it holds what they take).
-    expect = 0
-    if chain.compressor == _writes.NONE:
-        expect = min(kernel.batch, len(names)) * kernel.shard_room
-    arena = _writes.EncodeArena(expect)
-    order = chain.order_for(array.ndim)  # (a transpose codec's: each chunk laid out so)
+    arena = _arena(kernel, len(names))
     for lo in range(0, len(names), kernel.batch):
         hi = min(lo + kernel.batch, len(names))
         keys = [array._prefix + name for name in names[lo:hi]]
         # (chunk_write_files answers only for stores without cross-process locks)
         with chunk_locks(array._store, keys, key_locks=False):
-            if kernel.shards is None:
-                _writes.write_chunks(
-                    files[lo:hi], True, src, offsets[lo:hi], strides, counts[lo:hi],
-                    shape, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
-                    chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
-                    chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi], order,
-                    chain.blosc)
-            else:
-                inner, at_start, checksum = kernel.shards
-                _writes.write_shards(
-                    files[lo:hi], src, offsets[lo:hi], strides, counts[lo:hi], shape,
-                    inner, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
-                    chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
-                    chain.swap, at_start, checksum, arena, get_num_threads(), sizes[lo:hi],
-                    status[lo:hi], order, chain.blosc)
+            _encode(array, kernel, whole, files[lo:hi], True, slice(lo, hi), sizes, status,
+                    arena)
             for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
                 array._store.erase(keys[i])
     return _failed_tasks(covered, picks, status)
+
+
+class _Whole(NamedTuple):
+    """The whole chunks (shards) of a write as the kernels take them."""
+
+    src: np.ndarray  # the value's bytes
+    offsets: np.ndarray  # per chunk, the byte of the value at its first element
+    strides: np.ndarray  # the value's byte strides along the chunks' axes
+    counts: np.ndarray  # per chunk, its elements along each axis
 
 
 def _failed_tasks(covered: list[list[DimEntry]], picks: list[np.ndarray], status: np.ndarray
@@ -290,47 +280,125 @@ def _failed_tasks(covered: list[list[DimEntry]], picks: list[np.ndarray], status
             for i in np.flatnonzero(status < 0).tolist()]
 
 
-def _store_values(array: Array, chain: NativeWriteChain, names: list[str], src: np.ndarray,
-                  offsets: np.ndarray, strides: np.ndarray, counts: np.ndarray,
+def _arena(kernel: _Kernel, n: int) -> EncodeArena:
+    """One arena for a write's shard calls, so that its pages fault in once; sized at once
+    where the encodings' sizes are known (no compressor: else it holds what they take)."""
+    assert _writes is not None
+    expect = 0
+    if kernel.chain.compressor == _writes.NONE:
+        expect = min(kernel.batch, n) * kernel.shard_room
+    return _writes.EncodeArena(expect)
+
+
+def _encode(array: Array, kernel: _Kernel, whole: _Whole, dests: list[bytes] | list[np.ndarray],
+            paths: bool, part: slice, sizes: np.ndarray, status: np.ndarray,
+            arena: EncodeArena) -> None:
+    """The chunks (shards) ``part`` of ``whole`` encoded by one kernel call into ``dests``:
+    their files (``paths``) or buffers; ``sizes`` and ``status`` of them set."""
+    assert _writes is not None and array._box_grid is not None
+    chain = kernel.chain
+    shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)
+    order = chain.order_for(array.ndim)  # (a transpose codec's: each chunk laid out so)
+    if kernel.shards is None:
+        _writes.write_chunks(
+            dests, paths, whole.src, whole.offsets[part], whole.strides, whole.counts[part],
+            shape, array._itemsize, array._fill_bytes, not array._write_empty_chunks,
+            chain.compressor, chain.level, chain.zstd_checksum, chain.checksums, chain.swap,
+            get_num_threads(), sizes[part], status[part], order, chain.blosc)
+        return
+    inner, at_start, checksum = kernel.shards
+    _writes.write_shards(
+        dests, whole.src, whole.offsets[part], whole.strides, whole.counts[part], shape, inner,
+        array._itemsize, array._fill_bytes, not array._write_empty_chunks, chain.compressor,
+        chain.level, chain.zstd_checksum, chain.checksums, chain.swap, at_start, checksum,
+        arena, get_num_threads(), sizes[part], status[part], order, chain.blosc, paths)
+
+
+def _store_values(array: Array, kernel: _Kernel, names: list[str], whole: _Whole,
                   status: np.ndarray) -> None:
-    """The whole chunks ``names`` of an unsharded array on a store that writes its own
-    values (memory, zip, object and fsspec stores, a ``LocalStore`` with ``fsync`` or
-    cross-process locks): encoded by the kernel into buffers, a batch of at most
-    :data:`VALUE_BYTES_PER_THREAD` per thread at a time, and handed to the store's
+    """The whole shards ``names`` on a store that writes its own values (memory, zip,
+    object and fsspec stores, a ``LocalStore`` with ``fsync`` or cross-process locks):
+    encoded by the kernel into buffers, a batch at a time, and handed to the store's
     ``set_many`` (which copies them; an object store writes a batch concurrently), those
-    equal to the fill value erased; ``status`` as the kernel leaves it."""
-    grid = array._box_grid
-    assert _writes is not None and grid is not None
-    room = (_writes.encoded_cap(grid.chunk_nbytes, chain.compressor, chain.checksums) + 7) // 8 * 8
-    per_call = max(1, min(BATCH_CHUNKS, get_num_threads() * VALUE_BYTES_PER_THREAD // room))
+    storing no inner chunk erased; ``status`` as the kernel leaves it (a batch that cannot
+    be allocated: every shard of it to the Python path).
+
+    A batch is at most :data:`_Kernel.batch` shards and about a quarter of the write, so
+    that a helper thread hands one batch to the store while the kernel encodes the next:
+    the store's copies hold the GIL, the kernel does not (asv ``NativeValueWrites``)."""
+    assert _writes is not None and kernel.shards is not None
+    assert array._inner_box is not None and array._inner_box.plain is not None
+    # (each inner chunk's room, and the index)
+    room = kernel.shard_room + array._inner_box.plain[0]
+    per_call = max(1, min(kernel.batch, -(-len(names) // 4)))
+    room = (room + 7) // 8 * 8
+    # Two buffers taking turns: the helper stores from one while the kernel fills the other
+    # (so a write faults in at most two batches' worth of fresh pages).
+    try:
+        buffers = [np.empty(per_call * room, dtype=np.uint8)
+                   for _ in range(min(2, -(-len(names) // per_call)))]
+    except MemoryError:  # (the Python path refuses such a shard by its key)
+        status[:] = _writes.FAILED_MEMORY
+        return
     sizes = np.empty(len(names), dtype=np.int64)
-    shape = np.asarray(grid.chunk_shape, dtype=np.int64)
-    order = chain.order_for(array.ndim)
-    store = array._store
-    for lo in range(0, len(names), per_call):
-        hi = min(lo + per_call, len(names))
-        keys = [array._prefix + name for name in names[lo:hi]]
-        try:  # (fresh for each batch: a store may keep what it is handed a while)
-            buffer = np.empty((hi - lo) * room, dtype=np.uint8)
-        except MemoryError:  # (the Python path refuses such a chunk by its key)
-            status[lo:hi] = _writes.FAILED_MEMORY
-            continue
-        dests = [buffer[i * room:(i + 1) * room] for i in range(hi - lo)]
-        with chunk_locks(store, keys):
-            _writes.write_chunks(
-                dests, False, src, offsets[lo:hi], strides, counts[lo:hi], shape,
-                array._itemsize, array._fill_bytes, not array._write_empty_chunks,
-                chain.compressor, chain.level, chain.zstd_checksum, chain.checksums,
-                chain.swap, get_num_threads(), sizes[lo:hi], status[lo:hi], order, chain.blosc)
-            done, n = status[lo:hi], sizes[lo:hi]
-            written = np.flatnonzero(done == _writes.WRITTEN).tolist()
-            if written:
-                view = buffer.data
-                store.set_many([(keys[i], view[i * room:i * room + int(n[i])])
-                                for i in written])
-            empty = [keys[i] for i in np.flatnonzero(done == _writes.EMPTY).tolist()]
-            if empty:
-                store.erase_values(empty)
+    arena = _arena(kernel, len(names))
+    pending: Future[None] | None = None
+    helper: ThreadPoolExecutor | None = None
+    try:
+        for turn, lo in enumerate(range(0, len(names), per_call)):
+            hi = min(lo + per_call, len(names))
+            keys = [array._prefix + name for name in names[lo:hi]]
+            buffer = buffers[turn % 2]
+            dests = [buffer[i * room:(i + 1) * room] for i in range(hi - lo)]
+            locks = ExitStack()  # (released once the batch is stored, maybe by the helper)
+            try:
+                locks.enter_context(chunk_locks(array._store, keys))
+                _encode(array, kernel, whole, dests, False, slice(lo, hi), sizes, status,
+                        arena)
+                if pending is not None:
+                    pending.result()  # (the batch before: its failure is raised here)
+                    pending = None
+            except BaseException:
+                locks.close()
+                raise
+            batch = _ValueBatch(keys, buffer, room, status[lo:hi], sizes[lo:hi], locks)
+            if hi == len(names):
+                _hand_over(array._store, batch)
+                continue
+            if helper is None:
+                helper = ThreadPoolExecutor(1, thread_name_prefix="zarr3c-values")
+            pending = helper.submit(_hand_over, array._store, batch)
+        if pending is not None:
+            pending.result()
+    finally:
+        if helper is not None:
+            helper.shutdown(wait=True)  # (on a failure: the batch in hand stored, unlocked)
+
+
+class _ValueBatch(NamedTuple):
+    """One batch of :func:`_store_values`, encoded and waiting for the store."""
+
+    keys: list[str]  # its shards' keys
+    buffer: np.ndarray  # their encodings, ``room`` bytes apart
+    room: int
+    status: np.ndarray  # what the kernel left of each
+    sizes: np.ndarray  # each encoding's length
+    locks: ExitStack  # its keys' locks, released once it is stored
+
+
+def _hand_over(store: Store, batch: _ValueBatch) -> None:
+    """``batch``'s encodings stored by one ``set_many`` call, those equal to the fill value
+    erased; its keys' locks released."""
+    assert _writes is not None
+    with batch.locks:
+        room, view = batch.room, batch.buffer.data
+        written = np.flatnonzero(batch.status == _writes.WRITTEN).tolist()
+        if written:
+            store.set_many([(batch.keys[i], view[i * room:i * room + int(batch.sizes[i])])
+                            for i in written])
+        empty = [batch.keys[i] for i in np.flatnonzero(batch.status == _writes.EMPTY).tolist()]
+        if empty:
+            store.erase_values(empty)
 
 
 def _modify_natively(array: Array, kernel: _Kernel, tasks: Iterable[ChunkTask],
