@@ -451,6 +451,18 @@ class Memory(_FreshArray):
     track_write_all_peak.unit = "chunks"  # type: ignore[attr-defined]
 
 
+def _take_path(path: str) -> tuple[Any, bool]:
+    """Turn the native pipeline on (``path`` ``native``) or off (``python``): its module
+    and the setting to restore (NotImplementedError for a zarr3c before it)."""
+    try:
+        native = importlib.import_module("zarr3c.array.read.native")
+    except ImportError as exc:  # (a zarr3c before the native pipeline)
+        raise NotImplementedError(f"no native pipeline: {exc}") from exc
+    enabled = native.enabled
+    native.enabled = path == "native"
+    return native, enabled
+
+
 class NativePipeline:
     """The native chunk pipeline against the Python path it replaces, on the same array:
     ``path`` ``native`` (where the chain has one) or ``python`` (``ZARR3C_NATIVE=0``'s
@@ -472,12 +484,7 @@ class NativePipeline:
     timeout = 300.0
 
     def setup(self, compression: str, layout: str, path: str) -> None:
-        try:
-            native = importlib.import_module("zarr3c.array.read.native")
-        except ImportError as exc:  # (a zarr3c before the native pipeline)
-            raise NotImplementedError(f"no native pipeline: {exc}") from exc
-        self.native, self.enabled = native, native.enabled
-        native.enabled = path == "native"
+        self.native, self.enabled = _take_path(path)
         self.tmp = tempfile.mkdtemp(prefix="zarr3c-asv-")
         self.arr = written(self.tmp, compression, layout)
         rng = np.random.default_rng(1)
@@ -543,37 +550,24 @@ class NativeCodecWrites(NativePipeline):
     params = (["blosc", "gzip"], ["chunked"], ["native", "python"])
 
 
-class NativeValueWrites:
-    """Whole writes of the cube into a sharded array (128^3 shards of 32^3) on a
+class NativeValueWrites(WriteAll):
+    """:class:`WriteAll`'s write into a sharded array (128^3 shards of 32^3) on a
     ``MemoryStore``: the native pipeline's shards handed to the store's ``set_many`` a
     batch at a time, one batch stored while the next is encoded (``native``), against the
     Python path's task per shard (``python``)."""
 
     params = (COMPRESSIONS, ["native", "python"])
     param_names: ClassVar[list[str]] = ["compression", "path"]
-    number = 1
-    repeat = (2, 10, 10.0)
-    rounds = 1
-    warmup_time = 0.0
-    timeout = 300.0
 
     def setup(self, compression: str, path: str) -> None:
         if zarr3c is None:
             raise NotImplementedError(f"zarr3c unavailable: {_IMPORT_ERROR}")
-        try:
-            native = importlib.import_module("zarr3c.array.read.native")
-        except ImportError as exc:  # (a zarr3c before the native pipeline)
-            raise NotImplementedError(f"no native pipeline: {exc}") from exc
-        self.native, self.enabled = native, native.enabled
-        native.enabled = path == "native"
+        self.native, self.enabled = _take_path(path)
         self.src = source()
-        self.target = zarr3c.create_array(
+        self.arr = zarr3c.create_array(
             zarr3c.MemoryStore(), shape=self.src.shape, dtype=self.src.dtype,
             shards=(SHARD,) * 3, chunks=(INNER,) * 3, compressors=compressors(compression),
             fill_value=0)
 
     def teardown(self, compression: str, path: str) -> None:
         self.native.enabled = self.enabled
-
-    def time_write_all(self, compression: str, path: str) -> None:
-        self.target[...] = self.src
