@@ -258,8 +258,7 @@ def _write_whole(array: Array, kernel: _Kernel, covered: list[list[DimEntry]],
         with chunk_locks(array._store, keys, key_locks=False):
             _encode(array, kernel, whole, files[lo:hi], True, slice(lo, hi), sizes, status,
                     arena)
-            for i in np.flatnonzero(status[lo:hi] == _writes.EMPTY).tolist():
-                array._store.erase(keys[i])
+            _erase_empty(array._store, keys, status[lo:hi])
     return _failed_tasks(covered, picks, status)
 
 
@@ -292,9 +291,10 @@ def _arena(kernel: _Kernel, n: int) -> EncodeArena:
 
 def _encode(array: Array, kernel: _Kernel, whole: _Whole, dests: list[bytes] | list[np.ndarray],
             paths: bool, part: slice, sizes: np.ndarray, status: np.ndarray,
-            arena: EncodeArena) -> None:
+            arena: EncodeArena | None) -> None:
     """The chunks (shards) ``part`` of ``whole`` encoded by one kernel call into ``dests``:
-    their files (``paths``) or buffers; ``sizes`` and ``status`` of them set."""
+    their files (``paths``) or buffers; ``sizes`` and ``status`` of them set.  ``arena``
+    holds a shard call's inner chunks (None for chunks)."""
     assert _writes is not None and array._box_grid is not None
     chain = kernel.chain
     shape = np.asarray(array._box_grid.chunk_shape, dtype=np.int64)
@@ -307,11 +307,20 @@ def _encode(array: Array, kernel: _Kernel, whole: _Whole, dests: list[bytes] | l
             get_num_threads(), sizes[part], status[part], order, chain.blosc)
         return
     inner, at_start, checksum = kernel.shards
+    assert arena is not None
     _writes.write_shards(
         dests, whole.src, whole.offsets[part], whole.strides, whole.counts[part], shape, inner,
         array._itemsize, array._fill_bytes, not array._write_empty_chunks, chain.compressor,
         chain.level, chain.zstd_checksum, chain.checksums, chain.swap, at_start, checksum,
         arena, get_num_threads(), sizes[part], status[part], order, chain.blosc, paths)
+
+
+def _erase_empty(store: Store, keys: list[str], status: np.ndarray) -> None:
+    """Erase the keys whose chunks (shards) the kernel found equal to the fill value."""
+    assert _writes is not None
+    empty = [keys[i] for i in np.flatnonzero(status == _writes.EMPTY).tolist()]
+    if empty:
+        store.erase_values(empty)
 
 
 def _store_values(array: Array, kernel: _Kernel, names: list[str], whole: _Whole,
@@ -328,17 +337,15 @@ def _store_values(array: Array, kernel: _Kernel, names: list[str], whole: _Whole
     the store's copies hold the GIL, the kernel does not (asv ``NativeValueWrites``)."""
     assert _writes is not None and kernel.shards is not None
     assert array._inner_box is not None and array._inner_box.plain is not None
-    # (each inner chunk's room, and the index)
-    room = kernel.shard_room + array._inner_box.plain[0]
+    room = (kernel.shard_room + array._inner_box.plain[0] + 7) // 8 * 8  # (and the index)
     per_call = max(1, min(kernel.batch, -(-len(names) // 4)))
-    room = (room + 7) // 8 * 8
     # Two buffers taking turns: the helper stores from one while the kernel fills the other
     # (so a write faults in at most two batches' worth of fresh pages).
     try:
         buffers = [np.empty(per_call * room, dtype=np.uint8)
                    for _ in range(min(2, -(-len(names) // per_call)))]
-    except MemoryError:  # (the Python path refuses such a shard by its key)
-        status[:] = _writes.FAILED_MEMORY
+    except (MemoryError, ValueError):  # (more than numpy can index, too: the Python
+        status[:] = _writes.FAILED_MEMORY  # path refuses such a shard by its key)
         return
     sizes = np.empty(len(names), dtype=np.int64)
     arena = _arena(kernel, len(names))
@@ -396,9 +403,7 @@ def _hand_over(store: Store, batch: _ValueBatch) -> None:
         if written:
             store.set_many([(batch.keys[i], view[i * room:i * room + int(batch.sizes[i])])
                             for i in written])
-        empty = [batch.keys[i] for i in np.flatnonzero(batch.status == _writes.EMPTY).tolist()]
-        if empty:
-            store.erase_values(empty)
+        _erase_empty(store, batch.keys, batch.status)
 
 
 def _modify_natively(array: Array, kernel: _Kernel, tasks: Iterable[ChunkTask],
@@ -505,15 +510,11 @@ def _write_modified(array: Array, kernel: _Kernel, batch: list[ChunkTask], files
     returns the tasks of those the kernel could not write."""
     if not batch:
         return []
-    grid, chain = array._box_grid, kernel.chain
+    grid = array._box_grid
     assert grid is not None
     status = np.empty(len(batch), dtype=np.int8)
     sizes = np.empty(len(batch), dtype=np.int64)
-    _writes.write_chunks(
-        files, True, chunks, offsets, grid.chunk_strides, rows, rows[0], array._itemsize,
-        array._fill_bytes, not array._write_empty_chunks, chain.compressor, chain.level,
-        chain.zstd_checksum, chain.checksums, chain.swap, get_num_threads(), sizes, status,
-        chain.order_for(array.ndim), chain.blosc)
-    for i in np.flatnonzero(status == _writes.EMPTY).tolist():
-        array._store.erase(keys[i])
+    _encode(array, kernel, _Whole(chunks, offsets, grid.chunk_strides, rows), files, True,
+            slice(None), sizes, status, None)
+    _erase_empty(array._store, keys, status)
     return [batch[i] for i in np.flatnonzero(status < 0).tolist()]
